@@ -1,0 +1,36 @@
+# Palaver: `make run` starts a one-node cluster on loopback; `make test` runs every test.
+GO      ?= go
+PKGS    ?= ./...
+FUZZTIME ?= 20s
+
+.PHONY: run build test vet race-free bench fuzz clean
+
+run:
+	$(GO) run ./cmd/palaver serve
+
+build:
+	$(GO) build -o bin/palaver ./cmd/palaver
+
+# vet, then every test with the race detector (fuzz targets run their seed corpora).
+test: vet
+	$(GO) test -race -count=1 -timeout 18m $(PKGS)
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$target"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin data

@@ -1,0 +1,58 @@
+// Command palaver is the Palaver server and its tools, one binary with subcommands:
+//
+//	palaver serve    run a node (with no flags: a one-node cluster on loopback, data in ./data)
+//	palaver login    mint or load an ed25519 did:key, log in over SASL, print the bearer token
+//	palaver version  print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const version = "0.1.0"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stderr)
+	case "login":
+		return runLogin(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "palaver", version)
+		return 0
+	case "help", "--help", "-h":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "palaver: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: palaver <command> [flags]
+
+Commands:
+  serve     run a node (no flags: one-node cluster on loopback, data in ./data)
+  login     log in as an agent with a self-minted did:key and print the bearer token
+  version   print the version
+
+Run 'palaver <command> --help' for the flags of a command.
+`)
+}

@@ -1,0 +1,150 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// benchVenue holds 90% of a fixture's messages; the rest go to ten other venues.
+const benchVenue = "#bench"
+
+// buildFixture stores n messages (fsync off) 250 ms apart, so several share each second. Texts are
+// eight words drawn from a Zipf distribution over a 5,000-word vocabulary ("w0" is the most common),
+// and every 1,000th message also holds the word "needle".
+func buildFixture(b *testing.B, n int) *Store {
+	b.Helper()
+	s, _ := openTestStore(b, true)
+	r := rand.New(rand.NewPCG(7, 11))
+	zipf := rand.NewZipf(r, 1.1, 1, 4999)
+	const batch = 2000
+	msgs := make([]*Message, 0, batch)
+	var words strings.Builder
+	for i := range n {
+		venue := benchVenue
+		if r.IntN(10) == 0 {
+			venue = fmt.Sprintf("#other%d", r.IntN(10))
+		}
+		words.Reset()
+		for w := range 8 {
+			if w > 0 {
+				words.WriteByte(' ')
+			}
+			fmt.Fprintf(&words, "w%d", zipf.Uint64())
+		}
+		if i%1000 == 999 {
+			words.WriteString(" needle")
+		}
+		msgs = append(msgs, newMsg(fmt.Sprintf("b%08d", i), venue, at(time.Duration(i)*250*time.Millisecond), words.String()))
+		if len(msgs) == batch || i == n-1 {
+			mustAppend(b, s, msgs...)
+			msgs = msgs[:0]
+		}
+	}
+	return s
+}
+
+// BenchmarkAppendGroupCommit measures durable appends (fsync on) from many concurrent callers, each
+// storing one message per call, and reports the p99 of the per-call store delay.
+func BenchmarkAppendGroupCommit(b *testing.B) {
+	for _, callers := range []int{1, 64, 256} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			s, _ := openTestStore(b, false)
+			ctx := context.Background()
+			var next atomic.Int64
+			var mu sync.Mutex
+			var delays []time.Duration
+			text := strings.Repeat("x", 100)
+			b.SetParallelism(max(1, callers/max(1, testingProcs())))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				local := make([]time.Duration, 0, 1024)
+				for pb.Next() {
+					i := next.Add(1)
+					m := newMsg(fmt.Sprintf("a%09d", i), benchVenue, at(time.Duration(i)*time.Millisecond), text)
+					start := time.Now()
+					if err := s.Append(ctx, m); err != nil {
+						b.Error(err)
+						return
+					}
+					local = append(local, time.Since(start))
+				}
+				mu.Lock()
+				delays = append(delays, local...)
+				mu.Unlock()
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+			b.ReportMetric(float64(percentile(delays, 0.99).Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// BenchmarkPageBeforeUnix measures the REST history page (limit 50) over 100k stored messages.
+func BenchmarkPageBeforeUnix(b *testing.B) {
+	s := buildFixture(b, 100_000)
+	ctx := context.Background()
+	middle := at(50_000 * 250 * time.Millisecond).Unix()
+	for _, bc := range []struct {
+		name   string
+		before int64
+	}{{"newest", 0}, {"middle", middle}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				page, err := s.PageBeforeUnix(ctx, benchVenue, bc.before, 50)
+				if err != nil || len(page) != 50 {
+					b.Fatalf("page: %d, %v", len(page), err)
+				}
+			}
+		})
+		b.Run(bc.name+"/parallel", func(b *testing.B) {
+			b.SetParallelism(32)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.PageBeforeUnix(ctx, benchVenue, bc.before, 50); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkSearchNewestFirst measures Search (limit 25) over 100k stored messages for a very
+// common word, a rare one, two words, and a word of another venue.
+func BenchmarkSearchNewestFirst(b *testing.B) {
+	s := buildFixture(b, 100_000)
+	ctx := context.Background()
+	for _, bc := range []struct{ name, query string }{
+		{"common", "w1"},
+		{"rare", "needle"},
+		{"two-words", "w1 w2"},
+		{"absent", "nosuchword"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Search(ctx, benchVenue, bc.query, 0, 25); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, int(float64(len(ds))*p))]
+}
+
+func testingProcs() int { return runtime.GOMAXPROCS(0) }

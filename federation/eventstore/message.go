@@ -1,0 +1,68 @@
+package eventstore
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Message is one stored chat event. In the views (Before, After, ..., Search) a root is returned in
+// its current form: Text and Tags come from its latest revision, Revision names that revision, and
+// MsgID, Seq and Time stay the root's. Get and Root return raw rows.
+type Message struct {
+	Seq           int64             // local row id, assigned by the store
+	MsgID         string            // ULID, unique
+	Venue         string            // "#chan" (lowercased by caller) or "dm:<didA>,<didB>"
+	Command       string            // "PRIVMSG" | "NOTICE" | "TAGMSG"
+	Sender        string            // nick!user@host at send time
+	SenderNick    string            //
+	SenderDID     string            // "" for guests
+	Text          string            //
+	Tags          map[string]string // stored tags (client + tags such as +freeq.at/sig, +reply); NOT msgid/time/account
+	Time          time.Time         // server time, millisecond precision (stored as unix ms)
+	ReplacesMsgID string            // for an edit: the ROOT msgid it revises ("" otherwise)
+	Origin        string            // node name that originated it
+	DeletedAt     time.Time         // zero when not deleted (set on reads of raw rows only)
+	Revision      string            // views only: msgid of the latest edit, "" if none
+}
+
+// Bound is a position in a venue's history: by msgid (resolved to its root's (time, seq)) or by
+// time (millisecond precision). MsgID wins when both are set. The zero Bound is open.
+type Bound struct {
+	Time  time.Time
+	MsgID string
+}
+
+// IsZero reports whether b is the open bound.
+func (b Bound) IsZero() bool { return b.MsgID == "" && b.Time.IsZero() }
+
+// Options configure Open.
+type Options struct {
+	// Path of the database file. It is created with its parent directory when missing. ":memory:"
+	// and "file:" URIs are refused: the store exists to be durable.
+	Path   string
+	Logger *slog.Logger
+	// MaxBatch caps how many messages one group-commit transaction holds (default 512).
+	MaxBatch int
+	// NoSync turns fsync off (synchronous=OFF). For benchmarks and tests only: a crash may lose
+	// acknowledged messages.
+	NoSync bool
+}
+
+// MaxLimit caps the number of messages any single read returns.
+const MaxLimit = 10000
+
+// DefaultMaxBatch is Options.MaxBatch when unset.
+const DefaultMaxBatch = 512
+
+// Errors returned by the store, possibly wrapped; test with errors.Is.
+var (
+	// ErrNotFound: no stored row has that msgid (or its root is not stored).
+	ErrNotFound = errors.New("eventstore: message not found")
+	// ErrDuplicate: Append was given a msgid that is already stored.
+	ErrDuplicate = errors.New("eventstore: duplicate msgid")
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("eventstore: store closed")
+	// ErrInvalidArgument: a caller bug (limit <= 0, a message without msgid, an open Between bound...).
+	ErrInvalidArgument = errors.New("eventstore: invalid argument")
+)

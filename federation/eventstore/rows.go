@@ -1,0 +1,89 @@
+package eventstore
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// viewColumns select a root in its current form (latest revision's text and tags); rawColumns select
+// the row as stored. Both scan with scanMessage. The table is always aliased m.
+const (
+	viewColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
+		COALESCE(m.rev_text, m.text), COALESCE(m.rev_tags_json, m.tags_json), m.time_ms,
+		m.replaces_msgid, m.origin, m.deleted_at_ms, COALESCE(m.rev_msgid, '')`
+	rawColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
+		m.text, m.tags_json, m.time_ms, m.replaces_msgid, m.origin, m.deleted_at_ms, ''`
+	// liveRoot is the condition of the partial indexes: a root that is not deleted.
+	liveRoot = `m.replaces_msgid = '' AND m.deleted_at_ms IS NULL`
+)
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanMessage(sc scanner) (Message, error) {
+	var (
+		m         Message
+		tagsJSON  string
+		timeMs    int64
+		deletedAt sql.NullInt64
+	)
+	err := sc.Scan(&m.Seq, &m.MsgID, &m.Venue, &m.Command, &m.Sender, &m.SenderNick, &m.SenderDID,
+		&m.Text, &tagsJSON, &timeMs, &m.ReplacesMsgID, &m.Origin, &deletedAt, &m.Revision)
+	if err != nil {
+		return Message{}, err
+	}
+	m.Time = time.UnixMilli(timeMs).UTC()
+	if deletedAt.Valid {
+		m.DeletedAt = time.UnixMilli(deletedAt.Int64).UTC()
+	}
+	if m.Tags, err = decodeTags(tagsJSON); err != nil {
+		return Message{}, fmt.Errorf("msgid %s: %w", m.MsgID, err)
+	}
+	return m, nil
+}
+
+// scanMessages reads every row; rows is closed.
+func scanMessages(rows *sql.Rows, capacity int) ([]Message, error) {
+	defer rows.Close()
+	out := make([]Message, 0, capacity)
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func encodeTags(tags map[string]string) (string, error) {
+	if len(tags) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(tags)
+	if err != nil {
+		return "", fmt.Errorf("encode tags: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeTags(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var tags map[string]string
+	if err := json.Unmarshal([]byte(s), &tags); err != nil {
+		return nil, fmt.Errorf("decode tags: %w", err)
+	}
+	return tags, nil
+}
+
+func reverse(msgs []Message) {
+	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
+		msgs[i], msgs[j] = msgs[j], msgs[i]
+	}
+}

@@ -1,0 +1,88 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations is the schema ladder. Entry i brings the schema to version i+1. Append new entries;
+// never edit, reorder or remove an applied one.
+var migrations = [...]string{
+	// 1: messages, their indexes, and the search index. okey is the order key of a root (see
+	// orderKey); edits have none.
+	`CREATE TABLE messages (
+		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+		msgid          TEXT    NOT NULL UNIQUE,
+		okey           INTEGER UNIQUE,
+		venue          TEXT    NOT NULL,
+		command        TEXT    NOT NULL,
+		sender         TEXT    NOT NULL,
+		sender_nick    TEXT    NOT NULL,
+		sender_did     TEXT    NOT NULL,
+		text           TEXT    NOT NULL,
+		tags_json      TEXT    NOT NULL,
+		time_ms        INTEGER NOT NULL,
+		replaces_msgid TEXT    NOT NULL,
+		origin         TEXT    NOT NULL,
+		deleted_at_ms  INTEGER,
+		rev_msgid      TEXT,
+		rev_text       TEXT,
+		rev_tags_json  TEXT,
+		rev_time_ms    INTEGER,
+		rev_seq        INTEGER
+	);
+	CREATE INDEX messages_live_by_okey ON messages(venue, okey)
+		WHERE replaces_msgid = '' AND deleted_at_ms IS NULL;
+	CREATE INDEX messages_live_by_seq ON messages(venue, seq)
+		WHERE replaces_msgid = '' AND deleted_at_ms IS NULL;
+	CREATE INDEX messages_edits ON messages(replaces_msgid, time_ms, seq)
+		WHERE replaces_msgid <> '';
+	CREATE VIRTUAL TABLE messages_fts USING fts5(
+		venue, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+	);`,
+}
+
+// migrate applies the migrations the database has not seen yet, each in its own transaction, and
+// records them in schema_migrations.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version       INTEGER PRIMARY KEY,
+		applied_at_ms INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this build knows (%d)", current, len(migrations))
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		if err := applyMigration(ctx, db, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, version int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %d: begin: %w", version, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit this is a no-op
+	if _, err := tx.ExecContext(ctx, migrations[version-1]); err != nil {
+		return fmt.Errorf("migration %d: %w", version, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at_ms) VALUES (?, ?)`,
+		version, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("migration %d: record: %w", version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %d: commit: %w", version, err)
+	}
+	return nil
+}

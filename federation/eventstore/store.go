@@ -1,0 +1,190 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Store is a node's event store. It is safe for concurrent use.
+type Store struct {
+	log      *slog.Logger
+	maxBatch int
+
+	writeDB *sql.DB // one connection, used only by the writer goroutine (and migrations)
+	readDB  *sql.DB // a pool of query_only connections
+	w       writeStatements
+	r       readStatements
+
+	reqs       chan *writeRequest // group-commit queue; closed by Close
+	writerDone chan struct{}
+	sendMu     sync.RWMutex // held (read) while sending on reqs, (write) while closing it
+	closed     atomic.Bool
+	count      atomic.Int64 // rows stored, kept by the writer after each commit
+}
+
+// Open opens (creating when missing) the event store file at opts.Path, brings its schema up to
+// date and starts the group-commit writer.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if err := validatePath(opts.Path); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: resolve path %q: %w", opts.Path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("eventstore: create directory for %q: %w", abs, err)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	maxBatch := opts.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	s := &Store{
+		log:        logger.With("component", "eventstore", "path", abs),
+		maxBatch:   maxBatch,
+		reqs:       make(chan *writeRequest, maxBatch),
+		writerDone: make(chan struct{}),
+	}
+	if err := s.openDatabases(ctx, abs, opts.NoSync); err != nil {
+		return nil, err
+	}
+	go s.runWriter()
+	s.log.Info("event store opened", "rows", s.count.Load(), "fsync", !opts.NoSync)
+	return s, nil
+}
+
+func validatePath(path string) error {
+	switch {
+	case path == "":
+		return fmt.Errorf("%w: empty Options.Path", ErrInvalidArgument)
+	case path == ":memory:" || strings.HasPrefix(path, "file:"):
+		return fmt.Errorf("%w: Options.Path %q must name a file", ErrInvalidArgument, path)
+	}
+	return nil
+}
+
+// dsn builds a driver DSN for the file at abs. The path travels as a file: URI so that characters
+// such as '?' or '#' in it are escaped rather than parsed.
+func dsn(abs string, params url.Values) string {
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: params.Encode()}
+	return u.String()
+}
+
+func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err error) {
+	syncMode := "FULL"
+	if noSync {
+		syncMode = "OFF"
+	}
+	writeParams := url.Values{"_pragma": {
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(" + syncMode + ")", "foreign_keys(OFF)",
+	}, "_txlock": {"immediate"}}
+	s.writeDB, err = sql.Open("sqlite", dsn(abs, writeParams))
+	if err != nil {
+		return fmt.Errorf("eventstore: open %q: %w", abs, err)
+	}
+	s.writeDB.SetMaxOpenConns(1)
+	s.writeDB.SetMaxIdleConns(1)
+	s.writeDB.SetConnMaxLifetime(0)
+	s.writeDB.SetConnMaxIdleTime(0)
+	defer func() {
+		if err != nil {
+			s.closeDatabases()
+		}
+	}()
+	if err = migrate(ctx, s.writeDB); err != nil {
+		return fmt.Errorf("eventstore: %q: %w", abs, err)
+	}
+	var rows int64
+	if err = s.writeDB.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages`).Scan(&rows); err != nil {
+		return fmt.Errorf("eventstore: count rows: %w", err)
+	}
+	s.count.Store(rows)
+	if err = s.w.prepare(ctx, s.writeDB); err != nil {
+		return fmt.Errorf("eventstore: %w", err)
+	}
+
+	readParams := url.Values{"_pragma": {"busy_timeout(10000)", "query_only(1)"}}
+	s.readDB, err = sql.Open("sqlite", dsn(abs, readParams))
+	if err != nil {
+		return fmt.Errorf("eventstore: open readers on %q: %w", abs, err)
+	}
+	readers := max(4, 2*runtime.GOMAXPROCS(0))
+	s.readDB.SetMaxOpenConns(readers)
+	s.readDB.SetMaxIdleConns(readers)
+	s.readDB.SetConnMaxIdleTime(0)
+	s.readDB.SetConnMaxLifetime(0)
+	if err = s.r.prepare(ctx, s.readDB); err != nil {
+		return fmt.Errorf("eventstore: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) closeDatabases() error {
+	var errs []error
+	errs = append(errs, s.r.close(), s.w.close())
+	if s.readDB != nil {
+		errs = append(errs, s.readDB.Close())
+	}
+	if s.writeDB != nil {
+		errs = append(errs, s.writeDB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the writer after the queued writes have committed and closes the database. Calls
+// made after Close return ErrClosed. Close is idempotent.
+func (s *Store) Close() error {
+	s.sendMu.Lock()
+	if s.closed.Load() {
+		s.sendMu.Unlock()
+		return nil
+	}
+	s.closed.Store(true)
+	close(s.reqs)
+	s.sendMu.Unlock()
+	<-s.writerDone
+	if err := s.closeDatabases(); err != nil {
+		return fmt.Errorf("eventstore: close: %w", err)
+	}
+	s.log.Info("event store closed")
+	return nil
+}
+
+// Count returns the number of stored rows: roots and edits, deleted or not.
+func (s *Store) Count(ctx context.Context) (int64, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, err
+	}
+	return s.count.Load(), nil
+}
+
+func (s *Store) checkOpen(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// wrapReadErr maps errors of a read that raced with Close onto ErrClosed.
+func (s *Store) wrapReadErr(op string, err error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("eventstore: %s: %w", op, ErrClosed)
+	}
+	return fmt.Errorf("eventstore: %s: %w", op, err)
+}

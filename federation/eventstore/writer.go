@@ -1,0 +1,401 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// writeRequest is one Append or Delete call waiting for the group-commit writer.
+type writeRequest struct {
+	ctx  context.Context
+	msgs []*Message // Append
+	del  *deleteOp  // Delete
+	done chan error // buffered (1): the writer never blocks on a caller that gave up
+}
+
+type deleteOp struct {
+	msgid string
+	atMs  int64
+}
+
+// size is how much of a batch the request takes.
+func (r *writeRequest) size() int { return max(1, len(r.msgs)) }
+
+// Append durably stores msgs. Concurrent calls are batched by one writer goroutine into one
+// transaction; each call returns after its transaction committed. Seq is filled in on each stored
+// element. A msgid that is already stored (or repeated within the call) is not stored again: its
+// Seq stays 0, the call's other messages are stored, and the call returns an error wrapping
+// ErrDuplicate that names the duplicates. A message that fails validation fails the whole call
+// (ErrInvalidArgument) before anything is written.
+//
+// Edits (ReplacesMsgID set) may arrive before their root; they are linked when the root is stored.
+// The store does not check authorship or that an edit's venue matches its root's: callers do
+// (Root gives them the root row).
+//
+// If ctx ends after the call was queued, Append returns ctx.Err() but the write may still commit;
+// retrying is safe because a stored msgid answers ErrDuplicate.
+func (s *Store) Append(ctx context.Context, msgs ...*Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	for _, m := range msgs {
+		if err := validateMessage(m); err != nil {
+			return err
+		}
+		m.Seq = 0
+	}
+	return s.submit(ctx, &writeRequest{ctx: ctx, msgs: msgs, done: make(chan error, 1)})
+}
+
+// Delete soft-deletes a root and all its revisions at time at: they leave every view and the search
+// index, and Get reports DeletedAt. Given an edit's msgid, it deletes that edit's root (so deleting
+// by an edit's id never resurrects the original). Deleting a deleted message is a no-op; an
+// unknown msgid (or an edit whose root is not stored) is ErrNotFound.
+func (s *Store) Delete(ctx context.Context, rootMsgID string, at time.Time) error {
+	if rootMsgID == "" {
+		return fmt.Errorf("%w: Delete without msgid", ErrInvalidArgument)
+	}
+	if at.IsZero() {
+		return fmt.Errorf("%w: Delete of %s without a time", ErrInvalidArgument, rootMsgID)
+	}
+	op := &deleteOp{msgid: rootMsgID, atMs: at.UnixMilli()}
+	return s.submit(ctx, &writeRequest{ctx: ctx, del: op, done: make(chan error, 1)})
+}
+
+func validateMessage(m *Message) error {
+	var problem string
+	switch {
+	case m == nil:
+		problem = "nil message"
+	case m.MsgID == "":
+		problem = "message without msgid"
+	case m.Venue == "":
+		problem = "message " + m.MsgID + " without venue"
+	case m.Command != "PRIVMSG" && m.Command != "NOTICE" && m.Command != "TAGMSG":
+		problem = fmt.Sprintf("message %s has command %q", m.MsgID, m.Command)
+	case m.Time.IsZero():
+		problem = "message " + m.MsgID + " without time"
+	case m.ReplacesMsgID == m.MsgID:
+		problem = "message " + m.MsgID + " replaces itself"
+	default:
+		if err := validTime(m.Time); err != nil {
+			problem = "message " + m.MsgID + ": " + err.Error()
+			break
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidArgument, problem)
+}
+
+// submit queues req for the writer and waits for its commit.
+func (s *Store) submit(ctx context.Context, req *writeRequest) error {
+	s.sendMu.RLock()
+	if s.closed.Load() {
+		s.sendMu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case s.reqs <- req:
+		s.sendMu.RUnlock()
+	case <-ctx.Done():
+		s.sendMu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runWriter is the group-commit loop: it takes the first waiting request, adds whatever else is
+// already queued (up to maxBatch messages), and commits them in one transaction. While it commits,
+// new requests queue up for the next batch, so one fsync covers many callers under load.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*writeRequest, 0, s.maxBatch)
+	for first := range s.reqs {
+		batch = append(batch[:0], first)
+		n := first.size()
+	fill:
+		for n < s.maxBatch {
+			select {
+			case req, ok := <-s.reqs:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, req)
+				n += req.size()
+			default:
+				break fill
+			}
+		}
+		s.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch writes the batch in one transaction and answers every request. If the transaction
+// fails, each request is retried in a transaction of its own so one bad request fails alone.
+func (s *Store) commitBatch(batch []*writeRequest) {
+	live := batch[:0:0]
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.done <- err
+			continue
+		}
+		live = append(live, req)
+	}
+	if len(live) == 0 {
+		return
+	}
+	results, added, err := s.writeTx(live)
+	if err == nil {
+		s.count.Add(added)
+		for i, req := range live {
+			req.done <- results[i]
+		}
+		return
+	}
+	if len(live) == 1 {
+		s.log.Error("write failed", "err", err)
+		live[0].done <- err
+		return
+	}
+	s.log.Warn("batch write failed; retrying its requests one by one", "requests", len(live), "err", err)
+	for _, req := range live {
+		s.commitBatch([]*writeRequest{req})
+	}
+}
+
+// writeTx applies the requests in one transaction. It returns each request's own result (nil,
+// duplicates, not found) and the number of rows added; a non-nil error means nothing committed.
+func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err error) {
+	ctx := context.Background() // the batch outlives any one caller's context
+	defer func() {
+		if err != nil {
+			for _, req := range reqs {
+				for _, m := range req.msgs {
+					m.Seq = 0
+				}
+			}
+		}
+	}()
+	sqlTx, err := s.writeDB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("eventstore: begin: %w", err)
+	}
+	defer sqlTx.Rollback() //nolint:errcheck // after Commit this is a no-op
+	tx := s.bindWriteStatements(ctx, sqlTx)
+	results = make([]error, len(reqs))
+	for i, req := range reqs {
+		if req.del != nil {
+			results[i], err = tx.deleteRoot(ctx, req.del)
+		} else {
+			var n int64
+			results[i], n, err = tx.insertAll(ctx, req.msgs)
+			added += n
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
+	}
+	return results, added, nil
+}
+
+// writeTxn is the writer's statements bound to one transaction.
+type writeTxn struct{ writeStatements }
+
+func (s *Store) bindWriteStatements(ctx context.Context, tx *sql.Tx) *writeTxn {
+	return &writeTxn{writeStatements{
+		insertRoot:  tx.StmtContext(ctx, s.w.insertRoot),
+		insertEdit:  tx.StmtContext(ctx, s.w.insertEdit),
+		findRow:     tx.StmtContext(ctx, s.w.findRow),
+		latestEdit:  tx.StmtContext(ctx, s.w.latestEdit),
+		setRevision: tx.StmtContext(ctx, s.w.setRevision),
+		markDeleted: tx.StmtContext(ctx, s.w.markDeleted),
+		deleteAll:   tx.StmtContext(ctx, s.w.deleteAll),
+		ftsInsert:   tx.StmtContext(ctx, s.w.ftsInsert),
+		ftsDelete:   tx.StmtContext(ctx, s.w.ftsDelete),
+	}}
+}
+
+// insertAll stores one Append call's messages. result is the call's own outcome (nil or
+// duplicates); err is a database failure that aborts the transaction.
+func (tx *writeTxn) insertAll(ctx context.Context, msgs []*Message) (result error, added int64, err error) {
+	var dups []string
+	for _, m := range msgs {
+		stored, err := tx.insert1(ctx, m)
+		if err != nil {
+			return nil, 0, fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
+		}
+		if !stored {
+			dups = append(dups, m.MsgID)
+			continue
+		}
+		added++
+	}
+	if len(dups) > 0 {
+		result = fmt.Errorf("%w: %s", ErrDuplicate, strings.Join(dups, ", "))
+	}
+	return result, added, nil
+}
+
+// storedRow is what the writer needs to know about an existing row.
+type storedRow struct {
+	seq        int64
+	okey       int64 // 0 for an edit
+	venue      string
+	replaces   string
+	deletedAt  sql.NullInt64
+	revTimeMs  sql.NullInt64
+	revSeq     sql.NullInt64
+	found      bool
+	isRevision bool
+}
+
+func (tx *writeTxn) find(ctx context.Context, msgid string) (storedRow, error) {
+	var r storedRow
+	err := tx.findRow.QueryRowContext(ctx, msgid).Scan(&r.seq, &r.okey, &r.venue, &r.replaces, &r.deletedAt, &r.revTimeMs, &r.revSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return storedRow{}, nil
+	}
+	if err != nil {
+		return storedRow{}, fmt.Errorf("find %s: %w", msgid, err)
+	}
+	r.found, r.isRevision = true, r.replaces != ""
+	return r, nil
+}
+
+// insert1 stores one message; stored is false for a duplicate msgid.
+func (tx *writeTxn) insert1(ctx context.Context, m *Message) (stored bool, err error) {
+	tags, err := encodeTags(m.Tags)
+	if err != nil {
+		return false, err
+	}
+	if m.ReplacesMsgID == "" {
+		return tx.insertRoot1(ctx, m, tags)
+	}
+	return tx.insertEdit1(ctx, m, tags)
+}
+
+func (tx *writeTxn) insertRoot1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
+	timeMs := m.Time.UnixMilli()
+	var seq, okey int64
+	err = tx.insertRoot.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
+		m.Text, tags, timeMs, "", m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1)).Scan(&seq, &okey)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if okey >= firstKeyOf(timeMs+1) {
+		return false, fmt.Errorf("more than %d messages in millisecond %d", 1<<tieBits, timeMs)
+	}
+	m.Seq = seq
+	return true, tx.indexNewRoot(ctx, m, seq, okey)
+}
+
+func (tx *writeTxn) insertEdit1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
+	rootID := m.ReplacesMsgID
+	root, err := tx.find(ctx, rootID)
+	if err != nil {
+		return false, err
+	}
+	if root.found && root.isRevision { // an edit of an edit revises the same root
+		rootID = root.replaces
+		if root, err = tx.find(ctx, rootID); err != nil {
+			return false, err
+		}
+	}
+	timeMs := m.Time.UnixMilli()
+	var seq int64
+	err = tx.insertEdit.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
+		m.Text, tags, timeMs, rootID, m.Origin).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	m.Seq = seq
+	if !root.found || root.isRevision { // the root has not arrived; indexNewRoot links it later
+		return true, nil
+	}
+	if root.deletedAt.Valid { // a late revision of a deleted message stays deleted
+		_, err := tx.markDeleted.ExecContext(ctx, root.deletedAt.Int64, seq)
+		return true, err
+	}
+	newer := !root.revTimeMs.Valid || timeMs > root.revTimeMs.Int64 ||
+		(timeMs == root.revTimeMs.Int64 && seq > root.revSeq.Int64)
+	if !newer {
+		return true, nil
+	}
+	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, tags, timeMs, seq, root.seq); err != nil {
+		return true, err
+	}
+	if _, err := tx.ftsDelete.ExecContext(ctx, root.okey); err != nil {
+		return true, err
+	}
+	_, err = tx.ftsInsert.ExecContext(ctx, root.okey, venueToken(root.venue), m.Text)
+	return true, err
+}
+
+// indexNewRoot indexes a root just stored, in the form of its newest revision when revisions
+// arrived before it.
+func (tx *writeTxn) indexNewRoot(ctx context.Context, m *Message, seq, okey int64) error {
+	var (
+		editSeq, editTimeMs   int64
+		editID, editText, tag string
+	)
+	err := tx.latestEdit.QueryRowContext(ctx, m.MsgID).Scan(&editSeq, &editID, &editText, &tag, &editTimeMs)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = tx.ftsInsert.ExecContext(ctx, okey, venueToken(m.Venue), m.Text)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("find early revisions of %s: %w", m.MsgID, err)
+	}
+	if _, err := tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq); err != nil {
+		return err
+	}
+	_, err = tx.ftsInsert.ExecContext(ctx, okey, venueToken(m.Venue), editText)
+	return err
+}
+
+// deleteRoot soft-deletes the root of op.msgid and its revisions. result is ErrNotFound or nil.
+func (tx *writeTxn) deleteRoot(ctx context.Context, op *deleteOp) (result, err error) {
+	row, err := tx.find(ctx, op.msgid)
+	if err != nil {
+		return nil, err
+	}
+	rootID := op.msgid
+	if row.found && row.isRevision {
+		rootID = row.replaces
+		if row, err = tx.find(ctx, rootID); err != nil {
+			return nil, err
+		}
+	}
+	if !row.found || row.isRevision {
+		return fmt.Errorf("%w: %s", ErrNotFound, op.msgid), nil
+	}
+	if row.deletedAt.Valid {
+		return nil, nil
+	}
+	if _, err := tx.deleteAll.ExecContext(ctx, op.atMs, row.seq, rootID); err != nil {
+		return nil, fmt.Errorf("eventstore: delete %s: %w", rootID, err)
+	}
+	if _, err := tx.ftsDelete.ExecContext(ctx, row.okey); err != nil {
+		return nil, fmt.Errorf("eventstore: unindex %s: %w", rootID, err)
+	}
+	return nil, nil
+}

@@ -1,0 +1,81 @@
+package irc
+
+import (
+	"sort"
+	"strings"
+)
+
+// capability bits. Not persisted.
+type capBits uint32
+
+const (
+	capMessageTags capBits = 1 << iota
+	capServerTime
+	capAccountTag
+	capEchoMessage
+	capExtendedJoin
+	capAccountNotify
+	capAwayNotify
+	capMultiPrefix
+	capBatch
+	capLabeledResponse
+	capChathistory
+	capSASL
+)
+
+var capNames = map[string]capBits{
+	"message-tags":      capMessageTags,
+	"server-time":       capServerTime,
+	"account-tag":       capAccountTag,
+	"echo-message":      capEchoMessage,
+	"extended-join":     capExtendedJoin,
+	"account-notify":    capAccountNotify,
+	"away-notify":       capAwayNotify,
+	"multi-prefix":      capMultiPrefix,
+	"batch":             capBatch,
+	"labeled-response":  capLabeledResponse,
+	"draft/chathistory": capChathistory,
+	"sasl":              capSASL,
+}
+
+// capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
+func capLS(v302 bool) string {
+	names := make([]string, 0, len(capNames))
+	for n := range capNames {
+		if n == "sasl" && v302 {
+			n = "sasl=ATPROTO-CHALLENGE"
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
+
+// parseCapReq resolves a CAP REQ list; ok is false if any name is unknown (all-or-nothing).
+func parseCapReq(list string) (add, remove capBits, ok bool) {
+	for _, name := range strings.Fields(list) {
+		neg := strings.HasPrefix(name, "-")
+		name = strings.ToLower(strings.TrimPrefix(name, "-"))
+		bit, known := capNames[name]
+		if !known {
+			return 0, 0, false
+		}
+		if neg {
+			remove |= bit
+		} else {
+			add |= bit
+		}
+	}
+	return add, remove, true
+}
+
+func (b capBits) names() string {
+	var out []string
+	for n, bit := range capNames {
+		if b&bit != 0 {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}

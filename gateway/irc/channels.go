@@ -1,0 +1,341 @@
+package irc
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// codeReply renders the common refusal codes of channel commands.
+func (c *client) codeReply(rb *respBuf, code fsm.Code, channel, target string) {
+	switch code {
+	case fsm.ErrNoSuchChannel:
+		rb.add(c.numericMsg("403", channel, "No such channel"))
+	case fsm.ErrNotOnChannel:
+		rb.add(c.numericMsg("442", channel, "You're not on that channel"))
+	case fsm.ErrUserNotInChannel:
+		rb.add(c.numericMsg("441", target, channel, "They aren't on that channel"))
+	case fsm.ErrUserOnChannel:
+		rb.add(c.numericMsg("443", target, channel, "is already on channel"))
+	case fsm.ErrChanOpNeeded:
+		rb.add(c.numericMsg("482", channel, "You're not channel operator"))
+	case fsm.ErrBanned:
+		rb.add(c.numericMsg("474", channel, "Cannot join channel (+b)"))
+	case fsm.ErrInviteOnly:
+		rb.add(c.numericMsg("473", channel, "Cannot join channel (+i)"))
+	case fsm.ErrBadKey:
+		rb.add(c.numericMsg("475", channel, "Cannot join channel (+k)"))
+	case fsm.ErrTooManyChannels:
+		rb.add(c.numericMsg("405", channel, "You have joined too many channels"))
+	case fsm.ErrListFull:
+		rb.add(c.numericMsg("478", channel, target, "Channel list is full"))
+	case fsm.ErrBadName:
+		rb.add(c.numericMsg("479", channel, "Illegal channel name"))
+	case fsm.ErrTopicTooLong:
+		rb.add(c.failMsg("TOPIC", "TOO_LONG", "Topic is too long (max 512 bytes)", channel))
+	case fsm.ErrNoSuchSession:
+		rb.add(c.numericMsg("401", target, "No such nick/channel"))
+	default:
+		rb.add(c.failMsg("*", "INTERNAL_ERROR", "The change could not be applied", channel))
+	}
+}
+
+// checkChannelName answers 479 for a name that is too long or malformed and returns the folded name.
+func (c *client) checkChannelName(rb *respBuf, name string) (string, bool) {
+	if len(name) > fsm.MaxChannelLen {
+		rb.add(c.numericMsg("479", name, "Channel name too long (max 64 characters)"))
+		return "", false
+	}
+	if !validChannel(name) {
+		rb.add(c.numericMsg("479", name, "Illegal channel name"))
+		return "", false
+	}
+	return fsm.Fold(name), true
+}
+
+func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
+	if m.Param(0) == "0" {
+		var chans []string
+		c.s.state.Read(func(st *fsm.State) {
+			if se := st.Sessions[c.id]; se != nil {
+				for ch := range se.Channels {
+					chans = append(chans, ch)
+				}
+			}
+		})
+		for _, ch := range chans {
+			if res, err := c.propose(fsm.Part{Session: c.id, Channel: ch, Reason: "Left all channels"}); err == nil && res.Code != fsm.OK {
+				c.codeReply(rb, res.Code, ch, "")
+			}
+		}
+		return
+	}
+	names := strings.Split(m.Param(0), ",")
+	keys := strings.Split(m.Param(1), ",")
+	for i, raw := range names {
+		if raw == "" {
+			continue
+		}
+		name, ok := c.checkChannelName(rb, raw)
+		if !ok {
+			continue
+		}
+		key := ""
+		if i < len(keys) {
+			key = keys[i]
+		}
+		res, err := c.propose(fsm.Join{Session: c.id, Channel: name, Key: key})
+		if err != nil {
+			rb.add(c.failMsg("JOIN", "TEMPORARILY_UNAVAILABLE", "The channel could not be joined; try again", name))
+			continue
+		}
+		switch res.Code {
+		case fsm.OK:
+			c.afterJoin(rb, name)
+		case fsm.NoChange:
+		default:
+			c.codeReply(rb, res.Code, name, "")
+		}
+	}
+}
+
+// afterJoin sends the topic, the names and the recent history to a client that just joined.
+func (c *client) afterJoin(rb *respBuf, channel string) {
+	c.sendTopic(rb, channel, false)
+	c.sendNames(rb, channel)
+	if c.s.cfg.JoinHistory > 0 && c.s.history != nil {
+		c.replayLatest(rb, channel, c.s.cfg.JoinHistory)
+	}
+}
+
+func handlePART(c *client, m ircmsg.Message, rb *respBuf) {
+	for _, raw := range strings.Split(m.Param(0), ",") {
+		if raw == "" {
+			continue
+		}
+		name := fsm.Fold(raw)
+		res, err := c.propose(fsm.Part{Session: c.id, Channel: name, Reason: truncate(m.Param(1), 300)})
+		if err != nil {
+			rb.add(c.failMsg("PART", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+			continue
+		}
+		if res.Code != fsm.OK {
+			c.codeReply(rb, res.Code, raw, "")
+		}
+	}
+}
+
+func handleTOPIC(c *client, m ircmsg.Message, rb *respBuf) {
+	name := fsm.Fold(m.Param(0))
+	if len(m.Params) < 2 {
+		c.sendTopic(rb, name, true)
+		return
+	}
+	var member, exists bool
+	c.s.state.Read(func(st *fsm.State) {
+		if ch := st.Channels[name]; ch != nil {
+			exists = true
+			member = ch.Members[c.id] != nil
+		}
+	})
+	if !exists {
+		rb.add(c.numericMsg("403", m.Param(0), "No such channel"))
+		return
+	}
+	if !member && !c.oper {
+		rb.add(c.numericMsg("442", m.Param(0), "You're not on that channel"))
+		return
+	}
+	res, err := c.propose(fsm.Topic{Session: c.id, Channel: name, Text: m.Param(1)})
+	if err != nil {
+		rb.add(c.failMsg("TOPIC", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	if res.Code != fsm.OK {
+		c.codeReply(rb, res.Code, m.Param(0), "")
+	}
+}
+
+// sendTopic sends 332/333 (or 331 when asked and no topic is set).
+func (c *client) sendTopic(rb *respBuf, name string, asked bool) {
+	var topic, by string
+	var at int64
+	var exists, visible bool
+	c.s.state.Read(func(st *fsm.State) {
+		if ch := st.Channels[name]; ch != nil {
+			exists = true
+			visible = ch.CanRead(c.id, c.currentDID()) || c.oper
+			topic, by, at = ch.Topic, ch.TopicBy, ch.TopicAt
+		}
+	})
+	switch {
+	case !exists:
+		if asked {
+			rb.add(c.numericMsg("403", name, "No such channel"))
+		}
+	case !visible:
+		if asked {
+			rb.add(c.numericMsg("442", name, "You're not on that channel"))
+		}
+	case topic == "":
+		if asked {
+			rb.add(c.numericMsg("331", name, "No topic is set"))
+		}
+	default:
+		rb.add(c.numericMsg("332", name, topic))
+		rb.add(c.numericMsg("333", name, by, strconv.FormatInt(at/1000, 10)))
+	}
+}
+
+func handleNAMES(c *client, m ircmsg.Message, rb *respBuf) {
+	if m.Param(0) == "" {
+		rb.add(c.numericMsg("366", "*", "End of /NAMES list"))
+		return
+	}
+	for _, raw := range strings.Split(m.Param(0), ",") {
+		c.sendNames(rb, fsm.Fold(raw))
+	}
+}
+
+// sendNames sends 353 lines and 366. Members of a restricted channel are listed to members only.
+func (c *client) sendNames(rb *respBuf, name string) {
+	multi := c.has(capMultiPrefix)
+	var entries []string
+	var symbol = "="
+	c.s.state.Read(func(st *fsm.State) {
+		ch := st.Channels[name]
+		if ch == nil {
+			return
+		}
+		if !ch.Discoverable() {
+			symbol = "*"
+			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
+				return
+			}
+		}
+		for _, id := range ch.MemberIDs() {
+			se := st.Sessions[id]
+			if se == nil {
+				continue
+			}
+			entries = append(entries, ch.Members[id].Prefixes(multi)+se.Nick)
+		}
+	})
+	const budget = 400
+	var line strings.Builder
+	for _, e := range entries {
+		if line.Len()+len(e)+1 > budget {
+			rb.add(c.numericMsg("353", symbol, name, line.String()))
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(e)
+	}
+	if line.Len() > 0 {
+		rb.add(c.numericMsg("353", symbol, name, line.String()))
+	}
+	rb.add(c.numericMsg("366", name, "End of /NAMES list"))
+}
+
+func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
+	type row struct {
+		name, topic, modes string
+		count              int
+	}
+	var filter map[string]bool
+	if p := m.Param(0); p != "" && !strings.HasPrefix(p, ">") && !strings.HasPrefix(p, "<") {
+		filter = map[string]bool{}
+		for _, n := range strings.Split(p, ",") {
+			filter[fsm.Fold(n)] = true
+		}
+	}
+	var rows []row
+	c.s.state.Read(func(st *fsm.State) {
+		for name, ch := range st.Channels {
+			if filter != nil && !filter[name] {
+				continue
+			}
+			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
+				continue
+			}
+			if len(ch.Members) == 0 && ch.Topic == "" {
+				continue
+			}
+			rows = append(rows, row{name: name, topic: ch.Topic, modes: ch.ModeString(), count: len(ch.Members)})
+		}
+	})
+	sortSlice(rows, func(a, b row) bool {
+		if a.count != b.count {
+			return a.count > b.count
+		}
+		return a.name < b.name
+	})
+	rb.add(c.numericMsg("321", "Channel", "Users  Name"))
+	for _, r := range rows {
+		rb.add(c.numericMsg("322", r.name, strconv.Itoa(r.count), "["+r.modes+"] "+r.topic))
+	}
+	rb.add(c.numericMsg("323", "End of /LIST"))
+}
+
+func handleKICK(c *client, m ircmsg.Message, rb *respBuf) {
+	name := fsm.Fold(m.Param(0))
+	reason := truncate(m.Param(2), 300)
+	if reason == "" {
+		reason = c.nick
+	}
+	for _, nick := range strings.Split(m.Param(1), ",") {
+		target := c.sessionIDByNick(nick)
+		if target == "" {
+			rb.add(c.numericMsg("401", nick, "No such nick/channel"))
+			continue
+		}
+		res, err := c.propose(fsm.Kick{Session: c.id, Channel: name, Target: target, Reason: reason})
+		if err != nil {
+			rb.add(c.failMsg("KICK", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+			continue
+		}
+		if res.Code != fsm.OK {
+			c.codeReply(rb, res.Code, m.Param(0), nick)
+		}
+	}
+}
+
+func handleINVITE(c *client, m ircmsg.Message, rb *respBuf) {
+	nick, name := m.Param(0), fsm.Fold(m.Param(1))
+	target := c.sessionIDByNick(nick)
+	if target == "" {
+		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
+		return
+	}
+	res, err := c.propose(fsm.Invite{Session: c.id, Channel: name, Target: target})
+	if err != nil {
+		rb.add(c.failMsg("INVITE", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	if res.Code != fsm.OK {
+		c.codeReply(rb, res.Code, m.Param(1), nick)
+		return
+	}
+	rb.add(c.numericMsg("341", nick, name))
+}
+
+// sessionIDByNick finds the session using a nick (or, for a did: string, one of its sessions).
+func (c *client) sessionIDByNick(nick string) string {
+	var id string
+	c.s.state.Read(func(st *fsm.State) {
+		if strings.HasPrefix(nick, "did:") {
+			if list := st.SessionsByDID(nick); len(list) > 0 {
+				id = list[0].ID
+			}
+			return
+		}
+		if se := st.SessionByNick(nick); se != nil {
+			id = se.ID
+		}
+	})
+	return id
+}

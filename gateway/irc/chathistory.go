@@ -1,0 +1,200 @@
+package irc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+const maxHistoryLimit = 500 // ISUPPORT CHATHISTORY
+
+// handleCHATHISTORY serves draft/chathistory: BEFORE, AFTER, LATEST, AROUND and BETWEEN with
+// timestamp= and msgid= references.
+func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
+	sub := strings.ToUpper(m.Param(0))
+	fail := func(code, text string, ctx ...string) {
+		rb.add(c.failMsg("CHATHISTORY", code, text, ctx...))
+	}
+	if len(m.Params) < 4 || (sub == "BETWEEN" && len(m.Params) < 5) {
+		fail("NEED_MORE_PARAMS", "Missing parameters", sub)
+		return
+	}
+	switch sub {
+	case "BEFORE", "AFTER", "LATEST", "AROUND", "BETWEEN":
+	default:
+		fail("INVALID_PARAMS", "Unknown subcommand", sub)
+		return
+	}
+	target := m.Param(1)
+	limitParam := m.Params[len(m.Params)-1]
+	limit, err := strconv.Atoi(limitParam)
+	if err != nil || limit < 1 {
+		fail("INVALID_PARAMS", "Invalid limit", sub, limitParam)
+		return
+	}
+	if limit > maxHistoryLimit {
+		limit = maxHistoryLimit
+	}
+	venue, ok := c.historyVenue(target, fail)
+	if !ok {
+		return
+	}
+	ref1, ok := parseRef(m.Param(2), sub == "LATEST")
+	if !ok {
+		fail("INVALID_PARAMS", "Invalid message reference", sub, m.Param(2))
+		return
+	}
+	var ref2 eventstore.Bound
+	if sub == "BETWEEN" {
+		if ref2, ok = parseRef(m.Param(3), false); !ok {
+			fail("INVALID_PARAMS", "Invalid message reference", sub, m.Param(3))
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	var msgs []eventstore.Message
+	h := c.s.history
+	switch sub {
+	case "BEFORE":
+		msgs, err = h.Before(ctx, venue, ref1, limit)
+	case "AFTER":
+		msgs, err = h.After(ctx, venue, ref1, limit)
+	case "LATEST":
+		msgs, err = h.Latest(ctx, venue, ref1, limit)
+	case "AROUND":
+		msgs, err = h.Around(ctx, venue, ref1, limit)
+	case "BETWEEN":
+		msgs, err = h.Between(ctx, venue, ref1, ref2, limit)
+	}
+	if err != nil && !errors.Is(err, eventstore.ErrNotFound) {
+		c.s.log.Error("chathistory", "venue", venue, "err", err)
+		fail("MESSAGE_ERROR", "History is unavailable", sub, target)
+		return
+	}
+	c.sendHistoryBatch(rb, target, msgs)
+}
+
+// parseRef parses "timestamp=<RFC 3339>", "msgid=<id>" or (when star is allowed) "*".
+func parseRef(s string, star bool) (eventstore.Bound, bool) {
+	switch {
+	case s == "*" && star:
+		return eventstore.Bound{}, true
+	case strings.HasPrefix(s, "timestamp="):
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(s, "timestamp="))
+		if err != nil {
+			return eventstore.Bound{}, false
+		}
+		return eventstore.Bound{Time: t}, true
+	case strings.HasPrefix(s, "msgid="):
+		id := strings.TrimPrefix(s, "msgid=")
+		if id == "" || len(id) > 64 {
+			return eventstore.Bound{}, false
+		}
+		return eventstore.Bound{MsgID: id}, true
+	}
+	return eventstore.Bound{}, false
+}
+
+// historyVenue maps a CHATHISTORY target to a venue the client may read: a channel it is in, or
+// the DM venue between its DID and the target's.
+func (c *client) historyVenue(target string, fail func(code, text string, ctx ...string)) (string, bool) {
+	if c.s.history == nil {
+		fail("MESSAGE_ERROR", "History is unavailable", target)
+		return "", false
+	}
+	if strings.HasPrefix(target, "#") || strings.HasPrefix(target, "&") {
+		name := fsm.Fold(target)
+		var exists, member bool
+		c.s.state.Read(func(st *fsm.State) {
+			if ch := st.Channels[name]; ch != nil {
+				exists, member = true, ch.Members[c.id] != nil
+			}
+		})
+		if !exists {
+			fail("INVALID_TARGET", "No such channel", "*", target)
+			return "", false
+		}
+		if !member {
+			fail("INVALID_TARGET", "You are not in that channel", "*", target)
+			return "", false
+		}
+		return name, true
+	}
+	me := c.currentDID()
+	if me == "" {
+		fail("ACCOUNT_REQUIRED", "Direct message history needs an authenticated session", "*", target)
+		return "", false
+	}
+	other := ""
+	if strings.HasPrefix(target, "did:") {
+		other = target
+	} else {
+		c.s.state.Read(func(st *fsm.State) {
+			if se := st.SessionByNick(target); se != nil {
+				other = se.DID
+			} else if owner := st.NickOwners[fsm.Fold(target)]; owner != "" {
+				other = owner
+			}
+		})
+	}
+	if other == "" {
+		fail("INVALID_TARGET", "No such user", "*", target)
+		return "", false
+	}
+	return dmVenue(me, other), true
+}
+
+// sendHistoryBatch replays stored messages, in a chathistory batch when the client has batch.
+func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.Message) {
+	caps := c.capBits()
+	batchID := ""
+	if caps&capBatch != 0 {
+		batchID = c.s.nextBatchID()
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + batchID, "chathistory", target}})
+	}
+	me := c.currentDID()
+	for i := range msgs {
+		hm := &msgs[i]
+		param := hm.Venue
+		if strings.HasPrefix(hm.Venue, "dm:") {
+			param = c.nick
+			if hm.SenderDID == me {
+				param = target
+			}
+		}
+		out := outMsg{
+			msg:        ircmsg.Message{Source: hm.Sender, Command: hm.Command, Params: []string{param}},
+			clientTags: hm.Tags, time: serverTime(hm.Time), msgid: hm.MsgID, account: hm.SenderDID, batch: batchID,
+		}
+		if hm.Command != "TAGMSG" {
+			out.msg.Params = append(out.msg.Params, hm.Text)
+			out.msg.ForceTrailing = true
+		}
+		rb.add(out.forCaps(caps))
+	}
+	if batchID != "" {
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + batchID}})
+	}
+}
+
+// replayLatest sends a channel's most recent messages after a JOIN.
+func (c *client) replayLatest(rb *respBuf, venue string, n int) {
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	msgs, err := c.s.history.Latest(ctx, venue, eventstore.Bound{}, n)
+	if err != nil {
+		c.s.log.Warn("join replay", "venue", venue, "err", err)
+		return
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	c.sendHistoryBatch(rb, venue, msgs)
+}

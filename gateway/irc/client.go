@@ -1,0 +1,287 @@
+package irc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/gateway/transport"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// client is one connection. Fields without a comment are owned by the connection's reader
+// goroutine; the rest say how they are guarded.
+type client struct {
+	s      *Server
+	conn   transport.Conn
+	q      *sendQueue
+	id     string // session id, minted at connect
+	secure bool
+
+	caps       atomic.Uint32 // capBits; read by the observer
+	registered atomic.Bool
+	capBusy    bool // CAP LS/REQ seen and CAP END not yet
+	cap302     bool
+
+	nick, user, realname string
+	host                 string // cloak
+	oper                 bool
+	sasl                 *sasl.Conversation
+	saslLocked           bool
+
+	authMu    sync.Mutex // guards did and tokenHash (read by ResolveToken)
+	did       string
+	tokenHash string
+
+	flood floodState
+
+	idleMu   sync.Mutex
+	idle     *time.Timer
+	pingSent bool
+
+	rbMu sync.Mutex
+	rb   *respBuf // set while the client's own command runs
+
+	quit       bool
+	quitReason string
+}
+
+func (s *Server) newClient(conn transport.Conn) *client {
+	c := &client{s: s, conn: conn, id: ulid.Make().String(), secure: conn.Kind() != "tcp"}
+	c.q = newSendQueue(conn, s.cfg.SendQBytes, func() {
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.SendQueueExceeded.Inc()
+		}
+	})
+	c.host = cloak("")
+	c.sasl = sasl.NewConversation(s.verifier, c.id, nil)
+	c.flood.init(s.cfg.FloodLimits)
+	return c
+}
+
+// Handle serves one connection until it closes. Every transport calls it.
+func (s *Server) Handle(conn transport.Conn) {
+	c := s.newClient(conn)
+	s.conns.Add(1)
+	if m := s.cfg.Metrics; m != nil {
+		m.Connections.WithLabelValues(conn.Kind()).Inc()
+		m.ConnectionsTotal.WithLabelValues(conn.Kind()).Inc()
+	}
+	defer func() {
+		s.conns.Add(-1)
+		if m := s.cfg.Metrics; m != nil {
+			m.Connections.WithLabelValues(conn.Kind()).Dec()
+		}
+	}()
+	c.idle = time.AfterFunc(s.cfg.PingAfter, c.onIdle)
+	reason := c.readLoop()
+	c.idleMu.Lock()
+	c.idle.Stop()
+	c.idleMu.Unlock()
+	c.finish(reason)
+}
+
+func (c *client) readLoop() string {
+	for {
+		raw, err := c.conn.ReadLine()
+		if errors.Is(err, transport.ErrLineTooLong) {
+			c.touch()
+			c.sendNow(c.numericMsg("417", "Input line was too long"))
+			continue
+		}
+		if err != nil {
+			select {
+			case <-c.q.done:
+				return "Connection closed"
+			default:
+			}
+			return "Connection closed"
+		}
+		c.touch()
+		msg, err := ircmsg.Parse(string(raw))
+		if err != nil {
+			if !errors.Is(err, ircmsg.ErrEmpty) {
+				c.sendNow(c.failMsg("*", "INVALID_LINE", "Malformed IRC line"))
+			}
+			continue
+		}
+		c.dispatch(msg)
+		if c.quit {
+			return c.quitReason
+		}
+	}
+}
+
+// finish removes the session everywhere once the connection is gone.
+func (c *client) finish(reason string) {
+	c.q.closeAfterFlush()
+	// The transport closes the connection when Handle returns: let the last lines (ERROR, 904)
+	// reach the client first, but never wait long for a client that does not read.
+	select {
+	case <-c.q.done:
+	case <-time.After(5 * time.Second):
+		c.q.closeNow()
+	}
+	s := c.s
+	s.mu.Lock()
+	if s.clients[c.id] == c {
+		delete(s.clients, c.id)
+	}
+	c.authMu.Lock()
+	if c.tokenHash != "" && s.pending[c.tokenHash] == c {
+		delete(s.pending, c.tokenHash)
+	}
+	c.authMu.Unlock()
+	s.mu.Unlock()
+	if c.registered.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.proposer.Propose(ctx, fsm.EndSession{Session: c.id, Reason: reason}); err != nil {
+			s.log.Warn("end session", "session", c.id, "err", err)
+		}
+	}
+}
+
+// touch records input activity for the keepalive.
+func (c *client) touch() {
+	c.idleMu.Lock()
+	c.pingSent = false
+	c.idle.Reset(c.s.cfg.PingAfter)
+	c.idleMu.Unlock()
+}
+
+func (c *client) onIdle() {
+	c.idleMu.Lock()
+	defer c.idleMu.Unlock()
+	if c.pingSent {
+		c.q.closeAfterFlush(c.line(c.s.cfg.ServerName, "ERROR", "Ping timeout"))
+		return
+	}
+	c.pingSent = true
+	c.q.enqueue(c.line("", "PING", c.s.cfg.ServerName))
+	c.idle.Reset(c.s.cfg.PingTimeout)
+}
+
+func (c *client) capBits() capBits   { return capBits(c.caps.Load()) }
+func (c *client) has(b capBits) bool { return c.capBits()&b != 0 }
+func (c *client) displayNick() string {
+	if c.nick == "" {
+		return "*"
+	}
+	return c.nick
+}
+
+func (c *client) hostmask() string { return c.nick + "!" + c.user + "@" + c.host }
+
+func (c *client) pendingDID() string {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return c.did
+}
+
+func (c *client) currentDID() string { return c.pendingDID() }
+
+// line renders a simple line (source may be empty).
+func (c *client) line(source, command string, params ...string) []byte {
+	m := ircmsg.Message{Source: source, Command: command, Params: params}
+	return m.AppendTo(nil)
+}
+
+func (c *client) numericMsg(code string, params ...string) ircmsg.Message {
+	p := make([]string, 0, len(params)+1)
+	p = append(p, c.displayNick())
+	p = append(p, params...)
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: code, Params: p}
+}
+
+func (c *client) failMsg(command, code, text string, context ...string) ircmsg.Message {
+	p := append([]string{command, code}, context...)
+	p = append(p, text)
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "FAIL", Params: p}
+}
+
+// sendNow queues a message outside any command (no label).
+func (c *client) sendNow(m ircmsg.Message) { c.q.enqueue(m.AppendTo(nil)) }
+
+// deliver queues a fanned-out message to this client, or to its response buffer when the message
+// was caused by the client's own command.
+func (c *client) deliver(o *outMsg, own bool) {
+	if own {
+		c.rbMu.Lock()
+		rb := c.rb
+		if rb != nil {
+			rb.add(o.forCaps(c.capBits()))
+			c.rbMu.Unlock()
+			return
+		}
+		c.rbMu.Unlock()
+	}
+	c.q.enqueue(o.bytesFor(c.capBits()))
+}
+
+// handler is one row of the command table.
+type handler struct {
+	fn        func(c *client, m ircmsg.Message, rb *respBuf)
+	minParams int
+	preReg    bool // allowed before registration
+	exempt    bool // exempt from the command flood limit
+}
+
+func (c *client) dispatch(m ircmsg.Message) {
+	h, ok := commands[m.Command]
+	rb := &respBuf{c: c}
+	if label, has := m.Tags["label"]; has && c.has(capLabeledResponse) && label != "" && len(label) <= 64 {
+		rb.label = label
+	}
+	defer rb.flush()
+	if !ok {
+		if c.registered.Load() {
+			rb.add(c.numericMsg("421", m.Command, "Unknown command"))
+		}
+		return
+	}
+	if !h.preReg && !c.registered.Load() {
+		rb.add(c.numericMsg("451", "You have not registered"))
+		return
+	}
+	if !h.exempt && !c.flood.allowCommand(time.Now()) {
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.displayNick(), "Flood protection: you are sending commands too fast"}})
+		return
+	}
+	if len(m.Params) < h.minParams {
+		rb.add(c.numericMsg("461", m.Command, "Not enough parameters"))
+		return
+	}
+	c.rbMu.Lock()
+	c.rb = rb
+	c.rbMu.Unlock()
+	defer func() {
+		c.rbMu.Lock()
+		c.rb = nil
+		c.rbMu.Unlock()
+	}()
+	h.fn(c, m, rb)
+}
+
+// propose submits a command on behalf of this client.
+func (c *client) propose(cmd fsm.Command) (fsm.Result, error) {
+	ctx, cancel := context.WithTimeout(c.s.ctx, 15*time.Second)
+	defer cancel()
+	res, err := c.s.proposer.Propose(ctx, cmd)
+	if err != nil {
+		c.s.log.Warn("proposal failed", "session", c.id, "command", commandName(cmd), "err", err)
+	}
+	return res, err
+}
+
+func commandName(cmd fsm.Command) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(typeName(cmd), "fsm."), "*")
+	return name
+}

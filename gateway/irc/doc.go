@@ -1,0 +1,21 @@
+// Package irc owns Palaver's IRC edge: one handler for every transport (TCP, TLS, WebSocket), client
+// registration and capability negotiation, SASL ATPROTO-CHALLENGE sessions and bearer tokens, the
+// command table, channel and private messaging, CHATHISTORY, and rendering replicated state changes
+// into lines for the sessions connected to this node.
+//
+// Shared state (nicks, sessions, channels, modes, topics, lists) is never changed here directly:
+// handlers validate syntax, read the local replica, and propose fsm commands through a Proposer.
+// They answer after the local state machine applied the command; the state machine's events come
+// back through Server.Observe and are rendered for every local session they concern, which is also
+// how changes made on other nodes reach local users. Chat messages stay out of Raft: they are
+// written durably to the node's event store before they are echoed or delivered.
+//
+// Output never blocks on a client: each connection has a bounded send queue (a byte budget); a
+// client that falls behind by more than the budget is disconnected with "SendQ exceeded". A channel
+// message is serialized once per tag variant (message-tags, server-time, account-tag) and the same
+// bytes are queued to every recipient with that variant.
+//
+// Lock order (a lock may only take locks after it in this list): the fsm.Machine read lock →
+// Server.mu (local session registry) → client.authMu → client.rbMu (response buffer redirection) →
+// sendQueue.mu. Nothing calls into the state machine while holding any of the others.
+package irc

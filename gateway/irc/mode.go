@@ -1,0 +1,185 @@
+package irc
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+const maxModeArgs = 6 // ISUPPORT MODES
+
+func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
+	target := m.Param(0)
+	if !strings.HasPrefix(target, "#") && !strings.HasPrefix(target, "&") {
+		userMode(c, m, rb)
+		return
+	}
+	name := fsm.Fold(target)
+	var exists, member bool
+	var modes string
+	var created int64
+	var key string
+	c.s.state.Read(func(st *fsm.State) {
+		if ch := st.Channels[name]; ch != nil {
+			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.Members[c.id] != nil)
+			modes, created, key = ch.ModeString(), ch.CreatedAt, ch.Key
+		}
+	})
+	if !exists {
+		rb.add(c.numericMsg("403", target, "No such channel"))
+		return
+	}
+	if len(m.Params) < 2 {
+		params := []string{name, modes}
+		if key != "" && (member || c.oper) {
+			params = append(params, key)
+		}
+		rb.add(c.numericMsg("324", params...))
+		rb.add(c.numericMsg("329", name, strconv.FormatInt(created/1000, 10)))
+		return
+	}
+	changes, lists := c.parseModeChanges(rb, name, m.Params[1], m.Params[2:])
+	for _, l := range lists {
+		c.sendList(rb, name, l)
+	}
+	if len(changes) == 0 {
+		return
+	}
+	res, err := c.propose(fsm.Mode{Session: c.id, Channel: name, Changes: changes})
+	if err != nil {
+		rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	if res.Code == fsm.ErrNoSuchChannel || res.Code == fsm.ErrNoSuchSession {
+		c.codeReply(rb, res.Code, target, "")
+		return
+	}
+	for _, f := range res.Failed {
+		switch f.Code {
+		case fsm.ErrInvalid:
+			rb.add(c.numericMsg("696", name, f.Change.Mode, f.Change.Arg, "Invalid mode parameter"))
+		case fsm.ErrListFull:
+			rb.add(c.numericMsg("478", name, f.Change.Arg, "Channel ban list is full"))
+		default:
+			c.codeReply(rb, f.Code, name, f.Change.Arg)
+		}
+	}
+}
+
+// parseModeChanges turns a mode string and its arguments into changes, resolving nicks to session
+// ids; list queries (b or I without an argument) are returned separately.
+func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []string) ([]fsm.ModeChange, []byte) {
+	var changes []fsm.ModeChange
+	var lists []byte
+	add := true
+	used := 0
+	next := func() (string, bool) {
+		if len(args) == 0 || used >= maxModeArgs {
+			return "", false
+		}
+		a := args[0]
+		args = args[1:]
+		used++
+		return a, true
+	}
+	for i := 0; i < len(modestr); i++ {
+		ch := modestr[i]
+		switch ch {
+		case '+':
+			add = true
+		case '-':
+			add = false
+		case 'o', 'h', 'v':
+			nick, ok := next()
+			if !ok {
+				rb.add(c.numericMsg("461", "MODE", "Not enough parameters"))
+				continue
+			}
+			id := c.sessionIDByNick(nick)
+			if id == "" {
+				rb.add(c.numericMsg("401", nick, "No such nick/channel"))
+				continue
+			}
+			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch), Target: id, Arg: nick})
+		case 'b', 'I':
+			mask, ok := next()
+			if !ok {
+				lists = append(lists, ch)
+				continue
+			}
+			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch), Arg: mask})
+		case 'k':
+			if add {
+				k, ok := next()
+				if !ok {
+					rb.add(c.numericMsg("461", "MODE", "Not enough parameters"))
+					continue
+				}
+				changes = append(changes, fsm.ModeChange{Add: true, Mode: "k", Arg: k})
+			} else {
+				changes = append(changes, fsm.ModeChange{Add: false, Mode: "k"})
+			}
+		case 'i', 't', 'n', 'm', 'E':
+			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch)})
+		default:
+			rb.add(c.numericMsg("472", string(ch), "is unknown mode char to me"))
+		}
+	}
+	return changes, lists
+}
+
+// sendList answers a ban (367/368) or invite-exception (346/347) list query.
+func (c *client) sendList(rb *respBuf, channel string, which byte) {
+	var entries []fsm.ListEntry
+	allowed := false
+	c.s.state.Read(func(st *fsm.State) {
+		ch := st.Channels[channel]
+		if ch == nil {
+			return
+		}
+		allowed = ch.CanRead(c.id, c.currentDID()) || c.oper
+		if !allowed {
+			return
+		}
+		src := ch.Bans
+		if which == 'I' {
+			src = ch.Exceptions
+		}
+		entries = append(entries, src...)
+	})
+	item, end, endText := "367", "368", "End of channel ban list"
+	if which == 'I' {
+		item, end, endText = "346", "347", "End of channel invite exception list"
+	}
+	for _, e := range entries {
+		rb.add(c.numericMsg(item, channel, e.Mask, e.SetBy, strconv.FormatInt(e.SetAt/1000, 10)))
+	}
+	rb.add(c.numericMsg(end, channel, endText))
+}
+
+// userMode handles MODE on a nick: a user may query their own modes; +i and +w are accepted and
+// have no effect; nothing else can be set.
+func userMode(c *client, m ircmsg.Message, rb *respBuf) {
+	if fsm.Fold(m.Param(0)) != fsm.Fold(c.nick) {
+		rb.add(c.numericMsg("502", "Can't change mode for other users"))
+		return
+	}
+	if len(m.Params) < 2 {
+		modes := "+"
+		if c.oper {
+			modes += "o"
+		}
+		rb.add(c.numericMsg("221", modes))
+		return
+	}
+	for _, r := range m.Params[1] {
+		switch r {
+		case '+', '-', 'i', 'w':
+		default:
+			rb.add(c.numericMsg("501", "Unknown MODE flag"))
+			return
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package irc
+
+import (
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+)
+
+// outMsg is one message fanned out to many recipients: it is serialized at most once per tag
+// variant (message-tags × server-time × account-tag), and the same bytes are queued to everyone
+// who negotiated that variant.
+type outMsg struct {
+	msg        ircmsg.Message    // source, command, params; no tags
+	clientTags map[string]string // +tags relayed to message-tags clients
+	time       string            // server-time value, "" for none
+	msgid      string
+	account    string
+	batch      string // batch reference, sent to batch clients
+	variants   [16][]byte
+}
+
+func variantOf(caps capBits) int {
+	v := 0
+	if caps&capMessageTags != 0 {
+		v |= 1
+	}
+	if caps&capServerTime != 0 {
+		v |= 2
+	}
+	if caps&capAccountTag != 0 {
+		v |= 4
+	}
+	if caps&capBatch != 0 {
+		v |= 8
+	}
+	return v
+}
+
+// forCaps returns the message with the tags a client with caps may see.
+func (o *outMsg) forCaps(caps capBits) ircmsg.Message {
+	m := o.msg
+	m.Tags = nil
+	if caps&capMessageTags != 0 {
+		for k, v := range o.clientTags {
+			m.SetTag(k, v)
+		}
+		if o.msgid != "" {
+			m.SetTag("msgid", o.msgid)
+		}
+	}
+	if o.time != "" && caps&capServerTime != 0 {
+		m.SetTag("time", o.time)
+	}
+	if o.account != "" && caps&capAccountTag != 0 {
+		m.SetTag("account", o.account)
+	}
+	if o.batch != "" && caps&capBatch != 0 {
+		m.SetTag("batch", o.batch)
+	}
+	return m
+}
+
+// bytesFor returns the wire form for a client with caps, rendering it on first use.
+func (o *outMsg) bytesFor(caps capBits) []byte {
+	v := variantOf(caps)
+	if b := o.variants[v]; b != nil {
+		return b
+	}
+	m := o.forCaps(caps)
+	b := m.AppendTo(make([]byte, 0, 128))
+	o.variants[v] = b
+	return b
+}
+
+// respBuf collects a command's replies to the client that sent it, so that labeled-response can
+// label them or wrap them in a batch. Events caused by the client's own command are redirected
+// here while the command runs.
+type respBuf struct {
+	c     *client
+	label string
+	msgs  []ircmsg.Message
+}
+
+func (rb *respBuf) add(m ircmsg.Message) { rb.msgs = append(rb.msgs, m) }
+
+// flush renders and queues the collected replies.
+func (rb *respBuf) flush() {
+	c := rb.c
+	if rb.label == "" {
+		if len(rb.msgs) == 0 {
+			return
+		}
+		lines := make([][]byte, 0, len(rb.msgs))
+		for i := range rb.msgs {
+			lines = append(lines, rb.msgs[i].AppendTo(nil))
+		}
+		c.q.enqueue(lines...)
+		return
+	}
+	switch len(rb.msgs) {
+	case 0:
+		ack := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "ACK"}
+		ack.SetTag("label", rb.label)
+		c.q.enqueue(ack.AppendTo(nil))
+	case 1:
+		m := rb.msgs[0]
+		m.Tags = cloneTags(m.Tags)
+		m.SetTag("label", rb.label)
+		c.q.enqueue(m.AppendTo(nil))
+	default:
+		id := c.s.nextBatchID()
+		start := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "labeled-response"}}
+		start.SetTag("label", rb.label)
+		lines := make([][]byte, 0, len(rb.msgs)+2)
+		lines = append(lines, start.AppendTo(nil))
+		for i := range rb.msgs {
+			m := rb.msgs[i]
+			if _, nested := m.Tags["batch"]; !nested {
+				m.Tags = cloneTags(m.Tags)
+				m.SetTag("batch", id)
+			}
+			lines = append(lines, m.AppendTo(nil))
+		}
+		end := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + id}}
+		lines = append(lines, end.AppendTo(nil))
+		c.q.enqueue(lines...)
+	}
+	rb.msgs = nil
+}
+
+func cloneTags(t map[string]string) map[string]string {
+	out := make(map[string]string, len(t)+1)
+	for k, v := range t {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+package irc
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
+	sub := strings.ToUpper(m.Param(0))
+	reply := func(params ...string) {
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "CAP", Params: append([]string{c.displayNick()}, params...)})
+	}
+	switch sub {
+	case "LS":
+		if !c.registered.Load() {
+			c.capBusy = true
+		}
+		if m.Param(1) >= "302" {
+			c.cap302 = true
+		}
+		reply("LS", capLS(c.cap302))
+	case "LIST":
+		reply("LIST", c.capBits().names())
+	case "REQ":
+		if !c.registered.Load() {
+			c.capBusy = true
+		}
+		list := m.Param(1)
+		add, remove, ok := parseCapReq(list)
+		if !ok || strings.TrimSpace(list) == "" {
+			reply("NAK", list)
+			return
+		}
+		for {
+			old := c.caps.Load()
+			next := (old | uint32(add)) &^ uint32(remove)
+			if c.caps.CompareAndSwap(old, next) {
+				break
+			}
+		}
+		reply("ACK", list)
+	case "END":
+		if c.registered.Load() {
+			return
+		}
+		c.capBusy = false
+		c.tryRegister(rb)
+	default:
+		rb.add(c.numericMsg("410", m.Param(0), "Invalid CAP command"))
+	}
+}
+
+func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
+	nick := m.Param(0)
+	if nick == "" {
+		rb.add(c.numericMsg("431", "No nickname given"))
+		return
+	}
+	if !validNick(nick) {
+		rb.add(c.numericMsg("432", nick, "Erroneous nickname"))
+		return
+	}
+	if !c.registered.Load() {
+		var inUse bool
+		c.s.state.Read(func(st *fsm.State) { inUse = st.SessionByNick(nick) != nil })
+		if inUse {
+			rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
+			return
+		}
+		c.nick = nick
+		c.tryRegister(rb)
+		return
+	}
+	res, err := c.propose(fsm.ChangeNick{Session: c.id, Nick: nick})
+	if err != nil {
+		rb.add(c.failMsg("NICK", "TEMPORARILY_UNAVAILABLE", "The nick could not be changed; try again"))
+		return
+	}
+	switch res.Code {
+	case fsm.OK:
+		c.nick = nick
+	case fsm.NoChange:
+	case fsm.ErrNickInUse:
+		rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
+	case fsm.ErrNickOwned:
+		rb.add(c.numericMsg("433", nick, "Nickname is registered to another identity"))
+	default:
+		rb.add(c.numericMsg("432", nick, "Erroneous nickname"))
+	}
+}
+
+func handleUSER(c *client, m ircmsg.Message, rb *respBuf) {
+	if c.registered.Load() {
+		rb.add(c.numericMsg("462", "You may not reregister"))
+		return
+	}
+	c.user = sanitizeUser(m.Param(0))
+	c.realname = m.Param(3)
+	if len(c.realname) > 128 {
+		c.realname = c.realname[:128]
+	}
+	c.tryRegister(rb)
+}
+
+func handlePING(c *client, m ircmsg.Message, rb *respBuf) {
+	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "PONG", Params: []string{c.s.cfg.ServerName, m.Param(0)}})
+}
+
+func handlePONG(*client, ircmsg.Message, *respBuf) {}
+
+func handleQUIT(c *client, m ircmsg.Message, rb *respBuf) {
+	reason := "Quit"
+	if t := m.Param(0); t != "" {
+		reason = "Quit: " + truncate(t, 300)
+	}
+	c.quit, c.quitReason = true, reason
+	rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"Closing Link: " + c.host + " (" + reason + ")"}})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// tryRegister completes registration once NICK and USER are in and CAP negotiation is over.
+func (c *client) tryRegister(rb *respBuf) {
+	if c.registered.Load() || c.nick == "" || c.user == "" || c.capBusy {
+		return
+	}
+	did := c.currentDID()
+	if did == "" && c.s.cfg.NoGuests {
+		rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"This server requires authentication (guest connections disabled)"}})
+		c.quit, c.quitReason = true, "Authentication required"
+		return
+	}
+	c.authMu.Lock()
+	tokenHash := c.tokenHash
+	c.authMu.Unlock()
+	nick := c.nick
+	for attempt := 0; attempt < 8; attempt++ {
+		res, err := c.propose(fsm.RegisterSession{
+			ID: c.id, Node: c.s.cfg.NodeName, Incarnation: c.s.cfg.Incarnation, Nick: nick, User: c.user,
+			Host: c.host, Realname: c.realname, DID: did, TokenHash: tokenHash, Oper: c.oper, Secure: c.secure,
+		})
+		if err != nil {
+			rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"Registration failed: the server is unavailable"}})
+			c.quit, c.quitReason = true, "Registration failed"
+			return
+		}
+		switch res.Code {
+		case fsm.OK:
+			c.nick = nick
+			c.completeRegistration(rb, did, tokenHash)
+			return
+		case fsm.ErrNickInUse:
+			if nick == c.nick {
+				rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
+				c.nick = ""
+				return
+			}
+		case fsm.ErrNickOwned:
+			wanted := nick
+			if did == "" {
+				nick = guestNick()
+				rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("Nick %s is registered — renamed to %s. Authenticate to reclaim.", wanted, nick)}})
+			} else {
+				nick = derivedNick(wanted, did, attempt)
+				rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is registered to another identity. You are %s (tied to your account).", wanted, nick)}})
+			}
+			continue
+		default:
+			rb.add(c.numericMsg("432", nick, "Erroneous nickname"))
+			c.nick = ""
+			return
+		}
+		nick = guestNick()
+	}
+	rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"Could not find a free nickname"}})
+	c.quit, c.quitReason = true, "Registration failed"
+}
+
+func guestNick() string {
+	n, err := rand.Int(rand.Reader, big.NewInt(100000))
+	if err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return fmt.Sprintf("Guest%d", n.Int64())
+}
+
+// derivedNick is the deterministic nick given to a DID user whose chosen nick belongs to another
+// DID: the nick plus a few hex digits of the DID's hash (more on each retry).
+func derivedNick(nick, did string, attempt int) string {
+	sum := sha256.Sum256([]byte(did))
+	suffix := hex.EncodeToString(sum[:])[:4+attempt]
+	if len(nick) > 64-len(suffix)-1 {
+		nick = truncate(nick, 64-len(suffix)-1)
+	}
+	return nick + "-" + suffix
+}
+
+func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
+	s := c.s
+	s.mu.Lock()
+	s.clients[c.id] = c
+	if tokenHash != "" && s.pending[tokenHash] == c {
+		delete(s.pending, tokenHash)
+	}
+	s.mu.Unlock()
+	c.registered.Store(true)
+	who := "(guest)"
+	if did != "" {
+		who = "(authenticated as " + did + ")"
+	}
+	srv := s.cfg.ServerName
+	rb.add(c.numericMsg("001", fmt.Sprintf("Welcome to %s, %s %s", s.cfg.Network, c.nick, who)))
+	rb.add(c.numericMsg("002", fmt.Sprintf("Your host is %s, running palaver-%s", srv, s.cfg.Version)))
+	rb.add(c.numericMsg("003", "This server was started "+s.started.UTC().Format("2006-01-02 15:04:05 UTC")))
+	rb.add(c.numericMsg("004", srv, "palaver-"+s.cfg.Version, "o", "bhiIkmnotvE", "bhIkov"))
+	for _, chunk := range s.isupport {
+		params := append(strings.Fields(chunk), "are supported by this server")
+		rb.add(c.numericMsg("005", params...))
+	}
+	c.lusers(rb)
+	c.motd(rb)
+	if c.oper {
+		rb.add(ircmsg.Message{Source: srv, Command: "MODE", Params: []string{c.nick, "+o"}})
+	}
+}
+
+// handleAUTHENTICATE runs the SASL ATPROTO-CHALLENGE conversation.
+func handleAUTHENTICATE(c *client, m ircmsg.Message, rb *respBuf) {
+	if c.saslLocked {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 20*time.Second)
+	defer cancel()
+	res := c.sasl.Handle(ctx, m.Param(0), c.s.cfg.Now())
+	fail := func(text string) { rb.add(c.numericMsg("904", text)) }
+	switch res.Outcome {
+	case sasl.OutcomeChallenge:
+		rb.add(ircmsg.Message{Command: "AUTHENTICATE", Params: []string{res.Payload}})
+	case sasl.OutcomeContinue, sasl.OutcomeIgnored:
+	case sasl.OutcomeSuccess:
+		c.saslSuccess(res.DID, rb)
+	case sasl.OutcomeFailure:
+		if res.Counted {
+			c.countSASL("failure")
+		}
+		fail(res.Text)
+	case sasl.OutcomeAborted:
+		fail(res.Text)
+	case sasl.OutcomeUnknownMechanism:
+		rb.add(c.numericMsg("908", sasl.Mechanism, "are available SASL mechanisms"))
+		fail(res.Text)
+	case sasl.OutcomeTooManyFailures:
+		c.countSASL("failure")
+		fail(res.Text)
+		rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"Too many SASL failures"}})
+		c.saslLocked = true
+		c.quit, c.quitReason = true, "Too many SASL failures"
+	}
+}
+
+func (c *client) countSASL(result string) {
+	if m := c.s.cfg.Metrics; m != nil {
+		m.SASL.WithLabelValues(result).Inc()
+	}
+}
+
+func (c *client) saslSuccess(did string, rb *respBuf) {
+	s := c.s
+	token, hash := newToken()
+	oper := s.isOperDID(did)
+	if c.registered.Load() {
+		res, err := c.propose(fsm.Authenticate{Session: c.id, DID: did, TokenHash: hash, Host: cloak(did), Oper: oper})
+		if err != nil {
+			rb.add(c.numericMsg("904", "SASL authentication failed"))
+			return
+		}
+		c.host = cloak(did)
+		c.authMu.Lock()
+		c.did, c.tokenHash = did, hash
+		c.authMu.Unlock()
+		if res.Code == fsm.ErrNickOwned {
+			wanted := c.nick
+			for attempt := 0; attempt < 4; attempt++ {
+				nick := derivedNick(wanted, did, attempt)
+				r, err := c.propose(fsm.ChangeNick{Session: c.id, Nick: nick})
+				if err == nil && r.Code == fsm.OK {
+					rb.add(ircmsg.Message{Source: s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is registered to another identity. You are %s (tied to your account).", wanted, nick)}})
+					c.nick = nick
+					break
+				}
+			}
+		}
+	} else {
+		c.host = cloak(did)
+		s.mu.Lock()
+		c.authMu.Lock()
+		if c.tokenHash != "" && s.pending[c.tokenHash] == c {
+			delete(s.pending, c.tokenHash)
+		}
+		c.did, c.tokenHash = did, hash
+		c.authMu.Unlock()
+		s.pending[hash] = c
+		s.mu.Unlock()
+	}
+	if oper {
+		c.oper = true
+		rb.add(ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: []string{c.displayNick(), "+o"}})
+	}
+	user := c.user
+	if user == "" {
+		user = "user"
+	}
+	rb.add(c.numericMsg("900", c.displayNick()+"!"+user+"@"+c.host, did, "You are now logged in as "+did))
+	rb.add(c.numericMsg("903", "SASL authentication successful"))
+	rb.add(ircmsg.Message{Source: s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", "API-BEARER " + token}})
+	c.countSASL("success")
+}

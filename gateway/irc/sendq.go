@@ -1,0 +1,119 @@
+package irc
+
+import (
+	"sync"
+
+	"github.com/palaver-chat/palaver/gateway/transport"
+)
+
+// sendQueue is a connection's bounded output queue. Enqueue never blocks: lines are appended and a
+// writer goroutine, which exists only while there is data, drains them with one vectored write. A
+// queue that grows past its byte budget is closed and the overflow callback disconnects the client.
+type sendQueue struct {
+	mu       sync.Mutex
+	conn     transport.Conn
+	lines    [][]byte
+	bytes    int
+	limit    int
+	writing  bool
+	closing  bool // close the connection once drained
+	closed   bool
+	overflow func()
+	done     chan struct{} // closed when the connection is closed by the queue
+	doneOnce sync.Once
+}
+
+func newSendQueue(conn transport.Conn, limit int, overflow func()) *sendQueue {
+	return &sendQueue{conn: conn, limit: limit, overflow: overflow, done: make(chan struct{})}
+}
+
+// enqueue appends lines; it reports false when the queue is closed or just overflowed.
+func (q *sendQueue) enqueue(lines ...[]byte) bool {
+	q.mu.Lock()
+	if q.closed || q.closing {
+		q.mu.Unlock()
+		return false
+	}
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	if q.bytes+n > q.limit {
+		q.closed = true
+		q.lines, q.bytes = nil, 0
+		q.mu.Unlock()
+		q.conn.Close()
+		q.signalDone()
+		if q.overflow != nil {
+			q.overflow()
+		}
+		return false
+	}
+	q.lines = append(q.lines, lines...)
+	q.bytes += n
+	if !q.writing {
+		q.writing = true
+		go q.drain()
+	}
+	q.mu.Unlock()
+	return true
+}
+
+func (q *sendQueue) drain() {
+	for {
+		q.mu.Lock()
+		if len(q.lines) == 0 || q.closed {
+			q.writing = false
+			closeNow := q.closing && !q.closed
+			if closeNow {
+				q.closed = true
+			}
+			q.mu.Unlock()
+			if closeNow {
+				q.conn.Close()
+				q.signalDone()
+			}
+			return
+		}
+		batch := q.lines
+		q.lines, q.bytes = nil, 0
+		q.mu.Unlock()
+		if err := q.conn.WriteLines(batch); err != nil {
+			q.mu.Lock()
+			q.closed = true
+			q.lines, q.bytes, q.writing = nil, 0, false
+			q.mu.Unlock()
+			q.conn.Close()
+			q.signalDone()
+			return
+		}
+	}
+}
+
+// closeAfterFlush writes what is queued (plus lines) and then closes the connection.
+func (q *sendQueue) closeAfterFlush(lines ...[]byte) {
+	q.mu.Lock()
+	if q.closed || q.closing {
+		q.mu.Unlock()
+		return
+	}
+	q.lines = append(q.lines, lines...)
+	q.closing = true
+	if !q.writing {
+		q.writing = true
+		go q.drain()
+	}
+	q.mu.Unlock()
+}
+
+// closeNow drops pending output and closes the connection.
+func (q *sendQueue) closeNow() {
+	q.mu.Lock()
+	q.closed = true
+	q.lines, q.bytes = nil, 0
+	q.mu.Unlock()
+	q.conn.Close()
+	q.signalDone()
+}
+
+func (q *sendQueue) signalDone() { q.doneOnce.Do(func() { close(q.done) }) }

@@ -1,0 +1,241 @@
+package irc
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// State is the read side of the local replica.
+type State interface {
+	Read(func(*fsm.State))
+}
+
+// Proposer submits a command to the replicated log and returns its result once this node has
+// applied it.
+type Proposer interface {
+	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
+}
+
+// History is the node's durable event store, as the IRC edge uses it.
+type History interface {
+	Append(ctx context.Context, msgs ...*eventstore.Message) error
+	Get(ctx context.Context, msgid string) (eventstore.Message, error)
+	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
+	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
+	Between(ctx context.Context, venue string, a, b eventstore.Bound, limit int) ([]eventstore.Message, error)
+	Around(ctx context.Context, venue string, center eventstore.Bound, limit int) ([]eventstore.Message, error)
+	Latest(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
+}
+
+// Config is the IRC edge's immutable configuration.
+type Config struct {
+	ServerName  string
+	Network     string
+	NodeName    string
+	Incarnation string // this process; sessions of older incarnations are purged at start
+	Version     string
+	MOTD        []string
+	Opers       map[string]string // OPER name → password
+	OperDIDs    []string          // DIDs that become server operators when they authenticate
+	NoGuests    bool
+	// FloodLimits enables the per-connection command and message limits. Only benchmarks turn it off.
+	FloodLimits bool
+	SendQBytes  int           // per-connection output budget; default 256 KiB
+	PingAfter   time.Duration // idle time before the server pings; default 30 s
+	PingTimeout time.Duration // time to answer that ping; default 60 s
+	JoinHistory int           // messages replayed on JOIN; default 25, negative disables
+	Logger      *slog.Logger
+	Metrics     *metrics.Set
+	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// Server is the IRC edge of one node.
+type Server struct {
+	cfg      Config
+	state    State
+	proposer Proposer
+	history  History
+	verifier *sasl.Verifier
+	log      *slog.Logger
+	started  time.Time
+	isupport []string
+
+	mu      sync.RWMutex
+	clients map[string]*client // registered local sessions by session id
+	pending map[string]*client // bearer token hash → unregistered client that minted it
+
+	conns    atomic.Int64
+	batchSeq atomic.Uint64
+
+	idMu    sync.Mutex
+	entropy *ulid.MonotonicEntropy
+
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New builds the IRC edge.
+func New(cfg Config, state State, proposer Proposer, history History, verifier *sasl.Verifier) *Server {
+	if cfg.SendQBytes <= 0 {
+		cfg.SendQBytes = 256 << 10
+	}
+	if cfg.PingAfter <= 0 {
+		cfg.PingAfter = 30 * time.Second
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = 60 * time.Second
+	}
+	if cfg.JoinHistory == 0 {
+		cfg.JoinHistory = 25
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Network == "" {
+		cfg.Network = cfg.ServerName
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg: cfg, state: state, proposer: proposer, history: history, verifier: verifier,
+		log: cfg.Logger, started: time.Now(),
+		clients: map[string]*client{}, pending: map[string]*client{},
+		entropy: ulid.Monotonic(rand.Reader, 0),
+		ctx:     ctx, cancel: cancel,
+	}
+	s.isupport = buildISupport(cfg)
+	return s
+}
+
+// Close disconnects every client.
+func (s *Server) Close() {
+	s.cancel()
+	s.mu.RLock()
+	list := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		list = append(list, c)
+	}
+	s.mu.RUnlock()
+	for _, c := range list {
+		c.q.closeAfterFlush(c.line(s.cfg.ServerName, "ERROR", "Server shutting down"))
+	}
+}
+
+// Connections is the number of open client connections on this node.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
+
+// Uptime is the time since the edge started.
+func (s *Server) Uptime() time.Duration { return time.Since(s.started) }
+
+// newMsgID mints a monotonic ULID.
+func (s *Server) newMsgID(now time.Time) string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return ulid.MustNew(ulid.Timestamp(now), s.entropy).String()
+}
+
+// newToken mints an opaque bearer token of 256 random bits and its hash.
+func newToken() (token, hash string) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	token = base64.RawURLEncoding.EncodeToString(b[:])
+	return token, HashToken(token)
+}
+
+// HashToken is the form in which a bearer token is replicated: its SHA-256, hex.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// ResolveToken maps a bearer token to the DID of the live IRC session that minted it.
+func (s *Server) ResolveToken(token string) (string, bool) {
+	if token == "" {
+		return "", false
+	}
+	hash := HashToken(token)
+	var did string
+	s.state.Read(func(st *fsm.State) {
+		if se := st.SessionByToken(hash); se != nil {
+			did = se.DID
+		}
+	})
+	if did != "" {
+		return did, true
+	}
+	s.mu.RLock()
+	c := s.pending[hash]
+	s.mu.RUnlock()
+	if c != nil {
+		if d := c.pendingDID(); d != "" {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) localClient(id string) *client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.clients[id]
+}
+
+func (s *Server) isOperDID(did string) bool {
+	for _, d := range s.cfg.OperDIDs {
+		if d == did {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOper compares an OPER name and password in constant time.
+func (s *Server) checkOper(name, password string) bool {
+	want, ok := s.cfg.Opers[name]
+	if !ok {
+		// Compare anyway so the timing does not reveal which names exist.
+		want = "\x00no-such-oper"
+	}
+	a, b := sha256.Sum256([]byte(password)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1 && ok
+}
+
+func (s *Server) nextBatchID() string {
+	n := s.batchSeq.Add(1)
+	return "b" + encodeBase36(n)
+}
+
+func encodeBase36(n uint64) string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	if n == 0 {
+		return "0"
+	}
+	var b [16]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = digits[n%36]
+		n /= 36
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,22 @@
+// Package loadgen is the load generator behind `palaver bench`: the
+// benchmark scenarios of the design's table (B1 idle memory, B2 login
+// storm so far), the measurements they take (server resident memory from
+// /proc, the load client's own CPU time, latency percentiles), the summary
+// of repeated runs (median and min–max spread) and the table and JSON
+// reports.
+//
+// The scenarios do not use ircclient.Client for their connections: that
+// client starts a reader goroutine per connection, keeps a 16 KiB read
+// buffer, a 256-line queue and a history of every message, which is right
+// for tests but would make the load client eat the CPU and memory it is
+// meant to measure in the server (both share one small machine). Instead a
+// lean line connection (conn.go) reads with a small buffer on the calling
+// goroutine and writes each batch of lines with one system call; WebSocket
+// connections use nhooyr.io/websocket directly, one IRC line per message.
+// Signing reuses ircclient's did:key signers, so the SASL response is the
+// one the client package produces.
+//
+// Everything that talks to a server speaks plain IRC (NICK/USER, JOIN,
+// PING/PONG), except the login storm, which needs SASL ATPROTO-CHALLENGE,
+// so the plain scenarios can measure any IRC server side by side.
+package loadgen

@@ -1,0 +1,145 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// SpawnConfig describes a server process to start for a run.
+type SpawnConfig struct {
+	Binary     string        // the executable
+	Args       []string      // its arguments
+	LogPath    string        // its stdout and stderr are appended here
+	ReadyAddrs []string      // TCP addresses that must accept connections before the server counts as up
+	Timeout    time.Duration // bound on start-up; default 30 s
+}
+
+// SpawnedServer is a running child server.
+type SpawnedServer struct {
+	cmd    *exec.Cmd
+	log    *os.File
+	exited chan struct{} // closed when the process has been waited for
+	err    error         // its exit status, valid once exited is closed
+}
+
+// Spawn starts the server and waits until every ReadyAddr accepts a
+// connection (or the process exits, or Timeout passes).
+func Spawn(ctx context.Context, cfg SpawnConfig) (*SpawnedServer, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	log, err := os.OpenFile(cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: server log: %w", err)
+	}
+	cmd := exec.Command(cfg.Binary, cfg.Args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("loadgen: starting %s: %w", cfg.Binary, err)
+	}
+	s := &SpawnedServer{cmd: cmd, log: log, exited: make(chan struct{})}
+	go func() {
+		s.err = cmd.Wait()
+		close(s.exited)
+	}()
+	readyCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	for _, addr := range cfg.ReadyAddrs {
+		if err := s.waitListening(readyCtx, addr); err != nil {
+			s.Stop(5 * time.Second)
+			return nil, fmt.Errorf("loadgen: server not up (log: %s): %w", cfg.LogPath, err)
+		}
+	}
+	return s, nil
+}
+
+// PID is the server's process id.
+func (s *SpawnedServer) PID() int { return s.cmd.Process.Pid }
+
+// waitListening retries a connection to addr until it succeeds.
+func (s *SpawnedServer) waitListening(ctx context.Context, addr string) error {
+	ticker := time.NewTicker(50 * time.Millisecond)
+	defer ticker.Stop()
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("the process exited before listening on %s: %v", addr, s.err)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last: %v)", addr, ctx.Err(), err)
+		case <-ticker.C:
+		}
+	}
+}
+
+// Stop asks the server to shut down (SIGTERM), kills it if it has not
+// exited within grace, and waits for it. A shutdown by SIGTERM or the kill
+// is not an error.
+func (s *SpawnedServer) Stop(grace time.Duration) error {
+	defer s.log.Close()
+	select {
+	case <-s.exited:
+		return s.exitError()
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("loadgen: signalling the server: %w", err)
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-s.exited:
+		return s.exitError()
+	case <-timer.C:
+	}
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("loadgen: killing the server: %w", err)
+	}
+	<-s.exited
+	return nil
+}
+
+func (s *SpawnedServer) exitError() error {
+	var exit *exec.ExitError
+	if errors.As(s.err, &exit) && !exit.Exited() { // ended by a signal
+		return nil
+	}
+	if s.err != nil {
+		return fmt.Errorf("loadgen: the server exited: %w", s.err)
+	}
+	return nil
+}
+
+// FreeLoopbackAddrs returns n distinct 127.0.0.1:port addresses that were
+// free a moment ago (the kernel picked them); another process may take
+// one before the caller binds it, a risk a benchmark on a private machine
+// accepts.
+func FreeLoopbackAddrs(n int) ([]string, error) {
+	out := make([]string, 0, n)
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: finding a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().String())
+	}
+	return out, nil
+}

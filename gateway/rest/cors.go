@@ -1,0 +1,105 @@
+package rest
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+const (
+	corsAllowMethods  = "GET, POST, PUT, OPTIONS"
+	corsAllowHeaders  = "Content-Type, Authorization"
+	corsExposeHeaders = "Link, Retry-After, WWW-Authenticate"
+	corsMaxAge        = "600"
+)
+
+// originPolicy decides which browser origins may call the API.
+type originPolicy struct {
+	allowed map[string]bool // normalized "scheme://host[:port]"
+}
+
+func newOriginPolicy(origins []string) originPolicy {
+	p := originPolicy{allowed: make(map[string]bool, len(origins))}
+	for _, o := range origins {
+		if norm, ok := normalizeOrigin(o); ok {
+			p.allowed[norm] = true
+		}
+	}
+	return p
+}
+
+// allows reports whether origin may make credentialed cross-origin calls:
+// a configured origin, or http(s) on localhost or 127.0.0.1 at any port.
+func (p originPolicy) allows(origin string) bool {
+	norm, ok := normalizeOrigin(origin)
+	if !ok {
+		return false
+	}
+	u, _ := url.Parse(norm)
+	if h := u.Hostname(); h == "localhost" || h == "127.0.0.1" {
+		return true
+	}
+	return p.allowed[norm]
+}
+
+// allowsWebSocket also admits a page served by the host it connects to, as
+// browsers' same-origin rule would.
+func (p originPolicy) allowsWebSocket(origin, requestHost string) bool {
+	if p.allows(origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, requestHost)
+}
+
+// normalizeOrigin lowercases scheme and host and drops a default port. It
+// refuses anything that is not a bare http(s) origin.
+func normalizeOrigin(origin string) (string, bool) {
+	u, err := url.Parse(strings.TrimRight(origin, "/"))
+	if err != nil || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", false
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return scheme + "://" + host, true
+}
+
+// cors answers preflight requests with 204 and marks allowed origins on
+// every response. A refused origin simply gets no CORS headers, which the
+// browser enforces.
+func (s *Server) cors(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Add("Vary", "Origin")
+	origin := c.GetHeader("Origin")
+	allowed := origin != "" && s.origins.allows(origin)
+	if allowed {
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Allow-Credentials", "true")
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	}
+	if c.Request.Method != http.MethodOptions {
+		c.Next()
+		return
+	}
+	if allowed {
+		h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+		h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+		h.Set("Access-Control-Max-Age", corsMaxAge)
+	}
+	c.AbortWithStatus(http.StatusNoContent)
+}

@@ -1,0 +1,112 @@
+package sasl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// maxSessionBytes bounds the getSession answer read from a PDS.
+const maxSessionBytes = 64 << 10
+
+// getSessionPath is the XRPC endpoint that tells who an access token belongs to.
+const getSessionPath = "/xrpc/com.atproto.server.getSession"
+
+// verifyPDSSession proves control of r.DID by the DID's own PDS accepting
+// r.Signature as an access token for that DID. The nonce echo binds the
+// token's use to this challenge, so a token presented to another server
+// cannot be replayed here within the same flow.
+func (v *Verifier) verifyPDSSession(ctx context.Context, ch Challenge, r Response) error {
+	if r.ChallengeNonce == "" || r.ChallengeNonce != ch.Nonce {
+		return fmt.Errorf("%w: challenge_nonce does not match the challenge", ErrRejected)
+	}
+	if !isTokenText(r.Signature) {
+		return fmt.Errorf("%w: access token has characters not allowed in a bearer token", ErrRejected)
+	}
+	doc, err := v.resolve(ctx, r.DID)
+	if err != nil {
+		return err
+	}
+	endpoint, ok := doc.PDSEndpoint()
+	if !ok {
+		return fmt.Errorf("%w: %s names no #atproto_pds service", ErrRejected, r.DID)
+	}
+	pds, err := parsePDSURL(endpoint)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrRejected, r.DID, err)
+	}
+	if r.PDSURL != "" {
+		claimed, err := parsePDSURL(r.PDSURL)
+		if err != nil || claimed != pds {
+			return fmt.Errorf("%w: pds_url %q is not the document's PDS %q", ErrRejected, r.PDSURL, endpoint)
+		}
+	}
+	sessionDID, err := v.getSession(ctx, pds, r.Signature)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if sessionDID != r.DID {
+		return fmt.Errorf("%w: PDS session belongs to %q, not %q", ErrRejected, sessionDID, r.DID)
+	}
+	return nil
+}
+
+// parsePDSURL accepts an absolute https URL with no user info, query or
+// fragment and returns it normalized (lowercase scheme and host, no trailing
+// slash), ready for an XRPC path to be appended.
+func parsePDSURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("PDS endpoint %q: %w", raw, err)
+	}
+	if !strings.EqualFold(u.Scheme, "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("PDS endpoint %q is not a plain https URL", raw)
+	}
+	return "https://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// isTokenText reports whether s is visible ASCII, as a bearer token must be.
+func isTokenText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// getSession asks the PDS whose session the access token is and returns its DID.
+func (v *Verifier) getSession(ctx context.Context, pds, token string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pds+getSessionPath, nil)
+	if err != nil {
+		return "", fmt.Errorf("building getSession request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := v.Resolver.HTTPClient().Do(req)
+	if err != nil {
+		return "", fmt.Errorf("getSession at %s: %w", pds, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("getSession at %s: status %s", pds, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSessionBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading getSession from %s: %w", pds, err)
+	}
+	if len(body) > maxSessionBytes {
+		return "", fmt.Errorf("getSession from %s: answer over %d bytes", pds, maxSessionBytes)
+	}
+	var session struct {
+		DID string `json:"did"`
+	}
+	if err := json.Unmarshal(body, &session); err != nil {
+		return "", fmt.Errorf("getSession from %s: %w", pds, err)
+	}
+	return session.DID, nil
+}

@@ -1,0 +1,99 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// Config is everything a node needs to start. The zero value plus Defaults is the embedded
+// single-node default that `make run` starts.
+type Config struct {
+	ServerName string // IRC server name and did:web host name
+	NodeName   string // Raft server id; defaults to ServerName
+	DataDir    string
+
+	IRCAddr  string // plain IRC; empty disables
+	TLSAddr  string // IRC over TLS; empty disables
+	HTTPAddr string // REST API and IRC over WebSocket at /irc
+	RaftAddr string // Raft transport
+	BaseURL  string // public URL of the HTTP server; default http://<HTTPAddr>
+
+	TLSCertFile, TLSKeyFile string // when empty, a self-signed certificate is generated in DataDir/tls
+
+	MOTDFile string
+	Opers    map[string]string // OPER name → password
+	OperDIDs []string
+	NoGuests bool
+
+	PLCDirectory    string
+	ChallengeTTL    time.Duration
+	MaxConnsPerIP   int
+	AllowedOrigins  []string
+	JoinHistory     int
+	NoFloodLimits   bool // benchmarks only
+	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
+
+	Version string
+
+	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
+	Clock func() time.Time
+}
+
+// Defaults fills in the embedded single-node default.
+func (c *Config) Defaults() {
+	if c.ServerName == "" {
+		c.ServerName = "localhost"
+	}
+	if c.NodeName == "" {
+		c.NodeName = c.ServerName
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:8080"
+	}
+	if c.RaftAddr == "" {
+		c.RaftAddr = "127.0.0.1:6670"
+	}
+	if c.PLCDirectory == "" {
+		c.PLCDirectory = "https://plc.directory"
+	}
+	if c.ChallengeTTL == 0 {
+		c.ChallengeTTL = 60 * time.Second
+	}
+	if c.MaxConnsPerIP == 0 {
+		c.MaxConnsPerIP = 20
+	}
+	if c.Version == "" {
+		c.Version = "0.1.0"
+	}
+}
+
+// Validate reports the first problem with a configuration.
+func (c *Config) Validate() error {
+	if strings.ContainsAny(c.ServerName, " /:@!") {
+		return fmt.Errorf("server name %q: must be a host name", c.ServerName)
+	}
+	if c.ChallengeTTL < time.Second || c.ChallengeTTL > 60*time.Second {
+		return fmt.Errorf("challenge lifetime %s: must be between 1s and 60s", c.ChallengeTTL)
+	}
+	for name, addr := range map[string]string{"irc": c.IRCAddr, "tls": c.TLSAddr, "http": c.HTTPAddr, "raft": c.RaftAddr} {
+		if addr == "" {
+			if name == "http" || name == "raft" {
+				return fmt.Errorf("%s address is required", name)
+			}
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("%s address %q: %w", name, addr, err)
+		}
+	}
+	if c.IRCAddr == "" && c.TLSAddr == "" && c.HTTPAddr == "" {
+		return errors.New("no listener configured")
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/gateway/transport"
+	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// Node is one running Palaver node.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	machine *fsm.Machine
+	raft    *raft.Store
+	events  *eventstore.Store
+	irc     *irc.Server
+	rest    *rest.Server
+	metrics *metrics.Set
+	started time.Time
+
+	ircLn, tlsLn, httpLn net.Listener
+	httpSrv              *http.Server
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// Start opens the node's state and starts its listeners. The node runs until Close.
+func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now()}
+	defer func() {
+		if err != nil {
+			n.Close()
+			n = nil
+		}
+	}()
+	n.metrics = metrics.New()
+	n.machine = fsm.New(n.log)
+
+	// The IRC edge observes the state machine from the first applied entry on.
+	incarnation := ulid.Make().String()
+	n.raft, err = raft.Open(ctx, raft.Config{
+		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
+		Bootstrap: true, Logger: n.log.With("component", "raft"),
+		OnApply: func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
+	}, n.machine)
+	if err != nil {
+		return n, fmt.Errorf("raft: %w", err)
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
+	err = n.raft.WaitForLeader(waitCtx)
+	if err == nil {
+		// Replay every committed entry before serving reads from the replica.
+		err = n.raft.Barrier(waitCtx)
+	}
+	cancelWait()
+	if err != nil {
+		return n, fmt.Errorf("raft: waiting for a leader: %w", err)
+	}
+	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log.With("component", "eventstore")})
+	if err != nil {
+		return n, fmt.Errorf("event store: %w", err)
+	}
+	resolver := keyresolver.New(keyresolver.Options{PLCDirectory: cfg.PLCDirectory, AllowPrivateAddresses: cfg.AllowPrivateDID, Logger: n.log.With("component", "keyresolver")})
+	verifier := &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}
+	motd, err := readMOTD(cfg.MOTDFile)
+	if err != nil {
+		return n, err
+	}
+	prop := &proposer{store: n.raft, node: cfg.NodeName}
+	n.irc = irc.New(irc.Config{
+		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: incarnation, Version: cfg.Version,
+		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
+		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
+		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
+	}, n.machine, prop, n.events, verifier)
+	n.machine.SetObserver(n.irc.Observe)
+
+	// Sessions held by an earlier process of this node died with it.
+	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
+	_, err = prop.Propose(purgeCtx, fsm.PurgeNode{Node: cfg.NodeName, Keep: incarnation, Reason: "Server restarted"})
+	cancelPurge()
+	if err != nil {
+		return n, fmt.Errorf("purging old sessions: %w", err)
+	}
+
+	n.metrics.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(n.channelCount()) })
+	n.metrics.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(n.started).Seconds() })
+	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
+	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	limiter := transport.NewIPLimiter(cfg.MaxConnsPerIP)
+	if cfg.IRCAddr != "" {
+		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
+			return n, fmt.Errorf("irc listener: %w", err)
+		}
+		n.serve(runCtx, n.ircLn, "tcp", limiter)
+	}
+	if cfg.TLSAddr != "" {
+		cert, err := transport.LoadOrCreateCertificate(filepath.Join(cfg.DataDir, "tls"), cfg.TLSCertFile, cfg.TLSKeyFile, certHosts(cfg))
+		if err != nil {
+			return n, fmt.Errorf("tls certificate: %w", err)
+		}
+		ln, err := net.Listen("tcp", cfg.TLSAddr)
+		if err != nil {
+			return n, fmt.Errorf("tls listener: %w", err)
+		}
+		n.tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		n.serve(runCtx, n.tlsLn, "tls", limiter)
+	}
+	if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return n, fmt.Errorf("http listener: %w", err)
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
+	}
+	n.rest = rest.New(rest.Config{
+		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
+		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
+		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
+	})
+	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.httpSrv.Serve(n.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("http server", "err", err)
+		}
+	}()
+	n.log.Info("node started", "server_name", cfg.ServerName, "irc", addrOf(n.ircLn), "tls", addrOf(n.tlsLn), "http", addrOf(n.httpLn), "data", cfg.DataDir)
+	return n, nil
+}
+
+func (n *Node) serve(ctx context.Context, ln net.Listener, kind string, limiter *transport.IPLimiter) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := transport.Serve(ctx, ln, kind, limiter, n.irc.Handle); err != nil && ctx.Err() == nil {
+			n.log.Error("listener stopped", "kind", kind, "err", err)
+		}
+	}()
+}
+
+// Close stops the node: listeners first, then clients, Raft and the event store.
+func (n *Node) Close() error {
+	var errs []error
+	n.once.Do(func() {
+		if n.cancel != nil {
+			n.cancel()
+		}
+		for _, ln := range []net.Listener{n.ircLn, n.tlsLn} {
+			if ln != nil {
+				ln.Close()
+			}
+		}
+		if n.httpSrv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			n.httpSrv.Shutdown(ctx)
+			cancel()
+		} else if n.httpLn != nil {
+			n.httpLn.Close()
+		}
+		if n.irc != nil {
+			n.irc.Close()
+		}
+		n.wg.Wait()
+		if n.raft != nil {
+			if err := n.raft.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("raft: %w", err))
+			}
+		}
+		if n.events != nil {
+			if err := n.events.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("event store: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// IRCAddr, TLSAddr and HTTPAddr are the bound listener addresses ("" when disabled).
+func (n *Node) IRCAddr() string  { return addrOf(n.ircLn) }
+func (n *Node) TLSAddr() string  { return addrOf(n.tlsLn) }
+func (n *Node) HTTPAddr() string { return addrOf(n.httpLn) }
+
+// Machine exposes the replicated state for tests and tools.
+func (n *Node) Machine() *fsm.Machine { return n.machine }
+
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+// Health reports the node's health object.
+func (n *Node) Health() rest.Health {
+	st := n.raft.Status()
+	return rest.Health{
+		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
+		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: false, Version: n.cfg.Version,
+		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term,
+	}
+}
+
+// channelCount counts channels that have members.
+func (n *Node) channelCount() int {
+	count := 0
+	n.machine.Read(func(st *fsm.State) {
+		for _, ch := range st.Channels {
+			if len(ch.Members) > 0 {
+				count++
+			}
+		}
+	})
+	return count
+}
+
+func certHosts(cfg Config) []string {
+	hosts := []string{cfg.ServerName, "localhost", "127.0.0.1", "::1"}
+	if h, _, err := net.SplitHostPort(cfg.TLSAddr); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+func readMOTD(path string) ([]string, error) {
+	if path == "" {
+		return []string{"Welcome to Palaver. Identity is a DID: authenticate with SASL ATPROTO-CHALLENGE, or chat as a guest."}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("motd: %w", err)
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n"), nil
+}
+
+// proposer stamps commands with a request id, this node's name and the time, and proposes them.
+type proposer struct {
+	store *raft.Store
+	node  string
+}
+
+func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error) {
+	data, err := fsm.Encode(cmd, ulid.Make().String(), p.node, time.Now().UnixMilli())
+	if err != nil {
+		return fsm.Result{}, err
+	}
+	resp, _, err := p.store.Propose(ctx, data)
+	if err != nil {
+		return fsm.Result{}, fmt.Errorf("propose: %w", err)
+	}
+	res, ok := resp.(fsm.Result)
+	if !ok {
+		return fsm.Result{}, fmt.Errorf("propose: unexpected state machine response %T", resp)
+	}
+	return res, nil
+}
+
+// favorites adapts the replicated per-DID favourites to the REST API.
+type favorites struct {
+	machine *fsm.Machine
+	prop    *proposer
+}
+
+func (f *favorites) Favorites(did string) []string {
+	var out []string
+	f.machine.Read(func(st *fsm.State) { out = append([]string{}, st.Favorites[did]...) })
+	return out
+}
+
+func (f *favorites) SetFavorites(ctx context.Context, did string, list []string) ([]string, error) {
+	res, err := f.prop.Propose(ctx, fsm.SetFavorites{DID: did, Favorites: list})
+	if err != nil {
+		return nil, err
+	}
+	if res.Code != fsm.OK {
+		return nil, fmt.Errorf("favorites: %s", res.Code)
+	}
+	if res.List == nil {
+		return []string{}, nil
+	}
+	return res.List, nil
+}

@@ -1,0 +1,195 @@
+package fsm
+
+// removeMember takes a session out of a channel and deletes the channel when it is left empty and
+// holds nothing worth keeping (no founder, DID ops, topic or lists).
+func (a *applier) removeMember(c *Channel, id string) {
+	if c == nil {
+		return
+	}
+	delete(c.Members, id)
+	if se := a.st.Sessions[id]; se != nil {
+		delete(se.Channels, c.Name)
+	}
+	if len(c.Members) == 0 && c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
+		len(c.Bans) == 0 && len(c.Exceptions) == 0 {
+		delete(a.st.Channels, c.Name)
+	}
+}
+
+func validChannelName(name string) bool {
+	return len(name) >= 2 && len(name) <= MaxChannelLen && (name[0] == '#' || name[0] == '&') && Fold(name) == name
+}
+
+func (a *applier) join(c Join) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if !validChannelName(c.Channel) {
+		return Result{Code: ErrBadName}
+	}
+	ch := a.st.Channels[c.Channel]
+	if ch != nil && ch.Members[se.ID] != nil {
+		return Result{Code: NoChange}
+	}
+	if len(se.Channels) >= MaxChannelsPerSession {
+		return Result{Code: ErrTooManyChannels}
+	}
+	created := false
+	member := &Member{JoinedAt: a.env.Time}
+	if ch == nil {
+		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, NoExternal: true, TopicLock: true,
+			FounderDID: se.DID, Members: map[string]*Member{}}
+		a.st.Channels[c.Channel] = ch
+		created = true
+		member.Op = true
+	} else {
+		founder := se.DID != "" && se.DID == ch.FounderDID
+		privileged := founder || se.Oper
+		hostmask := se.Hostmask()
+		key := InviteKey(se.ID, se.DID)
+		_, invited := ch.Invites[key]
+		if !privileged {
+			if ch.IsBanned(hostmask, se.DID) {
+				return Result{Code: ErrBanned}
+			}
+			if ch.Key != "" && c.Key != ch.Key && !invited {
+				return Result{Code: ErrBadKey}
+			}
+			if ch.InviteOnly && !invited && !ch.IsExcepted(hostmask, se.DID) {
+				return Result{Code: ErrInviteOnly}
+			}
+		}
+		if invited {
+			delete(ch.Invites, key)
+		}
+		if founder || (se.DID != "" && ch.DIDOps[se.DID]) {
+			member.Op = true
+		}
+		if ch.FounderDID == "" && len(ch.Members) == 0 && se.DID != "" {
+			// An unowned channel that everyone left is founded again by its next authenticated joiner.
+			ch.FounderDID = se.DID
+			member.Op = true
+		}
+	}
+	ch.Members[se.ID] = member
+	se.Channels[ch.Name] = true
+	a.emit(Event{Kind: EvJoin, Actor: se.Ref(), Channel: ch.Name, Member: *member, Created: created})
+	m := *member
+	return Result{Code: OK, Member: &m, Created: created}
+}
+
+func (a *applier) memberOf(sessionID, channel string) (*Session, *Channel, Result) {
+	se := a.st.Sessions[sessionID]
+	if se == nil {
+		return nil, nil, Result{Code: ErrNoSuchSession}
+	}
+	ch := a.st.Channels[channel]
+	if ch == nil {
+		return se, nil, Result{Code: ErrNoSuchChannel}
+	}
+	return se, ch, Result{Code: OK}
+}
+
+func (a *applier) part(c Part) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	if ch.Members[se.ID] == nil {
+		return Result{Code: ErrNotOnChannel}
+	}
+	a.removeMember(ch, se.ID)
+	a.emit(Event{Kind: EvPart, Actor: se.Ref(), Channel: c.Channel, Text: c.Reason})
+	return Result{Code: OK}
+}
+
+func (a *applier) kick(c Kick) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	me := ch.Members[se.ID]
+	if me == nil && !se.Oper {
+		return Result{Code: ErrNotOnChannel}
+	}
+	target := a.st.Sessions[c.Target]
+	if target == nil || ch.Members[target.ID] == nil {
+		return Result{Code: ErrUserNotInChannel}
+	}
+	isOp := a.st.IsChannelOp(ch, se)
+	isHalf := me != nil && me.HalfOp
+	if !isOp {
+		tm := ch.Members[target.ID]
+		if !isHalf || tm.Op || tm.HalfOp || (target.DID != "" && target.DID == ch.FounderDID) {
+			return Result{Code: ErrChanOpNeeded}
+		}
+	}
+	ref := target.Ref()
+	a.removeMember(ch, target.ID)
+	a.emit(Event{Kind: EvKick, Actor: se.Ref(), Target: ref, Channel: c.Channel, Text: c.Reason})
+	return Result{Code: OK}
+}
+
+func (a *applier) topic(c Topic) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	if len(c.Text) > MaxTopicLen {
+		return Result{Code: ErrTopicTooLong}
+	}
+	me := ch.Members[se.ID]
+	if me == nil && !se.Oper {
+		return Result{Code: ErrNotOnChannel}
+	}
+	if ch.TopicLock && !a.st.IsChannelOp(ch, se) && !(me != nil && me.HalfOp) {
+		return Result{Code: ErrChanOpNeeded}
+	}
+	ch.Topic, ch.TopicBy, ch.TopicAt = c.Text, se.Hostmask(), a.env.Time
+	if c.Text == "" {
+		ch.TopicBy, ch.TopicAt = "", 0
+	}
+	a.emit(Event{Kind: EvTopic, Actor: se.Ref(), Channel: c.Channel, Text: c.Text})
+	return Result{Code: OK}
+}
+
+func (a *applier) invite(c Invite) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	if ch.Members[se.ID] == nil && !se.Oper {
+		return Result{Code: ErrNotOnChannel}
+	}
+	if ch.InviteOnly && !a.st.IsChannelOp(ch, se) {
+		return Result{Code: ErrChanOpNeeded}
+	}
+	target := a.st.Sessions[c.Target]
+	if target == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if ch.Members[target.ID] != nil {
+		return Result{Code: ErrUserOnChannel}
+	}
+	if ch.Invites == nil {
+		ch.Invites = map[string]int64{}
+	}
+	if len(ch.Invites) >= MaxListEntries {
+		evictOldestInvite(ch.Invites)
+	}
+	ch.Invites[InviteKey(target.ID, target.DID)] = a.env.Time
+	a.emit(Event{Kind: EvInvite, Actor: se.Ref(), Target: target.Ref(), Channel: c.Channel})
+	return Result{Code: OK}
+}
+
+// evictOldestInvite drops the oldest invite (ties broken by key) so the list stays bounded.
+func evictOldestInvite(invites map[string]int64) {
+	oldest, at := "", int64(0)
+	for k, t := range invites {
+		if oldest == "" || t < at || (t == at && k < oldest) {
+			oldest, at = k, t
+		}
+	}
+	delete(invites, oldest)
+}

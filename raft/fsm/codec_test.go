@@ -1,0 +1,227 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// sampleCommands holds one command of every type with every field set.
+func sampleCommands() []Command {
+	return []Command{
+		RegisterSession{ID: "s1", Node: "n1", Incarnation: "i1", Nick: "Alice", User: "al", Host: "cloak.example",
+			Realname: "Alice A", DID: "did:plc:alice", TokenHash: "th1", Oper: true, Secure: true},
+		ChangeNick{Session: "s1", Nick: "alice2"},
+		Authenticate{Session: "s1", DID: "did:plc:alice", TokenHash: "th2", Host: "alice.example", Oper: true},
+		EndSession{Session: "s1", Reason: "bye"},
+		Join{Session: "s1", Channel: "#c", Key: "k"},
+		Part{Session: "s1", Channel: "#c", Reason: "later"},
+		Kick{Session: "s1", Channel: "#c", Target: "s2", Reason: "spam"},
+		Topic{Session: "s1", Channel: "#c", Text: `hello <world> & "you"`},
+		Mode{Session: "s1", Channel: "#c", Changes: []ModeChange{
+			{Add: true, Mode: "o", Arg: "bob", Target: "s2"}, {Add: false, Mode: "k"}, {Add: true, Mode: "b", Arg: "*!*@h"}}},
+		Invite{Session: "s1", Channel: "#c", Target: "s2"},
+		Away{Session: "s1", Text: "gone"},
+		Oper{Session: "s1"},
+		PurgeNode{Node: "n1", Keep: "i2", Reason: "restart"},
+		SetFavorites{DID: "did:plc:alice", Favorites: []string{"#a", "#b"}},
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	seen := map[CommandType]bool{}
+	for _, cmd := range sampleCommands() {
+		t.Run(reflect.TypeOf(cmd).Name(), func(t *testing.T) {
+			data := mustEncode(t, cmd, "rid-7", "node-b", 1234)
+			if got := CommandType(data[0]); got != cmd.commandType() || data[1] != 0 {
+				t.Fatalf("header %x %x, want type %d flags 0", data[0], data[1], cmd.commandType())
+			}
+			got, env, ignorable, err := Decode(data)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if ignorable {
+				t.Errorf("known command reported ignorable")
+			}
+			if !reflect.DeepEqual(got, cmd) {
+				t.Errorf("round trip:\n got %#v\nwant %#v", got, cmd)
+			}
+			if env.RequestID != "rid-7" || env.Node != "node-b" || env.Time != 1234 {
+				t.Errorf("envelope %+v", env)
+			}
+			seen[cmd.commandType()] = true
+		})
+	}
+	for typ := TypeRegisterSession; typ <= TypeSetFavorites; typ++ {
+		if !seen[typ] {
+			t.Errorf("no sample for command type %d", typ)
+		}
+	}
+}
+
+// TestEncodeGolden pins the persisted log format: these bytes are in existing Raft logs.
+func TestEncodeGolden(t *testing.T) {
+	const env = `{"rid":"r1","node":"n1","ts":1700000000000,"body":`
+	golden := []string{
+		"\x01\x00" + env + `{"id":"s1","node":"n1","incarnation":"i1","nick":"Alice","user":"al","host":"cloak.example","realname":"Alice A","did":"did:plc:alice","token_hash":"th1","oper":true,"secure":true}}`,
+		"\x02\x00" + env + `{"session":"s1","nick":"alice2"}}`,
+		"\x03\x00" + env + `{"session":"s1","did":"did:plc:alice","token_hash":"th2","host":"alice.example","oper":true}}`,
+		"\x04\x00" + env + `{"session":"s1","reason":"bye"}}`,
+		"\x05\x00" + env + `{"session":"s1","channel":"#c","key":"k"}}`,
+		"\x06\x00" + env + `{"session":"s1","channel":"#c","reason":"later"}}`,
+		"\x07\x00" + env + `{"session":"s1","channel":"#c","target":"s2","reason":"spam"}}`,
+		"\x08\x00" + env + `{"session":"s1","channel":"#c","text":"hello \u003cworld\u003e \u0026 \"you\""}}`,
+		"\x09\x00" + env + `{"session":"s1","channel":"#c","changes":[{"add":true,"mode":"o","arg":"bob","target":"s2"},{"add":false,"mode":"k"},{"add":true,"mode":"b","arg":"*!*@h"}]}}`,
+		"\x0a\x00" + env + `{"session":"s1","channel":"#c","target":"s2"}}`,
+		"\x0b\x00" + env + `{"session":"s1","text":"gone"}}`,
+		"\x0c\x00" + env + `{"session":"s1"}}`,
+		"\x0d\x00" + env + `{"node":"n1","keep":"i2","reason":"restart"}}`,
+		"\x0e\x00" + env + `{"did":"did:plc:alice","favorites":["#a","#b"]}}`,
+	}
+	samples := sampleCommands()
+	if len(samples) != len(golden) {
+		t.Fatalf("%d samples, %d golden entries", len(samples), len(golden))
+	}
+	for i, cmd := range samples {
+		got := mustEncode(t, cmd, "r1", "n1", 1_700_000_000_000)
+		if string(got) != golden[i] {
+			t.Errorf("%T encoding drifted:\n got %q\nwant %q", cmd, got, golden[i])
+		}
+		// Old entries must keep decoding to the same command.
+		dec, _, _, err := Decode([]byte(golden[i]))
+		if err != nil || !reflect.DeepEqual(dec, cmd) {
+			t.Errorf("%T golden decodes to %#v, %v", cmd, dec, err)
+		}
+	}
+}
+
+func TestDecodeUnknownType(t *testing.T) {
+	body := []byte(`{"rid":"r","node":"n","ts":1,"body":{"x":1}}`)
+	tests := []struct {
+		name          string
+		typ, flags    byte
+		wantIgnorable bool
+	}{
+		{"mandatory", 200, 0, false},
+		{"ignorable", 200, flagIgnorable, true},
+		{"ignorable with other flags", 0, flagIgnorable | 0x80, true},
+		{"other flags only", 15, 0x02, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := append([]byte{tc.typ, tc.flags}, body...)
+			cmd, env, ignorable, err := Decode(data)
+			if !errors.Is(err, ErrUnknownCommand) {
+				t.Fatalf("err = %v, want ErrUnknownCommand", err)
+			}
+			if cmd != nil || ignorable != tc.wantIgnorable || env.RequestID != "r" {
+				t.Errorf("cmd %v ignorable %v env %+v", cmd, ignorable, env)
+			}
+		})
+	}
+}
+
+func TestDecodeGarbage(t *testing.T) {
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"nil", nil},
+		{"one byte", []byte{5}},
+		{"header only", []byte{5, 0}},
+		{"not json", []byte("\x05\x00hello")},
+		{"truncated", []byte("\x05\x00{\"rid\":\"r\",\"body\":{\"session\"")},
+		{"trailing garbage", []byte("\x05\x00{\"body\":{}}x")},
+		{"no body", []byte("\x05\x00{\"rid\":\"r\"}")},
+		{"body wrong type", []byte("\x05\x00{\"body\":7}")},
+		{"field wrong type", []byte("\x05\x00{\"body\":{\"session\":7}}")},
+		{"envelope array", []byte("\x05\x00[1,2]")},
+		{"changes not a list", []byte("\x09\x00{\"body\":{\"changes\":\"o\"}}")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, _, ignorable, err := Decode(tc.data)
+			if err == nil {
+				t.Fatalf("Decode(%q) = %#v, want an error", tc.data, cmd)
+			}
+			if errors.Is(err, ErrUnknownCommand) || ignorable || cmd != nil {
+				t.Errorf("err %v ignorable %v cmd %v", err, ignorable, cmd)
+			}
+		})
+	}
+}
+
+func TestApplyUndecodable(t *testing.T) {
+	env := []byte(`{"rid":"r-x","node":"n","ts":1,"body":{}}`)
+	tests := []struct {
+		name string
+		data []byte
+		want Code
+	}{
+		{"garbage", []byte("\x05\x00{{{"), ErrInvalid},
+		{"empty", nil, ErrInvalid},
+		{"unknown mandatory", append([]byte{99, 0}, env...), ErrInvalid},
+		{"unknown ignorable", append([]byte{99, flagIgnorable}, env...), NoChange},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.mustOK(world()...)
+			before := stateJSON(t, h.m)
+			if got := h.applyRaw(tc.data); got.Code != tc.want {
+				t.Errorf("code %v, want %v", got.Code, tc.want)
+			}
+			if after := stateJSON(t, h.m); after != before {
+				t.Errorf("state changed by an undecodable entry")
+			}
+			h.read(func(st *State) {
+				if st.Index != h.index {
+					t.Errorf("index %d, want %d", st.Index, h.index)
+				}
+				if _, ok := st.Requests["r-x"]; ok {
+					t.Errorf("undecodable entry's request id remembered")
+				}
+			})
+			if len(h.events) != 0 {
+				t.Errorf("events %v", h.events)
+			}
+		})
+	}
+}
+
+func TestCodeString(t *testing.T) {
+	if int(NoChange)+1 != len(codeNames) {
+		t.Fatalf("codeNames has %d names for %d codes", len(codeNames), NoChange+1)
+	}
+	names := map[string]bool{}
+	for c := OK; c <= NoChange; c++ {
+		s := c.String()
+		if s == "" || s == "code-unknown" || names[s] {
+			t.Errorf("code %d has name %q", c, s)
+		}
+		names[s] = true
+	}
+	for _, tc := range []struct {
+		c    Code
+		want string
+	}{{OK, "ok"}, {ErrNickOwned, "nick-owned"}, {ErrListFull, "list-full"}, {NoChange, "no-change"}, {NoChange + 1, "code-unknown"}} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("Code(%d).String() = %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}
+
+// TestCodeValuesPinned guards the numeric values persisted in snapshots (Requests results).
+func TestCodeValuesPinned(t *testing.T) {
+	for c, want := range map[Code]uint16{OK: 0, ErrNickOwned: 3, ErrChanOpNeeded: 9, ErrInvalid: 17, NoChange: 18} {
+		if uint16(c) != want {
+			t.Errorf("%v = %d, want %d", c, c, want)
+		}
+	}
+	b, err := json.Marshal(Result{Code: ErrBanned})
+	if err != nil || !bytes.Equal(b, []byte(`{"code":10}`)) {
+		t.Errorf("Result encodes as %s, %v", b, err)
+	}
+}

@@ -1,0 +1,282 @@
+package fsm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// CommandType is the first byte of every log entry. Persisted: never reorder, never reuse.
+type CommandType uint8
+
+const (
+	TypeRegisterSession CommandType = 1
+	TypeChangeNick      CommandType = 2
+	TypeAuthenticate    CommandType = 3
+	TypeEndSession      CommandType = 4
+	TypeJoin            CommandType = 5
+	TypePart            CommandType = 6
+	TypeKick            CommandType = 7
+	TypeTopic           CommandType = 8
+	TypeMode            CommandType = 9
+	TypeInvite          CommandType = 10
+	TypeAway            CommandType = 11
+	TypeOper            CommandType = 12
+	TypePurgeNode       CommandType = 13
+	TypeSetFavorites    CommandType = 14
+)
+
+// flagIgnorable marks a command an older node may skip when it does not know the type (rolling
+// upgrades); every type defined above is mandatory.
+const flagIgnorable = 0x01
+
+// Envelope carries what the proposer stamps on every command.
+type Envelope struct {
+	RequestID string          `json:"rid"`
+	Node      string          `json:"node"`
+	Time      int64           `json:"ts"` // unix ms, stamped by the proposer
+	Body      json.RawMessage `json:"body"`
+}
+
+// Command is any command body.
+type Command interface{ commandType() CommandType }
+
+// RegisterSession makes a connected client a registered session holding a nick.
+type RegisterSession struct {
+	ID          string `json:"id"`
+	Node        string `json:"node"`
+	Incarnation string `json:"incarnation"`
+	Nick        string `json:"nick"`
+	User        string `json:"user"`
+	Host        string `json:"host"`
+	Realname    string `json:"realname"`
+	DID         string `json:"did,omitempty"`
+	TokenHash   string `json:"token_hash,omitempty"`
+	Oper        bool   `json:"oper,omitempty"`
+	Secure      bool   `json:"secure,omitempty"`
+}
+
+// ChangeNick changes a registered session's nick.
+type ChangeNick struct {
+	Session string `json:"session"`
+	Nick    string `json:"nick"`
+}
+
+// Authenticate binds a DID (and a new bearer token hash) to a registered session after SASL.
+type Authenticate struct {
+	Session   string `json:"session"`
+	DID       string `json:"did"`
+	TokenHash string `json:"token_hash"`
+	Host      string `json:"host"`
+	Oper      bool   `json:"oper,omitempty"`
+}
+
+// EndSession removes a session: QUIT, disconnect, or a kill by the server.
+type EndSession struct {
+	Session string `json:"session"`
+	Reason  string `json:"reason"`
+}
+
+// Join adds a session to a channel, creating it when needed.
+type Join struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	Key     string `json:"key,omitempty"`
+}
+
+// Part removes a session from a channel.
+type Part struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Kick removes another session from a channel.
+type Kick struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	Target  string `json:"target"` // session id
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Topic sets a channel's topic.
+type Topic struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	Text    string `json:"text"`
+}
+
+// ModeChange is one parsed channel mode change. For o, h and v Target is the session id and Arg
+// its nick; for b and I Arg is the mask; for +k Arg is the key.
+type ModeChange struct {
+	Add    bool   `json:"add"`
+	Mode   string `json:"mode"`
+	Arg    string `json:"arg,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// ModeFailure is a change Apply refused, with the reason.
+type ModeFailure struct {
+	Change ModeChange `json:"change"`
+	Code   Code       `json:"code"`
+}
+
+// Mode changes channel modes.
+type Mode struct {
+	Session string       `json:"session"`
+	Channel string       `json:"channel"`
+	Changes []ModeChange `json:"changes"`
+}
+
+// Invite invites a session to a channel.
+type Invite struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	Target  string `json:"target"` // session id
+}
+
+// Away sets (non-empty Text) or clears a session's away message.
+type Away struct {
+	Session string `json:"session"`
+	Text    string `json:"text,omitempty"`
+}
+
+// Oper makes a session a server operator (after OPER or for a configured DID).
+type Oper struct {
+	Session string `json:"session"`
+}
+
+// PurgeNode ends every session of Node whose incarnation is not Keep: a restarted node clears the
+// sessions of its previous process; the leader clears a node that left (Keep empty).
+type PurgeNode struct {
+	Node   string `json:"node"`
+	Keep   string `json:"keep,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// SetFavorites replaces a DID's favourite channel list.
+type SetFavorites struct {
+	DID       string   `json:"did"`
+	Favorites []string `json:"favorites"`
+}
+
+func (RegisterSession) commandType() CommandType { return TypeRegisterSession }
+func (ChangeNick) commandType() CommandType      { return TypeChangeNick }
+func (Authenticate) commandType() CommandType    { return TypeAuthenticate }
+func (EndSession) commandType() CommandType      { return TypeEndSession }
+func (Join) commandType() CommandType            { return TypeJoin }
+func (Part) commandType() CommandType            { return TypePart }
+func (Kick) commandType() CommandType            { return TypeKick }
+func (Topic) commandType() CommandType           { return TypeTopic }
+func (Mode) commandType() CommandType            { return TypeMode }
+func (Invite) commandType() CommandType          { return TypeInvite }
+func (Away) commandType() CommandType            { return TypeAway }
+func (Oper) commandType() CommandType            { return TypeOper }
+func (PurgeNode) commandType() CommandType       { return TypePurgeNode }
+func (SetFavorites) commandType() CommandType    { return TypeSetFavorites }
+
+// Encode renders a command as a log entry: type byte, flags byte, JSON envelope.
+func Encode(cmd Command, requestID, node string, timeMS int64) ([]byte, error) {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", cmd, err)
+	}
+	env, err := json.Marshal(Envelope{RequestID: requestID, Node: node, Time: timeMS, Body: body})
+	if err != nil {
+		return nil, fmt.Errorf("encode envelope: %w", err)
+	}
+	out := make([]byte, 0, 2+len(env))
+	out = append(out, byte(cmd.commandType()), 0)
+	return append(out, env...), nil
+}
+
+// ErrUnknownCommand is returned by Decode for a type this build does not know.
+var ErrUnknownCommand = errors.New("unknown command type")
+
+// Decode parses a log entry. For an unknown type it returns ErrUnknownCommand and reports whether
+// the entry was marked ignorable.
+func Decode(data []byte) (cmd Command, env Envelope, ignorable bool, err error) {
+	if len(data) < 2 {
+		return nil, env, false, fmt.Errorf("decode: entry of %d bytes", len(data))
+	}
+	typ, flags := CommandType(data[0]), data[1]
+	if err := json.Unmarshal(data[2:], &env); err != nil {
+		return nil, env, false, fmt.Errorf("decode envelope: %w", err)
+	}
+	cmd = newCommand(typ)
+	if cmd == nil {
+		return nil, env, flags&flagIgnorable != 0, fmt.Errorf("%w %d", ErrUnknownCommand, typ)
+	}
+	if err := json.Unmarshal(env.Body, cmd); err != nil {
+		return nil, env, false, fmt.Errorf("decode command %d: %w", typ, err)
+	}
+	return derefCommand(cmd), env, false, nil
+}
+
+func newCommand(t CommandType) Command {
+	switch t {
+	case TypeRegisterSession:
+		return &RegisterSession{}
+	case TypeChangeNick:
+		return &ChangeNick{}
+	case TypeAuthenticate:
+		return &Authenticate{}
+	case TypeEndSession:
+		return &EndSession{}
+	case TypeJoin:
+		return &Join{}
+	case TypePart:
+		return &Part{}
+	case TypeKick:
+		return &Kick{}
+	case TypeTopic:
+		return &Topic{}
+	case TypeMode:
+		return &Mode{}
+	case TypeInvite:
+		return &Invite{}
+	case TypeAway:
+		return &Away{}
+	case TypeOper:
+		return &Oper{}
+	case TypePurgeNode:
+		return &PurgeNode{}
+	case TypeSetFavorites:
+		return &SetFavorites{}
+	}
+	return nil
+}
+
+func derefCommand(c Command) Command {
+	switch v := c.(type) {
+	case *RegisterSession:
+		return *v
+	case *ChangeNick:
+		return *v
+	case *Authenticate:
+		return *v
+	case *EndSession:
+		return *v
+	case *Join:
+		return *v
+	case *Part:
+		return *v
+	case *Kick:
+		return *v
+	case *Topic:
+		return *v
+	case *Mode:
+		return *v
+	case *Invite:
+		return *v
+	case *Away:
+		return *v
+	case *Oper:
+		return *v
+	case *PurgeNode:
+		return *v
+	case *SetFavorites:
+		return *v
+	}
+	return c
+}

@@ -1,0 +1,23 @@
+// Package fsm owns Palaver's replicated control-plane state and the deterministic state machine that
+// changes it: sessions and the nicks they hold, nick ownership by DID, channels with their members,
+// modes, topics, ban and invite-exception lists, invites, DID operators and founders, and small per-DID
+// settings such as favourites.
+//
+// Every change is a Command proposed through Raft (package raft owns *raft.Raft; this package never
+// imports it). Apply is deterministic: it reads no clock, draws no randomness and does no I/O. The
+// proposer stamps the time, the request id and every generated name (a guest's replacement nick, a
+// session id) into the command, and folds names to their canonical case before proposing. A command
+// whose request id was already applied returns the recorded result without changing anything again,
+// so a retried proposal is applied once.
+//
+// Apply checks privileges against the replicated state, applies the permitted part of a command,
+// returns a Result whose Code maps to an IRC numeric or an HTTP status, and hands Events to an
+// observer after the state lock is released. Each node's gateways turn those events into lines for
+// their own local sessions, which is how a change proposed on one node reaches members on every node.
+//
+// Snapshots are the JSON encoding of the whole State (maps encode with sorted keys, so two machines
+// that applied the same log produce the same bytes and the same Hash). Restore builds a fresh State
+// and swaps it in: it replaces, never merges.
+//
+// Command type bytes are persisted in the Raft log: never reorder or reuse them.
+package fsm

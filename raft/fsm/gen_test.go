@@ -1,0 +1,130 @@
+package fsm
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// chooser is the source of choices for the command generator: a seeded PRNG for the determinism
+// test, the fuzzer's bytes for FuzzApply.
+type chooser interface{ intn(n int) int }
+
+type randChooser struct{ r *rand.Rand }
+
+func (c randChooser) intn(n int) int { return c.r.IntN(n) }
+
+type byteChooser struct{ data []byte }
+
+func (c *byteChooser) intn(n int) int {
+	if len(c.data) == 0 {
+		return 0
+	}
+	b := c.data[0]
+	c.data = c.data[1:]
+	return int(b) % n
+}
+
+func pick[T any](c chooser, xs []T) T { return xs[c.intn(len(xs))] }
+
+// A small universe so that commands collide: the same few sessions, nicks, DIDs and channels.
+var (
+	genSessions = []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"}
+	genNodes    = []string{"node-a", "node-b"}
+	genIncs     = []string{"inc-1", "inc-2"}
+	genNicks    = []string{"ann", "Ann", "BOB", "bob", "cy", "dee", "eve", "Eve", "fay", "gus", "ann_", "hal", "ivy", "jo", "kim", ""}
+	genDIDs     = []string{"", "", "did:plc:d1", "did:plc:d2", "did:plc:d3", "did:plc:d4"}
+	genTokens   = []string{"", "t0", "t1", "t2", "t3", "t4", "t5"}
+	genChannels = []string{"#a", "#b", "#c", "#d", "&e", "#a", "#b", "#B", "bad"}
+	genMasks    = []string{"*!*@*", "ann!*@*", "*!u*@host-s1", "BOB!*@*", "did:plc:d1", "did:plc:d2", "  ", "*?*", "e?e!*"}
+	genKeys     = []string{"", "k1", "k2", "bad key"}
+	genTexts    = []string{"", "hello", "bye", "another text"}
+	genLetters  = []string{"o", "h", "v", "b", "I", "i", "t", "n", "m", "E", "k", "l"}
+)
+
+// randomCommand draws one command of any type from the small universe.
+func randomCommand(c chooser) Command {
+	sess := func() string { return pick(c, genSessions) }
+	ch := func() string { return pick(c, genChannels) }
+	switch c.intn(24) {
+	case 0, 1, 19, 20, 21:
+		id := sess()
+		return RegisterSession{ID: id, Node: pick(c, genNodes), Incarnation: pick(c, genIncs), Nick: pick(c, genNicks),
+			User: "u" + id, Host: "host-" + id, Realname: "r", DID: pick(c, genDIDs), TokenHash: pick(c, genTokens),
+			Oper: c.intn(8) == 0, Secure: c.intn(2) == 0}
+	case 2:
+		return ChangeNick{Session: sess(), Nick: pick(c, genNicks)}
+	case 3:
+		return Authenticate{Session: sess(), DID: pick(c, genDIDs), TokenHash: pick(c, genTokens), Host: pick(c, []string{"", "cloak"}),
+			Oper: c.intn(10) == 0}
+	case 4:
+		if c.intn(3) == 0 {
+			return EndSession{Session: sess(), Reason: pick(c, genTexts)}
+		}
+		return Away{Session: sess(), Text: pick(c, genTexts)}
+	case 5, 6, 7, 8:
+		return Join{Session: sess(), Channel: ch(), Key: pick(c, genKeys)}
+	case 9, 10:
+		return Part{Session: sess(), Channel: ch(), Reason: pick(c, genTexts)}
+	case 11:
+		return Kick{Session: sess(), Channel: ch(), Target: sess(), Reason: pick(c, genTexts)}
+	case 12:
+		return Topic{Session: sess(), Channel: ch(), Text: pick(c, genTexts)}
+	case 13, 14, 15:
+		m := Mode{Session: sess(), Channel: ch()}
+		for range 1 + c.intn(3) {
+			mc := ModeChange{Add: c.intn(3) != 0, Mode: pick(c, genLetters)}
+			switch mc.Mode {
+			case "o", "h", "v":
+				mc.Target = sess()
+			case "b", "I":
+				mc.Arg = pick(c, genMasks)
+			case "k":
+				mc.Arg = pick(c, genKeys)
+			}
+			m.Changes = append(m.Changes, mc)
+		}
+		return m
+	case 16:
+		return Invite{Session: sess(), Channel: ch(), Target: sess()}
+	case 17:
+		return Away{Session: sess(), Text: pick(c, genTexts)}
+	case 18:
+		if c.intn(6) == 0 {
+			return PurgeNode{Node: pick(c, genNodes), Keep: pick(c, append([]string{""}, genIncs...)), Reason: "purge"}
+		}
+		return Oper{Session: sess()}
+	default:
+		return SetFavorites{DID: pick(c, genDIDs), Favorites: []string{ch(), ch()}[:c.intn(3)]}
+	}
+}
+
+// randomLog encodes n entries: mostly fresh commands, with retried request ids, undecodable
+// entries and unknown ignorable entries mixed in.
+func randomLog(seed uint64, n int) [][]byte {
+	c := randChooser{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	var rids []string
+	out := make([][]byte, 0, n)
+	for i := range n {
+		ts := int64(1_700_000_000_000 + i*250)
+		switch c.intn(50) {
+		case 0:
+			out = append(out, []byte{byte(TypeJoin), 0, '{', 'x'})
+			continue
+		case 1:
+			out = append(out, append([]byte{77, flagIgnorable}, `{"rid":"u","body":{}}`...))
+			continue
+		}
+		rid := fmt.Sprintf("r%d", i)
+		if len(rids) > 0 && c.intn(20) == 0 {
+			rid = rids[c.intn(len(rids))] // a retried proposal, possibly with another body
+		} else {
+			rids = append(rids, rid)
+		}
+		data, err := Encode(randomCommand(c), rid, pick(c, genNodes), ts)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, data)
+	}
+	return out
+}

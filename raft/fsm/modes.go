@@ -1,0 +1,179 @@
+package fsm
+
+import "strings"
+
+// mode applies the permitted subset of a list of mode changes. Privileges: channel ops (and the
+// founder and server operators) may change everything; halfops may only change +v. The founder
+// cannot be de-opped: such a change is dropped silently. +o on an authenticated user also makes
+// its DID a persistent DID op; -o removes it.
+func (a *applier) mode(c Mode) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	me := ch.Members[se.ID]
+	isOp := a.st.IsChannelOp(ch, se)
+	isHalf := me != nil && me.HalfOp
+	var res Result
+	opNeededReported := false
+	refuse := func(mc ModeChange, code Code) {
+		if code == ErrChanOpNeeded {
+			if opNeededReported {
+				return
+			}
+			opNeededReported = true
+		}
+		res.Failed = append(res.Failed, ModeFailure{Change: mc, Code: code})
+	}
+	for _, mc := range c.Changes {
+		switch mc.Mode {
+		case "o", "h", "v":
+			if !(isOp || (mc.Mode == "v" && isHalf)) {
+				refuse(mc, ErrChanOpNeeded)
+				continue
+			}
+			target := a.st.Sessions[mc.Target]
+			if target == nil || ch.Members[target.ID] == nil {
+				refuse(mc, ErrUserNotInChannel)
+				continue
+			}
+			if a.setPrefix(ch, target, mc) {
+				mc.Arg = target.Nick
+				res.Applied = append(res.Applied, mc)
+			}
+		case "b", "I":
+			if !isOp {
+				refuse(mc, ErrChanOpNeeded)
+				continue
+			}
+			mask := strings.TrimSpace(mc.Arg)
+			if mask == "" {
+				continue
+			}
+			list := &ch.Bans
+			if mc.Mode == "I" {
+				list = &ch.Exceptions
+			}
+			changed, full := editList(list, mc.Add, mask, se.Hostmask(), a.env.Time)
+			if full {
+				refuse(mc, ErrListFull)
+				continue
+			}
+			if changed {
+				mc.Arg = mask
+				res.Applied = append(res.Applied, mc)
+			}
+		case "i", "t", "n", "m", "E":
+			if !isOp {
+				refuse(mc, ErrChanOpNeeded)
+				continue
+			}
+			flag := map[string]*bool{"i": &ch.InviteOnly, "t": &ch.TopicLock, "n": &ch.NoExternal, "m": &ch.Moderated, "E": &ch.Encrypted}[mc.Mode]
+			if *flag != mc.Add {
+				*flag = mc.Add
+				mc.Arg, mc.Target = "", ""
+				res.Applied = append(res.Applied, mc)
+			}
+		case "k":
+			if !isOp {
+				refuse(mc, ErrChanOpNeeded)
+				continue
+			}
+			if mc.Add {
+				key := strings.TrimSpace(mc.Arg)
+				if key == "" || strings.ContainsAny(key, " ,") || len(key) > 64 {
+					refuse(mc, ErrInvalid)
+					continue
+				}
+				if ch.Key != key {
+					ch.Key = key
+					res.Applied = append(res.Applied, ModeChange{Add: true, Mode: "k", Arg: key})
+				}
+			} else if ch.Key != "" {
+				ch.Key = ""
+				res.Applied = append(res.Applied, ModeChange{Add: false, Mode: "k"})
+			}
+		default:
+			refuse(mc, ErrInvalid)
+		}
+	}
+	if len(res.Applied) == 0 {
+		res.Code = NoChange
+		if len(res.Failed) > 0 {
+			res.Code = res.Failed[0].Code
+		}
+		return res
+	}
+	a.emit(Event{Kind: EvMode, Actor: se.Ref(), Channel: ch.Name, Modes: res.Applied})
+	return res
+}
+
+// setPrefix applies ±o/h/v to a member and reports whether anything changed.
+func (a *applier) setPrefix(ch *Channel, target *Session, mc ModeChange) bool {
+	m := ch.Members[target.ID]
+	switch mc.Mode {
+	case "o":
+		if !mc.Add && target.DID != "" && target.DID == ch.FounderDID {
+			return false
+		}
+		changed := m.Op != mc.Add
+		m.Op = mc.Add
+		if target.DID != "" {
+			if mc.Add {
+				if ch.DIDOps == nil {
+					ch.DIDOps = map[string]bool{}
+				}
+				if !ch.DIDOps[target.DID] {
+					ch.DIDOps[target.DID] = true
+					changed = true
+				}
+			} else if ch.DIDOps[target.DID] {
+				delete(ch.DIDOps, target.DID)
+				changed = true
+			}
+		}
+		return changed
+	case "h":
+		changed := m.HalfOp != mc.Add
+		m.HalfOp = mc.Add
+		return changed
+	default:
+		changed := m.Voice != mc.Add
+		m.Voice = mc.Add
+		return changed
+	}
+}
+
+// editList adds or removes a mask (compared case-insensitively, DIDs exactly) and reports whether
+// the list changed and whether an add was refused because the list is full.
+func editList(list *[]ListEntry, add bool, mask, setBy string, at int64) (changed, full bool) {
+	idx := -1
+	for i, e := range *list {
+		if sameMask(e.Mask, mask) {
+			idx = i
+			break
+		}
+	}
+	if add {
+		if idx >= 0 {
+			return false, false
+		}
+		if len(*list) >= MaxListEntries {
+			return false, true
+		}
+		*list = append(*list, ListEntry{Mask: mask, SetBy: setBy, SetAt: at})
+		return true, false
+	}
+	if idx < 0 {
+		return false, false
+	}
+	*list = append((*list)[:idx:idx], (*list)[idx+1:]...)
+	return true, false
+}
+
+func sameMask(a, b string) bool {
+	if strings.HasPrefix(a, "did:") || strings.HasPrefix(b, "did:") {
+		return a == b
+	}
+	return Fold(a) == Fold(b)
+}

@@ -1,0 +1,184 @@
+package fsm
+
+import "sort"
+
+// nickCheck says whether session id (authenticated as did) may use the folded nick.
+func (a *applier) nickCheck(folded, id, did string) Result {
+	if folded == "" || len(folded) > MaxNickLen {
+		return Result{Code: ErrBadName}
+	}
+	if holder, ok := a.st.Nicks[folded]; ok && holder != id {
+		return Result{Code: ErrNickInUse}
+	}
+	if owner := a.st.NickOwners[folded]; owner != "" && owner != did {
+		return Result{Code: ErrNickOwned, Owner: owner}
+	}
+	return Result{Code: OK}
+}
+
+// claimNick binds nick ownership to did when the nick is free of any owner. A DID owns one nick:
+// claiming a new one releases the previous.
+func (a *applier) claimNick(folded, did string) {
+	if did == "" || folded == "" {
+		return
+	}
+	if owner := a.st.NickOwners[folded]; owner != "" {
+		return
+	}
+	if old, ok := a.st.DIDNicks[did]; ok && old != folded {
+		delete(a.st.NickOwners, old)
+	}
+	a.st.NickOwners[folded] = did
+	a.st.DIDNicks[did] = folded
+}
+
+func (a *applier) registerSession(c RegisterSession) Result {
+	if c.ID == "" || c.Node == "" || c.User == "" || c.Host == "" {
+		return Result{Code: ErrInvalid}
+	}
+	if _, ok := a.st.Sessions[c.ID]; ok {
+		return Result{Code: ErrAlreadyRegistered}
+	}
+	folded := Fold(c.Nick)
+	if r := a.nickCheck(folded, c.ID, c.DID); r.Code != OK {
+		return r
+	}
+	a.st.Sessions[c.ID] = &Session{
+		ID: c.ID, Node: c.Node, Incarnation: c.Incarnation, Nick: c.Nick, User: c.User, Host: c.Host,
+		Realname: c.Realname, DID: c.DID, TokenHash: c.TokenHash, Oper: c.Oper, Secure: c.Secure,
+		ConnectedAt: a.env.Time, Channels: map[string]bool{},
+	}
+	a.st.Nicks[folded] = c.ID
+	if c.TokenHash != "" {
+		a.st.Tokens[c.TokenHash] = c.ID
+	}
+	a.claimNick(folded, c.DID)
+	return Result{Code: OK}
+}
+
+func (a *applier) changeNick(c ChangeNick) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	folded, old := Fold(c.Nick), Fold(se.Nick)
+	if r := a.nickCheck(folded, se.ID, se.DID); r.Code != OK {
+		return r
+	}
+	if c.Nick == se.Nick {
+		return Result{Code: NoChange}
+	}
+	oldRef := se.Ref()
+	delete(a.st.Nicks, old)
+	a.st.Nicks[folded] = se.ID
+	se.Nick = c.Nick
+	a.claimNick(folded, se.DID)
+	a.emit(Event{Kind: EvNick, Actor: se.Ref(), OldNick: oldRef.Nick, Channels: sortedKeys(se.Channels)})
+	return Result{Code: OK}
+}
+
+func (a *applier) authenticate(c Authenticate) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if c.DID == "" || c.TokenHash == "" {
+		return Result{Code: ErrInvalid}
+	}
+	if se.TokenHash != "" {
+		delete(a.st.Tokens, se.TokenHash)
+	}
+	se.DID, se.TokenHash = c.DID, c.TokenHash
+	if c.Host != "" {
+		se.Host = c.Host
+	}
+	if c.Oper {
+		se.Oper = true
+	}
+	a.st.Tokens[c.TokenHash] = se.ID
+	folded := Fold(se.Nick)
+	res := Result{Code: OK}
+	if owner := a.st.NickOwners[folded]; owner != "" && owner != c.DID {
+		res = Result{Code: ErrNickOwned, Owner: owner}
+	} else {
+		a.claimNick(folded, c.DID)
+	}
+	a.emit(Event{Kind: EvAccount, Actor: se.Ref(), Channels: sortedKeys(se.Channels)})
+	return res
+}
+
+func (a *applier) endSession(id, reason string) Result {
+	se := a.st.Sessions[id]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	channels := sortedKeys(se.Channels)
+	for _, name := range channels {
+		a.removeMember(a.st.Channels[name], id)
+	}
+	if a.st.Nicks[Fold(se.Nick)] == id {
+		delete(a.st.Nicks, Fold(se.Nick))
+	}
+	if se.TokenHash != "" {
+		delete(a.st.Tokens, se.TokenHash)
+	}
+	delete(a.st.Sessions, id)
+	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
+	return Result{Code: OK}
+}
+
+func (a *applier) purgeNode(c PurgeNode) Result {
+	if c.Node == "" {
+		return Result{Code: ErrInvalid}
+	}
+	var ids []string
+	for id, se := range a.st.Sessions {
+		if se.Node == c.Node && (c.Keep == "" || se.Incarnation != c.Keep) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		a.endSession(id, c.Reason)
+	}
+	return Result{Code: OK, Count: len(ids)}
+}
+
+func (a *applier) away(c Away) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if se.Away == c.Text {
+		return Result{Code: NoChange}
+	}
+	se.Away = c.Text
+	a.emit(Event{Kind: EvAway, Actor: se.Ref(), Text: c.Text, Channels: sortedKeys(se.Channels)})
+	return Result{Code: OK}
+}
+
+func (a *applier) oper(c Oper) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if se.Oper {
+		return Result{Code: NoChange}
+	}
+	se.Oper = true
+	a.emit(Event{Kind: EvOper, Actor: se.Ref()})
+	return Result{Code: OK}
+}
+
+func (a *applier) setFavorites(c SetFavorites) Result {
+	if c.DID == "" || len(c.Favorites) > MaxFavorites {
+		return Result{Code: ErrInvalid}
+	}
+	if len(c.Favorites) == 0 {
+		delete(a.st.Favorites, c.DID)
+		return Result{Code: OK, List: []string{}}
+	}
+	list := append([]string(nil), c.Favorites...)
+	a.st.Favorites[c.DID] = list
+	return Result{Code: OK, List: list}
+}

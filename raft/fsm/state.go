@@ -1,0 +1,290 @@
+package fsm
+
+import "sort"
+
+// Limits enforced inside Apply so that every node agrees on them.
+const (
+	MaxChannelsPerSession = 100
+	MaxListEntries        = 500 // per ban or invite-exception list
+	MaxNickLen            = 64
+	MaxChannelLen         = 64
+	MaxTopicLen           = 512
+	MaxFavorites          = 200
+	requestMemory         = 4096 // request ids remembered for exactly-once application
+)
+
+// State is the whole replicated control-plane state. Gateways read it under Machine.Read and must
+// not keep references to its maps or structs after the callback returns.
+type State struct {
+	Sessions   map[string]*Session `json:"sessions"`    // by session id
+	Nicks      map[string]string   `json:"nicks"`       // folded nick → session id of the session using it now
+	NickOwners map[string]string   `json:"nick_owners"` // folded nick → owning DID (persistent)
+	DIDNicks   map[string]string   `json:"did_nicks"`   // DID → the folded nick it owns
+	Channels   map[string]*Channel `json:"channels"`    // folded channel name → channel
+	Tokens     map[string]string   `json:"tokens"`      // bearer token hash → session id
+	Favorites  map[string][]string `json:"favorites"`   // DID → favourite channel names
+
+	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
+	RequestOrder []string          `json:"request_order"`
+	Index        uint64            `json:"index"` // last applied Raft index
+}
+
+// Session is one connected, registered client on some node.
+type Session struct {
+	ID          string          `json:"id"`
+	Node        string          `json:"node"`
+	Incarnation string          `json:"incarnation"` // the node process that owns the connection
+	Nick        string          `json:"nick"`        // as the user typed it
+	User        string          `json:"user"`
+	Host        string          `json:"host"` // cloak
+	Realname    string          `json:"realname"`
+	DID         string          `json:"did,omitempty"`
+	TokenHash   string          `json:"token_hash,omitempty"`
+	Away        string          `json:"away,omitempty"`
+	Oper        bool            `json:"oper,omitempty"`
+	Secure      bool            `json:"secure,omitempty"`
+	ConnectedAt int64           `json:"connected_at"` // unix ms
+	Channels    map[string]bool `json:"channels"`     // folded channel names
+}
+
+// Hostmask is nick!user@host.
+func (s *Session) Hostmask() string { return s.Nick + "!" + s.User + "@" + s.Host }
+
+// Ref is a copy of the identifying fields of a session, carried in events so that a gateway can
+// render lines even after the session is gone.
+func (s *Session) Ref() SessionRef {
+	return SessionRef{ID: s.ID, Node: s.Node, Nick: s.Nick, User: s.User, Host: s.Host, DID: s.DID, Realname: s.Realname}
+}
+
+// SessionRef identifies a session in events and results.
+type SessionRef struct {
+	ID       string `json:"id"`
+	Node     string `json:"node"`
+	Nick     string `json:"nick"`
+	User     string `json:"user"`
+	Host     string `json:"host"`
+	DID      string `json:"did,omitempty"`
+	Realname string `json:"realname,omitempty"`
+}
+
+// Hostmask is nick!user@host.
+func (r SessionRef) Hostmask() string { return r.Nick + "!" + r.User + "@" + r.Host }
+
+// Channel is one channel's replicated state.
+type Channel struct {
+	Name       string             `json:"name"` // folded
+	CreatedAt  int64              `json:"created_at"`
+	Topic      string             `json:"topic,omitempty"`
+	TopicBy    string             `json:"topic_by,omitempty"`
+	TopicAt    int64              `json:"topic_at,omitempty"` // unix ms
+	InviteOnly bool               `json:"i,omitempty"`
+	TopicLock  bool               `json:"t,omitempty"`
+	NoExternal bool               `json:"n,omitempty"`
+	Moderated  bool               `json:"m,omitempty"`
+	Encrypted  bool               `json:"E,omitempty"`
+	Key        string             `json:"k,omitempty"`
+	FounderDID string             `json:"founder_did,omitempty"`
+	DIDOps     map[string]bool    `json:"did_ops,omitempty"`
+	Bans       []ListEntry        `json:"bans,omitempty"`
+	Exceptions []ListEntry        `json:"exceptions,omitempty"` // +I invite exceptions
+	Invites    map[string]int64   `json:"invites,omitempty"`    // InviteKey → unix ms
+	Members    map[string]*Member `json:"members"`              // by session id
+}
+
+// ListEntry is one ban or invite-exception mask.
+type ListEntry struct {
+	Mask  string `json:"mask"`
+	SetBy string `json:"set_by"`
+	SetAt int64  `json:"set_at"` // unix ms
+}
+
+// Member holds a session's prefixes in one channel.
+type Member struct {
+	Op       bool  `json:"o,omitempty"`
+	HalfOp   bool  `json:"h,omitempty"`
+	Voice    bool  `json:"v,omitempty"`
+	JoinedAt int64 `json:"joined_at"`
+}
+
+// Prefixes returns the member's prefix characters, highest first; all of them when multi is set,
+// otherwise only the highest.
+func (m Member) Prefixes(multi bool) string {
+	var b []byte
+	if m.Op {
+		b = append(b, '@')
+	}
+	if m.HalfOp {
+		b = append(b, '%')
+	}
+	if m.Voice {
+		b = append(b, '+')
+	}
+	if !multi && len(b) > 1 {
+		b = b[:1]
+	}
+	return string(b)
+}
+
+// ModeString is the channel's mode letters as `+ntimEk` in that order, without the key itself.
+func (c *Channel) ModeString() string {
+	b := []byte{'+'}
+	for _, f := range []struct {
+		on bool
+		l  byte
+	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Key != "", 'k'}} {
+		if f.on {
+			b = append(b, f.l)
+		}
+	}
+	return string(b)
+}
+
+// Discoverable reports whether anonymous readers may see the channel: no +i, +k or +E.
+func (c *Channel) Discoverable() bool { return !c.InviteOnly && c.Key == "" && !c.Encrypted }
+
+// MemberIDs returns the channel's member session ids in sorted order.
+func (c *Channel) MemberIDs() []string {
+	ids := make([]string, 0, len(c.Members))
+	for id := range c.Members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// IsBanned reports whether a user matches a ban mask; invite exceptions do not lift bans.
+func (c *Channel) IsBanned(hostmask, did string) bool {
+	return matchAny(c.Bans, hostmask, did)
+}
+
+// IsExcepted reports whether a user matches a +I mask.
+func (c *Channel) IsExcepted(hostmask, did string) bool {
+	return matchAny(c.Exceptions, hostmask, did)
+}
+
+func matchAny(list []ListEntry, hostmask, did string) bool {
+	for _, e := range list {
+		if MatchMask(e.Mask, hostmask, did) {
+			return true
+		}
+	}
+	return false
+}
+
+// InviteKey is the key an invite is filed under: the DID for an authenticated user (so the invite
+// survives reconnects), else the session id.
+func InviteKey(sessionID, did string) string {
+	if did != "" {
+		return "did:" + did
+	}
+	return "sid:" + sessionID
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{
+		Sessions:   map[string]*Session{},
+		Nicks:      map[string]string{},
+		NickOwners: map[string]string{},
+		DIDNicks:   map[string]string{},
+		Channels:   map[string]*Channel{},
+		Tokens:     map[string]string{},
+		Favorites:  map[string][]string{},
+		Requests:   map[string]Result{},
+	}
+}
+
+// normalize replaces nil maps after decoding so Apply never writes to a nil map.
+func (s *State) normalize() {
+	if s.Sessions == nil {
+		s.Sessions = map[string]*Session{}
+	}
+	if s.Nicks == nil {
+		s.Nicks = map[string]string{}
+	}
+	if s.NickOwners == nil {
+		s.NickOwners = map[string]string{}
+	}
+	if s.DIDNicks == nil {
+		s.DIDNicks = map[string]string{}
+	}
+	if s.Channels == nil {
+		s.Channels = map[string]*Channel{}
+	}
+	if s.Tokens == nil {
+		s.Tokens = map[string]string{}
+	}
+	if s.Favorites == nil {
+		s.Favorites = map[string][]string{}
+	}
+	if s.Requests == nil {
+		s.Requests = map[string]Result{}
+	}
+	for _, se := range s.Sessions {
+		if se.Channels == nil {
+			se.Channels = map[string]bool{}
+		}
+	}
+	for _, c := range s.Channels {
+		if c.Members == nil {
+			c.Members = map[string]*Member{}
+		}
+	}
+}
+
+// SessionByNick returns the session currently using a nick, or nil.
+func (s *State) SessionByNick(nick string) *Session {
+	if id, ok := s.Nicks[Fold(nick)]; ok {
+		return s.Sessions[id]
+	}
+	return nil
+}
+
+// SessionsByDID returns the sessions authenticated as did, sorted by id.
+func (s *State) SessionsByDID(did string) []*Session {
+	var out []*Session
+	for _, se := range s.Sessions {
+		if se.DID == did {
+			out = append(out, se)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// SessionByToken resolves a bearer token hash to its live session.
+func (s *State) SessionByToken(hash string) *Session {
+	if id, ok := s.Tokens[hash]; ok {
+		return s.Sessions[id]
+	}
+	return nil
+}
+
+// IsChannelOp reports whether a session may act as an operator of c: a channel op, the founder by
+// DID, or a server operator.
+func (s *State) IsChannelOp(c *Channel, se *Session) bool {
+	if se == nil {
+		return false
+	}
+	if se.Oper || (se.DID != "" && se.DID == c.FounderDID) {
+		return true
+	}
+	m := c.Members[se.ID]
+	return m != nil && m.Op
+}
+
+// CanRead reports whether a reader may see a channel's members, lists and history: anyone for a
+// discoverable channel; otherwise a member session, the founder's DID, or a DID op. sessionID may
+// be empty (a REST reader known only by DID); operators are handled by the caller.
+func (c *Channel) CanRead(sessionID, did string) bool {
+	if c.Discoverable() {
+		return true
+	}
+	if sessionID != "" && c.Members[sessionID] != nil {
+		return true
+	}
+	if did != "" && (did == c.FounderDID || c.DIDOps[did]) {
+		return true
+	}
+	return false
+}
