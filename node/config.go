@@ -36,6 +36,9 @@ type Config struct {
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
 
+	// SigningKeyLifetime is how long a client's MSGSIG key counts after registration.
+	SigningKeyLifetime time.Duration
+
 	Version string
 
 	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
@@ -67,6 +70,9 @@ func (c *Config) Defaults() {
 	}
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = 20
+	}
+	if c.SigningKeyLifetime == 0 {
+		c.SigningKeyLifetime = 90 * 24 * time.Hour
 	}
 	if c.Version == "" {
 		c.Version = "0.1.0"

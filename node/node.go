@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
@@ -38,6 +40,8 @@ type Node struct {
 	rest    *rest.Server
 	metrics *metrics.Set
 	started time.Time
+
+	serverKey ed25519.PrivateKey
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
@@ -100,11 +104,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	prop := &proposer{store: n.raft, node: cfg.NodeName}
+	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
+	if err != nil {
+		return n, err
+	}
 	n.irc = irc.New(irc.Config{
 		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: incarnation, Version: cfg.Version,
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
+		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime,
 	}, n.machine, prop, n.events, verifier)
 	n.machine.SetObserver(n.irc.Observe)
 
@@ -114,6 +123,17 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	cancelPurge()
 	if err != nil {
 		return n, fmt.Errorf("purging old sessions: %w", err)
+	}
+	// Publish this node's public key to every replica (the private key stays in keys/).
+	pub := n.serverKey.Public().(ed25519.PublicKey)
+	keyCtx, cancelKey := context.WithTimeout(ctx, 30*time.Second)
+	res, err := prop.Propose(keyCtx, fsm.RegisterKey{DID: n.ServerDID(), KID: signing.KID(pub), PublicKey: pub, Source: "server-key", Purpose: "msgsig"})
+	cancelKey()
+	if err != nil {
+		return n, fmt.Errorf("registering the server key: %w", err)
+	}
+	if res.Code != fsm.OK && res.Code != fsm.NoChange {
+		return n, fmt.Errorf("registering the server key: %s", res.Code)
 	}
 
 	n.metrics.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(n.channelCount()) })
@@ -153,7 +173,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
 		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
 	})
-	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		// WebSocket sessions live on their request's context: end them when the node stops.
+		BaseContext: func(net.Listener) context.Context { return runCtx }}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -216,6 +238,9 @@ func (n *Node) Close() error {
 func (n *Node) IRCAddr() string  { return addrOf(n.ircLn) }
 func (n *Node) TLSAddr() string  { return addrOf(n.tlsLn) }
 func (n *Node) HTTPAddr() string { return addrOf(n.httpLn) }
+
+// ServerDID is the node's did:web identity, under which its server key is published.
+func (n *Node) ServerDID() string { return "did:web:" + n.cfg.ServerName }
 
 // Machine exposes the replicated state for tests and tools.
 func (n *Node) Machine() *fsm.Machine { return n.machine }

@@ -2,6 +2,8 @@
 //
 //	palaver serve    run a node (with no flags: a one-node cluster on loopback, data in ./data)
 //	palaver login    mint or load an ed25519 did:key, log in over SASL, print the bearer token
+//	palaver bench    load scenarios of the benchmark plan against any IRC server
+//	palaver verify   check an evidence bundle offline
 //	palaver version  print the version
 package main
 
@@ -33,6 +35,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, args[1:], stderr)
 	case "login":
 		return runLogin(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return runVerify(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "palaver", version)
 		return 0
@@ -51,6 +57,8 @@ func usage(w io.Writer) {
 Commands:
   serve     run a node (no flags: one-node cluster on loopback, data in ./data)
   login     log in as an agent with a self-minted did:key and print the bearer token
+  bench     run a load scenario from the benchmark plan (B1, B2) against a server
+  verify    check an evidence bundle offline (palaver verify bundle.json)
   version   print the version
 
 Run 'palaver <command> --help' for the flags of a command.

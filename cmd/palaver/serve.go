@@ -47,6 +47,8 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); localhost and 127.0.0.1 are always allowed")
 	fs.IntVar(&cfg.JoinHistory, "join-history", 25, "messages replayed to a client when it joins a channel (-1 disables)")
 	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", false, "BENCHMARKS ONLY: turn off per-connection flood limits")
+	var keyLifetimeDays int
+	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return func() (node.Config, slog.Level, error) {
 		if err := applyEnv(fs); err != nil {
@@ -64,6 +66,10 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			}
 			cfg.Opers[name] = pass
 		}
+		if keyLifetimeDays < 1 {
+			return cfg, 0, fmt.Errorf("--signing-key-lifetime-days %d: must be at least 1", keyLifetimeDays)
+		}
+		cfg.SigningKeyLifetime = time.Duration(keyLifetimeDays) * 24 * time.Hour
 		cfg.OperDIDs = operDIDs
 		cfg.AllowedOrigins = origins
 		cfg.Version = version

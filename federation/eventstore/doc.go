@@ -20,7 +20,7 @@
 //
 // Every stored event is one row of the messages table, keyed by seq (INTEGER PRIMARY KEY
 // AUTOINCREMENT, never reused, so later outbox rows can reference it) and unique by msgid. A root
-// is a row with an empty replaces_msgid; an edit is a row whose replaces_msgid names its root (an
+// is a row whose replaces_msgid is NULL; an edit is a row whose replaces_msgid names its root (an
 // edit that names another edit is re-pointed at that edit's root when stored). The root row also
 // carries its current revision (rev_* columns: the edit with the greatest (time_ms, seq)), so views
 // read one row per message. Edits that arrive before their root (federation does not guarantee

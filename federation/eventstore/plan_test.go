@@ -6,25 +6,26 @@ import (
 	"testing"
 )
 
-// TestQueryPlans guards the performance shape of the hot queries: each is an index walk in the
-// order it returns, never a sort of everything that matches.
+// TestQueryPlans guards the performance shape of every statement: no full scan of messages, no
+// sort; and the views and search walk the indexes they were designed for.
 func TestQueryPlans(t *testing.T) {
 	s := viewFixture(t)
 	ctx := context.Background()
-	tests := []struct {
-		name     string
-		query    string
-		args     []any
-		wantUses []string
-	}{
-		{"range asc", sqlRangeAsc, []any{"#c", 1, 2, 3}, []string{"messages_live_by_okey"}},
-		{"range desc", sqlRangeDesc, []any{"#c", 1, 2, 3}, []string{"messages_live_by_okey"}},
-		{"export", sqlExport, []any{"#c", 1, 2}, []string{"messages_live_by_seq"}},
-		{"search", sqlSearch, []any{`"x"`, 1, "#c", 2}, []string{"SCAN messages_fts", "okey=?"}},
+	wantUses := map[string][]string{
+		sqlRangeAsc:          {"messages_live_by_okey"},
+		sqlRangeDesc:         {"messages_live_by_okey"},
+		sqlExport:            {"messages_live_by_seq"},
+		sqlSearch:            {"SCAN messages_fts", "okey=?"},
+		sqlLatestEdit:        {"messages_edits"},
+		sqlInsertRoot:        {"okey>? AND okey<?"},
+		sqlDeleteRevisionsOf: {"messages_edits"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows, err := s.readDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
+	var all []namedStatement
+	all = append(all, s.w.all()...)
+	all = append(all, s.r.all()...)
+	for _, st := range all {
+		t.Run(firstLine(st.query), func(t *testing.T) {
+			rows, err := s.writeDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.query, make([]any, countParams(st.query))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,10 +39,19 @@ func TestQueryPlans(t *testing.T) {
 				}
 				plan = append(plan, detail)
 			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
 			joined := strings.Join(plan, "\n")
-			for _, want := range tt.wantUses {
+			for _, want := range wantUses[st.query] {
 				if !strings.Contains(joined, want) {
 					t.Errorf("plan does not use %q:\n%s", want, joined)
+				}
+			}
+			for _, line := range plan {
+				if strings.HasPrefix(line, "SCAN m ") || line == "SCAN m" || strings.HasPrefix(line, "SCAN messages ") ||
+					line == "SCAN messages" || strings.HasPrefix(line, "SCAN e") {
+					t.Errorf("plan scans the table:\n%s", joined)
 				}
 			}
 			if strings.Contains(joined, "TEMP B-TREE") {
@@ -49,4 +59,23 @@ func TestQueryPlans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countParams counts the parameters of a statement written with "?" or "?N" placeholders.
+func countParams(query string) int {
+	plain, numbered := 0, 0
+	for i := 0; i < len(query); i++ {
+		if query[i] != '?' {
+			continue
+		}
+		n, j := 0, i+1
+		for ; j < len(query) && query[j] >= '0' && query[j] <= '9'; j++ {
+			n = n*10 + int(query[j]-'0')
+		}
+		if j == i+1 {
+			plain++
+		}
+		numbered = max(numbered, n)
+	}
+	return max(plain, numbered)
 }

@@ -12,11 +12,11 @@ import (
 const (
 	viewColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
 		COALESCE(m.rev_text, m.text), COALESCE(m.rev_tags_json, m.tags_json), m.time_ms,
-		m.replaces_msgid, m.origin, m.deleted_at_ms, COALESCE(m.rev_msgid, '')`
+		COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, COALESCE(m.rev_msgid, '')`
 	rawColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
-		m.text, m.tags_json, m.time_ms, m.replaces_msgid, m.origin, m.deleted_at_ms, ''`
+		m.text, m.tags_json, m.time_ms, COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, ''`
 	// liveRoot is the condition of the partial indexes: a root that is not deleted.
-	liveRoot = `m.replaces_msgid = '' AND m.deleted_at_ms IS NULL`
+	liveRoot = `m.replaces_msgid IS NULL AND m.deleted_at_ms IS NULL`
 )
 
 type scanner interface{ Scan(dest ...any) error }

@@ -10,8 +10,8 @@ import (
 // migrations is the schema ladder. Entry i brings the schema to version i+1. Append new entries;
 // never edit, reorder or remove an applied one.
 var migrations = [...]string{
-	// 1: messages, their indexes, and the search index. okey is the order key of a root (see
-	// orderKey); edits have none.
+	// 1: messages, their indexes, and the search index. A root has no replaces_msgid; an edit has
+	// no okey (the order key of a root, see orderkey.go).
 	`CREATE TABLE messages (
 		seq            INTEGER PRIMARY KEY AUTOINCREMENT,
 		msgid          TEXT    NOT NULL UNIQUE,
@@ -24,7 +24,7 @@ var migrations = [...]string{
 		text           TEXT    NOT NULL,
 		tags_json      TEXT    NOT NULL,
 		time_ms        INTEGER NOT NULL,
-		replaces_msgid TEXT    NOT NULL,
+		replaces_msgid TEXT,
 		origin         TEXT    NOT NULL,
 		deleted_at_ms  INTEGER,
 		rev_msgid      TEXT,
@@ -34,11 +34,11 @@ var migrations = [...]string{
 		rev_seq        INTEGER
 	);
 	CREATE INDEX messages_live_by_okey ON messages(venue, okey)
-		WHERE replaces_msgid = '' AND deleted_at_ms IS NULL;
+		WHERE replaces_msgid IS NULL AND deleted_at_ms IS NULL;
 	CREATE INDEX messages_live_by_seq ON messages(venue, seq)
-		WHERE replaces_msgid = '' AND deleted_at_ms IS NULL;
+		WHERE replaces_msgid IS NULL AND deleted_at_ms IS NULL;
 	CREATE INDEX messages_edits ON messages(replaces_msgid, time_ms, seq)
-		WHERE replaces_msgid <> '';
+		WHERE replaces_msgid IS NOT NULL;
 	CREATE VIRTUAL TABLE messages_fts USING fts5(
 		venue, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
 	);`,

@@ -7,65 +7,41 @@ import (
 	"fmt"
 )
 
-// writeStatements are prepared once on the writer's single connection and bound to each batch's
-// transaction with Tx.StmtContext (which reuses the connection's prepared statement).
-type writeStatements struct {
-	insertRoot  *sql.Stmt // returns seq and okey, or no row when the msgid is already stored
-	insertEdit  *sql.Stmt // returns seq, or no row when the msgid is already stored
-	findRow     *sql.Stmt // by msgid: seq, okey, venue, replaces_msgid, deleted_at_ms, rev_time_ms, rev_seq
-	latestEdit  *sql.Stmt // the newest edit of a root msgid
-	setRevision *sql.Stmt // a root's current revision
-	markDeleted *sql.Stmt // one row
-	deleteAll   *sql.Stmt // a root and all its revisions
-	ftsInsert   *sql.Stmt
-	ftsDelete   *sql.Stmt
-}
-
-func (w *writeStatements) prepare(ctx context.Context, db *sql.DB) error {
-	return prepareAll(ctx, db, []namedStatement{
-		// The okey of a new root is the next free one of its millisecond: bind ?12 to
-		// firstKeyOf(time_ms) and ?13 to firstKeyOf(time_ms+1).
-		{&w.insertRoot, `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-			tags_json, time_ms, replaces_msgid, origin, okey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
-			(SELECT COALESCE(MAX(okey) + 1, ?12) FROM messages WHERE okey >= ?12 AND okey < ?13))
-			ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`},
-		{&w.insertEdit, `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-			tags_json, time_ms, replaces_msgid, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(msgid) DO NOTHING RETURNING seq`},
-		{&w.findRow, `SELECT seq, COALESCE(okey, 0), venue, replaces_msgid, deleted_at_ms, rev_time_ms, rev_seq
-			FROM messages WHERE msgid = ?`},
-		{&w.latestEdit, `SELECT seq, msgid, text, tags_json, time_ms FROM messages
-			WHERE replaces_msgid = ? ORDER BY time_ms DESC, seq DESC LIMIT 1`},
-		{&w.setRevision, `UPDATE messages SET rev_msgid = ?, rev_text = ?, rev_tags_json = ?,
-			rev_time_ms = ?, rev_seq = ? WHERE seq = ?`},
-		{&w.markDeleted, `UPDATE messages SET deleted_at_ms = ? WHERE seq = ?`},
-		{&w.deleteAll, `UPDATE messages SET deleted_at_ms = ?
-			WHERE (seq = ? OR replaces_msgid = ?) AND deleted_at_ms IS NULL`},
-		{&w.ftsInsert, `INSERT INTO messages_fts(rowid, venue, body) VALUES (?, ?, ?)`},
-		{&w.ftsDelete, `DELETE FROM messages_fts WHERE rowid = ?`},
-	})
-}
-
-func (w *writeStatements) close() error {
-	return closeAll(w.insertRoot, w.insertEdit, w.findRow, w.latestEdit, w.setRevision, w.markDeleted, w.deleteAll,
-		w.ftsInsert, w.ftsDelete)
-}
-
-// readStatements are prepared on the reader pool; database/sql re-prepares them lazily per
-// connection.
-type readStatements struct {
-	has        *sql.Stmt
-	raw        *sql.Stmt // a raw row by msgid
-	current    *sql.Stmt // a live root in current form by seq
-	position   *sql.Stmt // okey of the root of a msgid within a venue
-	rangeAsc   *sql.Stmt // live roots of a venue strictly between two okeys, oldest first
-	rangeDesc  *sql.Stmt // the same, newest first
-	exportFrom *sql.Stmt // live roots of a venue after a seq, by seq
-	search     *sql.Stmt
-}
-
-// The views' and search's queries; plan_test.go checks that they stay index walks without sorts.
+// The store's SQL. plan_test.go checks that none of it scans the messages table or sorts: each
+// query is an index lookup or an index walk in the order it returns. Roots store NULL, not an
+// empty string, in replaces_msgid: "replaces_msgid = ?" then implies the edits index's "IS NOT
+// NULL" without looking at the bound value, which would make SQLite re-prepare the statement at
+// every call.
 const (
+	// sqlInsertRoot gives a new root the next free okey of its millisecond: bind ?11 to
+	// firstKeyOf(time_ms) and ?12 to firstKeyOf(time_ms+1). No row when the msgid is stored.
+	sqlInsertRoot = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
+		tags_json, time_ms, replaces_msgid, origin, okey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
+		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12))
+		ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`
+	sqlInsertEdit = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
+		tags_json, time_ms, replaces_msgid, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(msgid) DO NOTHING RETURNING seq`
+	sqlFindRow = `SELECT seq, COALESCE(okey, 0), venue, COALESCE(replaces_msgid, ''), deleted_at_ms, rev_time_ms, rev_seq
+		FROM messages WHERE msgid = ?`
+	sqlLatestEdit = `SELECT seq, msgid, text, tags_json, time_ms FROM messages
+		WHERE replaces_msgid = ? ORDER BY time_ms DESC, seq DESC LIMIT 1`
+	sqlSetRevision = `UPDATE messages SET rev_msgid = ?, rev_text = ?, rev_tags_json = ?,
+		rev_time_ms = ?, rev_seq = ? WHERE seq = ?`
+	sqlMarkDeleted       = `UPDATE messages SET deleted_at_ms = ? WHERE seq = ?`
+	sqlDeleteRevisionsOf = `UPDATE messages SET deleted_at_ms = ?1
+		WHERE replaces_msgid = ?2 AND deleted_at_ms IS NULL`
+	// sqlFTSInsertMany takes a JSON array of [okey, venue token, body] rows.
+	sqlFTSInsertMany = `INSERT INTO messages_fts(rowid, venue, body)
+		SELECT -(value ->> 0), value ->> 1, value ->> 2 FROM json_each(?)`
+	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
+
+	sqlHas      = `SELECT 1 FROM messages WHERE msgid = ?`
+	sqlRaw      = `SELECT ` + rawColumns + ` FROM messages m WHERE m.msgid = ?`
+	sqlCurrent  = `SELECT ` + viewColumns + ` FROM messages m WHERE m.seq = ? AND ` + liveRoot
+	sqlPosition = `SELECT m.okey FROM messages e JOIN messages m
+		ON m.msgid = COALESCE(e.replaces_msgid, e.msgid)
+		WHERE e.msgid = ? AND m.venue = ? AND m.replaces_msgid IS NULL`
 	rangeWhere = `FROM messages m WHERE m.venue = ? AND ` + liveRoot + ` AND m.okey > ? AND m.okey < ?`
 	// sqlRangeAsc and sqlRangeDesc take venue, exclusive low okey, exclusive high okey, limit.
 	sqlRangeAsc  = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey ASC LIMIT ?`
@@ -73,31 +49,42 @@ const (
 	// sqlExport takes venue, seq, limit.
 	sqlExport = `SELECT ` + viewColumns + ` FROM messages m
 		WHERE m.venue = ? AND ` + liveRoot + ` AND m.seq > ? ORDER BY m.seq ASC LIMIT ?`
-	// sqlSearch takes the MATCH expression, exclusive high okey, venue, limit. CROSS JOIN keeps
-	// FTS5 as the outer loop: it yields matches newest first (rowid = okey) and LIMIT stops the
-	// walk, however many messages match.
-	sqlSearch = `SELECT ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = messages_fts.rowid
-		WHERE messages_fts MATCH ? AND messages_fts.rowid < ? AND m.venue = ? AND ` + liveRoot + `
-		ORDER BY messages_fts.rowid DESC LIMIT ?`
+	// sqlSearch takes the MATCH expression, exclusive high okey, venue, limit. The search index's
+	// rowid is -okey, so ascending rowid is newest first: FTS5 walks its doclists forwards, where
+	// it can skip through them with their indexes (walking backwards reads every page of a
+	// doclist). CROSS JOIN keeps FTS5 the outer loop and LIMIT stops the walk, however many
+	// messages match.
+	sqlSearch = `SELECT ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
+		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND m.venue = ?3 AND ` + liveRoot + `
+		ORDER BY messages_fts.rowid ASC LIMIT ?4`
 )
 
-func (r *readStatements) prepare(ctx context.Context, db *sql.DB) error {
-	return prepareAll(ctx, db, []namedStatement{
-		{&r.has, `SELECT 1 FROM messages WHERE msgid = ?`},
-		{&r.raw, `SELECT ` + rawColumns + ` FROM messages m WHERE m.msgid = ?`},
-		{&r.current, `SELECT ` + viewColumns + ` FROM messages m WHERE m.seq = ? AND ` + liveRoot},
-		{&r.position, `SELECT m.okey FROM messages e JOIN messages m
-			ON m.msgid = IIF(e.replaces_msgid = '', e.msgid, e.replaces_msgid)
-			WHERE e.msgid = ? AND m.venue = ? AND m.replaces_msgid = ''`},
-		{&r.rangeAsc, sqlRangeAsc},
-		{&r.rangeDesc, sqlRangeDesc},
-		{&r.exportFrom, sqlExport},
-		{&r.search, sqlSearch},
-	})
+// writeStatements are prepared once on the writer's single connection and bound to each batch's
+// transaction with Tx.StmtContext (which reuses the connection's prepared statement).
+type writeStatements struct {
+	insertRoot, insertEdit, findRow, latestEdit, setRevision *sql.Stmt
+	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete *sql.Stmt
 }
 
-func (r *readStatements) close() error {
-	return closeAll(r.has, r.raw, r.current, r.position, r.rangeAsc, r.rangeDesc, r.exportFrom, r.search)
+func (w *writeStatements) all() []namedStatement {
+	return []namedStatement{
+		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
+		{&w.latestEdit, sqlLatestEdit}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
+		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
+	}
+}
+
+// readStatements are prepared on the reader pool; database/sql re-prepares them lazily per
+// connection.
+type readStatements struct {
+	has, raw, current, position, rangeAsc, rangeDesc, exportFrom, search *sql.Stmt
+}
+
+func (r *readStatements) all() []namedStatement {
+	return []namedStatement{
+		{&r.has, sqlHas}, {&r.raw, sqlRaw}, {&r.current, sqlCurrent}, {&r.position, sqlPosition},
+		{&r.rangeAsc, sqlRangeAsc}, {&r.rangeDesc, sqlRangeDesc}, {&r.exportFrom, sqlExport}, {&r.search, sqlSearch},
+	}
 }
 
 type namedStatement struct {
@@ -116,11 +103,11 @@ func prepareAll(ctx context.Context, db *sql.DB, stmts []namedStatement) error {
 	return nil
 }
 
-func closeAll(stmts ...*sql.Stmt) error {
+func closeAll(stmts []namedStatement) error {
 	var errs []error
-	for _, st := range stmts {
-		if st != nil {
-			errs = append(errs, st.Close())
+	for _, ns := range stmts {
+		if *ns.dst != nil {
+			errs = append(errs, (*ns.dst).Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -93,6 +93,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	}
 	writeParams := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(" + syncMode + ")", "foreign_keys(OFF)",
+		"temp_store(MEMORY)", // statement journals stay off the disk
 	}, "_txlock": {"immediate"}}
 	s.writeDB, err = sql.Open("sqlite", dsn(abs, writeParams))
 	if err != nil {
@@ -115,7 +116,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		return fmt.Errorf("eventstore: count rows: %w", err)
 	}
 	s.count.Store(rows)
-	if err = s.w.prepare(ctx, s.writeDB); err != nil {
+	if err = prepareAll(ctx, s.writeDB, s.w.all()); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 
@@ -129,7 +130,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	s.readDB.SetMaxIdleConns(readers)
 	s.readDB.SetConnMaxIdleTime(0)
 	s.readDB.SetConnMaxLifetime(0)
-	if err = s.r.prepare(ctx, s.readDB); err != nil {
+	if err = prepareAll(ctx, s.readDB, s.r.all()); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 	return nil
@@ -137,7 +138,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 
 func (s *Store) closeDatabases() error {
 	var errs []error
-	errs = append(errs, s.r.close(), s.w.close())
+	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()))
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}

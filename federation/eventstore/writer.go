@@ -2,10 +2,7 @@ package eventstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -191,7 +188,7 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 		return nil, 0, fmt.Errorf("eventstore: begin: %w", err)
 	}
 	defer sqlTx.Rollback() //nolint:errcheck // after Commit this is a no-op
-	tx := s.bindWriteStatements(ctx, sqlTx)
+	tx := s.newWriteTxn(ctx, sqlTx)
 	results = make([]error, len(reqs))
 	for i, req := range reqs {
 		if req.del != nil {
@@ -205,197 +202,11 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 			return nil, 0, err
 		}
 	}
+	if err := tx.flushIndex(ctx); err != nil {
+		return nil, 0, err
+	}
 	if err := sqlTx.Commit(); err != nil {
 		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
 	}
 	return results, added, nil
-}
-
-// writeTxn is the writer's statements bound to one transaction.
-type writeTxn struct{ writeStatements }
-
-func (s *Store) bindWriteStatements(ctx context.Context, tx *sql.Tx) *writeTxn {
-	return &writeTxn{writeStatements{
-		insertRoot:  tx.StmtContext(ctx, s.w.insertRoot),
-		insertEdit:  tx.StmtContext(ctx, s.w.insertEdit),
-		findRow:     tx.StmtContext(ctx, s.w.findRow),
-		latestEdit:  tx.StmtContext(ctx, s.w.latestEdit),
-		setRevision: tx.StmtContext(ctx, s.w.setRevision),
-		markDeleted: tx.StmtContext(ctx, s.w.markDeleted),
-		deleteAll:   tx.StmtContext(ctx, s.w.deleteAll),
-		ftsInsert:   tx.StmtContext(ctx, s.w.ftsInsert),
-		ftsDelete:   tx.StmtContext(ctx, s.w.ftsDelete),
-	}}
-}
-
-// insertAll stores one Append call's messages. result is the call's own outcome (nil or
-// duplicates); err is a database failure that aborts the transaction.
-func (tx *writeTxn) insertAll(ctx context.Context, msgs []*Message) (result error, added int64, err error) {
-	var dups []string
-	for _, m := range msgs {
-		stored, err := tx.insert1(ctx, m)
-		if err != nil {
-			return nil, 0, fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
-		}
-		if !stored {
-			dups = append(dups, m.MsgID)
-			continue
-		}
-		added++
-	}
-	if len(dups) > 0 {
-		result = fmt.Errorf("%w: %s", ErrDuplicate, strings.Join(dups, ", "))
-	}
-	return result, added, nil
-}
-
-// storedRow is what the writer needs to know about an existing row.
-type storedRow struct {
-	seq        int64
-	okey       int64 // 0 for an edit
-	venue      string
-	replaces   string
-	deletedAt  sql.NullInt64
-	revTimeMs  sql.NullInt64
-	revSeq     sql.NullInt64
-	found      bool
-	isRevision bool
-}
-
-func (tx *writeTxn) find(ctx context.Context, msgid string) (storedRow, error) {
-	var r storedRow
-	err := tx.findRow.QueryRowContext(ctx, msgid).Scan(&r.seq, &r.okey, &r.venue, &r.replaces, &r.deletedAt, &r.revTimeMs, &r.revSeq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return storedRow{}, nil
-	}
-	if err != nil {
-		return storedRow{}, fmt.Errorf("find %s: %w", msgid, err)
-	}
-	r.found, r.isRevision = true, r.replaces != ""
-	return r, nil
-}
-
-// insert1 stores one message; stored is false for a duplicate msgid.
-func (tx *writeTxn) insert1(ctx context.Context, m *Message) (stored bool, err error) {
-	tags, err := encodeTags(m.Tags)
-	if err != nil {
-		return false, err
-	}
-	if m.ReplacesMsgID == "" {
-		return tx.insertRoot1(ctx, m, tags)
-	}
-	return tx.insertEdit1(ctx, m, tags)
-}
-
-func (tx *writeTxn) insertRoot1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
-	timeMs := m.Time.UnixMilli()
-	var seq, okey int64
-	err = tx.insertRoot.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, tags, timeMs, "", m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1)).Scan(&seq, &okey)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if okey >= firstKeyOf(timeMs+1) {
-		return false, fmt.Errorf("more than %d messages in millisecond %d", 1<<tieBits, timeMs)
-	}
-	m.Seq = seq
-	return true, tx.indexNewRoot(ctx, m, seq, okey)
-}
-
-func (tx *writeTxn) insertEdit1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
-	rootID := m.ReplacesMsgID
-	root, err := tx.find(ctx, rootID)
-	if err != nil {
-		return false, err
-	}
-	if root.found && root.isRevision { // an edit of an edit revises the same root
-		rootID = root.replaces
-		if root, err = tx.find(ctx, rootID); err != nil {
-			return false, err
-		}
-	}
-	timeMs := m.Time.UnixMilli()
-	var seq int64
-	err = tx.insertEdit.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, tags, timeMs, rootID, m.Origin).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	m.Seq = seq
-	if !root.found || root.isRevision { // the root has not arrived; indexNewRoot links it later
-		return true, nil
-	}
-	if root.deletedAt.Valid { // a late revision of a deleted message stays deleted
-		_, err := tx.markDeleted.ExecContext(ctx, root.deletedAt.Int64, seq)
-		return true, err
-	}
-	newer := !root.revTimeMs.Valid || timeMs > root.revTimeMs.Int64 ||
-		(timeMs == root.revTimeMs.Int64 && seq > root.revSeq.Int64)
-	if !newer {
-		return true, nil
-	}
-	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, tags, timeMs, seq, root.seq); err != nil {
-		return true, err
-	}
-	if _, err := tx.ftsDelete.ExecContext(ctx, root.okey); err != nil {
-		return true, err
-	}
-	_, err = tx.ftsInsert.ExecContext(ctx, root.okey, venueToken(root.venue), m.Text)
-	return true, err
-}
-
-// indexNewRoot indexes a root just stored, in the form of its newest revision when revisions
-// arrived before it.
-func (tx *writeTxn) indexNewRoot(ctx context.Context, m *Message, seq, okey int64) error {
-	var (
-		editSeq, editTimeMs   int64
-		editID, editText, tag string
-	)
-	err := tx.latestEdit.QueryRowContext(ctx, m.MsgID).Scan(&editSeq, &editID, &editText, &tag, &editTimeMs)
-	if errors.Is(err, sql.ErrNoRows) {
-		_, err = tx.ftsInsert.ExecContext(ctx, okey, venueToken(m.Venue), m.Text)
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("find early revisions of %s: %w", m.MsgID, err)
-	}
-	if _, err := tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq); err != nil {
-		return err
-	}
-	_, err = tx.ftsInsert.ExecContext(ctx, okey, venueToken(m.Venue), editText)
-	return err
-}
-
-// deleteRoot soft-deletes the root of op.msgid and its revisions. result is ErrNotFound or nil.
-func (tx *writeTxn) deleteRoot(ctx context.Context, op *deleteOp) (result, err error) {
-	row, err := tx.find(ctx, op.msgid)
-	if err != nil {
-		return nil, err
-	}
-	rootID := op.msgid
-	if row.found && row.isRevision {
-		rootID = row.replaces
-		if row, err = tx.find(ctx, rootID); err != nil {
-			return nil, err
-		}
-	}
-	if !row.found || row.isRevision {
-		return fmt.Errorf("%w: %s", ErrNotFound, op.msgid), nil
-	}
-	if row.deletedAt.Valid {
-		return nil, nil
-	}
-	if _, err := tx.deleteAll.ExecContext(ctx, op.atMs, row.seq, rootID); err != nil {
-		return nil, fmt.Errorf("eventstore: delete %s: %w", rootID, err)
-	}
-	if _, err := tx.ftsDelete.ExecContext(ctx, row.okey); err != nil {
-		return nil, fmt.Errorf("eventstore: unindex %s: %w", rootID, err)
-	}
-	return nil, nil
 }

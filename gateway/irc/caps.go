@@ -21,6 +21,7 @@ const (
 	capLabeledResponse
 	capChathistory
 	capSASL
+	capMsgSig // freeq.at/msgsig: the client may sign with MSGSIG keys (signing works without it too)
 )
 
 var capNames = map[string]capBits{
@@ -36,6 +37,7 @@ var capNames = map[string]capBits{
 	"labeled-response":  capLabeledResponse,
 	"draft/chathistory": capChathistory,
 	"sasl":              capSASL,
+	"freeq.at/msgsig":   capMsgSig,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

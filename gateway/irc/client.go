@@ -2,8 +2,9 @@ package irc
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
-	"strings"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,10 @@ type client struct {
 	authMu    sync.Mutex // guards did and tokenHash (read by ResolveToken)
 	did       string
 	tokenHash string
+
+	sigMu      sync.Mutex // guards the MSGSIG session key (read by the key-expiry sweep)
+	sessionKey ed25519.PublicKey
+	sessionKID string
 
 	flood floodState
 
@@ -97,11 +102,6 @@ func (c *client) readLoop() string {
 			continue
 		}
 		if err != nil {
-			select {
-			case <-c.q.done:
-				return "Connection closed"
-			default:
-			}
 			return "Connection closed"
 		}
 		c.touch()
@@ -276,12 +276,7 @@ func (c *client) propose(cmd fsm.Command) (fsm.Result, error) {
 	defer cancel()
 	res, err := c.s.proposer.Propose(ctx, cmd)
 	if err != nil {
-		c.s.log.Warn("proposal failed", "session", c.id, "command", commandName(cmd), "err", err)
+		c.s.log.Warn("proposal failed", "session", c.id, "command", fmt.Sprintf("%T", cmd), "err", err)
 	}
 	return res, err
-}
-
-func commandName(cmd fsm.Command) string {
-	name := strings.TrimPrefix(strings.TrimPrefix(typeName(cmd), "fsm."), "*")
-	return name
 }

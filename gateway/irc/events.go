@@ -148,6 +148,15 @@ func (s *Server) render(e *fsm.Event) {
 		if c := s.localClient(e.Target.ID); c != nil {
 			c.deliver(msg("INVITE", e.Target.Nick, e.Channel), false)
 		}
+	case fsm.EvPin, fsm.EvUnpin:
+		aud := s.channelAudience(e.Actor.ID, []string{e.Channel})
+		action, tag := "pinned", "+freeq.at/pin"
+		if e.Kind == fsm.EvUnpin {
+			action, tag = "unpinned", "+freeq.at/unpin"
+		}
+		out := msg("NOTICE", e.Channel, "\x01ACTION "+action+" a message\x01")
+		out.clientTags = map[string]string{tag: e.MsgID}
+		aud.send(out, 0)
 	case fsm.EvOper:
 		if c := s.localClient(e.Actor.ID); c != nil {
 			c.deliver(&outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: []string{e.Actor.Nick, "+o"}}}, true)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -26,7 +27,7 @@ func clientTags(m ircmsg.Message) (map[string]string, bool) {
 	var out map[string]string
 	size := 0
 	for k, v := range m.Tags {
-		if !strings.HasPrefix(k, "+") {
+		if !strings.HasPrefix(k, "+") && k != "freeq.at/sig" {
 			continue
 		}
 		size += len(k) + len(v) + 2
@@ -85,7 +86,7 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 func (c *client) channelMessage(cmd, name, text string, tags map[string]string, rb *respBuf) {
 	notice := cmd == "NOTICE"
 	var refusal string
-	var exists bool
+	var exists, moderator bool
 	var recipients []*client
 	c.s.state.Read(func(st *fsm.State) {
 		ch := st.Channels[name]
@@ -96,6 +97,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		se := st.Sessions[c.id]
 		mem := ch.Members[c.id]
 		privileged := st.IsChannelOp(ch, se) || (mem != nil && (mem.HalfOp || mem.Voice))
+		moderator = st.IsChannelOp(ch, se) || (mem != nil && mem.HalfOp)
 		switch {
 		case mem == nil && ch.NoExternal && !c.oper:
 			refusal = "Cannot send to channel (+n)"
@@ -132,20 +134,33 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		}
 		return
 	}
+	tags = copyTags(tags)
 	now := time.Now()
+	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
+	if !ok {
+		return
+	}
+	replaces, deletes, ok := c.prepareMutation(rb, cmd, name, tags, moderator)
+	if !ok {
+		return
+	}
+	venue, _ := signing.ChannelVenue(name)
+	if !c.sign(rb, cmd, venue, msgid, text, tags) {
+		return
+	}
+	if deletes != "" && !c.applyDelete(rb, deletes) {
+		return
+	}
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: c.hostmask(), Command: cmd, Params: []string{name}},
-		clientTags: tags, time: serverTime(now), account: c.currentDID(),
+		clientTags: tags, time: serverTime(now), account: c.currentDID(), msgid: msgid,
 	}
 	if cmd != "TAGMSG" {
 		out.msg.Params = append(out.msg.Params, text)
 		out.msg.ForceTrailing = true
-		out.msgid = c.s.newMsgID(now)
-		if !c.store(rb, cmd, name, text, tags, out.msgid, now) {
+		if !c.store(rb, cmd, name, text, tags, out.msgid, replaces, now) {
 			return
 		}
-	} else {
-		out.msgid = c.s.newMsgID(now)
 	}
 	for _, rc := range recipients {
 		if cmd == "TAGMSG" && !rc.has(capMessageTags) {
@@ -159,7 +174,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 }
 
 // store writes a message to the event store before anyone sees it.
-func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]string, msgid string, now time.Time) bool {
+func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]string, msgid, replaces string, now time.Time) bool {
 	if c.s.history == nil {
 		return true
 	}
@@ -168,6 +183,7 @@ func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]str
 	msg := &eventstore.Message{
 		MsgID: msgid, Venue: venue, Command: cmd, Sender: c.hostmask(), SenderNick: c.nick,
 		SenderDID: c.currentDID(), Text: text, Tags: tags, Time: now, Origin: c.s.cfg.NodeName,
+		ReplacesMsgID: replaces,
 	}
 	if err := c.s.history.Append(ctx, msg); err != nil {
 		c.s.log.Error("store message", "msgid", msgid, "err", err)
@@ -225,10 +241,28 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 		return
 	}
+	tags = copyTags(tags)
 	now := time.Now()
-	msgid := c.s.newMsgID(now)
+	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
+	if !ok {
+		return
+	}
+	replaces, deletes, ok := c.prepareMutation(rb, cmd, venue, tags, false)
+	if !ok {
+		return
+	}
+	var sigVenue signing.Venue
+	if venue != "" {
+		sigVenue, _ = signing.ParseVenue(venue)
+	}
+	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
+		return
+	}
+	if deletes != "" && !c.applyDelete(rb, deletes) {
+		return
+	}
 	if venue != "" && cmd != "TAGMSG" {
-		if !c.store(rb, cmd, venue, text, tags, msgid, now) {
+		if !c.store(rb, cmd, venue, text, tags, msgid, replaces, now) {
 			return
 		}
 	}
@@ -267,4 +301,15 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 		rb.add(echo.forCaps(c.capBits()))
 	}
+}
+
+func copyTags(t map[string]string) map[string]string {
+	if t == nil {
+		return map[string]string{}
+	}
+	out := make(map[string]string, len(t))
+	for k, v := range t {
+		out[k] = v
+	}
+	return out
 }

@@ -285,5 +285,9 @@ func init() {
 		"LUSERS":       {fn: handleLUSERS},
 		"VERSION":      {fn: handleVERSION},
 		"TIME":         {fn: handleTIME},
+		"PIN":          {fn: handlePIN, minParams: 2},
+		"UNPIN":        {fn: handleUNPIN, minParams: 2},
+		"PINS":         {fn: handlePINS, minParams: 1},
+		"MSGSIG":       {fn: handleMSGSIG, minParams: 1, preReg: true},
 	}
 }

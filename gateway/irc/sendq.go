@@ -42,7 +42,8 @@ func (q *sendQueue) enqueue(lines ...[]byte) bool {
 		q.closed = true
 		q.lines, q.bytes = nil, 0
 		q.mu.Unlock()
-		q.conn.Close()
+		// Closing may block (a WebSocket close handshake): never on the sender's goroutine.
+		go q.conn.Close()
 		q.signalDone()
 		if q.overflow != nil {
 			q.overflow()
@@ -112,7 +113,7 @@ func (q *sendQueue) closeNow() {
 	q.closed = true
 	q.lines, q.bytes = nil, 0
 	q.mu.Unlock()
-	q.conn.Close()
+	go q.conn.Close()
 	q.signalDone()
 }
 

@@ -2,6 +2,7 @@ package irc
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -35,6 +36,9 @@ type Proposer interface {
 type History interface {
 	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	Get(ctx context.Context, msgid string) (eventstore.Message, error)
+	Root(ctx context.Context, msgid string) (eventstore.Message, error)
+	Current(ctx context.Context, msgid string) (eventstore.Message, error)
+	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
 	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Between(ctx context.Context, venue string, a, b eventstore.Bound, limit int) ([]eventstore.Message, error)
@@ -61,6 +65,10 @@ type Config struct {
 	JoinHistory int           // messages replayed on JOIN; default 25, negative disables
 	Logger      *slog.Logger
 	Metrics     *metrics.Set
+	// ServerKey signs messages whose senders did not sign them (never leaves this node).
+	ServerKey ed25519.PrivateKey
+	// KeyLifetime is how long a MSGSIG session key counts after registration (0 = forever).
+	KeyLifetime time.Duration
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }
@@ -122,6 +130,7 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		ctx:     ctx, cancel: cancel,
 	}
 	s.isupport = buildISupport(cfg)
+	go s.sweepKeys(time.Minute)
 	return s
 }
 

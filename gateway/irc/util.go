@@ -1,14 +1,11 @@
 package irc
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
-
-func typeName(v any) string { return fmt.Sprintf("%T", v) }
 
 // cloak renders the visible host of a user: palaver/guest, or palaver/<method>/<first 8 chars of
 // the method-specific id>.

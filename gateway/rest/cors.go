@@ -12,7 +12,7 @@ import (
 const (
 	corsAllowMethods  = "GET, POST, PUT, OPTIONS"
 	corsAllowHeaders  = "Content-Type, Authorization"
-	corsExposeHeaders = "Link, Retry-After, WWW-Authenticate"
+	corsExposeHeaders = "Link, Retry-After, WWW-Authenticate, Deprecation, Sunset"
 	corsMaxAge        = "600"
 )
 
@@ -67,6 +67,9 @@ func normalizeOrigin(origin string) (string, bool) {
 		return "", false
 	}
 	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", false
+	}
 	port := u.Port()
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
@@ -83,6 +86,10 @@ func normalizeOrigin(origin string) (string, bool) {
 // every response. A refused origin simply gets no CORS headers, which the
 // browser enforces.
 func (s *Server) cors(c *gin.Context) {
+	if s.corsExempt[c.FullPath()] {
+		c.Next()
+		return
+	}
 	h := c.Writer.Header()
 	h.Add("Vary", "Origin")
 	origin := c.GetHeader("Origin")
@@ -102,4 +109,14 @@ func (s *Server) cors(c *gin.Context) {
 		h.Set("Access-Control-Max-Age", corsMaxAge)
 	}
 	c.AbortWithStatus(http.StatusNoContent)
+}
+
+// ExemptFromCORS leaves the CORS headers and the OPTIONS answer of the
+// given route templates (as registered, e.g. "/mcp") to their own handlers,
+// for endpoints with a different cross-origin policy. Call it before the
+// server handles requests; the route must register its own OPTIONS handler.
+func (s *Server) ExemptFromCORS(routes ...string) {
+	for _, r := range routes {
+		s.corsExempt[r] = true
+	}
 }

@@ -20,6 +20,7 @@ func TestNormalizeOrigin(t *testing.T) {
 		{"https://user@example.test", "", false},
 		{"ws://example.test", "", false},
 		{"null", "", false},
+		{"http://:", "", false},
 		{"", "", false},
 	}
 	for _, tt := range tests {

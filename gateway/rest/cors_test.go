@@ -3,6 +3,8 @@ package rest_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/gin-gonic/gin"
 )
 
 func TestCORS(t *testing.T) {
@@ -72,5 +74,32 @@ func TestCORSOnErrors(t *testing.T) {
 		if rec.Header().Get("Access-Control-Allow-Origin") != "http://localhost:5173" {
 			t.Errorf("%s: no CORS on %d", path, rec.Code)
 		}
+	}
+}
+
+func TestExemptFromCORS(t *testing.T) {
+	ts := newTestServer(t, nil)
+	e := ts.Engine()
+	anyOrigin := func(c *gin.Context) {
+		c.Header("Access-Control-Allow-Origin", "*")
+		if c.Request.Method == http.MethodOptions {
+			c.Header("Access-Control-Allow-Headers", "mcp-session-id")
+			c.AbortWithStatus(http.StatusNoContent)
+			return
+		}
+		c.String(http.StatusOK, "ok")
+	}
+	e.POST("/mcp", anyOrigin)
+	e.OPTIONS("/mcp", anyOrigin)
+	ts.ExemptFromCORS("/mcp")
+
+	rec := ts.do(http.MethodOptions, "/mcp", "", "Origin", "https://evil.example.test", "Access-Control-Request-Method", "POST")
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" ||
+		rec.Header().Get("Access-Control-Allow-Headers") != "mcp-session-id" || rec.Header().Get("Access-Control-Allow-Credentials") != "" {
+		t.Fatalf("exempt preflight: %d %v", rec.Code, rec.Header())
+	}
+	rec = ts.do(http.MethodPost, "/mcp", "{}", "Origin", "http://localhost:1")
+	if rec.Header().Get("Access-Control-Allow-Origin") != "*" || rec.Header().Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("exempt route: %v", rec.Header())
 	}
 }

@@ -21,12 +21,14 @@ type ErrorObject struct {
 	Documentation string `json:"documentation"`
 }
 
-// baseURLKey holds the server's base URL in the gin context, so that
-// WriteError, a plain function, can build the documentation link.
+// contextKey names the values the server keeps in the gin context.
 type contextKey int
 
 const (
+	// baseURLKey holds the base URL, so that WriteError, a plain function,
+	// can build the documentation link.
 	baseURLKey contextKey = iota
+	// didKey holds the DID admitted by a bearer token.
 	didKey
 )
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -69,6 +70,22 @@ type Config struct {
 	IRCLimiter *transport.IPLimiter
 	// Logger receives request logs at Debug and panics at Error; nil discards.
 	Logger *slog.Logger
+
+	// State is the node's replica of the replicated state (an *fsm.Machine).
+	// nil reads as an empty state: no channels and no users.
+	State StateReader
+	// Events is the message store behind history, search, export, evidence
+	// and message lookup; nil makes those routes answer 503.
+	Events EventStore
+	// Resolver resolves DIDs for /actors and for the handles of users; nil
+	// resolves nothing (handles are null, /actors knows only live sessions
+	// and owned nicks).
+	Resolver DIDResolver
+	// Evidence builds the signed evidence bundles. The evidence route is
+	// mounted only when it is set.
+	Evidence EvidenceBuilder
+	// RateLimits configures the per-client-IP request limiters.
+	RateLimits RateLimits
 }
 
 // Server is the REST server base.
@@ -77,6 +94,14 @@ type Server struct {
 	engine  *gin.Engine
 	origins originPolicy
 	logger  *slog.Logger
+	// corsExempt holds route templates with their own CORS handling; it is
+	// written only before serving starts.
+	corsExempt map[string]bool
+	// retired holds the retired major versions; written only before serving
+	// starts (Retire).
+	retired []RetiredVersion
+	limits  limiters
+	openapi *contractDocument
 }
 
 // New builds the server and mounts the base routes.
@@ -90,13 +115,19 @@ func New(cfg Config) *Server {
 	if cfg.BaseURL != "" {
 		allowed = append([]string{cfg.BaseURL}, allowed...)
 	}
+	if cfg.State == nil {
+		cfg.State = emptyState{}
+	}
 	s := &Server{
-		cfg:     cfg,
-		origins: newOriginPolicy(allowed),
-		logger:  logger,
+		cfg:        cfg,
+		origins:    newOriginPolicy(allowed),
+		logger:     logger,
+		corsExempt: make(map[string]bool),
+		limits:     newLimiters(cfg.RateLimits, time.Now),
 	}
 	s.engine = s.newEngine()
 	s.mountRoutes()
+	s.openapi = newContractDocument(cfg.BaseURL, s.mountedRoutes)
 	return s
 }
 
@@ -115,16 +146,26 @@ func (s *Server) newEngine() *gin.Engine {
 	if err := e.SetTrustedProxies([]string{"127.0.0.1", "::1"}); err != nil {
 		panic("rest: fixed trusted proxy list rejected: " + err.Error())
 	}
-	e.Use(s.responseHeaders, s.observe, s.cors, s.recovery())
+	// Route on the escaped path, so that an encoded "/" (%2F) stays inside
+	// a channel name or nick instead of splitting the path; gin unescapes
+	// the parameters.
+	e.UseRawPath = true
+	e.UnescapePathValues = true
+	e.Use(s.responseHeaders, s.observe, s.cors, s.deprecation, s.recovery())
 	e.NoRoute(s.notFound)
 	e.NoMethod(methodNotAllowed)
 	return e
 }
 
+// mountRoutes mounts every route of the server. Each must be described in
+// openapi.yaml; a test walks the route table to hold that.
 func (s *Server) mountRoutes() {
 	e := s.engine
 	e.GET("/api/v1/health", s.health)
 	e.GET("/.well-known/oauth-protected-resource", s.protectedResourceMetadata)
+	e.GET("/openapi.json", s.openAPIJSON)
+	e.GET("/api/v1/openapi.json", s.openAPIJSON)
+	e.GET("/api/v1/openapi.yaml", s.openAPIYAML)
 	favorites := e.Group("/api/v1/favorites", s.RequireBearer())
 	favorites.GET("", s.getFavorites)
 	favorites.PUT("", s.putFavorites)
@@ -134,6 +175,35 @@ func (s *Server) mountRoutes() {
 	if s.cfg.IRC != nil {
 		e.GET("/irc", s.serveIRC)
 	}
+
+	// The read surface over the replica: anonymous, with an optional bearer
+	// that lets members read their restricted channels.
+	api := e.Group("/api/v1", s.OptionalBearer())
+	api.GET("/channels", s.listChannels)
+	api.GET("/channels/:name/history", s.channelHistory)
+	api.GET("/channels/:name/export", s.exportChannel)
+	api.GET("/channels/:name/topic", s.channelTopic)
+	api.GET("/channels/:name/pins", s.channelPins)
+	if s.cfg.Evidence != nil {
+		api.GET("/channels/:name/evidence", s.channelEvidence)
+	}
+	api.GET("/history/:channel", s.historyByMsgID)
+	api.GET("/pins/:channel", s.pinList)
+	api.GET("/search", s.search)
+	api.GET("/messages/:msgid", s.message)
+	api.GET("/users/:nick", s.user)
+	api.GET("/users/:nick/whois", s.whois)
+	api.GET("/actors/:did", s.actor)
+}
+
+// mountedRoutes lists the mounted routes as "METHOD /path/:param".
+func (s *Server) mountedRoutes() []string {
+	routes := s.engine.Routes()
+	out := make([]string, 0, len(routes))
+	for _, r := range routes {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return out
 }
 
 // Engine is the gin engine, for mounting further routes.

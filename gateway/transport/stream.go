@@ -54,7 +54,9 @@ func (s *streamConn) ReadLine() ([]byte, error) {
 	if err == nil || errors.Is(err, ErrLineTooLong) || errors.Is(err, ErrInputFlood) {
 		return line, err
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+	// A peer that drops a TLS connection without close_notify ends it with
+	// io.ErrUnexpectedEOF; that is still just the end of the connection.
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 		return nil, io.EOF
 	}
 	return nil, fmt.Errorf("transport: read %s from %s: %w", s.kind, s.conn.RemoteAddr(), err)

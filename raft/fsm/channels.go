@@ -11,7 +11,7 @@ func (a *applier) removeMember(c *Channel, id string) {
 		delete(se.Channels, c.Name)
 	}
 	if len(c.Members) == 0 && c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
-		len(c.Bans) == 0 && len(c.Exceptions) == 0 {
+		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
 		delete(a.st.Channels, c.Name)
 	}
 }
@@ -192,4 +192,47 @@ func evictOldestInvite(invites map[string]int64) {
 		}
 	}
 	delete(invites, oldest)
+}
+
+func (a *applier) pin(c Pin) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	if c.MsgID == "" || len(c.MsgID) > 64 {
+		return Result{Code: ErrInvalid}
+	}
+	if !a.st.IsChannelOp(ch, se) {
+		return Result{Code: ErrChanOpNeeded}
+	}
+	for _, p := range ch.Pins {
+		if p.MsgID == c.MsgID {
+			return Result{Code: ErrAlreadyPinned}
+		}
+	}
+	entry := PinEntry{MsgID: c.MsgID, PinnedBy: se.Nick, PinnedByDID: se.DID, PinnedAt: a.env.Time}
+	ch.Pins = append([]PinEntry{entry}, ch.Pins...)
+	if len(ch.Pins) > MaxPins {
+		ch.Pins = ch.Pins[:MaxPins]
+	}
+	a.emit(Event{Kind: EvPin, Actor: se.Ref(), Channel: ch.Name, MsgID: c.MsgID})
+	return Result{Code: OK}
+}
+
+func (a *applier) unpin(c Unpin) Result {
+	se, ch, r := a.memberOf(c.Session, c.Channel)
+	if r.Code != OK {
+		return r
+	}
+	if !a.st.IsChannelOp(ch, se) {
+		return Result{Code: ErrChanOpNeeded}
+	}
+	for i, p := range ch.Pins {
+		if p.MsgID == c.MsgID {
+			ch.Pins = append(ch.Pins[:i:i], ch.Pins[i+1:]...)
+			a.emit(Event{Kind: EvUnpin, Actor: se.Ref(), Channel: ch.Name, MsgID: c.MsgID})
+			return Result{Code: OK}
+		}
+	}
+	return Result{Code: ErrNotPinned}
 }

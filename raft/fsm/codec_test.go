@@ -27,7 +27,30 @@ func sampleCommands() []Command {
 		Oper{Session: "s1"},
 		PurgeNode{Node: "n1", Keep: "i2", Reason: "restart"},
 		SetFavorites{DID: "did:plc:alice", Favorites: []string{"#a", "#b"}},
+		Pin{Session: "s1", Channel: "#c", MsgID: "01HXMSG"},
+		Unpin{Session: "s1", Channel: "#c", MsgID: "01HXMSG"},
+		RegisterKey{DID: "did:plc:alice", KID: "k1", PublicKey: testKey(1), Source: "local-session", Purpose: "msgsig",
+			ExpiresAt: 1_800_000_000},
+		RetireKey{DID: "did:plc:alice", KID: "k1"},
 	}
+}
+
+// testKey returns a 32-byte public key whose bytes count up from seed.
+func testKey(seed byte) []byte {
+	k := make([]byte, 32)
+	for i := range k {
+		k[i] = seed + byte(i)
+	}
+	return k
+}
+
+// knownTypes lists every command type this build decodes.
+func knownTypes() []CommandType {
+	var out []CommandType
+	for typ := CommandType(1); newCommand(typ) != nil; typ++ {
+		out = append(out, typ)
+	}
+	return out
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
@@ -54,7 +77,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			seen[cmd.commandType()] = true
 		})
 	}
-	for typ := TypeRegisterSession; typ <= TypeSetFavorites; typ++ {
+	for _, typ := range knownTypes() {
 		if !seen[typ] {
 			t.Errorf("no sample for command type %d", typ)
 		}
@@ -79,6 +102,10 @@ func TestEncodeGolden(t *testing.T) {
 		"\x0c\x00" + env + `{"session":"s1"}}`,
 		"\x0d\x00" + env + `{"node":"n1","keep":"i2","reason":"restart"}}`,
 		"\x0e\x00" + env + `{"did":"did:plc:alice","favorites":["#a","#b"]}}`,
+		"\x0f\x00" + env + `{"session":"s1","channel":"#c","msgid":"01HXMSG"}}`,
+		"\x10\x00" + env + `{"session":"s1","channel":"#c","msgid":"01HXMSG"}}`,
+		"\x11\x00" + env + `{"did":"did:plc:alice","kid":"k1","public_key":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=","source":"local-session","purpose":"msgsig","expires_at":1800000000}}`,
+		"\x12\x00" + env + `{"did":"did:plc:alice","kid":"k1"}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {
@@ -107,7 +134,7 @@ func TestDecodeUnknownType(t *testing.T) {
 		{"mandatory", 200, 0, false},
 		{"ignorable", 200, flagIgnorable, true},
 		{"ignorable with other flags", 0, flagIgnorable | 0x80, true},
-		{"other flags only", 15, 0x02, false},
+		{"other flags only", 250, 0x02, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,21 +219,24 @@ func TestApplyUndecodable(t *testing.T) {
 }
 
 func TestCodeString(t *testing.T) {
-	if int(NoChange)+1 != len(codeNames) {
-		t.Fatalf("codeNames has %d names for %d codes", len(codeNames), NoChange+1)
-	}
 	names := map[string]bool{}
-	for c := OK; c <= NoChange; c++ {
+	n := 0
+	for c := OK; c.String() != "code-unknown"; c++ {
 		s := c.String()
-		if s == "" || s == "code-unknown" || names[s] {
+		if s == "" || names[s] {
 			t.Errorf("code %d has name %q", c, s)
 		}
 		names[s] = true
+		n++
+	}
+	if n != len(codeNames) {
+		t.Errorf("%d named codes, %d names", n, len(codeNames))
 	}
 	for _, tc := range []struct {
 		c    Code
 		want string
-	}{{OK, "ok"}, {ErrNickOwned, "nick-owned"}, {ErrListFull, "list-full"}, {NoChange, "no-change"}, {NoChange + 1, "code-unknown"}} {
+	}{{OK, "ok"}, {ErrNickOwned, "nick-owned"}, {ErrListFull, "list-full"}, {NoChange, "no-change"},
+		{ErrNotPinned, "not-pinned"}, {Code(len(codeNames)), "code-unknown"}} {
 		if got := tc.c.String(); got != tc.want {
 			t.Errorf("Code(%d).String() = %q, want %q", tc.c, got, tc.want)
 		}
@@ -215,7 +245,8 @@ func TestCodeString(t *testing.T) {
 
 // TestCodeValuesPinned guards the numeric values persisted in snapshots (Requests results).
 func TestCodeValuesPinned(t *testing.T) {
-	for c, want := range map[Code]uint16{OK: 0, ErrNickOwned: 3, ErrChanOpNeeded: 9, ErrInvalid: 17, NoChange: 18} {
+	for c, want := range map[Code]uint16{OK: 0, ErrNickOwned: 3, ErrChanOpNeeded: 9, ErrInvalid: 17, NoChange: 18,
+		ErrAlreadyPinned: 19, ErrNotPinned: 20, ErrKeyEnded: 21} {
 		if uint16(c) != want {
 			t.Errorf("%v = %d, want %d", c, c, want)
 		}

@@ -24,6 +24,10 @@ const (
 	TypeOper            CommandType = 12
 	TypePurgeNode       CommandType = 13
 	TypeSetFavorites    CommandType = 14
+	TypePin             CommandType = 15
+	TypeUnpin           CommandType = 16
+	TypeRegisterKey     CommandType = 17
+	TypeRetireKey       CommandType = 18
 )
 
 // flagIgnorable marks a command an older node may skip when it does not know the type (rolling
@@ -154,6 +158,40 @@ type PurgeNode struct {
 	Reason string `json:"reason"`
 }
 
+// Pin pins a message (by root msgid) in a channel; Unpin removes it. Channel operators only.
+type Pin struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	MsgID   string `json:"msgid"`
+}
+
+// Unpin removes a pin.
+type Unpin struct {
+	Session string `json:"session"`
+	Channel string `json:"channel"`
+	MsgID   string `json:"msgid"`
+}
+
+// RegisterKey files a public signing key under a DID (MSGSIG, a node's server key, a key read
+// from a DID document). The first registration sets registered_at; a later one only advances
+// last_seen_at. Only public keys are ever replicated.
+type RegisterKey struct {
+	DID       string `json:"did"`
+	KID       string `json:"kid"`
+	PublicKey []byte `json:"public_key"` // 32-byte ed25519
+	Source    string `json:"source"`     // local-session, origin-server, did-document, identity-record, server-key
+	Purpose   string `json:"purpose,omitempty"`
+	ExpiresAt int64  `json:"expires_at,omitempty"` // unix seconds; 0 = never
+	Session   string `json:"session,omitempty"`    // MSGSIG: the session that now signs with this key
+}
+
+// RetireKey marks a key as retired by its owner; sessions signing with it are ended by the
+// proposer.
+type RetireKey struct {
+	DID string `json:"did"`
+	KID string `json:"kid"`
+}
+
 // SetFavorites replaces a DID's favourite channel list.
 type SetFavorites struct {
 	DID       string   `json:"did"`
@@ -174,6 +212,10 @@ func (Away) commandType() CommandType            { return TypeAway }
 func (Oper) commandType() CommandType            { return TypeOper }
 func (PurgeNode) commandType() CommandType       { return TypePurgeNode }
 func (SetFavorites) commandType() CommandType    { return TypeSetFavorites }
+func (Pin) commandType() CommandType             { return TypePin }
+func (Unpin) commandType() CommandType           { return TypeUnpin }
+func (RegisterKey) commandType() CommandType     { return TypeRegisterKey }
+func (RetireKey) commandType() CommandType       { return TypeRetireKey }
 
 // Encode renders a command as a log entry: type byte, flags byte, JSON envelope.
 func Encode(cmd Command, requestID, node string, timeMS int64) ([]byte, error) {
@@ -243,6 +285,14 @@ func newCommand(t CommandType) Command {
 		return &PurgeNode{}
 	case TypeSetFavorites:
 		return &SetFavorites{}
+	case TypePin:
+		return &Pin{}
+	case TypeUnpin:
+		return &Unpin{}
+	case TypeRegisterKey:
+		return &RegisterKey{}
+	case TypeRetireKey:
+		return &RetireKey{}
 	}
 	return nil
 }
@@ -276,6 +326,14 @@ func derefCommand(c Command) Command {
 	case *PurgeNode:
 		return *v
 	case *SetFavorites:
+		return *v
+	case *Pin:
+		return *v
+	case *Unpin:
+		return *v
+	case *RegisterKey:
+		return *v
+	case *RetireKey:
 		return *v
 	}
 	return c

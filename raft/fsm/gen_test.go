@@ -38,6 +38,8 @@ var (
 	genMasks    = []string{"*!*@*", "ann!*@*", "*!u*@host-s1", "BOB!*@*", "did:plc:d1", "did:plc:d2", "  ", "*?*", "e?e!*"}
 	genKeys     = []string{"", "k1", "k2", "bad key"}
 	genTexts    = []string{"", "hello", "bye", "another text"}
+	genMsgIDs   = []string{"m1", "m2", "m3", ""}
+	genKIDs     = []string{"k1", "k2", ""}
 	genLetters  = []string{"o", "h", "v", "b", "I", "i", "t", "n", "m", "E", "k", "l"}
 )
 
@@ -45,7 +47,7 @@ var (
 func randomCommand(c chooser) Command {
 	sess := func() string { return pick(c, genSessions) }
 	ch := func() string { return pick(c, genChannels) }
-	switch c.intn(24) {
+	switch c.intn(30) {
 	case 0, 1, 19, 20, 21:
 		id := sess()
 		return RegisterSession{ID: id, Node: pick(c, genNodes), Incarnation: pick(c, genIncs), Nick: pick(c, genNicks),
@@ -93,6 +95,15 @@ func randomCommand(c chooser) Command {
 			return PurgeNode{Node: pick(c, genNodes), Keep: pick(c, append([]string{""}, genIncs...)), Reason: "purge"}
 		}
 		return Oper{Session: sess()}
+	case 24:
+		return Pin{Session: sess(), Channel: ch(), MsgID: pick(c, genMsgIDs)}
+	case 25:
+		return Unpin{Session: sess(), Channel: ch(), MsgID: pick(c, genMsgIDs)}
+	case 26, 27:
+		return RegisterKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs), PublicKey: testKey(byte(c.intn(3))),
+			Source: pick(c, []string{"", "local-session", "server-key"}), ExpiresAt: pick(c, []int64{0, 0, 1_700_000_000, 1_900_000_000})}
+	case 28:
+		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
 	default:
 		return SetFavorites{DID: pick(c, genDIDs), Favorites: []string{ch(), ch()}[:c.intn(3)]}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
 	"strconv"
 	"testing"
 )
@@ -206,8 +205,16 @@ func checkInvariants(st *State) error {
 				return fmt.Errorf("channel %q has member %q whose session does not list it", name, id)
 			}
 		}
-		if len(ch.Bans) > MaxListEntries || len(ch.Exceptions) > MaxListEntries || len(ch.Invites) > MaxListEntries {
+		if len(ch.Bans) > MaxListEntries || len(ch.Exceptions) > MaxListEntries || len(ch.Invites) > MaxListEntries ||
+			len(ch.Pins) > MaxPins {
 			return fmt.Errorf("channel %q lists over the limit", name)
+		}
+		pinned := map[string]bool{}
+		for _, p := range ch.Pins {
+			if p.MsgID == "" || pinned[p.MsgID] {
+				return fmt.Errorf("channel %q pins %q twice or empty", name, p.MsgID)
+			}
+			pinned[p.MsgID] = true
 		}
 	}
 	for hash, id := range st.Tokens {
@@ -226,6 +233,13 @@ func checkInvariants(st *State) error {
 			return fmt.Errorf("DID %q owns %q, but that nick is owned by %q", did, nick, st.NickOwners[nick])
 		}
 	}
+	for did, byKID := range st.Keys {
+		for kid, k := range byKID {
+			if k == nil || k.KID != kid || len(k.PublicKey) != 32 || did == "" {
+				return fmt.Errorf("key %q/%q malformed: %+v", did, kid, k)
+			}
+		}
+	}
 	if len(st.Requests) != len(st.RequestOrder) || len(st.RequestOrder) > requestMemory {
 		return fmt.Errorf("request memory: %d results, %d ids", len(st.Requests), len(st.RequestOrder))
 	}
@@ -235,15 +249,6 @@ func checkInvariants(st *State) error {
 		}
 	}
 	return nil
-}
-
-func sortedChannels(se *Session) []string {
-	out := make([]string, 0, len(se.Channels))
-	for c := range se.Channels {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // restore replaces the machine's state with st, for cases the command set cannot reach directly.

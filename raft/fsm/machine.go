@@ -90,7 +90,11 @@ func (s *State) remember(rid string, r Result) {
 		for _, old := range s.RequestOrder[:drop] {
 			delete(s.Requests, old)
 		}
-		s.RequestOrder = append([]string(nil), s.RequestOrder[drop:]...)
+		// Shift in place: reallocating the whole order on every apply made steady-state Apply
+		// allocation-bound.
+		n := copy(s.RequestOrder, s.RequestOrder[drop:])
+		clear(s.RequestOrder[n:])
+		s.RequestOrder = s.RequestOrder[:n]
 	}
 }
 
@@ -173,6 +177,14 @@ func (a *applier) apply(cmd Command) Result {
 		return a.purgeNode(c)
 	case SetFavorites:
 		return a.setFavorites(c)
+	case Pin:
+		return a.pin(c)
+	case Unpin:
+		return a.unpin(c)
+	case RegisterKey:
+		return a.registerKey(c)
+	case RetireKey:
+		return a.retireKey(c)
 	}
 	return Result{Code: ErrInvalid}
 }

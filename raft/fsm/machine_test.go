@@ -29,6 +29,10 @@ func TestExactlyOnce(t *testing.T) {
 		{"away", world(), Away{Session: "s-bob", Text: "x"}},
 		{"oper", world(), Oper{Session: "s-bob"}},
 		{"favorites", world(), SetFavorites{DID: didAlice, Favorites: []string{"#a"}}},
+		{"register key", world(), RegisterKey{DID: didAlice, KID: "k", PublicKey: testKey(1), Source: "server-key"}},
+		{"retire key", []Command{RegisterKey{DID: didAlice, KID: "k", PublicKey: testKey(1), Source: "server-key"}}, RetireKey{DID: didAlice, KID: "k"}},
+		{"pin", channelWorld(), Pin{Session: "s-alice", Channel: "#c", MsgID: "m1"}},
+		{"unpin", with(channelWorld(), Pin{Session: "s-alice", Channel: "#c", MsgID: "m1"}), Unpin{Session: "s-alice", Channel: "#c", MsgID: "m1"}},
 		{"refused command", world(), Join{Session: "s-x", Channel: "#c"}},
 	}
 	for _, tc := range tests {
@@ -260,11 +264,14 @@ func richLog() []Command {
 		modes("s-alice", "#c", add("i", ""), add("k", "key"), add("m", ""), add("E", ""), addTo("o", "s-bob"),
 			addTo("h", "s-guest"), addTo("v", "s-guest"), add("b", "x!*@*"), add("b", didCarol), add("I", "y!*@*")),
 		Topic{Session: "s-alice", Channel: "#c", Text: "topic"},
+		Pin{Session: "s-alice", Channel: "#c", MsgID: "m1"},
 		Invite{Session: "s-alice", Channel: "#c", Target: "s-oper"},
 		Join{Session: "s-guest", Channel: "#guest"},
 		Join{Session: "s-alice", Channel: "#empty"}, Part{Session: "s-alice", Channel: "#empty"},
 		Away{Session: "s-bob", Text: "away"},
 		SetFavorites{DID: didAlice, Favorites: []string{"#c", "#guest"}},
+		RegisterKey{DID: didAlice, KID: "k1", PublicKey: testKey(7), Source: "local-session", ExpiresAt: 1_900_000_000},
+		RegisterKey{DID: didAlice, KID: "k2", PublicKey: testKey(8), Source: "server-key"}, RetireKey{DID: didAlice, KID: "k2"},
 		reg("s-gone", "gone", didCarol), EndSession{Session: "s-gone"},
 	)
 }
@@ -293,8 +300,10 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		}
 		c := st.Channels["#c"]
 		if st.Index != src.index || c.Key != "key" || !c.DIDOps[didBob] || len(c.Bans) != 2 || len(c.Exceptions) != 1 ||
-			c.Topic != "topic" || len(c.Invites) != 1 || st.Channels["#empty"] == nil || st.NickOwners["gone"] != didCarol ||
-			st.Favorites[didAlice][1] != "#guest" || !c.Members["s-guest"].HalfOp || len(st.Requests) != int(src.index) {
+			c.Topic != "topic" || len(c.Invites) != 1 || len(c.Pins) != 1 || st.Channels["#empty"] == nil || st.NickOwners["gone"] != didCarol ||
+			st.Favorites[didAlice][1] != "#guest" || !c.Members["s-guest"].HalfOp || len(st.Requests) != int(src.index) ||
+			st.Key(didAlice, "k1") == nil || string(st.Key(didAlice, "k1").PublicKey) != string(testKey(7)) ||
+			st.Key(didAlice, "k2").RemovedAt == 0 {
 			t.Errorf("restored state lost something: %+v", c)
 		}
 	})
@@ -331,7 +340,7 @@ func TestRestoreReplaces(t *testing.T) {
 		t.Errorf("restore merged instead of replacing")
 	}
 	dst.read(func(st *State) {
-		if len(st.Sessions) != 1 || st.Sessions["s-alice"] != nil || st.Channels["#c"] != nil || len(st.Favorites) != 0 ||
+		if len(st.Sessions) != 1 || st.Sessions["s-alice"] != nil || st.Channels["#c"] != nil || len(st.Favorites) != 0 || len(st.Keys) != 0 ||
 			len(st.NickOwners) != 0 || len(st.Tokens) != 0 || len(st.Requests) != 2 {
 			t.Errorf("old state survived the restore: %d sessions", len(st.Sessions))
 		}

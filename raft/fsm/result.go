@@ -23,13 +23,16 @@ const (
 	ErrTopicTooLong           // FAIL TOPIC TOO_LONG
 	ErrInvalid                // malformed command (a proposer bug or a hostile peer)
 	NoChange                  // applied, but nothing changed (already a member, mode already set)
+	ErrAlreadyPinned          // PIN of a pinned message
+	ErrNotPinned              // UNPIN of a message that is not pinned
+	ErrKeyEnded               // registering a key that is retired or already expired
 )
 
 var codeNames = [...]string{
 	"ok", "no-such-session", "nick-in-use", "nick-owned", "bad-name", "no-such-channel",
 	"not-on-channel", "user-not-in-channel", "user-on-channel", "chanop-needed", "banned",
 	"invite-only", "bad-key", "too-many-channels", "list-full", "already-registered",
-	"topic-too-long", "invalid", "no-change",
+	"topic-too-long", "invalid", "no-change", "already-pinned", "not-pinned", "key-ended",
 }
 
 func (c Code) String() string {
@@ -66,6 +69,8 @@ const (
 	EvInvite
 	EvAway
 	EvOper
+	EvPin
+	EvUnpin
 )
 
 // Event is a change that gateways render for their local sessions.
@@ -82,4 +87,5 @@ type Event struct {
 	Modes    []ModeChange
 	Member   Member // EvJoin
 	Created  bool   // EvJoin
+	MsgID    string // EvPin, EvUnpin
 }

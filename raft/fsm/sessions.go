@@ -17,7 +17,7 @@ func (a *applier) nickCheck(folded, id, did string) Result {
 }
 
 // claimNick binds nick ownership to did when the nick is free of any owner. A DID owns one nick:
-// claiming a new one releases the previous.
+// claiming a new one releases the previous, unless another session of the DID still uses it.
 func (a *applier) claimNick(folded, did string) {
 	if did == "" || folded == "" {
 		return
@@ -26,6 +26,10 @@ func (a *applier) claimNick(folded, did string) {
 		return
 	}
 	if old, ok := a.st.DIDNicks[did]; ok && old != folded {
+		// Keep the nick another session of the same DID is using; move ownership otherwise.
+		if id, used := a.st.Nicks[old]; used && a.st.Sessions[id] != nil && a.st.Sessions[id].DID == did {
+			return
+		}
 		delete(a.st.NickOwners, old)
 	}
 	a.st.NickOwners[folded] = did
@@ -181,4 +185,58 @@ func (a *applier) setFavorites(c SetFavorites) Result {
 	list := append([]string(nil), c.Favorites...)
 	a.st.Favorites[c.DID] = list
 	return Result{Code: OK, List: list}
+}
+
+func (a *applier) registerKey(c RegisterKey) Result {
+	if c.DID == "" || c.KID == "" || len(c.PublicKey) != 32 || c.Source == "" {
+		return Result{Code: ErrInvalid}
+	}
+	now := a.env.Time / 1000
+	var se *Session
+	if c.Session != "" {
+		if se = a.st.Sessions[c.Session]; se == nil || se.DID != c.DID {
+			return Result{Code: ErrNoSuchSession}
+		}
+	}
+	if k := a.st.Key(c.DID, c.KID); k != nil {
+		if string(k.PublicKey) != string(c.PublicKey) {
+			return Result{Code: ErrInvalid}
+		}
+		if k.RemovedAt != 0 {
+			return Result{Code: ErrKeyEnded}
+		}
+		if k.ExpiresAt != 0 && k.ExpiresAt <= now {
+			return Result{Code: ErrKeyEnded}
+		}
+		if now > k.LastSeenAt {
+			k.LastSeenAt = now
+		}
+		if se != nil {
+			se.SigningKID = c.KID
+		}
+		return Result{Code: NoChange}
+	}
+	if c.ExpiresAt != 0 && c.ExpiresAt <= now {
+		return Result{Code: ErrKeyEnded}
+	}
+	byKID := a.st.Keys[c.DID]
+	if byKID == nil {
+		byKID = map[string]*KeyRecord{}
+		a.st.Keys[c.DID] = byKID
+	}
+	byKID[c.KID] = &KeyRecord{KID: c.KID, PublicKey: append([]byte(nil), c.PublicKey...), Source: c.Source,
+		Purpose: c.Purpose, RegisteredAt: now, LastSeenAt: now, ExpiresAt: c.ExpiresAt}
+	if se != nil {
+		se.SigningKID = c.KID
+	}
+	return Result{Code: OK}
+}
+
+func (a *applier) retireKey(c RetireKey) Result {
+	k := a.st.Key(c.DID, c.KID)
+	if k == nil || k.RemovedAt != 0 {
+		return Result{Code: NoChange}
+	}
+	k.RemovedAt = a.env.Time / 1000
+	return Result{Code: OK}
 }

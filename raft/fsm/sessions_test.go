@@ -77,7 +77,25 @@ func TestApplyRegisterSession(t *testing.T) {
 			},
 		},
 		{
-			name: "one nick per DID: a new nick releases the old", setup: world(), cmd: reg("s-alice2", "alice_", didAlice),
+			name: "a second device keeps the nick the first is using", setup: world(), cmd: reg("s-alice2", "alice_", didAlice),
+			want: Result{Code: OK},
+			check: func(t *testing.T, st *State, _ int64) {
+				if st.NickOwners["alice"] != didAlice || st.DIDNicks[didAlice] != "alice" {
+					t.Errorf("owners %v did nicks %v", st.NickOwners, st.DIDNicks)
+				}
+				if _, ok := st.NickOwners["alice_"]; ok {
+					t.Errorf("second nick claimed while the first is in use")
+				}
+				if st.Nicks["alice"] != "s-alice" {
+					t.Errorf("first session lost its nick")
+				}
+				if got := st.SessionsByDID(didAlice); len(got) != 2 || got[0].ID != "s-alice" || got[1].ID != "s-alice2" {
+					t.Errorf("SessionsByDID = %v", got)
+				}
+			},
+		},
+		{
+			name: "one nick per DID: a new nick releases an unused old one", setup: aliceGone, cmd: reg("s-alice2", "alice_", didAlice),
 			want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
 				if st.NickOwners["alice_"] != didAlice || st.DIDNicks[didAlice] != "alice_" {
@@ -85,12 +103,6 @@ func TestApplyRegisterSession(t *testing.T) {
 				}
 				if _, ok := st.NickOwners["alice"]; ok {
 					t.Errorf("old nick still owned")
-				}
-				if st.Nicks["alice"] != "s-alice" {
-					t.Errorf("first session lost its nick")
-				}
-				if got := st.SessionsByDID(didAlice); len(got) != 2 || got[0].ID != "s-alice" || got[1].ID != "s-alice2" {
-					t.Errorf("SessionsByDID = %v", got)
 				}
 			},
 		},

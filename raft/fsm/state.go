@@ -10,19 +10,21 @@ const (
 	MaxChannelLen         = 64
 	MaxTopicLen           = 512
 	MaxFavorites          = 200
+	MaxPins               = 50   // per channel; pinning beyond drops the oldest
 	requestMemory         = 4096 // request ids remembered for exactly-once application
 )
 
 // State is the whole replicated control-plane state. Gateways read it under Machine.Read and must
 // not keep references to its maps or structs after the callback returns.
 type State struct {
-	Sessions   map[string]*Session `json:"sessions"`    // by session id
-	Nicks      map[string]string   `json:"nicks"`       // folded nick → session id of the session using it now
-	NickOwners map[string]string   `json:"nick_owners"` // folded nick → owning DID (persistent)
-	DIDNicks   map[string]string   `json:"did_nicks"`   // DID → the folded nick it owns
-	Channels   map[string]*Channel `json:"channels"`    // folded channel name → channel
-	Tokens     map[string]string   `json:"tokens"`      // bearer token hash → session id
-	Favorites  map[string][]string `json:"favorites"`   // DID → favourite channel names
+	Sessions   map[string]*Session              `json:"sessions"`    // by session id
+	Nicks      map[string]string                `json:"nicks"`       // folded nick → session id of the session using it now
+	NickOwners map[string]string                `json:"nick_owners"` // folded nick → owning DID (persistent)
+	DIDNicks   map[string]string                `json:"did_nicks"`   // DID → the folded nick it owns
+	Channels   map[string]*Channel              `json:"channels"`    // folded channel name → channel
+	Tokens     map[string]string                `json:"tokens"`      // bearer token hash → session id
+	Favorites  map[string][]string              `json:"favorites"`   // DID → favourite channel names
+	Keys       map[string]map[string]*KeyRecord `json:"keys"`        // DID → kid → key (public keys only)
 
 	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
 	RequestOrder []string          `json:"request_order"`
@@ -43,8 +45,9 @@ type Session struct {
 	Away        string          `json:"away,omitempty"`
 	Oper        bool            `json:"oper,omitempty"`
 	Secure      bool            `json:"secure,omitempty"`
-	ConnectedAt int64           `json:"connected_at"` // unix ms
-	Channels    map[string]bool `json:"channels"`     // folded channel names
+	SigningKID  string          `json:"signing_kid,omitempty"` // session key registered with MSGSIG
+	ConnectedAt int64           `json:"connected_at"`          // unix ms
+	Channels    map[string]bool `json:"channels"`              // folded channel names
 }
 
 // Hostmask is nick!user@host.
@@ -89,6 +92,15 @@ type Channel struct {
 	Exceptions []ListEntry        `json:"exceptions,omitempty"` // +I invite exceptions
 	Invites    map[string]int64   `json:"invites,omitempty"`    // InviteKey → unix ms
 	Members    map[string]*Member `json:"members"`              // by session id
+	Pins       []PinEntry         `json:"pins,omitempty"`       // newest first
+}
+
+// PinEntry is one pinned message.
+type PinEntry struct {
+	MsgID       string `json:"msgid"` // root msgid
+	PinnedBy    string `json:"pinned_by"`
+	PinnedByDID string `json:"pinned_by_did,omitempty"`
+	PinnedAt    int64  `json:"pinned_at"` // unix ms
 }
 
 // ListEntry is one ban or invite-exception mask.
@@ -190,8 +202,40 @@ func NewState() *State {
 		Channels:   map[string]*Channel{},
 		Tokens:     map[string]string{},
 		Favorites:  map[string][]string{},
+		Keys:       map[string]map[string]*KeyRecord{},
 		Requests:   map[string]Result{},
 	}
+}
+
+// KeyRecord is a public signing key filed under a DID. Times are unix seconds.
+type KeyRecord struct {
+	KID          string `json:"kid"`
+	PublicKey    []byte `json:"public_key"`
+	Source       string `json:"source"`
+	Purpose      string `json:"purpose,omitempty"`
+	RegisteredAt int64  `json:"registered_at"`
+	LastSeenAt   int64  `json:"last_seen_at"`
+	RemovedAt    int64  `json:"removed_at,omitempty"`
+	ExpiresAt    int64  `json:"expires_at,omitempty"`
+}
+
+// EndedAt is when the key stopped counting: the earlier of retirement and expiry, 0 if neither.
+func (k *KeyRecord) EndedAt() int64 {
+	end := k.RemovedAt
+	if k.ExpiresAt != 0 && (end == 0 || k.ExpiresAt < end) {
+		end = k.ExpiresAt
+	}
+	return end
+}
+
+// Live reports whether the key is neither retired nor expired at unix second now.
+func (k *KeyRecord) Live(now int64) bool {
+	return k.RemovedAt == 0 && (k.ExpiresAt == 0 || now < k.ExpiresAt)
+}
+
+// Key returns the key filed under did with kid, or nil.
+func (s *State) Key(did, kid string) *KeyRecord {
+	return s.Keys[did][kid]
 }
 
 // normalize replaces nil maps after decoding so Apply never writes to a nil map.
@@ -219,6 +263,9 @@ func (s *State) normalize() {
 	}
 	if s.Requests == nil {
 		s.Requests = map[string]Result{}
+	}
+	if s.Keys == nil {
+		s.Keys = map[string]map[string]*KeyRecord{}
 	}
 	for _, se := range s.Sessions {
 		if se.Channels == nil {

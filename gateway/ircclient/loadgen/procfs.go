@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -127,4 +128,50 @@ func WaitRSSSettled(ctx context.Context, read func() (int64, error), opts Settle
 			quiet++
 		}
 	}
+}
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat, fixed at 100
+// by the Linux ABI whatever the kernel's internal tick rate.
+const userHZ = 100
+
+// ErrBadStat reports a /proc/<pid>/stat text that could not be parsed.
+var ErrBadStat = errors.New("loadgen: malformed process stat")
+
+// ReadProcessCPU returns the CPU time (user plus system, all threads) that
+// process pid has used so far, from /proc/<pid>/stat (Linux only).
+func ReadProcessCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: reading the CPU time of process %d: %w", pid, err)
+	}
+	d, err := ParseStatCPU(string(data))
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: process %d: %w", pid, err)
+	}
+	return d, nil
+}
+
+// ParseStatCPU extracts utime + stime (fields 14 and 15) from the text of
+// a /proc/<pid>/stat file. The command name (field 2) is parenthesized and
+// may itself hold spaces and parentheses, so fields are counted from the
+// last ')'.
+func ParseStatCPU(stat string) (time.Duration, error) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("%w: no command name", ErrBadStat)
+	}
+	fields := strings.Fields(stat[end+1:])
+	// fields[0] is field 3 (state), so utime (14) and stime (15) are at 11 and 12.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("%w: %d fields after the command name", ErrBadStat, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/int64(time.Second)/2 {
+			return 0, fmt.Errorf("%w: CPU time %q", ErrBadStat, f)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }

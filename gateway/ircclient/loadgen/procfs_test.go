@@ -122,3 +122,54 @@ func TestWaitRSSSettledStopsOnReadErrorAndCancel(t *testing.T) {
 		t.Errorf("error = %v, want context.Canceled", err)
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	tests := []struct {
+		name    string
+		stat    string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"typical", "1234 (palaver) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 125 0 0 20 0 9 0 100 0 0", 3750 * time.Millisecond, false},
+		{"name with spaces and parens", "77 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 1 2 0 0", 30 * time.Millisecond, false},
+		{"no name", "1234 palaver S 1", 0, true},
+		{"too short", "1 (x) S 1 2 3", 0, true},
+		{"not a number", "1 (x) S 1 2 3 4 5 6 7 8 9 10 u s", 0, true},
+		{"negative", "1 (x) S 1 2 3 4 5 6 7 8 9 10 -1 2", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseStatCPU(tt.stat)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ParseStatCPU error = %v, wantErr %t", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrBadStat) {
+				t.Errorf("error %v does not wrap ErrBadStat", err)
+			}
+			if got != tt.want {
+				t.Errorf("ParseStatCPU = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add("1234 (palaver) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 125 0 0 20 0 9 0 100 0 0")
+	f.Add("1 ()) S 1 2 3 4 5 6 7 8 9 10 99999999999999999 1")
+	f.Add(")")
+	f.Fuzz(func(t *testing.T, stat string) {
+		d, err := ParseStatCPU(stat)
+		if err == nil && d < 0 {
+			t.Errorf("negative CPU time %v without an error", d)
+		}
+	})
+}
+
+func TestReadProcessCPUOfThisProcess(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	if _, err := ReadProcessCPU(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+}

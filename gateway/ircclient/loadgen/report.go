@@ -209,6 +209,11 @@ func (r LoginStormResult) Run() Run {
 		ClientCPU: r.ClientCPU,
 		Detail:    r,
 	}
+	if r.ServerCPU > 0 && r.Elapsed > 0 {
+		run.Measurements = append(run.Measurements, Measurement{
+			Name: "server CPU", Unit: "cores", Value: r.ServerCPU.Seconds() / r.Elapsed.Seconds(),
+		})
+	}
 	if r.Failed > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d of %d logins failed (%s); first: %s",
 			r.Failed, r.Attempts, r.FailureKinds(), strings.Join(r.FirstErrors, " | ")))

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
+)
+
+// benchScenario is one scenario `palaver bench` can run.
+type benchScenario struct {
+	name    string // command-line name, e.g. "b1"
+	id      string // name in the design's table, e.g. "B1"
+	summary string
+	// define adds the scenario's own flags to fs and returns the scenario,
+	// usable once fs is parsed.
+	define func(fs *flag.FlagSet) *benchCase
+}
+
+// benchCase is a scenario configured by its flags.
+type benchCase struct {
+	label    func(t loadgen.Target) string // e.g. "B1 tcp N=2000"
+	needsRSS bool                          // reads the server's resident memory
+	validate func() error
+	run      func(ctx context.Context, env benchEnv) (loadgen.Run, error)
+}
+
+// benchEnv is what one run of a scenario works against.
+type benchEnv struct {
+	target    loadgen.Target
+	rss       func() (int64, error)         // the server's RSS in KiB; nil when the server's PID is unknown
+	serverCPU func() (time.Duration, error) // the server's CPU time so far; nil when its PID is unknown
+	progress  io.Writer
+	label     string // progress prefix
+}
+
+// benchScenarios lists the scenarios in the design's order.
+func benchScenarios() []benchScenario {
+	return []benchScenario{
+		{name: "b1", id: "B1", summary: "N idle registered clients in small channels: server resident memory per connection", define: defineIdleBench},
+		{name: "b2", id: "B2", summary: "SASL ATPROTO-CHALLENGE login storm: logins/s and latency", define: defineLoginStormBench},
+	}
+}
+
+// commonBenchFlags are the flags every scenario has.
+type commonBenchFlags struct {
+	target, wsURL, transport, sources string
+	runs                              int
+	json                              bool
+	spawn                             bool
+	serverPID                         int
+	serverBin                         string
+	serverArgs                        listFlag
+	raiseFDLimit                      bool
+}
+
+func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
+	c := &commonBenchFlags{}
+	fs.StringVar(&c.target, "target", "127.0.0.1:6667", "IRC server address host:port (plain TCP)")
+	fs.StringVar(&c.wsURL, "ws-url", "ws://127.0.0.1:8080/irc", "IRC-over-WebSocket URL, for --transport ws")
+	fs.StringVar(&c.transport, "transport", "tcp", "how clients connect: tcp or ws")
+	fs.StringVar(&c.sources, "source-addrs", "", "comma-separated local addresses to connect from in turn (e.g. 127.0.0.1,127.0.0.2) to avoid running out of ephemeral ports")
+	fs.IntVar(&c.runs, "runs", 3, "number of runs; the report gives the median and the spread (min–max)")
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON instead of a table")
+	fs.BoolVar(&c.spawn, "spawn", false, "start a fresh 'palaver serve' for each run (temporary data dir, loopback ports, --no-flood-limits, --max-conns-per-ip -1) and measure it")
+	fs.IntVar(&c.serverPID, "server-pid", 0, "PID of the server under test, whose memory B1 reads from /proc")
+	fs.StringVar(&c.serverBin, "server-bin", "", "palaver binary started by --spawn (default: this executable)")
+	fs.Var(&c.serverArgs, "server-arg", "extra argument for the spawned 'palaver serve' (repeatable)")
+	fs.BoolVar(&c.raiseFDLimit, "raise-fd-limit", true, "raise this process's open-file limit to its hard limit")
+	return c
+}
+
+func (c *commonBenchFlags) baseTarget() (loadgen.Target, error) {
+	transport, err := loadgen.ParseTransport(c.transport)
+	if err != nil {
+		return loadgen.Target{}, err
+	}
+	sources, err := loadgen.ParseSourceAddrs(c.sources)
+	if err != nil {
+		return loadgen.Target{}, err
+	}
+	return loadgen.Target{IRCAddr: c.target, WSURL: c.wsURL, Transport: transport, SourceAddrs: sources}, nil
+}
+
+func benchUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: palaver bench <scenario> [flags]\n\nScenarios:\n")
+	for _, s := range benchScenarios() {
+		fmt.Fprintf(w, "  %-4s %s\n", s.name, s.summary)
+	}
+	fmt.Fprint(w, "\nRun 'palaver bench <scenario> --help' for its flags.\n")
+}
+
+// runBench implements `palaver bench`, the load client of the benchmarks:
+// it runs one scenario --runs times against a server given by address (and
+// PID, for memory) or spawned per run, prints progress on stderr and the
+// report (median and spread per metric, the client's own CPU) on stdout.
+// Exit codes: 0 done, 1 a run failed, 2 usage error.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		benchUsage(stderr)
+		return 2
+	}
+	if a := args[0]; a == "help" || a == "-h" || a == "--help" || a == "-help" {
+		benchUsage(stdout)
+		return 0
+	}
+	var scenario *benchScenario
+	for _, s := range benchScenarios() {
+		if strings.EqualFold(args[0], s.name) {
+			scenario = &s
+		}
+	}
+	if scenario == nil {
+		fmt.Fprintf(stderr, "palaver bench: unknown scenario %q\n\n", args[0])
+		benchUsage(stderr)
+		return 2
+	}
+	fs := flag.NewFlagSet("bench "+scenario.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: palaver bench %s [flags]\n\n%s: %s\n\nFlags:\n", scenario.name, scenario.id, scenario.summary)
+		fs.PrintDefaults()
+	}
+	common := defineCommonBenchFlags(fs)
+	bc := scenario.define(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := validateBench(fs, common, bc); err != nil {
+		fmt.Fprintf(stderr, "palaver bench %s: %v\n", scenario.name, err)
+		return 2
+	}
+	target, err := common.baseTarget()
+	if err != nil {
+		fmt.Fprintf(stderr, "palaver bench %s: %v\n", scenario.name, err)
+		return 2
+	}
+	if common.raiseFDLimit {
+		if limit, err := loadgen.RaiseFDLimit(); err != nil {
+			fmt.Fprintf(stderr, "palaver bench: %v\n", err)
+		} else {
+			fmt.Fprintf(stderr, "open-file limit: %d\n", limit)
+		}
+	}
+
+	report := loadgen.Report{
+		Scenario: scenario.id,
+		Label:    bc.label(target),
+		Command:  "palaver bench " + quoteArgs(args),
+	}
+	code := 0
+	for i := 1; i <= common.runs && ctx.Err() == nil; i++ {
+		label := fmt.Sprintf("%s run %d/%d", report.Label, i, common.runs)
+		run, err := benchOnce(ctx, common, bc, target, label, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "palaver bench %s: %s: %v\n", scenario.name, label, err)
+			code = 1
+			break
+		}
+		report.Runs = append(report.Runs, run)
+	}
+	if len(report.Runs) == 0 {
+		return 1
+	}
+	write := loadgen.WriteTable
+	if common.json {
+		write = loadgen.WriteJSON
+	}
+	if err := write(stdout, []loadgen.Report{report}); err != nil {
+		fmt.Fprintf(stderr, "palaver bench: %v\n", err)
+		return 1
+	}
+	if ctx.Err() != nil {
+		return 1
+	}
+	return code
+}
+
+func validateBench(fs *flag.FlagSet, c *commonBenchFlags, bc *benchCase) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if c.runs < 1 {
+		return errors.New("--runs must be at least 1")
+	}
+	if c.spawn && c.serverPID != 0 {
+		return errors.New("--spawn and --server-pid exclude each other")
+	}
+	if bc.needsRSS && !c.spawn && c.serverPID <= 0 {
+		return errors.New("this scenario measures the server's memory: give --server-pid PID or --spawn")
+	}
+	if bc.validate != nil {
+		return bc.validate()
+	}
+	return nil
+}
+
+// benchOnce performs one run, spawning a server first when asked.
+func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target loadgen.Target, label string, stderr io.Writer) (loadgen.Run, error) {
+	env := benchEnv{target: target, progress: stderr, label: label}
+	if c.serverPID > 0 {
+		env.rss, env.serverCPU = serverProbes(c.serverPID)
+	}
+	if !c.spawn {
+		return bc.run(ctx, env)
+	}
+	srv, dir, err := spawnBenchServer(ctx, c, label, stderr)
+	if err != nil {
+		return loadgen.Run{}, err
+	}
+	env.target.IRCAddr, env.target.WSURL = srv.ircAddr, srv.wsURL
+	env.rss, env.serverCPU = serverProbes(srv.PID())
+	run, runErr := bc.run(ctx, env)
+	stopErr := srv.Stop(15 * time.Second)
+	if runErr != nil || stopErr != nil {
+		fmt.Fprintf(stderr, "%s: server log kept in %s\n", label, dir)
+		return run, errors.Join(runErr, stopErr)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(stderr, "%s: removing %s: %v\n", label, dir, err)
+	}
+	return run, nil
+}
+
+// serverProbes reads the memory and CPU time of process pid.
+func serverProbes(pid int) (rss func() (int64, error), cpu func() (time.Duration, error)) {
+	return func() (int64, error) { return loadgen.ReadRSS(pid) },
+		func() (time.Duration, error) { return loadgen.ReadProcessCPU(pid) }
+}
+
+// benchServer is a `palaver serve` started for one run.
+type benchServer struct {
+	*loadgen.SpawnedServer
+	ircAddr, wsURL string
+}
+
+// spawnBenchServer starts `palaver serve` on free loopback ports with its
+// data in a new temporary directory, which it returns.
+func spawnBenchServer(ctx context.Context, c *commonBenchFlags, label string, stderr io.Writer) (*benchServer, string, error) {
+	bin := c.serverBin
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, "", fmt.Errorf("finding the palaver binary (use --server-bin): %w", err)
+		}
+		bin = exe
+	}
+	addrs, err := loadgen.FreeLoopbackAddrs(3)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := os.MkdirTemp("", "palaver-bench-*")
+	if err != nil {
+		return nil, "", fmt.Errorf("temporary directory: %w", err)
+	}
+	ircAddr, httpAddr, raftAddr := addrs[0], addrs[1], addrs[2]
+	args := []string{"serve",
+		"--data", filepath.Join(dir, "data"), "--server-name", "palaver.bench",
+		"--irc-addr", ircAddr, "--tls-addr", "", "--http-addr", httpAddr, "--raft-addr", raftAddr,
+		"--no-flood-limits", "--max-conns-per-ip", "-1", "--log-level", "warn",
+	}
+	args = append(args, c.serverArgs...)
+	srv, err := loadgen.Spawn(ctx, loadgen.SpawnConfig{
+		Binary: bin, Args: args, LogPath: filepath.Join(dir, "server.log"),
+		ReadyAddrs: []string{ircAddr, httpAddr},
+	})
+	if err != nil {
+		return nil, dir, err
+	}
+	fmt.Fprintf(stderr, "%s: spawned %s (pid %d) on %s and %s, data in %s\n", label, bin, srv.PID(), ircAddr, httpAddr, dir)
+	return &benchServer{SpawnedServer: srv, ircAddr: ircAddr, wsURL: "ws://" + httpAddr + "/irc"}, dir, nil
+}
+
+func defineIdleBench(fs *flag.FlagSet) *benchCase {
+	var cfg loadgen.IdleConfig
+	fs.IntVar(&cfg.Clients, "clients", 2000, "idle clients to hold")
+	fs.IntVar(&cfg.ChannelSize, "channel-size", 10, "members per channel")
+	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 64, "connections being set up at once")
+	fs.DurationVar(&cfg.SetupTimeout, "setup-timeout", 30*time.Second, "bound on one client's registration and JOIN")
+	fs.DurationVar(&cfg.Settle.Interval, "settle-interval", 250*time.Millisecond, "time between RSS samples")
+	fs.IntVar(&cfg.Settle.QuietSamples, "settle-samples", 12, "samples in a row without a rise before the RSS counts as settled")
+	fs.Int64Var(&cfg.Settle.Tolerance, "settle-tolerance-kb", 256, "growth in KB that does not count as a rise")
+	fs.DurationVar(&cfg.Settle.Timeout, "settle-timeout", 60*time.Second, "give up waiting for the RSS to settle after this long")
+	return &benchCase{
+		label:    func(t loadgen.Target) string { return fmt.Sprintf("B1 %s N=%d", t.Transport, cfg.Clients) },
+		needsRSS: true,
+		validate: func() error {
+			if cfg.Clients < 1 || cfg.ChannelSize < 1 {
+				return errors.New("--clients and --channel-size must be at least 1")
+			}
+			if limit, err := loadgen.FDLimit(); err == nil && uint64(cfg.Clients)+64 > limit {
+				return fmt.Errorf("--clients %d needs more open files than the limit %d allows", cfg.Clients, limit)
+			}
+			return nil
+		},
+		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			c := cfg
+			c.RSS, c.Progress, c.Label = env.rss, env.progress, env.label
+			res, err := loadgen.RunIdle(ctx, env.target, c)
+			if err != nil {
+				return loadgen.Run{}, err
+			}
+			return res.Run(), nil
+		},
+	}
+}
+
+func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
+	var cfg loadgen.LoginStormConfig
+	var curve string
+	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "logins in flight")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to start new logins (when --count is 0)")
+	fs.IntVar(&cfg.Count, "count", 0, "total logins per run (0: run for --duration)")
+	fs.StringVar(&curve, "curve", "ed25519", "did:key type: ed25519 or secp256k1")
+	fs.IntVar(&cfg.Keys, "keys", 4096, "distinct identities, generated before timing starts and used in turn")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one login, QUIT included")
+	return &benchCase{
+		label: func(t loadgen.Target) string {
+			return fmt.Sprintf("B2 %s %s c=%d", cfg.Curve, t.Transport, cfg.Concurrency)
+		},
+		validate: func() error {
+			c, err := loadgen.ParseCurve(curve)
+			if err != nil {
+				return err
+			}
+			cfg.Curve = c
+			if cfg.Concurrency < 1 || cfg.Count < 0 || cfg.Keys < 1 || (cfg.Count == 0 && cfg.Duration <= 0) {
+				return errors.New("--concurrency and --keys must be at least 1, and --count or --duration positive")
+			}
+			return nil
+		},
+		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			c := cfg
+			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
+			res, err := loadgen.RunLoginStorm(ctx, env.target, c)
+			if err != nil {
+				return loadgen.Run{}, err
+			}
+			return res.Run(), nil
+		},
+	}
+}
+
+// quoteArgs joins args as a shell would need them.
+func quoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~") {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

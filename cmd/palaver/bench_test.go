@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/palaver-chat/palaver/node"
+)
+
+func TestRunBenchUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"no scenario", nil, 2},
+		{"unknown scenario", []string{"b99"}, 2},
+		{"help", []string{"help"}, 0},
+		{"scenario help", []string{"b2", "--help"}, 0},
+		{"stray argument", []string{"b2", "extra"}, 2},
+		{"B1 without a way to read memory", []string{"b1", "--clients", "5"}, 2},
+		{"spawn and pid together", []string{"b1", "--spawn", "--server-pid", "1"}, 2},
+		{"bad transport", []string{"b2", "--transport", "udp"}, 2},
+		{"bad curve", []string{"b2", "--curve", "p256"}, 2},
+		{"zero runs", []string{"b2", "--runs", "0"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := runBench(context.Background(), tt.args, &stdout, &stderr); code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
+			}
+		})
+	}
+}
+
+func TestRunBenchLoginStormJSON(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{
+		ServerName: "palaver.test", DataDir: t.TempDir(),
+		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
+		MaxConnsPerIP: -1, NoFloodLimits: true,
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+
+	var stdout, stderr bytes.Buffer
+	args := []string{"b2", "--target", n.IRCAddr(), "--count", "10", "--concurrency", "4", "--keys", "4", "--runs", "2", "--json"}
+	if code := runBench(ctx, args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	var out struct {
+		Reports []struct {
+			Scenario string `json:"scenario"`
+			Command  string `json:"command"`
+			Runs     []any  `json:"runs"`
+			Metrics  []struct {
+				Name   string    `json:"name"`
+				Values []float64 `json:"values"`
+			} `json:"metrics"`
+		} `json:"reports"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	r := out.Reports[0]
+	if r.Scenario != "B2" || len(r.Runs) != 2 || !strings.HasPrefix(r.Command, "palaver bench b2 --target ") {
+		t.Errorf("report %+v", r)
+	}
+	for _, m := range r.Metrics {
+		if m.Name == "failed logins" && (m.Values[0] != 0 || m.Values[1] != 0) {
+			t.Errorf("failed logins %v; stderr:\n%s", m.Values, stderr.String())
+		}
+	}
+}
+
+func TestQuoteArgs(t *testing.T) {
+	got := quoteArgs([]string{"b1", "--clients", "10", "--server-arg", "--motd=a b", "--tls-addr", ""})
+	want := `b1 --clients 10 --server-arg "--motd=a b" --tls-addr ""`
+	if got != want {
+		t.Errorf("quoteArgs = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,29 @@
+// Package signing owns Palaver's per-event signatures, byte-compatible with
+// freeq's `+freeq.at/sig`: the key id, the canonical document of every signed
+// event kind (chat messages, deletes, reactions, coordination events and ACT
+// task events), the sig tag format, the three-way verdict, and the evidence
+// bundles a channel is exported in. It is pure: no I/O, no clocks, no key
+// store. Callers hand in the wire inputs and a key lookup.
+//
+// A document is rebuilt from what was received (the wire body, the wire tags
+// with IRC-unescaped values, the normalized venue) and canonicalized by
+// federation/canonical. The rules, each reproduced by the conformance tests
+// against testdata/vectors:
+//
+//   - target is a Venue: a channel lowercased, or dm:<didA>,<didB> sorted;
+//     an event with no venue cannot be signed.
+//   - body and a coordination payload are "sha256:" + lowercase hex.
+//   - optional fields are omitted when absent or empty.
+//   - a message's coord covers a closed set of tags, keyed without the
+//     +freeq.at/ prefix; an ACT document covers every act/act-* tag.
+//
+// Verification distinguishes forgery from ignorance: only "the key the kid
+// names, and the bytes do not verify" is Invalid. An unknown algorithm, a
+// malformed or legacy tag, an unknown kid, a fetched key that does not hash
+// to its kid, or a document that cannot be rebuilt is Unverifiable.
+//
+// What this package does not decide, because it needs state: whether a
+// referenced msgid is a root (signed events naming a revision are refused by
+// the server), whether a key was retired before the message was made, and
+// whether the signer's DID owns the key.
+package signing

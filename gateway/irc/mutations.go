@@ -1,0 +1,227 @@
+package irc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// Edits, deletes and pins refer to stored messages; these helpers resolve the reference to the
+// root message of the venue and apply the authorship rules: a DID author is matched by DID, a
+// guest author by nick, and a channel operator may also delete.
+
+// mutation is what a PRIVMSG/NOTICE/TAGMSG asks to do to an earlier message.
+type mutation struct {
+	editOf   string // +draft/edit
+	deleteOf string // +draft/delete or +delete
+}
+
+func mutationOf(cmd string, tags map[string]string) mutation {
+	var mu mutation
+	if cmd == "TAGMSG" {
+		mu.deleteOf = tags["+draft/delete"]
+		if mu.deleteOf == "" {
+			mu.deleteOf = tags["+delete"]
+		}
+		return mu
+	}
+	mu.editOf = tags["+draft/edit"]
+	return mu
+}
+
+// resolveRoot finds the root of a referenced message in venue. It answers the FAIL itself and
+// reports false when the reference cannot be used.
+func (c *client) resolveRoot(rb *respBuf, failCmd, venue, msgid string) (eventstore.Message, bool) {
+	if c.s.history == nil {
+		rb.add(c.failMsg(failCmd, "MESSAGE_NOT_FOUND", "Original message not found", msgid))
+		return eventstore.Message{}, false
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	root, err := c.s.history.Root(ctx, msgid)
+	if errors.Is(err, eventstore.ErrNotFound) || (err == nil && root.Venue != venue) {
+		rb.add(c.failMsg(failCmd, "MESSAGE_NOT_FOUND", "Original message not found", msgid))
+		return eventstore.Message{}, false
+	}
+	if err != nil {
+		c.s.log.Error("resolve message", "msgid", msgid, "err", err)
+		rb.add(c.failMsg(failCmd, "TEMPORARILY_UNAVAILABLE", "History is unavailable", msgid))
+		return eventstore.Message{}, false
+	}
+	return root, true
+}
+
+// isAuthor applies the authorship rule to a stored root.
+func (c *client) isAuthor(root eventstore.Message) bool {
+	if root.SenderDID != "" {
+		return c.currentDID() == root.SenderDID
+	}
+	return c.currentDID() == "" && fsm.Fold(root.SenderNick) == fsm.Fold(c.nick)
+}
+
+// prepareMutation checks an edit or delete against its root and authorship and points the
+// reference tag at the root. A signed event that names a revision is refused, never rewritten,
+// because the signature covers the reference. It returns the root an edit replaces and the root a
+// delete removes; nothing is changed until the caller applies the delete after the signature
+// check. A venue of "" (a DM with a guest) is never stored, so it is relayed as it is.
+func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string]string, mayModerate bool) (replaces, deletes string, ok bool) {
+	mu := mutationOf(cmd, tags)
+	if venue == "" || (mu.editOf == "" && mu.deleteOf == "") {
+		return "", "", true
+	}
+	_, signed := tags[tagSig]
+	if !signed {
+		_, signed = tags["freeq.at/sig"]
+	}
+	failCmd, ref := "EDIT", mu.editOf
+	if mu.editOf == "" {
+		failCmd, ref = "DELETE", mu.deleteOf
+	}
+	root, found := c.resolveRoot(rb, failCmd, venue, ref)
+	if !found {
+		return "", "", false
+	}
+	if signed && root.MsgID != ref {
+		rb.add(c.failMsg(failCmd, "INVALID_REFERENCE", "Signed events must name the root message", ref))
+		return "", "", false
+	}
+	if mu.editOf != "" {
+		if !root.DeletedAt.IsZero() {
+			return "", "", false // editing a deleted message is silently refused
+		}
+		if !c.isAuthor(root) {
+			rb.add(c.failMsg("EDIT", "AUTHOR_MISMATCH", "Only the author can edit this message", ref))
+			return "", "", false
+		}
+		tags["+draft/edit"] = root.MsgID
+		return root.MsgID, "", true
+	}
+	if !c.isAuthor(root) && !mayModerate {
+		rb.add(c.failMsg("DELETE", "AUTHOR_MISMATCH", "Only the author or a channel operator can delete this message", ref))
+		return "", "", false
+	}
+	if _, plain := tags["+delete"]; plain {
+		delete(tags, "+delete")
+	}
+	tags["+draft/delete"] = root.MsgID
+	return "", root.MsgID, true
+}
+
+// applyDelete soft-deletes a root once the delete event was accepted.
+func (c *client) applyDelete(rb *respBuf, root string) bool {
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	if err := c.s.history.Delete(ctx, root, time.Now()); err != nil {
+		c.s.log.Error("delete message", "msgid", root, "err", err)
+		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
+		return false
+	}
+	return true
+}
+
+func handlePIN(c *client, m ircmsg.Message, rb *respBuf)   { c.pin(m, rb, true) }
+func handleUNPIN(c *client, m ircmsg.Message, rb *respBuf) { c.pin(m, rb, false) }
+
+func (c *client) pin(m ircmsg.Message, rb *respBuf, add bool) {
+	verb := "PIN"
+	if !add {
+		verb = "UNPIN"
+	}
+	name := fsm.Fold(m.Param(0))
+	msgid := m.Param(1)
+	var cmd fsm.Command
+	if add {
+		root, ok := c.resolveRoot(rb, verb, name, msgid)
+		if !ok {
+			return
+		}
+		cmd = fsm.Pin{Session: c.id, Channel: name, MsgID: root.MsgID}
+		msgid = root.MsgID
+	} else {
+		if root, ok := c.lookupRoot(name, msgid); ok {
+			msgid = root
+		}
+		cmd = fsm.Unpin{Session: c.id, Channel: name, MsgID: msgid}
+	}
+	res, err := c.propose(cmd)
+	if err != nil {
+		rb.add(c.failMsg(verb, "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	notice := func(text string) {
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.nick, text}})
+	}
+	switch res.Code {
+	case fsm.OK:
+	case fsm.ErrAlreadyPinned:
+		notice("Message " + msgid + " is already pinned in " + name)
+	case fsm.ErrNotPinned:
+		notice("Message " + msgid + " is not pinned in " + name)
+	default:
+		c.codeReply(rb, res.Code, m.Param(0), "")
+	}
+}
+
+// lookupRoot resolves a msgid to its root without answering errors.
+func (c *client) lookupRoot(venue, msgid string) (string, bool) {
+	if c.s.history == nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	root, err := c.s.history.Root(ctx, msgid)
+	if err != nil || root.Venue != venue {
+		return "", false
+	}
+	return root.MsgID, true
+}
+
+// handlePINS lists a channel's pins, newest first, to a member (or a reader of a restricted
+// channel with rights to it).
+func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
+	name := fsm.Fold(m.Param(0))
+	var pins []fsm.PinEntry
+	var exists, allowed bool
+	c.s.state.Read(func(st *fsm.State) {
+		ch := st.Channels[name]
+		if ch == nil {
+			return
+		}
+		exists = true
+		did := c.currentDID()
+		allowed = ch.Members[c.id] != nil || c.oper || (did != "" && (did == ch.FounderDID || ch.DIDOps[did]))
+		if allowed {
+			pins = append(pins, ch.Pins...)
+		}
+	})
+	if !exists {
+		rb.add(c.numericMsg("403", m.Param(0), "No such channel"))
+		return
+	}
+	if !allowed {
+		rb.add(c.numericMsg("442", m.Param(0), "You're not on that channel"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	for _, p := range pins {
+		from, text := "unknown", "[message not found]"
+		if c.s.history != nil {
+			if cur, err := c.s.history.Current(ctx, p.MsgID); err == nil {
+				from, text = cur.SenderNick, cur.Text
+			}
+		}
+		msg := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.nick,
+			"[" + name + "] " + p.MsgID + " pinned by " + p.PinnedBy + " at " + time.UnixMilli(p.PinnedAt).UTC().Format(time.RFC3339) + ": <" + from + "> " + text}}
+		if c.has(capMessageTags) {
+			msg.SetTag("+freeq.at/pin", p.MsgID)
+		}
+		rb.add(msg)
+	}
+	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.nick, "[" + name + "] " + strconv.Itoa(len(pins)) + " pinned message(s)"}})
+}

@@ -1,0 +1,90 @@
+package rest
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// Read authorization (freeq-reference §3.2). Discoverable channels (no +i,
+// +k or +E) are open to anyone. A restricted channel is readable with a
+// bearer whose DID is the founder's, a DID op's, or the DID of a session
+// that is a member now. Channels that are not in the replica are unknown
+// (404, failing closed); DM venues are never served (403).
+
+// canRead reports whether the reader known by did ("" = anonymous) may
+// read ch. The caller holds the state's read lock.
+func canRead(st *fsm.State, ch *fsm.Channel, did string) bool {
+	if ch.CanRead("", did) {
+		return true
+	}
+	if did == "" {
+		return false
+	}
+	for id := range ch.Members {
+		if se := st.Sessions[id]; se != nil && se.DID == did {
+			return true
+		}
+	}
+	return false
+}
+
+// channelParam reads and checks the channel named by a path parameter or a
+// query value, answering 400 (or 403 for a DM venue) itself.
+func channelParam(c *gin.Context, raw string) (string, bool) {
+	name, err := parseChannelName(raw)
+	if errors.Is(err, errDirectMessages) {
+		WriteError(c, http.StatusForbidden, "Direct messages are not readable over the REST API")
+		return "", false
+	}
+	if err != nil {
+		WriteError(c, http.StatusBadRequest, "Bad channel name: "+err.Error())
+		return "", false
+	}
+	return name, true
+}
+
+// readPolicy says who may read a route's channel.
+type readPolicy int
+
+const (
+	// membersToo lets a member bearer read a restricted channel.
+	membersToo readPolicy = iota
+	// publicOnly serves discoverable channels only (export).
+	publicOnly
+)
+
+// withChannel runs f on the named channel under the state's read lock
+// when the request may read it; otherwise it answers 404 or 403 and
+// returns false. f must copy what it needs out of the state.
+func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f func(st *fsm.State, ch *fsm.Channel)) bool {
+	found, allowed := false, false
+	s.cfg.State.Read(func(st *fsm.State) {
+		ch := st.Channels[name]
+		if ch == nil {
+			return
+		}
+		found = true
+		switch policy {
+		case publicOnly:
+			allowed = ch.Discoverable()
+		default:
+			allowed = canRead(st, ch, DID(c))
+		}
+		if allowed && f != nil {
+			f(st, ch)
+		}
+	})
+	switch {
+	case !found:
+		WriteError(c, http.StatusNotFound, "No such channel: "+name)
+	case !allowed && policy == publicOnly:
+		WriteError(c, http.StatusForbidden, name+" is not a public channel; only public channels can be exported")
+	case !allowed:
+		WriteError(c, http.StatusForbidden, name+" is restricted (+i, +k or +E); send the bearer token of a member, its founder or one of its operators")
+	}
+	return found && allowed
+}

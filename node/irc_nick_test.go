@@ -1,0 +1,72 @@
+package node
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestIRCNickOwnership: a DID that registers with a nick owns it; guests and other DIDs asking for it
+// later get another nick with the reference NOTICE (freeq-reference §4.1).
+func TestIRCNickOwnership(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	owner := newEd25519(t)
+	c, _ := loginAs(t, n, owner, "ownednick")
+	quit(t, n, c, "ownednick")
+
+	t.Run("a guest is renamed Guest<n>", func(t *testing.T) {
+		g := dial(t, n)
+		w, err := g.Register(testCtx(t), "ownednick")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := w.Param(0)
+		var num int
+		if _, err := fmt.Sscanf(got, "Guest%d", &num); err != nil || fmt.Sprintf("Guest%d", num) != got || num < 0 || num > 99999 {
+			t.Fatalf("guest got nick %q, want Guest<0-99999>", got)
+		}
+		notice := expectSeenParams(t, g, "NOTICE")
+		want := fmt.Sprintf("Nick ownednick is registered — renamed to %s. Authenticate to reclaim.", got)
+		if notice.Param(0) != "*" || notice.Param(1) != want {
+			t.Fatalf("NOTICE = %q, want NOTICE * :%s", notice.String(), want)
+		}
+	})
+
+	t.Run("another DID gets its derived nick", func(t *testing.T) {
+		other := newEd25519(t)
+		o, _ := loginAs(t, n, other, "ownednick")
+		w := expectSeen(t, o, "001")
+		got := w.Param(0)
+		if got == "ownednick" || !strings.HasPrefix(got, "ownednick-") {
+			t.Fatalf("other DID got nick %q, want a derived ownednick-<suffix>", got)
+		}
+		notice := expectSeenParams(t, o, "NOTICE", "registered to another identity")
+		want := fmt.Sprintf("ownednick is registered to another identity. You are %s (tied to your account).", got)
+		if notice.Param(0) != "*" || notice.Param(1) != want {
+			t.Fatalf("NOTICE = %q, want NOTICE * :%s", notice.String(), want)
+		}
+		// The derived nick is stable for that DID.
+		quit(t, n, o, got)
+		o2, _ := loginAs(t, n, other, "ownednick")
+		if again := expectSeen(t, o2, "001").Param(0); again != got {
+			t.Fatalf("second login got %q, first %q", again, got)
+		}
+	})
+
+	t.Run("a guest cannot change to an owned nick", func(t *testing.T) {
+		g, _ := guest(t, n, "nickchanger")
+		sendLines(t, g, "NICK ownednick")
+		expect(t, g, "433", "ownednick")
+		sendLines(t, g, "NICK OwnedNick")
+		expect(t, g, "433", "OwnedNick")
+		sendLines(t, g, "WHOIS nickchanger")
+		expect(t, g, "311", "nickchanger")
+	})
+
+	t.Run("the owner reclaims it", func(t *testing.T) {
+		o, _ := loginAs(t, n, owner, "ownednick")
+		if got := expectSeen(t, o, "001").Param(0); got != "ownednick" {
+			t.Fatalf("owner got %q", got)
+		}
+	})
+}

@@ -1,0 +1,189 @@
+package node
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+)
+
+func TestIRCQueries(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	asker, _ := guest(t, n, "asker")
+	target, res := login(t, n, "queried")
+	joinChannels(t, target, "#qpublic")
+	joinChannels(t, target, "#qsecret")
+	sendLines(t, target, "MODE #qsecret +i", "AWAY :busy")
+	expect(t, target, "306")
+
+	t.Run("WHOIS", func(t *testing.T) {
+		sendLines(t, asker, "WHOIS queried")
+		msgs := readUntil(t, asker, "318", func(m ircmsg.Message) bool { return m.Command == "318" })
+		want := map[string][]string{
+			"311": {"asker", "queried", "queried", "palaver/key/", "*", "queried"},
+			"312": {"asker", "queried", "palaver.test"},
+			"319": {"asker", "queried", "@#qpublic"},
+			"301": {"asker", "queried", "busy"},
+			"330": {"asker", "queried", res.DID, "is logged in as"},
+			"318": {"asker", "queried", "End of /WHOIS list"},
+		}
+		for code, params := range want {
+			m, ok := findMsg(msgs, code)
+			if !ok {
+				t.Fatalf("WHOIS lacks %s: %q", code, commandsOf(msgs))
+			}
+			for i, p := range params {
+				if !strings.HasPrefix(m.Param(i), p) {
+					t.Fatalf("%s = %q, want param %d to start with %q", code, m.String(), i, p)
+				}
+			}
+		}
+		if m, _ := findMsg(msgs, "319"); strings.Contains(m.Param(2), "#qsecret") {
+			t.Fatalf("WHOIS shows a restricted channel to a non-member: %q", m.String())
+		}
+		// A member sees both.
+		sendLines(t, target, "WHOIS queried")
+		expect(t, target, "319", "#qpublic", "#qsecret")
+
+		sendLines(t, asker, "WHOIS nosuchnick")
+		expectParams(t, asker, "401", "asker", "nosuchnick", "No such nick/channel")
+		expectParams(t, asker, "318", "asker", "nosuchnick", "End of /WHOIS list")
+	})
+
+	t.Run("WHO on a channel and on a nick", func(t *testing.T) {
+		joinChannels(t, asker, "#qpublic")
+		sendLines(t, asker, "WHO #qpublic")
+		msgs := readUntil(t, asker, "315", func(m ircmsg.Message) bool { return m.Command == "315" })
+		rows := map[string]ircmsg.Message{}
+		for _, m := range msgs {
+			if m.Command == "352" {
+				rows[m.Param(5)] = m
+			}
+		}
+		q, ok := rows["queried"]
+		if !ok || len(rows) != 2 {
+			t.Fatalf("WHO rows %v", commandsOf(msgs))
+		}
+		// 352 <me> <channel> <user> <host> <server> <nick> <flags> :<hops> <realname>
+		if q.Param(1) != "#qpublic" || q.Param(2) != "queried" || !strings.HasPrefix(q.Param(3), "palaver/key/") ||
+			q.Param(4) != "palaver.test" || q.Param(6) != "G@" || q.Param(7) != "0 queried" {
+			t.Fatalf("352 = %q", q.String())
+		}
+		if a := rows["asker"]; a.Param(6) != "H" {
+			t.Fatalf("352 for asker = %q", a.String())
+		}
+		expectSeenParams(t, asker, "315", "#qpublic", "End of /WHO list")
+		sendLines(t, asker, "WHO queried")
+		m := expect(t, asker, "352", "queried")
+		if m.Param(1) != "*" {
+			t.Fatalf("WHO nick = %q", m.String())
+		}
+		expectParams(t, asker, "315", "asker", "queried", "End of /WHO list")
+	})
+
+	t.Run("USERHOST and ISON", func(t *testing.T) {
+		sendLines(t, asker, "USERHOST queried asker nobody")
+		m := expect(t, asker, "302")
+		got := strings.Fields(m.Param(1))
+		if len(got) != 2 || !strings.HasPrefix(got[0], "queried=-queried@palaver/key/") || got[1] != "asker=+asker@palaver/guest" {
+			t.Fatalf("302 = %q", m.String())
+		}
+		sendLines(t, asker, "ISON queried nobody ASKER")
+		expectParams(t, asker, "303", "asker", "queried asker")
+	})
+
+	t.Run("LUSERS, VERSION, TIME and MOTD", func(t *testing.T) {
+		sendLines(t, asker, "LUSERS")
+		msgs := readUntil(t, asker, "266", func(m ircmsg.Message) bool { return m.Command == "266" })
+		if got := strings.Join(commandsOf(msgs), " "); !strings.HasSuffix(got, "251 252 254 255 265 266") {
+			t.Fatalf("LUSERS = %q", got)
+		}
+		m, _ := findMsg(msgs, "251")
+		if !strings.Contains(m.Param(1), "There are 2 users") {
+			t.Fatalf("251 = %q", m.String())
+		}
+
+		sendLines(t, asker, "VERSION")
+		v := expect(t, asker, "351")
+		if !strings.HasPrefix(v.Param(1), "palaver-") || v.Param(2) != "palaver.test" {
+			t.Fatalf("351 = %q", v.String())
+		}
+		expect(t, asker, "005", "CHATHISTORY=500")
+
+		sendLines(t, asker, "TIME")
+		tm := expect(t, asker, "391")
+		at, err := time.Parse(time.RFC1123, tm.Param(2))
+		if tm.Param(1) != "palaver.test" || err != nil || time.Since(at) > time.Minute || time.Until(at) > time.Minute {
+			t.Fatalf("391 = %q (%v)", tm.String(), err)
+		}
+
+		sendLines(t, asker, "MOTD")
+		msgs = readUntil(t, asker, "376", func(m ircmsg.Message) bool { return m.Command == "376" })
+		if got := strings.Join(commandsOf(msgs), " "); !strings.HasPrefix(got, "375 372") || !strings.HasSuffix(got, "372 376") {
+			t.Fatalf("MOTD = %q", got)
+		}
+	})
+}
+
+func TestIRCOperators(t *testing.T) {
+	operKey := newEd25519(t)
+	n := startNode(t, t.TempDir(), func(c *Config) {
+		c.Opers = map[string]string{"admin": "hunter2"}
+		c.OperDIDs = []string{operKey.DID()}
+	})
+
+	t.Run("OPER with the configured password", func(t *testing.T) {
+		c, _ := guest(t, n, "wouldbeoper")
+		sendLines(t, c, "OPER admin wrong")
+		expectParams(t, c, "464", "wouldbeoper", "Password incorrect")
+		sendLines(t, c, "OPER nobody hunter2")
+		expect(t, c, "464")
+		sendLines(t, c, "MODE wouldbeoper")
+		expectParams(t, c, "221", "wouldbeoper", "+")
+		sendLines(t, c, "OPER admin hunter2")
+		expectParams(t, c, "381", "wouldbeoper", "You are now an IRC operator")
+		sendLines(t, c, "MODE wouldbeoper")
+		expectParams(t, c, "221", "wouldbeoper", "+o")
+	})
+
+	t.Run("a configured DID is opered when it authenticates", func(t *testing.T) {
+		c, _ := loginAs(t, n, operKey, "autooper")
+		var mode, logged int = -1, -1
+		for i, m := range c.Seen() {
+			switch {
+			case m.Command == "MODE" && strings.Join(m.Params, " ") == "autooper +o" && mode < 0:
+				mode = i
+			case m.Command == "900":
+				logged = i
+			}
+		}
+		if mode < 0 || logged < 0 || mode > logged {
+			t.Fatalf("want MODE autooper +o before 900: %q", lastSeen(c))
+		}
+		sendLines(t, c, "WHOIS autooper")
+		expectParams(t, c, "313", "autooper", "autooper", "is an IRC operator")
+	})
+
+	t.Run("a server operator may change modes where it is not opped", func(t *testing.T) {
+		owner, _ := guest(t, n, "chanowner")
+		chanOp(t, owner, "#opered")
+		oper, _ := guest(t, n, "visitingoper")
+		sendLines(t, oper, "OPER admin hunter2")
+		expect(t, oper, "381")
+		// Not a member at all.
+		sendLines(t, oper, "MODE #opered +m")
+		expectFrom(t, owner, "visitingoper", "MODE", "#opered", "+m")
+		joinChannels(t, oper, "#opered")
+		sendLines(t, oper, "MODE #opered +o visitingoper")
+		expectFrom(t, owner, "visitingoper", "MODE", "#opered", "+o", "visitingoper")
+		sendLines(t, oper, "KICK #opered chanowner :oper power")
+		expectFrom(t, owner, "visitingoper", "KICK", "#opered", "chanowner")
+		sendLines(t, oper, "LUSERS")
+		m := expect(t, oper, "252")
+		if count, err := strconv.Atoi(m.Param(1)); err != nil || count < 1 {
+			t.Fatalf("252 = %q", m.String())
+		}
+	})
+}

@@ -1,0 +1,240 @@
+package node
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/ircclient"
+)
+
+func TestIRCCapNegotiation(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+
+	t.Run("LS 302 lists the SASL mechanism, bare LS does not", func(t *testing.T) {
+		cases := []struct {
+			ls       string
+			wantSASL string
+			notSASL  string
+		}{
+			{"CAP LS 302", "sasl=ATPROTO-CHALLENGE", "sasl"},
+			{"CAP LS", "sasl", "sasl=ATPROTO-CHALLENGE"},
+		}
+		for _, tc := range cases {
+			c := dial(t, n)
+			sendLines(t, c, tc.ls)
+			m := expect(t, c, "CAP", "LS")
+			if m.Param(0) != "*" || m.Param(1) != "LS" {
+				t.Fatalf("%s: reply %q, want CAP * LS", tc.ls, m.String())
+			}
+			caps := strings.Fields(m.Param(len(m.Params) - 1))
+			if !slices.Contains(caps, tc.wantSASL) || slices.Contains(caps, tc.notSASL) {
+				t.Fatalf("%s: caps %q, want %q and not %q", tc.ls, caps, tc.wantSASL, tc.notSASL)
+			}
+			for _, want := range []string{"message-tags", "server-time", "account-tag", "echo-message", "extended-join",
+				"account-notify", "away-notify", "multi-prefix", "batch", "labeled-response", "draft/chathistory"} {
+				if !slices.Contains(caps, want) {
+					t.Errorf("%s: %s not advertised in %q", tc.ls, want, caps)
+				}
+			}
+		}
+	})
+
+	t.Run("REQ is all or nothing and LIST shows the result", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302", "CAP REQ :message-tags server-time")
+		expectParams(t, c, "CAP", "*", "ACK", "message-tags server-time")
+		sendLines(t, c, "CAP REQ :batch no-such-cap")
+		expectParams(t, c, "CAP", "*", "NAK", "batch no-such-cap")
+		sendLines(t, c, "CAP LIST")
+		list := expect(t, c, "CAP", "LIST")
+		got := strings.Fields(list.Param(2))
+		slices.Sort(got)
+		if strings.Join(got, " ") != "message-tags server-time" {
+			t.Fatalf("CAP LIST = %q after a NAKed request, want message-tags server-time", list.Param(2))
+		}
+		sendLines(t, c, "CAP REQ :-server-time")
+		expectParams(t, c, "CAP", "*", "ACK", "-server-time")
+		sendLines(t, c, "CAP LIST")
+		expectParams(t, c, "CAP", "*", "LIST", "message-tags")
+	})
+
+	t.Run("registration waits for CAP END", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302", "NICK capwaiter", "USER capwaiter 0 * :Cap Waiter")
+		refuteMsg(t, drain(t, c), "001")
+		sendLines(t, c, "CAP END")
+		w := expect(t, c, "001")
+		if w.Param(0) != "capwaiter" || !strings.Contains(w.Param(1), "(guest)") {
+			t.Fatalf("001 = %q", w.String())
+		}
+		expect(t, c, "005", "CHANMODES=bI,k,,imntE", "PREFIX=(ohv)@%+")
+		expect(t, c, "376")
+		sendLines(t, c, "CAP LIST")
+		expectParams(t, c, "CAP", "capwaiter", "LIST", "")
+	})
+}
+
+func TestIRCRegistrationErrors(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+
+	t.Run("433 for a nick in use", func(t *testing.T) {
+		guest(t, n, "taken")
+		c := dial(t, n)
+		sendLines(t, c, "NICK taken")
+		expectParams(t, c, "433", "*", "taken", "Nickname is already in use")
+		sendLines(t, c, "NICK TAKEN")
+		expect(t, c, "433", "TAKEN")
+		sendLines(t, c, "NICK nottaken", "USER x 0 * :X")
+		if w := expect(t, c, "001"); w.Param(0) != "nottaken" {
+			t.Fatalf("001 = %q", w.String())
+		}
+		sendLines(t, c, "NICK taken")
+		expect(t, c, "433", "taken")
+	})
+
+	t.Run("432 for malformed nicks", func(t *testing.T) {
+		bad := []struct{ name, param, bug string }{
+			{name: "channel prefix", param: "#chan"},
+			{name: "local channel prefix", param: "&chan"},
+			{name: "voice prefix", param: "+voice"},
+			{name: "halfop prefix", param: "%half"},
+			{name: "op prefix", param: "@op"},
+			{name: "colon", param: "::colon", bug: "432 echoes a nick starting with ':' as a middle parameter, so the reply parses as a different nick"},
+			{name: "did prefix", param: "did:key:z6MkNotANick"},
+			{name: "bang", param: "a!b"},
+			{name: "at", param: "a@b"},
+			{name: "star", param: "a*b"},
+			{name: "question mark", param: "a?b"},
+			{name: "comma", param: "a,b"},
+			{name: "control character", param: "bell\x07nick"},
+			{name: "65 bytes", param: strings.Repeat("n", 65)},
+		}
+		pre := dial(t, n)
+		post, _ := guest(t, n, "renamer")
+		drain(t, post)
+		for _, tc := range bad {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.bug != "" {
+					t.Skip("BUG: " + tc.bug)
+				}
+				want := strings.TrimPrefix(tc.param, ":")
+				for _, c := range []struct {
+					client *ircclient.Client
+					nick   string
+				}{{pre, "*"}, {post, "renamer"}} {
+					sendLines(t, c.client, "NICK "+tc.param)
+					got := drain(t, c.client)
+					if len(got) != 1 || strings.Join(got[0].Params, "|") != c.nick+"|"+want+"|Erroneous nickname" {
+						t.Fatalf("NICK %q: got %q, want 432 %s %s :Erroneous nickname", tc.param, lines(got), c.nick, want)
+					}
+				}
+			})
+		}
+		// 64 bytes is still a nick.
+		long := strings.Repeat("n", 64)
+		sendLines(t, post, "NICK "+long)
+		expectFrom(t, post, "renamer", "NICK", long)
+		sendLines(t, pre, "NICK preok", "USER preok 0 * :x")
+		expect(t, pre, "001", "preok")
+	})
+
+	t.Run("451 before registration", func(t *testing.T) {
+		c := dial(t, n)
+		for _, line := range []string{"JOIN #early", "PRIVMSG someone :hi", "WHOIS someone", "MODE #early", "CHATHISTORY LATEST #early * 10"} {
+			sendLines(t, c, line)
+			expectParams(t, c, "451", "*", "You have not registered")
+		}
+		// PING works before registration.
+		sendLines(t, c, "PING early")
+		expectParams(t, c, "PONG", "palaver.test", "early")
+	})
+
+	t.Run("421 for an unknown command", func(t *testing.T) {
+		c, _ := guest(t, n, "unknowncmd")
+		sendLines(t, c, "FROBNICATE a b")
+		expectParams(t, c, "421", "unknowncmd", "FROBNICATE", "Unknown command")
+	})
+
+	t.Run("461 for missing parameters", func(t *testing.T) {
+		c, _ := guest(t, n, "fewparams")
+		for _, line := range []string{"JOIN", "PART", "KICK #c", "INVITE someone", "TOPIC", "WHOIS", "OPER name",
+			"USERHOST", "ISON", "MODE", "TAGMSG", "PING"} {
+			sendLines(t, c, line)
+			cmd, _, _ := strings.Cut(line, " ")
+			expectParams(t, c, "461", "fewparams", cmd, "Not enough parameters")
+		}
+		pre := dial(t, n)
+		sendLines(t, pre, "USER onlyone")
+		expectParams(t, pre, "461", "*", "USER", "Not enough parameters")
+	})
+
+	t.Run("462 for a second USER", func(t *testing.T) {
+		c, _ := guest(t, n, "twiceuser")
+		sendLines(t, c, "USER again 0 * :Again")
+		expectParams(t, c, "462", "twiceuser", "You may not reregister")
+	})
+
+	t.Run("PING gets a PONG with the token", func(t *testing.T) {
+		c, _ := guest(t, n, "pinger")
+		sendLines(t, c, "PING :a token with spaces")
+		m := expectParams(t, c, "PONG", "palaver.test", "a token with spaces")
+		if m.Source != "palaver.test" {
+			t.Fatalf("PONG source %q", m.Source)
+		}
+	})
+}
+
+// The keepalive (a server PING after 30 s of silence, a disconnect 60 s later) is not tested here:
+// node.Config has no knob to shorten irc.Config.PingAfter/PingTimeout, and the defaults are too long
+// for a unit test.
+
+// TestIRCSASLSuccessLines checks the lines of a successful login (freeq-reference §1.4): 900, 903
+// and the API-BEARER NOTICE, in that order, before and after NICK.
+func TestIRCSASLSuccessLines(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+
+	t.Run("after NICK and USER", func(t *testing.T) {
+		c, res := login(t, n, "saslnick")
+		cloak := "palaver/key/" + strings.TrimPrefix(res.DID, "did:key:")[:8]
+		var got []string
+		for _, m := range res.Lines {
+			switch m.Command {
+			case "900", "903", "NOTICE", "MODE":
+				got = append(got, m.String())
+			}
+		}
+		want := []string{
+			":palaver.test 900 saslnick saslnick!saslnick@" + cloak + " " + res.DID + " :You are now logged in as " + res.DID,
+			":palaver.test 903 saslnick :SASL authentication successful",
+			":palaver.test NOTICE * :API-BEARER " + res.Token,
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("success lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		w := expectSeen(t, c, "001")
+		if w.Param(1) != "Welcome to palaver.test, saslnick (authenticated as "+res.DID+")" {
+			t.Fatalf("001 = %q", w.String())
+		}
+	})
+
+	t.Run("before NICK", func(t *testing.T) {
+		c := dial(t, n)
+		s := newEd25519(t)
+		sendLines(t, c, "CAP LS 302", "CAP REQ :sasl")
+		expect(t, c, "CAP", "ACK")
+		ch := challenge(t, c)
+		sendLines(t, c, "AUTHENTICATE "+saslResponse(t, s.DID(), sign(t, s, ch)))
+		m := expect(t, c, "900")
+		if m.Param(0) != "*" || !strings.HasPrefix(m.Param(1), "*!") || m.Param(2) != s.DID() {
+			t.Fatalf("900 = %q", m.String())
+		}
+		expectParams(t, c, "903", "*", "SASL authentication successful")
+		expect(t, c, "NOTICE", "API-BEARER ")
+		sendLines(t, c, "NICK latenick", "USER latenick 0 * :Late", "CAP END")
+		w := expect(t, c, "001")
+		if w.Param(0) != "latenick" || !strings.Contains(w.Param(1), "(authenticated as "+s.DID()+")") {
+			t.Fatalf("001 = %q", w.String())
+		}
+	})
+}
