@@ -36,6 +36,8 @@ type Config struct {
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
 
+	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
+	PeerKeyRetry time.Duration
 	// SigningKeyLifetime is how long a client's MSGSIG key counts after registration.
 	SigningKeyLifetime time.Duration
 
@@ -70,6 +72,9 @@ func (c *Config) Defaults() {
 	}
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = 20
+	}
+	if c.PeerKeyRetry == 0 {
+		c.PeerKeyRetry = 60 * time.Second
 	}
 	if c.SigningKeyLifetime == 0 {
 		c.SigningKeyLifetime = 90 * 24 * time.Hour

@@ -25,7 +25,7 @@ func TestIRCJoinAndPart(t *testing.T) {
 		sendLines(t, j, "JOIN #jk1,#jk2,#jk3 one,,three")
 		for _, ch := range []string{"#jk1", "#jk2", "#jk3"} {
 			expectFrom(t, j, "keyjoiner", "JOIN", ch)
-			expectParams366(t, j, ch)
+			expectEndOfNames(t, j, ch)
 			expectFrom(t, op, "keyjoiner", "JOIN", ch)
 		}
 
@@ -124,7 +124,8 @@ func TestIRCChannelAccess(t *testing.T) {
 		sendLines(t, b, "PART #inv")
 		expectFrom(t, b, "invitee", "PART", "#inv")
 		sendLines(t, b, "JOIN #inv")
-		expect(t, b, "473", "#inv")		// Only an op of a +i channel may invite, only a member may, and not a member again.
+		expect(t, b, "473", "#inv")
+		// Only an op of a +i channel may invite, only a member may, and not a member again.
 		other, _ := guest(t, n, "invoutsider")
 		sendLines(t, other, "INVITE invitee #inv")
 		expectParams(t, other, "442", "invoutsider", "#inv", "You're not on that channel")

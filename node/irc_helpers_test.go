@@ -119,12 +119,12 @@ func joinChannels(t *testing.T, c *ircclient.Client, channels ...string) {
 	t.Helper()
 	sendLines(t, c, "JOIN "+strings.Join(channels, ","))
 	for _, ch := range channels {
-		expectParams366(t, c, ch)
+		expectEndOfNames(t, c, ch)
 	}
 }
 
-// expectParams366 waits for the end of NAMES of channel (its folded name).
-func expectParams366(t *testing.T, c *ircclient.Client, channel string) {
+// expectEndOfNames waits for the end of NAMES of channel (its folded name).
+func expectEndOfNames(t *testing.T, c *ircclient.Client, channel string) {
 	t.Helper()
 	folded := fsm.Fold(channel)
 	if _, err := c.Expect(testCtx(t), func(m ircmsg.Message) bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/gateway/signingapi"
 	"github.com/palaver-chat/palaver/gateway/transport"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft"
@@ -42,6 +43,7 @@ type Node struct {
 	started time.Time
 
 	serverKey ed25519.PrivateKey
+	signing   *signingapi.API
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
@@ -168,11 +170,18 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
 	}
+	n.signing = signingapi.New(signingapi.Config{
+		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: n.serverKey, State: n.machine, Proposer: prop,
+		Messages: n.events, Retirer: n.irc, Resolver: resolver, PeerKeyRetry: cfg.PeerKeyRetry,
+		Logger: n.log.With("component", "signing"),
+	})
 	n.rest = rest.New(rest.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
 		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
 		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
+		State: n.machine, Events: n.events, Resolver: resolver,
 	})
+	n.signing.Mount(n.rest)
 	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// WebSocket sessions live on their request's context: end them when the node stops.
 		BaseContext: func(net.Listener) context.Context { return runCtx }}

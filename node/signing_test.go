@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/base64"
 	"strings"
@@ -57,6 +58,7 @@ func TestMessageSignaturesOnArrival(t *testing.T) {
 	if _, leaked := got.Tags["+freeq.at/eventid"]; leaked {
 		t.Fatalf("eventid relayed: %s", got.String())
 	}
+	assertVerify(t, n, msgid, "valid", "authorship", "local-session")
 
 	// An invalid one is refused and not delivered.
 	bad, _, _ := signedLine(t, res.DID, priv, "#signed", "original")
@@ -76,6 +78,7 @@ func TestMessageSignaturesOnArrival(t *testing.T) {
 	if verdict != signing.Valid {
 		t.Fatalf("server signature %q: %v %s", got.Tags["+freeq.at/sig"], verdict, reason)
 	}
+	assertVerify(t, n, got.Tags["msgid"], "valid", "relay", "server-key")
 	if strings.Contains(bob.Seen()[len(bob.Seen())-1].String(), "tampered") {
 		t.Fatal("the tampered message was delivered")
 	}
@@ -151,4 +154,21 @@ func TestMSGSIGRefusals(t *testing.T) {
 	notPoint[0] = 2 // y = 2 is not on the curve
 	a.Send("MSGSIG " + base64.RawURLEncoding.EncodeToString(notPoint))
 	expect(t, a, "FAIL", "MSGSIG", "INVALID_KEY", "Invalid ed25519 public key")
+}
+
+// assertVerify checks GET /api/v1/verify/{msgid} on the node.
+func assertVerify(t *testing.T, n *Node, msgid, verdict, proves, keySource string) {
+	t.Helper()
+	resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/verify/"+msgid, "", nil)
+	var v struct {
+		Verdict      string `json:"verdict"`
+		KeySource    string `json:"key_source"`
+		Verification struct {
+			Proves string `json:"proves"`
+		} `json:"verification"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != 200 || v.Verdict != verdict ||
+		v.Verification.Proves != proves || v.KeySource != keySource {
+		t.Fatalf("verify %s = %d %s; want %s/%s/%s", msgid, resp.StatusCode, body, verdict, proves, keySource)
+	}
 }

@@ -47,7 +47,8 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); localhost and 127.0.0.1 are always allowed")
 	fs.IntVar(&cfg.JoinHistory, "join-history", 25, "messages replayed to a client when it joins a channel (-1 disables)")
 	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", false, "BENCHMARKS ONLY: turn off per-connection flood limits")
-	var keyLifetimeDays int
+	var keyLifetimeDays, peerKeyRetrySecs int
+	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
 	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return func() (node.Config, slog.Level, error) {
@@ -70,6 +71,10 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			return cfg, 0, fmt.Errorf("--signing-key-lifetime-days %d: must be at least 1", keyLifetimeDays)
 		}
 		cfg.SigningKeyLifetime = time.Duration(keyLifetimeDays) * 24 * time.Hour
+		if peerKeyRetrySecs < 1 {
+			return cfg, 0, fmt.Errorf("--peer-key-retry-secs %d: must be at least 1", peerKeyRetrySecs)
+		}
+		cfg.PeerKeyRetry = time.Duration(peerKeyRetrySecs) * time.Second
 		cfg.OperDIDs = operDIDs
 		cfg.AllowedOrigins = origins
 		cfg.Version = version

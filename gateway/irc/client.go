@@ -121,15 +121,16 @@ func (c *client) readLoop() string {
 
 // finish removes the session everywhere once the connection is gone.
 func (c *client) finish(reason string) {
-	c.q.closeAfterFlush()
-	// The transport closes the connection when Handle returns: let the last lines (ERROR, 904)
-	// reach the client first, but never wait long for a client that does not read.
-	select {
-	case <-c.q.done:
-	case <-time.After(5 * time.Second):
-		c.q.closeNow()
-	}
 	s := c.s
+	// End the session in the replicated state first: its nick is free again by the time the
+	// client sees the connection close, so an immediate reconnect can take it.
+	if c.registered.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := s.proposer.Propose(ctx, fsm.EndSession{Session: c.id, Reason: reason}); err != nil {
+			s.log.Warn("end session", "session", c.id, "err", err)
+		}
+		cancel()
+	}
 	s.mu.Lock()
 	if s.clients[c.id] == c {
 		delete(s.clients, c.id)
@@ -140,12 +141,13 @@ func (c *client) finish(reason string) {
 	}
 	c.authMu.Unlock()
 	s.mu.Unlock()
-	if c.registered.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := s.proposer.Propose(ctx, fsm.EndSession{Session: c.id, Reason: reason}); err != nil {
-			s.log.Warn("end session", "session", c.id, "err", err)
-		}
+	c.q.closeAfterFlush()
+	// The transport closes the connection when Handle returns: let the last lines (ERROR, 904)
+	// reach the client first, but never wait long for a client that does not read.
+	select {
+	case <-c.q.done:
+	case <-time.After(5 * time.Second):
+		c.q.closeNow()
 	}
 }
 

@@ -335,3 +335,21 @@ func (c *Channel) CanRead(sessionID, did string) bool {
 	}
 	return false
 }
+
+// MayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone
+// for a discoverable channel; for a restricted one the founder, a DID op, or the DID of a session
+// that is a member now.
+func (s *State) MayRead(c *Channel, did string) bool {
+	if c.CanRead("", did) {
+		return true
+	}
+	if did == "" {
+		return false
+	}
+	for id := range c.Members {
+		if se := s.Sessions[id]; se != nil && se.DID == did {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package signingapi
+
+import (
+	"context"
+	"crypto/ed25519"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// State is the read side of the replicated state.
+type State interface{ Read(func(*fsm.State)) }
+
+// Proposer submits commands to the replicated log.
+type Proposer interface {
+	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
+}
+
+// Messages is the part of the event store these routes read.
+type Messages interface {
+	Get(ctx context.Context, msgid string) (eventstore.Message, error)
+}
+
+// Retirer ends the sessions signing with a retired key (the IRC edge).
+type Retirer interface {
+	RetireKey(ctx context.Context, did, kid string) (sessionsClosed, tokensRevoked int, err error)
+}
+
+// Config wires the routes to the node.
+type Config struct {
+	ServerName string
+	BaseURL    string
+	ServerKey  ed25519.PrivateKey
+	State      State
+	Proposer   Proposer
+	Messages   Messages
+	Retirer    Retirer
+	Resolver   *keyresolver.Resolver
+	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
+	PeerKeyRetry time.Duration
+	// BatchLimit, when set, rate-limits the batch key route (it shares the record routes' limiter).
+	BatchLimit gin.HandlerFunc
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// API serves the signing routes.
+type API struct {
+	cfg    Config
+	pub    ed25519.PublicKey
+	kid    string
+	misses sync.Map // did → time of the last fruitless did:web read
+}
+
+// New builds the API.
+func New(cfg Config) *API {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PeerKeyRetry <= 0 {
+		cfg.PeerKeyRetry = 60 * time.Second
+	}
+	pub := cfg.ServerKey.Public().(ed25519.PublicKey)
+	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub)}
+}
+
+// ServerDID is did:web:<server name>.
+func (a *API) ServerDID() string { return "did:web:" + a.cfg.ServerName }
+
+// Mount registers the routes on the REST server.
+func (a *API) Mount(s *rest.Server) {
+	e := s.Engine()
+	e.GET("/api/v1/signing-key", a.signingKey)
+	e.GET("/.well-known/did.json", a.didDocument)
+	batch := []gin.HandlerFunc{}
+	if a.cfg.BatchLimit != nil {
+		batch = append(batch, a.cfg.BatchLimit)
+	}
+	e.GET("/api/v1/signing-keys", append(batch, a.batchKeys)...)
+	e.GET("/api/v1/signing-keys/:did", a.keysByDID)
+	e.GET("/api/v1/signing-keys/:did/:kid", a.keyByKID)
+	e.GET("/api/v1/verify/:msgid", s.OptionalBearer(), a.verify)
+	e.POST("/api/v1/devices/sign-out", s.RequireBearer(), a.signOut)
+}

@@ -1,0 +1,303 @@
+package signingapi
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+const (
+	maxBatchPairs     = 50
+	maxDIDWebPerBatch = 5
+	sigTagFormat      = "ed25519:<kid>:<base64url-nopad signature>"
+)
+
+// keyJSON is a Signing key as the contract lists it.
+type keyJSON struct {
+	DID          string  `json:"did,omitempty"`
+	KID          string  `json:"kid"`
+	Algorithm    string  `json:"algorithm,omitempty"`
+	PublicKey    string  `json:"public_key"`
+	Encoding     string  `json:"encoding,omitempty"`
+	Source       string  `json:"source,omitempty"`
+	RegisteredAt *int64  `json:"registered_at"`
+	LastSeenAt   int64   `json:"last_seen_at"`
+	RemovedAt    *int64  `json:"removed_at"`
+	ExpiresAt    *int64  `json:"expires_at"`
+	KeySource    *string `json:"key_source,omitempty"`
+}
+
+func optional(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func toJSON(did string, k *fsm.KeyRecord, detailed bool) keyJSON {
+	out := keyJSON{KID: k.KID, PublicKey: signing.EncodePublicKey(k.PublicKey), RegisteredAt: optional(k.RegisteredAt),
+		LastSeenAt: k.LastSeenAt, RemovedAt: optional(k.RemovedAt), ExpiresAt: optional(k.ExpiresAt), DID: did}
+	if detailed {
+		out.Algorithm, out.Encoding, out.Source = "ed25519", "base64url", k.Source
+	}
+	return out
+}
+
+// signingKey serves GET /api/v1/signing-key: this node's public key.
+func (a *API) signingKey(c *gin.Context) {
+	var registered *int64
+	a.cfg.State.Read(func(st *fsm.State) {
+		if k := st.Key(a.ServerDID(), a.kid); k != nil {
+			registered = optional(k.RegisteredAt)
+		}
+	})
+	c.JSON(http.StatusOK, gin.H{
+		"algorithm": "ed25519", "public_key": signing.EncodePublicKey(a.pub), "kid": a.kid,
+		"registered_at": registered, "expires_at": nil, "did": a.ServerDID(), "encoding": "base64url",
+		"usage": "message-signing", "canonical_form": "jcs-per-event-kind",
+		"spec": strings.TrimRight(a.cfg.BaseURL, "/") + "/api/v1/openapi.json", "sig_tag_format": sigTagFormat,
+		"tag": "+freeq.at/sig",
+	})
+}
+
+// didDocument serves GET /.well-known/did.json: the node's did:web document.
+func (a *API) didDocument(c *gin.Context) {
+	did := a.ServerDID()
+	mb, err := keyresolver.EncodeMultikey(keyresolver.PublicKey{Type: keyresolver.Ed25519, Raw: a.pub})
+	if err != nil {
+		rest.WriteError(c, http.StatusInternalServerError, "the server key cannot be encoded")
+		return
+	}
+	vm := did + "#freeq"
+	c.JSON(http.StatusOK, gin.H{
+		"@context": []string{"https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"},
+		"id":       did,
+		"verificationMethod": []gin.H{{
+			"id": vm, "type": "Multikey", "controller": did, "publicKeyMultibase": mb,
+		}},
+		"assertionMethod": []string{vm},
+		"service": []gin.H{{
+			"id": "#freeq_keys", "type": "FreeqSigningKeys",
+			"serviceEndpoint": strings.TrimRight(a.cfg.BaseURL, "/") + "/api/v1/signing-keys/" + url.PathEscape(did),
+		}},
+	})
+}
+
+// pathDID reads and validates the {did} path parameter.
+func pathDID(c *gin.Context) (string, bool) {
+	did := c.Param("did")
+	if _, err := keyresolver.ValidateDID(did); err != nil {
+		rest.WriteError(c, http.StatusBadRequest, "not a DID: "+truncate(did, 80))
+		return "", false
+	}
+	return did, true
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// keysByDID serves GET /api/v1/signing-keys/{did}: newest registration first, expired keys left
+// out, retired keys kept with their date; public_key is the current live key.
+func (a *API) keysByDID(c *gin.Context) {
+	did, ok := pathDID(c)
+	if !ok {
+		return
+	}
+	now := a.cfg.Now().Unix()
+	var keys []*fsm.KeyRecord
+	a.cfg.State.Read(func(st *fsm.State) {
+		for _, k := range st.Keys[did] {
+			kc := *k
+			keys = append(keys, &kc)
+		}
+	})
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].RegisteredAt != keys[j].RegisteredAt {
+			return keys[i].RegisteredAt > keys[j].RegisteredAt
+		}
+		return keys[i].KID < keys[j].KID
+	})
+	items := []keyJSON{}
+	var current *fsm.KeyRecord
+	for _, k := range keys {
+		if k.ExpiresAt != 0 && now >= k.ExpiresAt {
+			continue
+		}
+		item := toJSON("", k, false)
+		item.DID = ""
+		items = append(items, item)
+		if k.RemovedAt == 0 && (current == nil || k.LastSeenAt > current.LastSeenAt) {
+			current = k
+		}
+	}
+	var publicKey *string
+	if current != nil {
+		pk := signing.EncodePublicKey(current.PublicKey)
+		publicKey = &pk
+	}
+	c.JSON(http.StatusOK, gin.H{"did": did, "algorithm": "ed25519", "public_key": publicKey, "encoding": "base64url",
+		"source": "key-store", "keys": items})
+}
+
+// keyByKID serves GET /api/v1/signing-keys/{did}/{kid}, whatever the key's state.
+func (a *API) keyByKID(c *gin.Context) {
+	did, ok := pathDID(c)
+	if !ok {
+		return
+	}
+	kid := c.Param("kid")
+	var rec *fsm.KeyRecord
+	a.cfg.State.Read(func(st *fsm.State) {
+		if k := st.Key(did, kid); k != nil {
+			kc := *k
+			rec = &kc
+		}
+	})
+	if rec == nil {
+		rest.WriteError(c, http.StatusNotFound, "no key "+truncate(kid, 40)+" filed under "+truncate(did, 80))
+		return
+	}
+	c.JSON(http.StatusOK, toJSON(did, rec, true))
+}
+
+type pair struct{ did, kid string }
+
+// parsePairs applies the batch rules: items split on ',' and trimmed, empty ones dropped, each
+// split on its first '/'; more than 50 (before duplicates are removed), none, or one without '/'
+// is an error; duplicates are dropped keeping request order.
+func parsePairs(raw string) ([]pair, string) {
+	var items []string
+	for _, it := range strings.Split(raw, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	if len(items) == 0 {
+		return nil, "keys: give at least one did/kid pair"
+	}
+	if len(items) > maxBatchPairs {
+		return nil, "keys: at most 50 did/kid pairs per request"
+	}
+	seen := map[pair]bool{}
+	var out []pair
+	for _, it := range items {
+		did, kid, ok := strings.Cut(it, "/")
+		if !ok {
+			return nil, "keys: each item must be did/kid: " + truncate(it, 80)
+		}
+		p := pair{did, kid}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, ""
+}
+
+// batchKeys serves GET /api/v1/signing-keys?keys=did/kid,...
+func (a *API) batchKeys(c *gin.Context) {
+	pairs, problem := parsePairs(c.Query("keys"))
+	if problem != "" {
+		rest.WriteError(c, http.StatusBadRequest, problem)
+		return
+	}
+	held := func(p pair) (keyJSON, bool) {
+		var out keyJSON
+		found := false
+		a.cfg.State.Read(func(st *fsm.State) {
+			if k := st.Key(p.did, p.kid); k != nil {
+				out, found = toJSON(p.did, k, false), true
+			}
+		})
+		return out, found
+	}
+	fetched := 0
+	asked := map[string]bool{}
+	for _, p := range pairs {
+		if _, ok := held(p); ok || !strings.HasPrefix(p.did, "did:web:") || asked[p.did] || fetched >= maxDIDWebPerBatch {
+			continue
+		}
+		if last, ok := a.misses.Load(p.did); ok && a.cfg.Now().Sub(last.(time.Time)) < a.cfg.PeerKeyRetry {
+			continue
+		}
+		asked[p.did] = true
+		fetched++
+		if !a.fileDIDWebKeys(c.Request.Context(), p.did) {
+			a.misses.Store(p.did, a.cfg.Now())
+		}
+	}
+	out := []keyJSON{}
+	for _, p := range pairs {
+		if k, ok := held(p); ok {
+			out = append(out, k)
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"keys": out})
+}
+
+// fileDIDWebKeys reads a did:web document and files its ed25519 keys (never expiring) through
+// Raft. It reports whether any key was found.
+func (a *API) fileDIDWebKeys(ctx context.Context, did string) bool {
+	if a.cfg.Resolver == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	doc, err := a.cfg.Resolver.Resolve(ctx, did)
+	if err != nil {
+		a.cfg.Logger.Debug("did:web key fetch failed", "did", did, "err", err)
+		return false
+	}
+	filed := false
+	for _, vm := range doc.VerificationMethod {
+		k, err := keyresolver.ParseMultikey(vm.PublicKeyMultibase)
+		if err != nil || k.Type != keyresolver.Ed25519 {
+			continue
+		}
+		pub := ed25519.PublicKey(k.Raw)
+		res, err := a.cfg.Proposer.Propose(ctx, fsm.RegisterKey{DID: did, KID: signing.KID(pub), PublicKey: k.Raw, Source: "did-document"})
+		if err == nil && (res.Code == fsm.OK || res.Code == fsm.NoChange) {
+			filed = true
+		}
+	}
+	return filed
+}
+
+// signOut serves POST /api/v1/devices/sign-out {kid}: the caller retires one of its own keys.
+func (a *API) signOut(c *gin.Context) {
+	var body struct {
+		KID string `json:"kid"`
+	}
+	dec := json.NewDecoder(io.LimitReader(c.Request.Body, 64<<10))
+	if err := dec.Decode(&body); err != nil || body.KID == "" || len(body.KID) > 64 {
+		rest.WriteError(c, http.StatusBadRequest, `body must be {"kid": "<key id>"}`)
+		return
+	}
+	closed, revoked, err := a.cfg.Retirer.RetireKey(c.Request.Context(), rest.DID(c), body.KID)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		rest.WriteError(c, http.StatusServiceUnavailable, "the key could not be retired; try again")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true, "sessions_closed": closed, "tokens_revoked": revoked})
+}

@@ -1,0 +1,215 @@
+package signingapi
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+const howToVerify = "Rebuild canonical_form from the message (RFC 8785 JCS of {from, msgid, target, body: sha256 of the text, " +
+	"and reply/edit/coord when present}), fetch the key named by the kid in the signature from " +
+	"/api/v1/signing-keys/{did}/{kid}, and check the ed25519 signature over the canonical bytes."
+
+// verdict is the outcome of checking one stored message.
+type verdict struct {
+	valid      bool
+	verifiedBy string
+	proves     string
+	keySource  string // "" when no key was found
+	key        *fsm.KeyRecord
+	keyDID     string
+}
+
+func (v verdict) word() string {
+	if v.valid {
+		return "valid"
+	}
+	return "invalid"
+}
+
+func (v verdict) meaning() string {
+	switch {
+	case v.proves == "authorship":
+		return "The sender's own registered key signed this exact message: it was written by that DID."
+	case v.proves == "relay":
+		return "The server that relayed this message signed it; it was not signed by the sender's own key, so it proves the relay, not the author."
+	case v.verifiedBy == "key-retired":
+		return "The key that signed this message had been retired or had expired before the message was made."
+	case v.verifiedBy == "unsigned":
+		return "The message carries no signature; nothing can be concluded about who wrote it."
+	case strings.HasPrefix(v.verifiedBy, "unverifiable"):
+		return "The signature could not be checked (" + v.verifiedBy + "); nothing can be concluded."
+	}
+	return "The signature does not match the message and the key it names: the message or its signature was altered."
+}
+
+// check classifies a stored message's signature (freeq-reference §2.7 with the contract's verdicts).
+func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
+	sig := signing.SigFromTags(m.Tags)
+	if sig == "" {
+		return verdict{verifiedBy: "unsigned", proves: "nothing"}, nil
+	}
+	if m.SenderDID == "" {
+		return verdict{verifiedBy: "unverifiable-unknown-sender", proves: "nothing"}, nil
+	}
+	venue, err := signing.ParseVenue(m.Venue)
+	if err != nil {
+		return verdict{verifiedBy: "unverifiable-no-venue", proves: "nothing"}, nil
+	}
+	doc, err := signing.DocumentFromTags(m.Command, signing.Envelope{From: m.SenderDID, MsgID: m.MsgID, Venue: venue}, m.Text, m.Tags)
+	if err == nil {
+		canonical, err = doc.Canonical()
+	}
+	if err != nil {
+		return verdict{verifiedBy: "unverifiable-no-document", proves: "nothing"}, nil
+	}
+	tag, err := signing.ParseSigTag(sig)
+	switch {
+	case errors.Is(err, signing.ErrUnknownAlgorithm):
+		return verdict{verifiedBy: "unverifiable-unknown-algorithm", proves: "nothing"}, canonical
+	case errors.Is(err, signing.ErrLegacyFormat):
+		return verdict{verifiedBy: "unverifiable-legacy-format", proves: "nothing"}, canonical
+	case err != nil:
+		return verdict{verifiedBy: "unverifiable-unusable-signature", proves: "nothing"}, canonical
+	}
+	key, keyDID := a.findKey(m.SenderDID, tag.KID)
+	if key == nil {
+		return verdict{verifiedBy: "unverifiable-unknown-key", proves: "nothing"}, canonical
+	}
+	serverKey := key.Source == "server-key"
+	v = verdict{key: key, keyDID: keyDID, keySource: key.Source, verifiedBy: "client-session-key"}
+	if serverKey {
+		v.verifiedBy = "server-key"
+		if keyDID != a.ServerDID() {
+			v.keySource = "origin-server"
+		}
+	}
+	if v.keySource == "" {
+		v.keySource = "unknown"
+	}
+	if end := key.EndedAt(); end != 0 && !serverKey {
+		if id, err := ulid.ParseStrict(m.MsgID); err == nil && int64(id.Time()/1000) >= end {
+			v.verifiedBy, v.proves = "key-retired", "nothing"
+			return v, canonical
+		}
+	}
+	result, _ := signing.Verify(canonical, sig, func(kid string) (ed25519.PublicKey, bool) {
+		return ed25519.PublicKey(key.PublicKey), kid == key.KID
+	})
+	switch result {
+	case signing.Valid:
+		v.valid = true
+		v.proves = "authorship"
+		if serverKey {
+			v.proves = "relay"
+		}
+	case signing.Invalid:
+		v.proves = "nothing"
+	default:
+		v.verifiedBy, v.proves = "unverifiable-unusable-signature", "nothing"
+	}
+	return v, canonical
+}
+
+// findKey finds the key a kid names: one filed under the sender's DID, or a server key of any node.
+func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
+	var rec *fsm.KeyRecord
+	var did string
+	a.cfg.State.Read(func(st *fsm.State) {
+		if k := st.Key(senderDID, kid); k != nil {
+			kc := *k
+			rec, did = &kc, senderDID
+			return
+		}
+		for d, byKID := range st.Keys {
+			if k := byKID[kid]; k != nil && k.Source == "server-key" {
+				kc := *k
+				rec, did = &kc, d
+				return
+			}
+		}
+	})
+	return rec, did
+}
+
+// verify serves GET /api/v1/verify/{msgid}.
+func (a *API) verify(c *gin.Context) {
+	msgid := c.Param("msgid")
+	if _, err := ulid.ParseStrict(msgid); err != nil {
+		rest.WriteError(c, http.StatusNotFound, "Message "+truncate(msgid, 40)+" not found")
+		return
+	}
+	m, err := a.cfg.Messages.Get(c.Request.Context(), msgid)
+	if errors.Is(err, eventstore.ErrNotFound) {
+		rest.WriteError(c, http.StatusNotFound, "Message "+msgid+" not found")
+		return
+	}
+	if err != nil {
+		rest.WriteError(c, http.StatusServiceUnavailable, "the message store is unavailable")
+		return
+	}
+	if status, msg := a.readable(m.Venue, rest.DID(c)); status != 0 {
+		rest.WriteError(c, status, msg)
+		return
+	}
+	v, canonical := a.check(m)
+	verification := gin.H{
+		"valid": v.valid, "verdict": v.word(), "verified_by": v.verifiedBy, "proves": v.proves,
+		"meaning": v.meaning(), "server_public_key": signing.EncodePublicKey(a.pub), "client_public_key": nil,
+	}
+	out := gin.H{
+		"msgid": m.MsgID, "channel": m.Venue, "from": m.SenderNick, "text": m.Text, "timestamp": m.Time.Unix(),
+		"sender_did": nullIfEmpty(m.SenderDID), "signature": nullIfEmpty(signing.SigFromTags(m.Tags)),
+		"replaces_msgid": nullIfEmpty(m.ReplacesMsgID),
+		"verdict":        v.word(), "verified_by": v.verifiedBy, "verification": verification,
+		"how_to_verify": howToVerify, "canonical_form": nil, "canonical_hex": nil,
+	}
+	if canonical != nil {
+		out["canonical_form"], out["canonical_hex"] = string(canonical), hex.EncodeToString(canonical)
+	}
+	if v.key != nil {
+		pk := signing.EncodePublicKey(v.key.PublicKey)
+		if v.keySource != "server-key" && v.keySource != "origin-server" {
+			verification["client_public_key"] = pk
+		}
+		verification["key_source"], out["key_source"] = v.keySource, v.keySource
+		out["signing_key"] = toJSON(v.keyDID, v.key, true)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// readable applies channel read authorization to a message's venue: 0 when the reader may see it.
+func (a *API) readable(venue, did string) (int, string) {
+	if strings.HasPrefix(venue, "dm:") {
+		return http.StatusForbidden, "Direct messages are not readable over the REST API"
+	}
+	status, msg := http.StatusNotFound, "Channel "+venue+" not found"
+	a.cfg.State.Read(func(st *fsm.State) {
+		ch := st.Channels[venue]
+		switch {
+		case ch == nil:
+		case st.MayRead(ch, did):
+			status, msg = 0, ""
+		default:
+			status, msg = http.StatusForbidden, "Channel "+venue+" is restricted: present a bearer token of a member"
+		}
+	})
+	return status, msg
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
