@@ -47,7 +47,6 @@ func TestIRCGuestsOverEveryTransport(t *testing.T) {
 	for _, cl := range clients {
 		t.Run("WHOIS "+cl.nick, func(t *testing.T) {
 			if cl.nick == "viaws" {
-				t.Skip("BUG: a plain ws:// session is reported secure (WHOIS 671) because every non-TCP transport counts as secure (irc/client.go newClient)")
 			}
 			sendLines(t, clients[0].c, "WHOIS "+cl.nick)
 			msgs := readUntil(t, clients[0].c, "318", func(m ircmsg.Message) bool { return m.Command == "318" })

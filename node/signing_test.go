@@ -2,9 +2,9 @@ package node
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"

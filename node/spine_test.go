@@ -271,7 +271,6 @@ func TestStateSurvivesRestart(t *testing.T) {
 	expect(t, c2, "367", "did:key:z6MkBanned")
 	c2.Send("JOIN #persist")
 	expect(t, c2, "332", "keep me")
-	expect(t, c2, "PRIVMSG", "remember this")
 	c2.Send("CHATHISTORY LATEST #persist * 10")
 	expect(t, c2, "PRIVMSG", "remember this")
 }

@@ -3,44 +3,54 @@
 // the full-text search that the gateways serve from it.
 //
 // Chat messages never go through Raft. A node writes each message here, durably, before it is
-// echoed or acknowledged; Append returns only after the transaction holding the message has
+// echoed or acknowledged: Append returns only after the transaction holding the message has
 // committed and been fsynced.
 //
 // # Why SQLite through modernc.org/sqlite
 //
-//   - Durable writes: WAL mode with synchronous=FULL fsyncs the log on every commit, so a returned
-//     Append survives a crash or power loss. One writer goroutine batches concurrent Append calls
+//   - Durable writes: WAL mode with synchronous=FULL fsyncs the log at every commit, so a returned
+//     Append survives a crash or a power loss. One writer goroutine batches concurrent Append calls
 //     into one transaction (group commit), so one fsync covers many messages.
-//   - Full-text search: FTS5 is compiled into the driver; no second index engine to keep in sync.
-//   - Fast paging: every view is one range scan over a partial index on (venue, time_ms, seq) that
-//     holds only live roots, so deleted rows and edit rows cost nothing at read time.
-//   - No cgo: the driver is SQLite transpiled to Go, so the binary stays static and cross-compiles.
+//   - Full-text search: FTS5 is compiled into the driver; no second engine to keep in step.
+//   - Fast paging: every view is one walk of a partial index that holds only live roots, so
+//     deleted rows and edit rows cost nothing at read time.
+//   - No cgo: the driver is SQLite translated to Go, so the binary stays static and cross-compiles.
+//
+// Readers use a pool of query_only connections; WAL lets them read while the writer commits.
 //
 // # Data model
 //
 // Every stored event is one row of the messages table, keyed by seq (INTEGER PRIMARY KEY
-// AUTOINCREMENT, never reused, so later outbox rows can reference it) and unique by msgid. A root
-// is a row whose replaces_msgid is NULL; an edit is a row whose replaces_msgid names its root (an
-// edit that names another edit is re-pointed at that edit's root when stored). The root row also
-// carries its current revision (rev_* columns: the edit with the greatest (time_ms, seq)), so views
-// read one row per message. Edits that arrive before their root (federation does not guarantee
-// order) are linked when the root arrives. Deletes are soft: deleted_at_ms is set on the root and
-// on every revision, and the root leaves the partial indexes and the search index.
+// AUTOINCREMENT: never reused, in arrival order, so later outbox rows can reference it) and unique
+// by msgid. A root is a row whose replaces_msgid is NULL; an edit is a row whose replaces_msgid
+// names its root (an edit naming another edit is re-pointed at that edit's root when stored). A
+// root also carries its current revision (rev_* columns: the edit with the greatest (time, seq)),
+// so a view reads one row per message. Edits that arrive before their root (federation does not
+// promise order) are linked when the root arrives. Deletes are soft: deleted_at_ms is set on the
+// root and on every revision, and the root leaves the partial indexes and the search index.
 //
-// Ordering is by (time_ms, seq) everywhere: time is the server time of the root in milliseconds,
-// and seq breaks ties in arrival order. Edits keep the root's place.
+// Ordering is by (time_ms, seq) everywhere, where time is the root's server time in milliseconds
+// and seq breaks ties. The store materializes that order in one integer per root, okey (see
+// orderkey.go), which both the views and the search index walk.
 //
 // # Search
 //
-// messages_fts is a contentless FTS5 table (contentless_delete=1) whose rowid is the root's seq and
-// whose text is the root's current revision. It is maintained explicitly inside the same
-// transaction as the write it reflects: a root is indexed when stored, re-indexed when a newer
-// revision arrives, and removed when deleted. Queries are sanitized (see ftsQuery): every
+// messages_fts is a contentless FTS5 table (contentless_delete=1) with two columns: a token naming
+// the venue and the root's current text. Its rowid is -okey, so FTS5 yields matches newest first
+// while walking its doclists forwards (the direction in which it can skip through them), and a
+// query stops after limit hits however many messages match. The index is maintained in the same
+// transaction as the write it reflects: roots are indexed when stored, re-indexed when a newer
+// revision arrives, and removed when deleted. User queries are sanitized by ftsQuery: every
 // whitespace-separated term is matched literally as a phrase, and the terms are ANDed.
 //
 // # Paging by unix seconds
 //
 // PageBeforeUnix keeps freeq's REST semantics: a strict "<" on whole seconds. A client that pages
 // with the oldest timestamp it holds skips the messages of that second that did not fit on its
-// page. This is inherent to a seconds cursor; Before with a msgid Bound is the exact walk.
+// page; that is inherent to a seconds cursor. Before with a msgid Bound is the exact walk.
+//
+// # Not done here
+//
+// Authorship and venue checks for edits and deletes belong to the callers (Root gives them the root
+// row). There is no retention (count or age based) yet, and no per-peer outbox tables.
 package eventstore

@@ -225,3 +225,45 @@ func TestConcurrentAppend(t *testing.T) {
 		t.Fatal("a message was stored twice")
 	}
 }
+
+// TestOrphanEditCount: the writer's count of edits waiting for their root follows arrivals,
+// links and restarts, since storing a root skips the search for early revisions when it is zero.
+func TestOrphanEditCount(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTestStore(t, true)
+	root := newMsg("r", "#c", t0, "root")
+	mustAppend(t, s, newEdit("e1", "r", root, at(time.Second), "one"), newEdit("e2", "e1", root, at(2*time.Second), "two"))
+	if s.orphanEdits != 2 {
+		t.Fatalf("orphans = %d, want 2", s.orphanEdits)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, Options{Path: path, NoSync: true, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.orphanEdits != 2 {
+		t.Fatalf("orphans after reopen = %d, want 2", s.orphanEdits)
+	}
+	mustAppend(t, s, root)
+	if s.orphanEdits != 0 {
+		t.Fatalf("orphans after the root arrived = %d, want 0", s.orphanEdits)
+	}
+	if cur, err := s.Current(ctx, "r"); err != nil || cur.Text != "two" {
+		t.Fatalf("Current = %+v, %v", cur, err)
+	}
+}
+
+// TestOrderKeyStaysInItsMillisecond: the schema refuses an okey outside its row's millisecond,
+// which is what a millisecond holding more than 1<<tieBits roots would produce.
+func TestOrderKeyStaysInItsMillisecond(t *testing.T) {
+	s, _ := openTestStore(t, true)
+	_, err := s.writeDB.ExecContext(context.Background(), `INSERT INTO messages(msgid, venue, command, sender,
+		sender_nick, sender_did, text, tags_json, time_ms, origin, okey) VALUES ('x', '#c', 'PRIVMSG', '', '', '', '', '', ?, '', ?)`,
+		int64(5), firstKeyOf(6))
+	if err == nil {
+		t.Fatal("an okey of the next millisecond was accepted")
+	}
+}

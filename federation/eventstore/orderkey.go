@@ -13,8 +13,8 @@ import (
 // (time_ms, seq) order, and one integer is what makes both the views and search cheap:
 //
 //   - a view is one range scan over the partial index (venue, okey) without row-value comparisons;
-//   - the search index uses okey as its rowid, so FTS5 walks matches newest first with
-//     ORDER BY rowid DESC and stops after limit hits, instead of collecting and sorting every match.
+//   - the search index uses -okey as its rowid, so FTS5 yields matches newest first in ascending
+//     rowid order and stops after limit hits, instead of collecting and sorting every match.
 const (
 	tieBits = 20 // roots per millisecond: 1,048,576
 	// time_ms must lie strictly between minTimeMs and maxTimeMs for okey to fit an int64 (about

@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -58,28 +57,6 @@ func scanMessages(rows *sql.Rows, capacity int) ([]Message, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-func encodeTags(tags map[string]string) (string, error) {
-	if len(tags) == 0 {
-		return "", nil
-	}
-	b, err := json.Marshal(tags)
-	if err != nil {
-		return "", fmt.Errorf("encode tags: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeTags(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var tags map[string]string
-	if err := json.Unmarshal([]byte(s), &tags); err != nil {
-		return nil, fmt.Errorf("decode tags: %w", err)
-	}
-	return tags, nil
 }
 
 func reverse(msgs []Message) {

@@ -31,7 +31,8 @@ var migrations = [...]string{
 		rev_text       TEXT,
 		rev_tags_json  TEXT,
 		rev_time_ms    INTEGER,
-		rev_seq        INTEGER
+		rev_seq        INTEGER,
+		CHECK (okey IS NULL OR okey >> 20 = time_ms) -- 20 = tieBits: an okey stays in its millisecond
 	);
 	CREATE INDEX messages_live_by_okey ON messages(venue, okey)
 		WHERE replaces_msgid IS NULL AND deleted_at_ms IS NULL;

@@ -14,15 +14,20 @@ import (
 // every call.
 const (
 	// sqlInsertRoot gives a new root the next free okey of its millisecond: bind ?11 to
-	// firstKeyOf(time_ms) and ?12 to firstKeyOf(time_ms+1). No row when the msgid is stored.
+	// firstKeyOf(time_ms) and ?12 to firstKeyOf(time_ms+1). A full millisecond violates the
+	// table's CHECK. Nothing changes when the msgid is stored.
 	sqlInsertRoot = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
 		tags_json, time_ms, replaces_msgid, origin, okey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
 		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12))
-		ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`
+		ON CONFLICT(msgid) DO NOTHING`
 	sqlInsertEdit = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
 		tags_json, time_ms, replaces_msgid, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(msgid) DO NOTHING RETURNING seq`
-	sqlFindRow = `SELECT seq, COALESCE(okey, 0), venue, COALESCE(replaces_msgid, ''), deleted_at_ms, rev_time_ms, rev_seq
+		ON CONFLICT(msgid) DO NOTHING`
+	sqlCountEdits = `SELECT COUNT(*) FROM messages WHERE replaces_msgid = ?`
+	// sqlCountOrphanEdits counts the edits whose root is not stored. It runs once, at Open.
+	sqlCountOrphanEdits = `SELECT COUNT(*) FROM messages e WHERE e.replaces_msgid IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.msgid = e.replaces_msgid)`
+	sqlFindRow = `SELECT seq, COALESCE(okey, 0), time_ms, venue, COALESCE(replaces_msgid, ''), deleted_at_ms, rev_time_ms, rev_seq
 		FROM messages WHERE msgid = ?`
 	sqlLatestEdit = `SELECT seq, msgid, text, tags_json, time_ms FROM messages
 		WHERE replaces_msgid = ? ORDER BY time_ms DESC, seq DESC LIMIT 1`
@@ -31,9 +36,11 @@ const (
 	sqlMarkDeleted       = `UPDATE messages SET deleted_at_ms = ? WHERE seq = ?`
 	sqlDeleteRevisionsOf = `UPDATE messages SET deleted_at_ms = ?1
 		WHERE replaces_msgid = ?2 AND deleted_at_ms IS NULL`
-	// sqlFTSInsertMany takes a JSON array of [okey, venue token, body] rows.
+	// sqlFTSInsertMany takes a JSON array of [root seq, venue token, body] rows, and indexes them
+	// in that order under -okey.
 	sqlFTSInsertMany = `INSERT INTO messages_fts(rowid, venue, body)
-		SELECT -(value ->> 0), value ->> 1, value ->> 2 FROM json_each(?)`
+		SELECT -m.okey, j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j
+		CROSS JOIN messages m ON m.seq = j.value ->> 0`
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
 
 	sqlHas      = `SELECT 1 FROM messages WHERE msgid = ?`
@@ -62,14 +69,14 @@ const (
 // writeStatements are prepared once on the writer's single connection and bound to each batch's
 // transaction with Tx.StmtContext (which reuses the connection's prepared statement).
 type writeStatements struct {
-	insertRoot, insertEdit, findRow, latestEdit, setRevision *sql.Stmt
-	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete *sql.Stmt
+	insertRoot, insertEdit, findRow, latestEdit, countEdits, setRevision *sql.Stmt
+	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete             *sql.Stmt
 }
 
 func (w *writeStatements) all() []namedStatement {
 	return []namedStatement{
 		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
-		{&w.latestEdit, sqlLatestEdit}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
+		{&w.latestEdit, sqlLatestEdit}, {&w.countEdits, sqlCountEdits}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
 		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
 	}
 }

@@ -31,7 +31,12 @@ type Store struct {
 	writerDone chan struct{}
 	sendMu     sync.RWMutex // held (read) while sending on reqs, (write) while closing it
 	closed     atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
 	count      atomic.Int64 // rows stored, kept by the writer after each commit
+	// orphanEdits counts stored edits whose root is not stored. Set by Open, then owned by the
+	// writer goroutine.
+	orphanEdits int64
 }
 
 // Open opens (creating when missing) the event store file at opts.Path, brings its schema up to
@@ -116,6 +121,9 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		return fmt.Errorf("eventstore: count rows: %w", err)
 	}
 	s.count.Store(rows)
+	if err = s.writeDB.QueryRowContext(ctx, sqlCountOrphanEdits).Scan(&s.orphanEdits); err != nil {
+		return fmt.Errorf("eventstore: count orphan edits: %w", err)
+	}
 	if err = prepareAll(ctx, s.writeDB, s.w.all()); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
@@ -149,22 +157,21 @@ func (s *Store) closeDatabases() error {
 }
 
 // Close stops the writer after the queued writes have committed and closes the database. Calls
-// made after Close return ErrClosed. Close is idempotent.
+// made after Close return ErrClosed. Close is idempotent; concurrent calls all wait for the first.
 func (s *Store) Close() error {
-	s.sendMu.Lock()
-	if s.closed.Load() {
+	s.closeOnce.Do(func() {
+		s.sendMu.Lock()
+		s.closed.Store(true)
+		close(s.reqs)
 		s.sendMu.Unlock()
-		return nil
-	}
-	s.closed.Store(true)
-	close(s.reqs)
-	s.sendMu.Unlock()
-	<-s.writerDone
-	if err := s.closeDatabases(); err != nil {
-		return fmt.Errorf("eventstore: close: %w", err)
-	}
-	s.log.Info("event store closed")
-	return nil
+		<-s.writerDone
+		if err := s.closeDatabases(); err != nil {
+			s.closeErr = fmt.Errorf("eventstore: close: %w", err)
+			return
+		}
+		s.log.Info("event store closed")
+	})
+	return s.closeErr
 }
 
 // Count returns the number of stored rows: roots and edits, deleted or not.

@@ -1,6 +1,7 @@
 package eventstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -12,21 +13,29 @@ import (
 )
 
 // writeTxn is what one group-commit transaction does: the writer's statements bound to the
-// transaction, and the search-index rows it will add.
+// transaction, the search-index rows it will add, and its count of orphan edits.
 //
 // New index rows are queued and written by one statement at the end (flushIndex). FTS5 flushes its
 // pending changes into a new segment at every statement that writes to it inside a transaction,
 // so one insert per message would make one segment per message and keep the merger busy; one
 // insert per batch makes one segment per batch.
+//
+// Orphan edits (whose root is not stored yet) are counted so that storing a root looks for early
+// revisions only while some exist: the count starts from the store's, and the store adopts the
+// transaction's count when it commits.
 type writeTxn struct {
 	writeStatements
-	toIndex map[int64]indexRow // by okey
+	toIndex map[int64]indexRow // by root seq
+	orphans int64
 }
 
-type indexRow struct{ venue, body string }
+type indexRow struct {
+	timeMs      int64
+	venue, body string
+}
 
 func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
-	bound := &writeTxn{toIndex: make(map[int64]indexRow)}
+	bound := &writeTxn{toIndex: make(map[int64]indexRow), orphans: s.orphanEdits}
 	dst, src := bound.all(), s.w.all()
 	for i := range src {
 		*dst[i].dst = tx.StmtContext(ctx, *src[i].dst)
@@ -35,19 +44,19 @@ func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
 }
 
 // index queues (or replaces) the search-index row of a root.
-func (tx *writeTxn) index(okey int64, venue, body string) {
-	tx.toIndex[okey] = indexRow{venue: venue, body: body}
+func (tx *writeTxn) index(seq, timeMs int64, venue, body string) {
+	tx.toIndex[seq] = indexRow{timeMs: timeMs, venue: venue, body: body}
 }
 
 // unindex removes a root from the search index, or from the queue when it was indexed in this
 // transaction.
-func (tx *writeTxn) unindex(ctx context.Context, okey int64) error {
-	if _, queued := tx.toIndex[okey]; queued {
-		delete(tx.toIndex, okey)
+func (tx *writeTxn) unindex(ctx context.Context, seq, okey int64) error {
+	if _, queued := tx.toIndex[seq]; queued {
+		delete(tx.toIndex, seq)
 		return nil
 	}
 	if _, err := tx.ftsDelete.ExecContext(ctx, okey); err != nil {
-		return fmt.Errorf("unindex %d: %w", okey, err)
+		return fmt.Errorf("unindex %d: %w", seq, err)
 	}
 	return nil
 }
@@ -58,12 +67,19 @@ func (tx *writeTxn) flushIndex(ctx context.Context) error {
 		return nil
 	}
 	// FTS5 flushes its pending data whenever a rowid is not greater than the previous one, so the
-	// rows go in ascending rowid (-okey) order.
-	okeys := slices.Sorted(maps.Keys(tx.toIndex))
-	rows := make([][3]any, 0, len(okeys))
-	for _, okey := range slices.Backward(okeys) {
-		r := tx.toIndex[okey]
-		rows = append(rows, [3]any{okey, venueToken(r.venue), r.body})
+	// rows go in ascending rowid (-okey) order: newest (time, seq) first.
+	seqs := slices.Collect(maps.Keys(tx.toIndex))
+	slices.SortFunc(seqs, func(a, b int64) int {
+		ta, tb := tx.toIndex[a].timeMs, tx.toIndex[b].timeMs
+		if ta != tb {
+			return cmp.Compare(tb, ta)
+		}
+		return cmp.Compare(b, a)
+	})
+	rows := make([][3]any, 0, len(seqs))
+	for _, seq := range seqs {
+		r := tx.toIndex[seq]
+		rows = append(rows, [3]any{seq, venueToken(r.venue), r.body})
 	}
 	doc, err := json.Marshal(rows)
 	if err != nil {
@@ -78,9 +94,10 @@ func (tx *writeTxn) flushIndex(ctx context.Context) error {
 
 // insertAll stores one Append call's messages. result is the call's own outcome (nil or
 // duplicates); err is a database failure that aborts the transaction.
-func (tx *writeTxn) insertAll(ctx context.Context, msgs []*Message) (result error, added int64, err error) {
+func (tx *writeTxn) insertAll(ctx context.Context, msgs []pendingMessage) (result error, added int64, err error) {
 	var dups []string
-	for _, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		stored, err := tx.insert(ctx, m)
 		if err != nil {
 			return nil, 0, fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
@@ -101,6 +118,7 @@ func (tx *writeTxn) insertAll(ctx context.Context, msgs []*Message) (result erro
 type storedRow struct {
 	seq        int64
 	okey       int64 // 0 for an edit
+	timeMs     int64
 	venue      string
 	replaces   string
 	deletedAt  sql.NullInt64
@@ -112,7 +130,7 @@ type storedRow struct {
 
 func (tx *writeTxn) find(ctx context.Context, msgid string) (storedRow, error) {
 	var r storedRow
-	err := tx.findRow.QueryRowContext(ctx, msgid).Scan(&r.seq, &r.okey, &r.venue, &r.replaces, &r.deletedAt, &r.revTimeMs, &r.revSeq)
+	err := tx.findRow.QueryRowContext(ctx, msgid).Scan(&r.seq, &r.okey, &r.timeMs, &r.venue, &r.replaces, &r.deletedAt, &r.revTimeMs, &r.revSeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedRow{}, nil
 	}
@@ -123,59 +141,69 @@ func (tx *writeTxn) find(ctx context.Context, msgid string) (storedRow, error) {
 	return r, nil
 }
 
-// insert stores one message; stored is false for a duplicate msgid.
-func (tx *writeTxn) insert(ctx context.Context, m *Message) (stored bool, err error) {
-	tags, err := encodeTags(m.Tags)
-	if err != nil {
-		return false, err
-	}
+// insert stores one message and sets its seq; stored is false for a duplicate msgid.
+func (tx *writeTxn) insert(ctx context.Context, m *pendingMessage) (stored bool, err error) {
 	if m.ReplacesMsgID == "" {
-		return tx.insertRoot1(ctx, m, tags)
+		return tx.storeRoot(ctx, m)
 	}
-	return tx.insertEdit1(ctx, m, tags)
+	return tx.storeEdit(ctx, m)
 }
 
-func (tx *writeTxn) insertRoot1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
+func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) (stored bool, err error) {
 	timeMs := m.Time.UnixMilli()
-	var seq, okey int64
-	err = tx.insertRoot.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, tags, timeMs, m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1)).Scan(&seq, &okey)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
+	res, err := tx.insertRoot.ExecContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
+		m.Text, m.tagsJSON, timeMs, m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1))
+	seq, err := insertedSeq(res, err)
+	if seq == 0 || err != nil {
 		return false, err
 	}
-	if okey >= firstKeyOf(timeMs+1) {
-		return false, fmt.Errorf("more than %d messages in millisecond %d", 1<<tieBits, timeMs)
+	m.seq = seq
+	return true, tx.linkEarlyRevisions(ctx, &m.Message, seq, timeMs)
+}
+
+// insertedSeq is the seq of the row an INSERT ... ON CONFLICT DO NOTHING stored, 0 if none.
+func insertedSeq(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
 	}
-	m.Seq = seq
-	return true, tx.linkEarlyRevisions(ctx, m, seq, okey)
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // linkEarlyRevisions indexes a root just stored, in the form of its newest revision when
 // revisions arrived before it.
-func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, okey int64) error {
+func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, timeMs int64) error {
+	if tx.orphans == 0 {
+		tx.index(seq, timeMs, m.Venue, m.Text)
+		return nil
+	}
 	var (
 		editSeq, editTimeMs   int64
 		editID, editText, tag string
 	)
 	err := tx.latestEdit.QueryRowContext(ctx, m.MsgID).Scan(&editSeq, &editID, &editText, &tag, &editTimeMs)
 	if errors.Is(err, sql.ErrNoRows) {
-		tx.index(okey, m.Venue, m.Text)
+		tx.index(seq, timeMs, m.Venue, m.Text)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("find early revisions of %s: %w", m.MsgID, err)
 	}
+	var linked int64
+	if err := tx.countEdits.QueryRowContext(ctx, m.MsgID).Scan(&linked); err != nil {
+		return fmt.Errorf("count early revisions of %s: %w", m.MsgID, err)
+	}
+	tx.orphans -= linked
 	if _, err := tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq); err != nil {
 		return err
 	}
-	tx.index(okey, m.Venue, editText)
+	tx.index(seq, timeMs, m.Venue, editText)
 	return nil
 }
 
-func (tx *writeTxn) insertEdit1(ctx context.Context, m *Message, tags string) (stored bool, err error) {
+func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) (stored bool, err error) {
 	rootID := m.ReplacesMsgID
 	root, err := tx.find(ctx, rootID)
 	if err != nil {
@@ -188,18 +216,16 @@ func (tx *writeTxn) insertEdit1(ctx context.Context, m *Message, tags string) (s
 		}
 	}
 	timeMs := m.Time.UnixMilli()
-	var seq int64
-	err = tx.insertEdit.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, tags, timeMs, rootID, m.Origin).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
+	res, err := tx.insertEdit.ExecContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
+		m.Text, m.tagsJSON, timeMs, rootID, m.Origin)
+	seq, err := insertedSeq(res, err)
+	if seq == 0 || err != nil {
 		return false, err
 	}
-	m.Seq = seq
+	m.seq = seq
 	switch {
 	case !root.found || root.isRevision: // the root has not arrived; linkEarlyRevisions will link it
+		tx.orphans++
 		return true, nil
 	case root.deletedAt.Valid: // a late revision of a deleted message stays deleted
 		_, err := tx.markDeleted.ExecContext(ctx, root.deletedAt.Int64, seq)
@@ -210,13 +236,13 @@ func (tx *writeTxn) insertEdit1(ctx context.Context, m *Message, tags string) (s
 	if !newer {
 		return true, nil
 	}
-	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, tags, timeMs, seq, root.seq); err != nil {
+	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, m.tagsJSON, timeMs, seq, root.seq); err != nil {
 		return true, err
 	}
-	if err := tx.unindex(ctx, root.okey); err != nil {
+	if err := tx.unindex(ctx, root.seq, root.okey); err != nil {
 		return true, err
 	}
-	tx.index(root.okey, root.venue, m.Text)
+	tx.index(root.seq, root.timeMs, root.venue, m.Text)
 	return true, nil
 }
 
@@ -245,7 +271,7 @@ func (tx *writeTxn) deleteRoot(ctx context.Context, op *deleteOp) (result, err e
 	if _, err := tx.deleteRevisionsOf.ExecContext(ctx, op.atMs, rootID); err != nil {
 		return nil, fmt.Errorf("eventstore: delete revisions of %s: %w", rootID, err)
 	}
-	if err := tx.unindex(ctx, row.okey); err != nil {
+	if err := tx.unindex(ctx, row.seq, row.okey); err != nil {
 		return nil, fmt.Errorf("eventstore: %w", err)
 	}
 	return nil, nil

@@ -2,16 +2,25 @@ package eventstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
 
-// writeRequest is one Append or Delete call waiting for the group-commit writer.
+// writeRequest is one Append or Delete call waiting for the group-commit writer. It holds copies:
+// a caller that gives up (its context ends) may reuse its messages while the writer still works.
 type writeRequest struct {
 	ctx  context.Context
-	msgs []*Message // Append
-	del  *deleteOp  // Delete
-	done chan error // buffered (1): the writer never blocks on a caller that gave up
+	msgs []pendingMessage // Append
+	del  *deleteOp        // Delete
+	done chan error       // buffered (1): the writer never blocks on a caller that gave up
+}
+
+// pendingMessage is a message on its way to the database.
+type pendingMessage struct {
+	Message
+	tagsJSON string // encoded by the caller's goroutine, off the writer's critical path
+	seq      int64  // set by the writer, 0 when not stored
 }
 
 type deleteOp struct {
@@ -39,13 +48,26 @@ func (s *Store) Append(ctx context.Context, msgs ...*Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	for _, m := range msgs {
+	pending := make([]pendingMessage, len(msgs))
+	for i, m := range msgs {
 		if err := validateMessage(m); err != nil {
 			return err
 		}
+		tags, err := encodeTags(m.Tags)
+		if err != nil {
+			return fmt.Errorf("%w: message %s: %w", ErrInvalidArgument, m.MsgID, err)
+		}
 		m.Seq = 0
+		pending[i] = pendingMessage{Message: *m, tagsJSON: tags}
 	}
-	return s.submit(ctx, &writeRequest{ctx: ctx, msgs: msgs, done: make(chan error, 1)})
+	req := &writeRequest{ctx: ctx, msgs: pending, done: make(chan error, 1)}
+	err := s.submit(ctx, req)
+	if err == nil || errors.Is(err, ErrDuplicate) {
+		for i := range pending {
+			msgs[i].Seq = pending[i].seq
+		}
+	}
+	return err
 }
 
 // Delete soft-deletes a root and all its revisions at time at: they leave every view and the search
@@ -172,13 +194,14 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 
 // writeTx applies the requests in one transaction. It returns each request's own result (nil,
 // duplicates, not found) and the number of rows added; a non-nil error means nothing committed.
+// Only the writer goroutine calls it.
 func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err error) {
 	ctx := context.Background() // the batch outlives any one caller's context
 	defer func() {
 		if err != nil {
 			for _, req := range reqs {
-				for _, m := range req.msgs {
-					m.Seq = 0
+				for i := range req.msgs {
+					req.msgs[i].seq = 0
 				}
 			}
 		}
@@ -208,5 +231,6 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	if err := sqlTx.Commit(); err != nil {
 		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
 	}
+	s.orphanEdits = tx.orphans
 	return results, added, nil
 }

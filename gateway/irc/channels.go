@@ -105,7 +105,8 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 func (c *client) afterJoin(rb *respBuf, channel string) {
 	c.sendTopic(rb, channel, false)
 	c.sendNames(rb, channel)
-	if c.s.cfg.JoinHistory > 0 && c.s.history != nil {
+	// Clients with draft/chathistory fetch history themselves; the spec asks servers not to push it.
+	if c.s.cfg.JoinHistory > 0 && c.s.history != nil && !c.has(capChathistory) {
 		c.replayLatest(rb, channel, c.s.cfg.JoinHistory)
 	}
 }

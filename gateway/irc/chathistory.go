@@ -41,10 +41,6 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 	if limit > maxHistoryLimit {
 		limit = maxHistoryLimit
 	}
-	venue, ok := c.historyVenue(target, fail)
-	if !ok {
-		return
-	}
 	ref1, ok := parseRef(m.Param(2), sub == "LATEST")
 	if !ok {
 		fail("INVALID_PARAMS", "Invalid message reference", sub, m.Param(2))
@@ -56,6 +52,13 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 			fail("INVALID_PARAMS", "Invalid message reference", sub, m.Param(3))
 			return
 		}
+	}
+	venue, ok := c.historyVenue(sub, target, fail)
+	if !ok {
+		return
+	}
+	if !strings.HasPrefix(venue, "dm:") {
+		target = venue // the batch names the canonical channel name
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
@@ -104,9 +107,9 @@ func parseRef(s string, star bool) (eventstore.Bound, bool) {
 
 // historyVenue maps a CHATHISTORY target to a venue the client may read: a channel it is in, or
 // the DM venue between its DID and the target's.
-func (c *client) historyVenue(target string, fail func(code, text string, ctx ...string)) (string, bool) {
+func (c *client) historyVenue(sub, target string, fail func(code, text string, ctx ...string)) (string, bool) {
 	if c.s.history == nil {
-		fail("MESSAGE_ERROR", "History is unavailable", target)
+		fail("MESSAGE_ERROR", "History is unavailable", sub, target)
 		return "", false
 	}
 	if strings.HasPrefix(target, "#") || strings.HasPrefix(target, "&") {
@@ -118,18 +121,18 @@ func (c *client) historyVenue(target string, fail func(code, text string, ctx ..
 			}
 		})
 		if !exists {
-			fail("INVALID_TARGET", "No such channel", "*", target)
+			fail("INVALID_TARGET", "No such channel", sub, target)
 			return "", false
 		}
 		if !member {
-			fail("INVALID_TARGET", "You are not in that channel", "*", target)
+			fail("INVALID_TARGET", "You are not in that channel", sub, target)
 			return "", false
 		}
 		return name, true
 	}
 	me := c.currentDID()
 	if me == "" {
-		fail("ACCOUNT_REQUIRED", "Direct message history needs an authenticated session", "*", target)
+		fail("ACCOUNT_REQUIRED", "Direct message history needs an authenticated session", sub, target)
 		return "", false
 	}
 	other := ""
@@ -145,7 +148,7 @@ func (c *client) historyVenue(target string, fail func(code, text string, ctx ..
 		})
 	}
 	if other == "" {
-		fail("INVALID_TARGET", "No such user", "*", target)
+		fail("INVALID_TARGET", "No such user", sub, target)
 		return "", false
 	}
 	return dmVenue(me, other), true

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,15 +52,17 @@ type client struct {
 	idle     *time.Timer
 	pingSent bool
 
-	rbMu sync.Mutex
-	rb   *respBuf // set while the client's own command runs
+	rbMu         sync.Mutex
+	rb           *respBuf // set while the client's own command runs
+	pending      [][]byte // others' traffic that arrived while rb was set, sent after the replies
+	pendingBytes int
 
 	quit       bool
 	quitReason string
 }
 
 func (s *Server) newClient(conn transport.Conn) *client {
-	c := &client{s: s, conn: conn, id: ulid.Make().String(), secure: conn.Kind() != "tcp"}
+	c := &client{s: s, conn: conn, id: ulid.Make().String(), secure: conn.Kind() == "tls"}
 	c.q = newSendQueue(conn, s.cfg.SendQBytes, func() {
 		if s.cfg.Metrics != nil {
 			s.cfg.Metrics.SendQueueExceeded.Inc()
@@ -102,6 +105,9 @@ func (c *client) readLoop() string {
 			continue
 		}
 		if err != nil {
+			if c.q.overflowed() {
+				return "SendQ exceeded"
+			}
 			return "Connection closed"
 		}
 		c.touch()
@@ -200,13 +206,25 @@ func (c *client) numericMsg(code string, params ...string) ircmsg.Message {
 	p := make([]string, 0, len(params)+1)
 	p = append(p, c.displayNick())
 	p = append(p, params...)
-	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: code, Params: p}
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: code, Params: safeMiddles(p)}
+}
+
+// safeMiddles replaces middle parameters that cannot be written as such (empty, containing a
+// space, or starting with ':') — typically a client's own input echoed back — with "*", so a
+// reply can never be parsed as different parameters than the server meant.
+func safeMiddles(p []string) []string {
+	for i := 0; i < len(p)-1; i++ {
+		if p[i] == "" || p[i][0] == ':' || strings.IndexByte(p[i], ' ') >= 0 {
+			p[i] = "*"
+		}
+	}
+	return p
 }
 
 func (c *client) failMsg(command, code, text string, context ...string) ircmsg.Message {
 	p := append([]string{command, code}, context...)
 	p = append(p, text)
-	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "FAIL", Params: p}
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "FAIL", Params: safeMiddles(p)}
 }
 
 // sendNow queues a message outside any command (no label).
@@ -214,18 +232,41 @@ func (c *client) sendNow(m ircmsg.Message) { c.q.enqueue(m.AppendTo(nil)) }
 
 // deliver queues a fanned-out message to this client, or to its response buffer when the message
 // was caused by the client's own command.
+//
+// While the client's own command runs, everyone else's traffic is held back and queued right after
+// the command's replies, so a client never sees channel traffic before its own JOIN.
 func (c *client) deliver(o *outMsg, own bool) {
-	if own {
-		c.rbMu.Lock()
-		rb := c.rb
-		if rb != nil {
+	c.rbMu.Lock()
+	if rb := c.rb; rb != nil {
+		if own {
 			rb.add(o.forCaps(c.capBits()))
 			c.rbMu.Unlock()
 			return
 		}
+		line := o.bytesFor(c.capBits())
+		if c.pendingBytes+len(line) > c.s.cfg.SendQBytes {
+			c.rbMu.Unlock()
+			c.q.exceed()
+			return
+		}
+		c.pending = append(c.pending, line)
+		c.pendingBytes += len(line)
 		c.rbMu.Unlock()
+		return
 	}
+	c.rbMu.Unlock()
 	c.q.enqueue(o.bytesFor(c.capBits()))
+}
+
+// endCommand sends a command's replies, then the traffic held back while it ran.
+func (c *client) endCommand(rb *respBuf) {
+	c.rbMu.Lock()
+	rb.flush()
+	if len(c.pending) > 0 {
+		c.q.enqueue(c.pending...)
+	}
+	c.pending, c.pendingBytes, c.rb = nil, 0, nil
+	c.rbMu.Unlock()
 }
 
 // handler is one row of the command table.
@@ -242,7 +283,10 @@ func (c *client) dispatch(m ircmsg.Message) {
 	if label, has := m.Tags["label"]; has && c.has(capLabeledResponse) && label != "" && len(label) <= 64 {
 		rb.label = label
 	}
-	defer rb.flush()
+	c.rbMu.Lock()
+	c.rb = rb
+	c.rbMu.Unlock()
+	defer c.endCommand(rb)
 	if !ok {
 		if c.registered.Load() {
 			rb.add(c.numericMsg("421", m.Command, "Unknown command"))
@@ -261,14 +305,6 @@ func (c *client) dispatch(m ircmsg.Message) {
 		rb.add(c.numericMsg("461", m.Command, "Not enough parameters"))
 		return
 	}
-	c.rbMu.Lock()
-	c.rb = rb
-	c.rbMu.Unlock()
-	defer func() {
-		c.rbMu.Lock()
-		c.rb = nil
-		c.rbMu.Unlock()
-	}()
 	h.fn(c, m, rb)
 }
 

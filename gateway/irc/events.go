@@ -87,6 +87,20 @@ func (s *Server) render(e *fsm.Event) {
 				c.deliver(plain, c.id == e.Actor.ID)
 			}
 		}
+		var away string
+		s.state.Read(func(st *fsm.State) {
+			if se := st.Sessions[e.Actor.ID]; se != nil {
+				away = se.Away
+			}
+		})
+		if away != "" {
+			out := msg("AWAY", away)
+			for _, c := range aud.list {
+				if c.id != e.Actor.ID && c.has(capAwayNotify) {
+					c.deliver(out, false)
+				}
+			}
+		}
 		if !e.Created && (e.Member.Op || e.Member.Voice) {
 			modes, args := "+", []string{}
 			if e.Member.Op {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
@@ -49,6 +50,10 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 				rb.add(c.numericMsg("412", "No text to send"))
 			}
 		}
+		return
+	}
+	if cmd != "TAGMSG" && !utf8.ValidString(m.Param(1)) {
+		rb.add(c.failMsg(cmd, "INVALID_UTF8", "Message text must be valid UTF-8 (UTF8ONLY)"))
 		return
 	}
 	tags, ok := clientTags(m)

@@ -21,6 +21,7 @@ type sendQueue struct {
 	overflow func()
 	done     chan struct{} // closed when the connection is closed by the queue
 	doneOnce sync.Once
+	over     bool // closed because the budget was exceeded
 }
 
 func newSendQueue(conn transport.Conn, limit int, overflow func()) *sendQueue {
@@ -39,15 +40,8 @@ func (q *sendQueue) enqueue(lines ...[]byte) bool {
 		n += len(l)
 	}
 	if q.bytes+n > q.limit {
-		q.closed = true
-		q.lines, q.bytes = nil, 0
 		q.mu.Unlock()
-		// Closing may block (a WebSocket close handshake): never on the sender's goroutine.
-		go q.conn.Close()
-		q.signalDone()
-		if q.overflow != nil {
-			q.overflow()
-		}
+		q.exceed()
 		return false
 	}
 	q.lines = append(q.lines, lines...)
@@ -118,3 +112,28 @@ func (q *sendQueue) closeNow() {
 }
 
 func (q *sendQueue) signalDone() { q.doneOnce.Do(func() { close(q.done) }) }
+
+// exceed closes the queue because its client fell too far behind.
+func (q *sendQueue) exceed() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed, q.over = true, true
+	q.lines, q.bytes = nil, 0
+	q.mu.Unlock()
+	// Closing may block (a WebSocket close handshake): never on the sender's goroutine.
+	go q.conn.Close()
+	q.signalDone()
+	if q.overflow != nil {
+		q.overflow()
+	}
+}
+
+// overflowed reports whether the queue was closed for exceeding its budget.
+func (q *sendQueue) overflowed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.over
+}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gin-gonic/gin"
 	"github.com/goccy/go-yaml"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -124,6 +125,13 @@ func matchTemplate(tmpl, path string) bool {
 // paths, wrong methods) must be the Error object instead.
 func (c *contract) check(t testing.TB, req *http.Request, resp *http.Response, body []byte) {
 	t.Helper()
+	if req.Method == http.MethodOptions {
+		// CORS preflights are answered by middleware on every path, not by routes.
+		if resp.StatusCode != http.StatusNoContent || len(body) != 0 {
+			t.Fatalf("preflight %s answered %d %q", req.URL.Path, resp.StatusCode, body)
+		}
+		return
+	}
 	if !c.documents(req.Method, req.URL.Path) {
 		if resp.StatusCode < 400 {
 			t.Fatalf("%s %s answered %d but is not in the contract document", req.Method, req.URL.Path, resp.StatusCode)
@@ -288,5 +296,67 @@ func TestContractRejectsDrift(t *testing.T) {
 	}
 	if slices.Contains([]bool{c.documents("GET", "/api/v1/nothing")}, true) {
 		t.Error("an unknown path is documented")
+	}
+}
+
+// TestDescribeRoutes: a package that mounts its own routes describes them
+// in a fragment merged into the served document.
+func TestDescribeRoutes(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.Engine().GET("/api/v1/test/things/:id", func(c *gin.Context) { c.JSON(200, map[string]string{"id": c.Param("id")}) })
+	missing, err := ts.UndocumentedRoutes()
+	if err != nil || !slices.Equal(missing, []string{"GET /api/v1/test/things/{id}"}) {
+		t.Fatalf("undocumented = %v, %v", missing, err)
+	}
+	fragment := `
+paths:
+  /api/v1/test/things/{id}:
+    get:
+      operationId: getThing
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      responses:
+        '200':
+          description: A thing.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Thing'}
+        '404': {$ref: '#/components/responses/NotFound'}
+components:
+  schemas:
+    Thing:
+      type: object
+      required: [id]
+      properties:
+        id: {type: string}
+`
+	if err := ts.DescribeRoutes([]byte(fragment)); err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := ts.UndocumentedRoutes(); err != nil || len(missing) != 0 {
+		t.Fatalf("undocumented after describing = %v, %v", missing, err)
+	}
+	for name, bad := range map[string]string{
+		"an operation already described": "paths:\n  /api/v1/health:\n    get:\n      responses: {'200': {description: x}}\n",
+		"a component defined differently": "paths: {}\ncomponents:\n  schemas:\n    Thing: {type: string}\n",
+		"no paths":                        "components: {}\n",
+		"not YAML":                        "paths: [\n",
+	} {
+		if err := ts.DescribeRoutes([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	rec := ts.do("GET", "/api/v1/openapi.json", "")
+	var doc struct {
+		Paths      map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Paths["/api/v1/test/things/{id}"] == nil || doc.Components.Schemas["Thing"] == nil || doc.Components.Schemas["Message"] == nil {
+		t.Fatal("the fragment is not in the served document")
 	}
 }

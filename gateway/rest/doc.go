@@ -1,15 +1,35 @@
-// Package rest owns the HTTP server base of the gateway: the gin engine
-// every REST route hangs off, and the behaviour common to all of them.
+// Package rest owns the JSON HTTP surface of a node: the gin engine every
+// REST route hangs off, the behaviour common to all of them, and the read
+// routes over the node's replica (channels, history, export, search,
+// evidence, messages, topics, pins, users, actors), plus health, metrics,
+// favourites, the protected-resource metadata, the WebSocket IRC endpoint
+// and the OpenAPI contract document.
 //
 // On every response, errors and unknown paths included, it sets the
 // security headers, the discovery Link header and the CORS headers; every
 // 401 gets WWW-Authenticate and every 429 Retry-After. Errors under /api are
-// the four-field Error object (WriteError). It also serves the routes that
-// need nothing else: health, metrics, the protected-resource metadata, the
-// WebSocket IRC endpoint and the bearer-protected favorites.
+// the four-field Error object (WriteError). The header rules are applied by
+// a gin middleware that wraps the response writer, so that they hold
+// whether the lead serves Handler() or mounts more routes on Engine(). gin's
+// automatic trailing-slash redirect is off because gin writes it before any
+// middleware runs; routing uses the escaped path so that %2F stays inside a
+// channel name.
 //
-// The header rules are applied by a gin middleware that wraps the
-// response writer, so that they hold whether the lead serves Handler() or
-// mounts more routes on Engine(). gin's automatic trailing-slash redirect
-// is off because gin writes it before any middleware runs.
+// Reads come from three sources given in Config: the replicated state
+// (channels, modes, members, topics, pins, sessions, nick ownership), the
+// event store (messages in their current form, search) and a DID resolver
+// (handles, PDS endpoints, verification keys). Read authorization follows
+// freeq's authorize_channel_read: public channels are open, restricted ones
+// (+i, +k, +E) need a bearer whose DID is a member's, the founder's or a DID
+// op's, unknown channels are 404 and DM venues are never served. Paging by
+// Unix seconds trims pages to whole seconds so that a walk returns every
+// message once (see paging.go).
+//
+// The contract document is hand-written YAML (openapi.yaml, embedded);
+// tests validate real responses against it with libopenapi-validator, and
+// walk the route table so that no mounted route goes undescribed. The
+// per-IP fixed-window rate limiter is hand-written because it is a few
+// lines over a map, and must key clients by gin's ClientIP rule (freeq's
+// proxy rule) and IPv6 /64s, which the limiter in golang.org/x/time does
+// not do by itself.
 package rest

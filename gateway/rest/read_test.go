@@ -195,9 +195,9 @@ func TestHistoryCursorEdges(t *testing.T) {
 		want   string // texts, "|"-joined
 	}{
 		{"/api/v1/channels/pub/history", "a|b2"},
-		{"/api/v1/channels/pub/history?before=" + sec, ""},                                      // strict <
+		{"/api/v1/channels/pub/history?before=" + sec, ""},                                       // strict <
 		{"/api/v1/channels/pub/history?before=" + strconv.FormatInt(baseTime.Unix()+1, 10), "a"}, // strict <
-		{"/api/v1/channels/pub/history?before=" + b, ""},                                        // a msgid where seconds belong
+		{"/api/v1/channels/pub/history?before=" + b, ""},                                         // a msgid where seconds belong
 		{"/api/v1/channels/pub/history?before=0", ""},
 		{"/api/v1/channels/pub/history?before=99999999999999999999999", "a|b2"},
 		{"/api/v1/channels/pub/history?limit=1", "b2"},
