@@ -43,6 +43,13 @@ var migrations = [...]string{
 	CREATE VIRTUAL TABLE messages_fts USING fts5(
 		venue, body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
 	);`,
+	// 2: the event exchange between nodes. Each node's own rows, read in seq order, are its outbox;
+	// peer_cursors holds, per origin, the last origin seq this node stored from it (catch-up).
+	`CREATE INDEX messages_by_origin ON messages(origin, seq);
+	CREATE TABLE peer_cursors (
+		origin TEXT PRIMARY KEY,
+		seq    INTEGER NOT NULL
+	);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

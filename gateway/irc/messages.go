@@ -198,6 +198,9 @@ func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]str
 	if m := c.s.cfg.Metrics; m != nil {
 		m.Messages.Inc()
 	}
+	if c.s.cfg.Publish != nil {
+		c.s.cfg.Publish(*msg)
+	}
 	return true
 }
 

@@ -69,6 +69,9 @@ type Config struct {
 	ServerKey ed25519.PrivateKey
 	// KeyLifetime is how long a MSGSIG session key counts after registration (0 = forever).
 	KeyLifetime time.Duration
+	// Publish hands every message this node stored to the other nodes (the data plane); nil on a
+	// single node.
+	Publish func(eventstore.Message)
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }

@@ -1,0 +1,61 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// The event exchange between nodes reads a node's own rows in the order it stored them: that log
+// is the node's durable outbox, and a peer catches up by asking for the rows after the last origin
+// seq it stored (its cursor). No row is ever sent that was not durably stored first.
+
+// OriginAfter returns up to limit raw rows (roots and edits, deleted or not) that origin
+// originated, with seq > afterSeq, in seq order. Seq is this store's own sequence.
+func (s *Store) OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]Message, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	limit, err := clampLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.readDB.QueryContext(ctx, `SELECT `+rawColumns+` FROM messages m
+		WHERE m.origin = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`, origin, afterSeq, limit)
+	if err != nil {
+		return nil, s.wrapReadErr("origin after", err)
+	}
+	defer rows.Close()
+	return scanMessages(rows, limit)
+}
+
+// Cursor returns the last origin seq stored from origin (0 when nothing was).
+func (s *Store) Cursor(ctx context.Context, origin string) (int64, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return 0, err
+	}
+	var seq int64
+	err := s.readDB.QueryRowContext(ctx, `SELECT seq FROM peer_cursors WHERE origin = ?`, origin).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrapReadErr("cursor "+origin, err)
+	}
+	return seq, nil
+}
+
+// SetCursor durably records that every row of origin up to seq is stored here. A cursor never
+// moves backwards.
+func (s *Store) SetCursor(ctx context.Context, origin string, seq int64) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	_, err := s.writeDB.ExecContext(ctx, `INSERT INTO peer_cursors(origin, seq) VALUES (?, ?)
+		ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > peer_cursors.seq`, origin, seq)
+	if err != nil {
+		return fmt.Errorf("eventstore: set cursor %s: %w", origin, err)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestOriginAfterAndCursors(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/x.db"
+	s, err := Open(ctx, Options{Path: path, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.UnixMilli(1_700_000_000_000)
+	var mine []int64
+	for i := 0; i < 10; i++ {
+		origin := "node-a"
+		if i%3 == 0 {
+			origin = "node-b"
+		}
+		m := &Message{MsgID: fmt.Sprintf("01ARZ3NDEKTSV4RRFFQ69G5F%02d", i), Venue: "#x", Command: "PRIVMSG",
+			Sender: "n!u@h", SenderNick: "n", Text: fmt.Sprint(i), Time: base.Add(time.Duration(i) * time.Millisecond), Origin: origin}
+		if err := s.Append(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if origin == "node-a" {
+			mine = append(mine, m.Seq)
+		}
+	}
+	got, err := s.OriginAfter(ctx, "node-a", 0, 100)
+	if err != nil || len(got) != len(mine) {
+		t.Fatalf("OriginAfter = %d rows (%v), want %d", len(got), err, len(mine))
+	}
+	for i, m := range got {
+		if m.Seq != mine[i] || m.Origin != "node-a" {
+			t.Fatalf("row %d = seq %d origin %s, want seq %d", i, m.Seq, m.Origin, mine[i])
+		}
+	}
+	page, _ := s.OriginAfter(ctx, "node-a", mine[2], 2)
+	if len(page) != 2 || page[0].Seq != mine[3] {
+		t.Fatalf("page after %d = %v", mine[2], page)
+	}
+	if _, err := s.OriginAfter(ctx, "node-a", 0, 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("limit 0: %v", err)
+	}
+
+	if c, err := s.Cursor(ctx, "node-b"); err != nil || c != 0 {
+		t.Fatalf("fresh cursor = %d, %v", c, err)
+	}
+	for _, seq := range []int64{5, 9, 7} { // never moves backwards
+		if err := s.SetCursor(ctx, "node-b", seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, Options{Path: path, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if c, err := s.Cursor(ctx, "node-b"); err != nil || c != 9 {
+		t.Fatalf("cursor after reopen = %d, %v; want 9", c, err)
+	}
+}

@@ -1,0 +1,23 @@
+// Package exchange moves chat events between the nodes of a cluster: the data plane, which stays
+// out of the Raft log.
+//
+// Each node's event store is its durable outbox: a message is stored before it is acknowledged to
+// its sender, and the rows a node originated, read in the order it stored them, are what peers
+// copy. Delivery has two paths. Push: right after storing, the origin posts the event to every peer
+// (best effort, bounded queues, nothing waits on a slow peer). Pull: every peer keeps, per origin,
+// a durable cursor (the last origin seq it stored) and regularly asks each origin for the rows
+// after it. Pull alone is complete: a node that was down, partitioned or behind catches up from
+// its cursor, so no acknowledged event is lost. Duplicates from the two paths are dropped by msgid
+// when stored, and only a newly stored event is delivered to local members, so nothing is
+// delivered twice.
+//
+// Every request between nodes is signed by the sending node's server key (ed25519, the key
+// published at its did:web document and registered through Raft), and a receiver accepts only
+// nodes whose server key is in the replicated registry: a push must come from the origin of every
+// event in it, and a pull is answered only to a cluster node. Individual messages keep their own
+// +freeq.at/sig, so a third party can verify each one against the origin (key_source
+// origin-server).
+//
+// Deletes are not yet carried (the store records them as a state of a row, not as an event); an
+// edit is a row and travels like a message.
+package exchange

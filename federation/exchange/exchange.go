@@ -1,0 +1,363 @@
+package exchange
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+)
+
+// Store is the part of the event store the exchange uses.
+type Store interface {
+	Append(ctx context.Context, msgs ...*eventstore.Message) error
+	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
+	Cursor(ctx context.Context, origin string) (int64, error)
+	SetCursor(ctx context.Context, origin string, seq int64) error
+}
+
+// Peer is another node of the cluster.
+type Peer struct {
+	DID     string // did:web:<node name>
+	BaseURL string // its HTTP server
+}
+
+// Name is the node name behind a node DID (did:web:<name>).
+func Name(did string) string { return strings.TrimPrefix(did, "did:web:") }
+
+// Config wires an Exchange.
+type Config struct {
+	Self      string             // this node's DID
+	Key       ed25519.PrivateKey // this node's server key
+	Store     Store
+	Keys      KeyLookup                  // registered server keys of cluster nodes
+	Peers     func() []Peer              // the other live nodes
+	Deliver   func(m eventstore.Message) // hands a newly stored remote event to local sessions
+	Client    *http.Client               // default: 10 s timeout
+	PullEvery time.Duration              // default 1 s
+	PageSize  int                        // default 500
+	QueueSize int                        // pushed events queued per peer; default 4096
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
+type Exchange struct {
+	cfg    Config
+	mu     sync.Mutex
+	queues map[string]chan Event // peer DID → pushed events waiting
+	pullMu sync.Mutex            // one pull round at a time
+	kick   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds an Exchange; Start begins pushing and pulling.
+func New(cfg Config) *Exchange {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.PullEvery <= 0 {
+		cfg.PullEvery = time.Second
+	}
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = 500
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Exchange{cfg: cfg, queues: map[string]chan Event{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+}
+
+// Mount registers the node-to-node routes.
+func (x *Exchange) Mount(e *gin.Engine) {
+	e.GET("/internal/v1/events", x.serveEvents)
+	e.POST("/internal/v1/events", x.receivePush)
+}
+
+// Start runs the pull loop until Close.
+func (x *Exchange) Start() {
+	x.wg.Add(1)
+	go x.pullLoop()
+}
+
+// Close stops pushing and pulling.
+func (x *Exchange) Close() {
+	x.cancel()
+	x.wg.Wait()
+}
+
+// Kick asks for a pull round now (for instance when membership changed).
+func (x *Exchange) Kick() {
+	select {
+	case x.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Publish pushes an event this node stored to every peer. It never blocks: when a peer's queue is
+// full the event is left to that peer's next pull.
+func (x *Exchange) Publish(m eventstore.Message) {
+	ev := eventOf(m)
+	for _, p := range x.cfg.Peers() {
+		q := x.queue(p)
+		select {
+		case q <- ev:
+		default:
+		}
+	}
+}
+
+func (x *Exchange) queue(p Peer) chan Event {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	q, ok := x.queues[p.DID]
+	if !ok {
+		q = make(chan Event, x.cfg.QueueSize)
+		x.queues[p.DID] = q
+		x.wg.Add(1)
+		go x.pushLoop(p, q)
+	}
+	return q
+}
+
+// pushLoop sends queued events to one peer in batches.
+func (x *Exchange) pushLoop(p Peer, q chan Event) {
+	defer x.wg.Done()
+	for {
+		var batch []Event
+		select {
+		case <-x.ctx.Done():
+			return
+		case ev := <-q:
+			batch = append(batch, ev)
+		}
+	drain:
+		for len(batch) < x.cfg.PageSize {
+			select {
+			case ev := <-q:
+				batch = append(batch, ev)
+			default:
+				break drain
+			}
+		}
+		if err := x.push(p, batch); err != nil {
+			x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "events", len(batch), "err", err)
+		}
+	}
+}
+
+func (x *Exchange) push(p Peer, events []Event) error {
+	body, err := json.Marshal(Batch{Origin: x.cfg.Self, Events: events})
+	if err != nil {
+		return err
+	}
+	const path = "/internal/v1/events"
+	req, err := http.NewRequestWithContext(x.ctx, http.MethodPost, strings.TrimRight(p.BaseURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	sign(req.Header, x.cfg.Key, x.cfg.Self, http.MethodPost, path, body, x.cfg.Now())
+	resp, err := x.cfg.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("peer answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+const maxBody = 32 << 20
+
+// receivePush stores events pushed by their origin and delivers the new ones.
+func (x *Exchange) receivePush(c *gin.Context) {
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": "batch too large"})
+		return
+	}
+	signer, err := verify(c.Request.Header, x.cfg.Keys, http.MethodPost, c.Request.URL.RequestURI(), body, x.cfg.Now())
+	if err != nil {
+		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
+		return
+	}
+	var b Batch
+	if err := json.Unmarshal(body, &b); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "malformed batch"})
+		return
+	}
+	if b.Origin != signer {
+		c.JSON(http.StatusForbidden, gin.H{"error": "a node may only push its own events"})
+		return
+	}
+	if _, err := x.store(c.Request.Context(), b); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true})
+}
+
+// store writes a batch's events and delivers those that were new. It returns the last origin
+// seq of the batch.
+func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
+	origin := Name(b.Origin)
+	var last int64
+	for _, ev := range b.Events {
+		if err := ev.validate(); err != nil {
+			return last, fmt.Errorf("event %q: %w", ev.MsgID, err)
+		}
+		m := ev.message(origin)
+		err := x.cfg.Store.Append(ctx, m)
+		switch {
+		case err == nil:
+			if x.cfg.Deliver != nil {
+				x.cfg.Deliver(*m)
+			}
+		case errors.Is(err, eventstore.ErrDuplicate):
+		default:
+			return last, fmt.Errorf("store %s: %w", ev.MsgID, err)
+		}
+		if ev.OriginSeq > last {
+			last = ev.OriginSeq
+		}
+	}
+	return last, nil
+}
+
+// serveEvents answers a cluster node's pull: this node's own events after a seq.
+func (x *Exchange) serveEvents(c *gin.Context) {
+	if _, err := verify(c.Request.Header, x.cfg.Keys, http.MethodGet, c.Request.URL.RequestURI(), nil, x.cfg.Now()); err != nil {
+		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
+		return
+	}
+	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
+	limit, err2 := strconv.Atoi(c.DefaultQuery("limit", strconv.Itoa(x.cfg.PageSize)))
+	if err1 != nil || err2 != nil || after < 0 || limit < 1 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "after and limit must be non-negative integers"})
+		return
+	}
+	limit = min(limit, x.cfg.PageSize)
+	msgs, err := x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
+	if err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
+		return
+	}
+	b := Batch{Origin: x.cfg.Self, Events: make([]Event, 0, len(msgs))}
+	for _, m := range msgs {
+		b.Events = append(b.Events, eventOf(m))
+	}
+	body, err := json.Marshal(b)
+	if err != nil {
+		c.JSON(http.StatusInternalServerError, gin.H{"error": "encode"})
+		return
+	}
+	sign(c.Writer.Header(), x.cfg.Key, x.cfg.Self, http.MethodGet, c.Request.URL.RequestURI(), body, x.cfg.Now())
+	c.Data(http.StatusOK, "application/json", body)
+}
+
+func (x *Exchange) pullLoop() {
+	defer x.wg.Done()
+	t := time.NewTicker(x.cfg.PullEvery)
+	defer t.Stop()
+	for {
+		x.PullAll(x.ctx)
+		select {
+		case <-x.ctx.Done():
+			return
+		case <-t.C:
+		case <-x.kick:
+		}
+	}
+}
+
+// PullAll runs one catch-up round against every peer.
+func (x *Exchange) PullAll(ctx context.Context) {
+	x.pullMu.Lock()
+	defer x.pullMu.Unlock()
+	for _, p := range x.cfg.Peers() {
+		if err := x.pull(ctx, p); err != nil && ctx.Err() == nil {
+			x.cfg.Logger.Debug("pull failed", "peer", p.DID, "err", err)
+		}
+	}
+}
+
+// pull copies a peer's events after this node's cursor for it, page by page, advancing the cursor
+// only over events durably stored here.
+func (x *Exchange) pull(ctx context.Context, p Peer) error {
+	origin := Name(p.DID)
+	for {
+		cursor, err := x.cfg.Store.Cursor(ctx, origin)
+		if err != nil {
+			return err
+		}
+		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&limit=" + strconv.Itoa(x.cfg.PageSize)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+pathQuery, nil)
+		if err != nil {
+			return err
+		}
+		sign(req.Header, x.cfg.Key, x.cfg.Self, http.MethodGet, pathQuery, nil, x.cfg.Now())
+		resp, err := x.cfg.Client.Do(req)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("peer answered %d: %s", resp.StatusCode, truncate(string(body), 200))
+		}
+		signer, err := verify(resp.Header, x.cfg.Keys, http.MethodGet, pathQuery, body, x.cfg.Now())
+		if err != nil || signer != p.DID {
+			return fmt.Errorf("unsigned or foreign answer from %s: %v", p.DID, err)
+		}
+		var b Batch
+		if err := json.Unmarshal(body, &b); err != nil || b.Origin != p.DID {
+			return fmt.Errorf("malformed batch from %s", p.DID)
+		}
+		last, err := x.store(ctx, b)
+		if last > cursor {
+			if cerr := x.cfg.Store.SetCursor(ctx, origin, last); cerr != nil {
+				return cerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if len(b.Events) < x.cfg.PageSize {
+			return nil
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

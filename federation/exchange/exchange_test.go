@@ -1,0 +1,201 @@
+package exchange
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
+)
+
+// testNode is one node: a store, an exchange, an HTTP server that can be taken down.
+type testNode struct {
+	did       string
+	key       ed25519.PrivateKey
+	store     *eventstore.Store
+	x         *Exchange
+	srv       *httptest.Server
+	down      atomic.Bool
+	mu        sync.Mutex
+	delivered map[string]int
+}
+
+type cluster struct {
+	nodes map[string]*testNode
+}
+
+func (c *cluster) keys(did, kid string) (ed25519.PublicKey, bool) {
+	n := c.nodes[did]
+	if n == nil {
+		return nil, false
+	}
+	pub := n.key.Public().(ed25519.PublicKey)
+	return pub, signing.KID(pub) == kid
+}
+
+func newCluster(t *testing.T, names ...string) *cluster {
+	gin.SetMode(gin.ReleaseMode)
+	c := &cluster{nodes: map[string]*testNode{}}
+	for _, name := range names {
+		_, key, _ := ed25519.GenerateKey(rand.Reader)
+		store, err := eventstore.Open(context.Background(), eventstore.Options{Path: t.TempDir() + "/e.db", NoSync: true,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		n := &testNode{did: "did:web:" + name, key: key, store: store, delivered: map[string]int{}}
+		e := gin.New()
+		n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.down.Load() {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			e.ServeHTTP(w, r)
+		}))
+		t.Cleanup(n.srv.Close)
+		c.nodes[n.did] = n
+		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Deliver: func(m eventstore.Message) {
+				n.mu.Lock()
+				n.delivered[m.MsgID]++
+				n.mu.Unlock()
+			}})
+		n.x.Mount(e)
+	}
+	for _, n := range c.nodes {
+		self := n
+		self.x.cfg.Peers = func() []Peer {
+			var out []Peer
+			for _, o := range c.nodes {
+				if o != self {
+					out = append(out, Peer{DID: o.did, BaseURL: o.srv.URL})
+				}
+			}
+			return out
+		}
+		t.Cleanup(self.x.Close)
+	}
+	return c
+}
+
+// say stores a message originated by n and publishes it.
+func (n *testNode) say(t *testing.T, text string) string {
+	t.Helper()
+	m := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
+		SenderNick: "a", Text: text, Time: time.Now(), Origin: Name(n.did)}
+	if err := n.store.Append(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	n.x.Publish(*m)
+	return m.MsgID
+}
+
+func (n *testNode) count(id string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.delivered[id]
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPushPullExactlyOnce(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	a, b := c.nodes["did:web:a"], c.nodes["did:web:b"]
+	var early []string
+	for i := 0; i < 3; i++ {
+		early = append(early, a.say(t, fmt.Sprint("early ", i)))
+	}
+	waitFor(t, "the pushed events", func() bool { return b.count(early[2]) == 1 })
+
+	// b goes down; a keeps talking; pushes fail.
+	b.down.Store(true)
+	var missed []string
+	for i := 0; i < 700; i++ { // more than one pull page
+		missed = append(missed, a.say(t, fmt.Sprint("missed ", i)))
+	}
+	b.down.Store(false)
+	b.x.PullAll(context.Background())
+	a.x.PullAll(context.Background()) // nothing to copy from b; must not duplicate either
+	b.x.PullAll(context.Background())
+	for _, id := range append(early, missed...) {
+		if got := b.count(id); got != 1 {
+			t.Fatalf("event %s delivered %d times on b, want exactly once", id, got)
+		}
+		if got := a.count(id); got != 0 {
+			t.Fatalf("a delivered its own event %s back to itself", id)
+		}
+	}
+	cursor, _ := b.store.Cursor(context.Background(), "a")
+	if n, _ := a.store.Count(context.Background()); cursor != n {
+		t.Fatalf("b's cursor for a = %d, want %d", cursor, n)
+	}
+}
+
+func TestRequestsMustBeSignedByTheirOrigin(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	a := c.nodes["did:web:a"]
+	_, stranger, _ := ed25519.GenerateKey(rand.Reader)
+	batch := []byte(`{"origin":"did:web:a","events":[{"origin_seq":1,"msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","venue":"#x","command":"PRIVMSG","sender":"x!u@h","sender_nick":"x","text":"forged","time_ms":1700000000000}]}`)
+	cases := []struct {
+		name   string
+		key    ed25519.PrivateKey
+		did    string
+		method string
+		body   []byte
+		want   int
+	}{
+		{"unsigned push", nil, "", "POST", batch, 401},
+		{"push signed by a stranger", stranger, "did:web:evil", "POST", batch, 401},
+		{"b pushing a's events", c.nodes["did:web:b"].key, "did:web:b", "POST", batch, 403},
+		{"pull by a stranger", stranger, "did:web:evil", "GET", nil, 401},
+		{"pull by b", c.nodes["did:web:b"].key, "did:web:b", "GET", nil, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := "/internal/v1/events"
+			if tc.method == "GET" {
+				path += "?after=0&limit=10"
+			}
+			req, _ := http.NewRequest(tc.method, a.srv.URL+path, bytes.NewReader(tc.body))
+			if tc.key != nil {
+				sign(req.Header, tc.key, tc.did, tc.method, path, tc.body, time.Now())
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+	if n, _ := a.store.Count(context.Background()); n != 0 {
+		t.Fatalf("a stored %d forged events", n)
+	}
+}

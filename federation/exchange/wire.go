@@ -1,0 +1,125 @@
+package exchange
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
+)
+
+// Event is one stored chat event as it travels between nodes.
+type Event struct {
+	OriginSeq     int64             `json:"origin_seq"`
+	MsgID         string            `json:"msgid"`
+	Venue         string            `json:"venue"`
+	Command       string            `json:"command"`
+	Sender        string            `json:"sender"`
+	SenderNick    string            `json:"sender_nick"`
+	SenderDID     string            `json:"sender_did,omitempty"`
+	Text          string            `json:"text"`
+	Tags          map[string]string `json:"tags,omitempty"`
+	TimeMS        int64             `json:"time_ms"`
+	ReplacesMsgID string            `json:"replaces_msgid,omitempty"`
+}
+
+// Batch is what a push carries and a pull returns: events of one origin, in origin seq order.
+type Batch struct {
+	Origin string  `json:"origin"` // the origin node's DID
+	Events []Event `json:"events"`
+}
+
+func eventOf(m eventstore.Message) Event {
+	return Event{OriginSeq: m.Seq, MsgID: m.MsgID, Venue: m.Venue, Command: m.Command, Sender: m.Sender,
+		SenderNick: m.SenderNick, SenderDID: m.SenderDID, Text: m.Text, Tags: m.Tags, TimeMS: m.Time.UnixMilli(),
+		ReplacesMsgID: m.ReplacesMsgID}
+}
+
+func (e Event) message(originName string) *eventstore.Message {
+	return &eventstore.Message{MsgID: e.MsgID, Venue: e.Venue, Command: e.Command, Sender: e.Sender,
+		SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, Time: time.UnixMilli(e.TimeMS),
+		ReplacesMsgID: e.ReplacesMsgID, Origin: originName}
+}
+
+// validate checks what a receiver relies on before storing an event.
+func (e Event) validate() error {
+	switch {
+	case e.MsgID == "" || len(e.MsgID) > 64:
+		return errors.New("bad msgid")
+	case e.Venue == "" || len(e.Venue) > 512 || !(strings.HasPrefix(e.Venue, "#") || strings.HasPrefix(e.Venue, "&") || strings.HasPrefix(e.Venue, "dm:")):
+		return errors.New("bad venue")
+	case e.Command != "PRIVMSG" && e.Command != "NOTICE" && e.Command != "TAGMSG":
+		return errors.New("bad command")
+	case e.OriginSeq <= 0 || e.TimeMS <= 0:
+		return errors.New("bad sequence or time")
+	case len(e.Text) > 16<<10 || len(e.Sender) > 512:
+		return errors.New("oversized event")
+	}
+	return nil
+}
+
+// Request signing. Headers: Palaver-Node (the signer's DID), Palaver-Date (unix seconds) and
+// Palaver-Signature (ed25519:<kid>:<base64url-nopad sig>) over
+// "<METHOD>\n<path?query>\n<date>\n<body>".
+const (
+	headerNode      = "Palaver-Node"
+	headerDate      = "Palaver-Date"
+	headerSignature = "Palaver-Signature"
+	maxClockSkew    = 5 * time.Minute
+)
+
+func signingInput(method, pathQuery, date string, body []byte) []byte {
+	out := make([]byte, 0, len(method)+len(pathQuery)+len(date)+len(body)+3)
+	out = append(out, method...)
+	out = append(out, '\n')
+	out = append(out, pathQuery...)
+	out = append(out, '\n')
+	out = append(out, date...)
+	out = append(out, '\n')
+	return append(out, body...)
+}
+
+// sign sets the signature headers on an outgoing request or response header set.
+func sign(h http.Header, priv ed25519.PrivateKey, did, method, pathQuery string, body []byte, now time.Time) {
+	date := strconv.FormatInt(now.Unix(), 10)
+	pub := priv.Public().(ed25519.PublicKey)
+	sig := ed25519.Sign(priv, signingInput(method, pathQuery, date, body))
+	h.Set(headerNode, did)
+	h.Set(headerDate, date)
+	h.Set(headerSignature, signing.FormatSigTag(signing.KID(pub), sig))
+}
+
+// KeyLookup finds a cluster node's registered server key by DID and kid.
+type KeyLookup func(did, kid string) (ed25519.PublicKey, bool)
+
+// verify checks the signature headers and returns the signer's DID.
+func verify(h http.Header, keys KeyLookup, method, pathQuery string, body []byte, now time.Time) (string, error) {
+	did, date := h.Get(headerNode), h.Get(headerDate)
+	if did == "" || date == "" {
+		return "", errors.New("unsigned request")
+	}
+	secs, err := strconv.ParseInt(date, 10, 64)
+	if err != nil {
+		return "", errors.New("bad date")
+	}
+	if d := now.Sub(time.Unix(secs, 0)); d > maxClockSkew || d < -maxClockSkew {
+		return "", errors.New("stale or future-dated request")
+	}
+	tag, err := signing.ParseSigTag(h.Get(headerSignature))
+	if err != nil {
+		return "", fmt.Errorf("signature: %w", err)
+	}
+	pub, ok := keys(did, tag.KID)
+	if !ok {
+		return "", fmt.Errorf("%s is not a node of this cluster", did)
+	}
+	if !ed25519.Verify(pub, signingInput(method, pathQuery, date, body), tag.Signature) {
+		return "", errors.New("signature does not verify")
+	}
+	return did, nil
+}

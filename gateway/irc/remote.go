@@ -1,0 +1,66 @@
+package irc
+
+import (
+	"strings"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// DeliverRemote hands a message another node stored (and this node has just stored too) to the
+// local sessions it concerns: the local members of its channel, or the local sessions of the
+// recipient of a direct message. The message is rendered as it was sent, with its original msgid,
+// time, account and tags (including the origin's signature).
+func (s *Server) DeliverRemote(m eventstore.Message) {
+	base := outMsg{
+		msg:        ircmsg.Message{Source: m.Sender, Command: m.Command, Params: []string{m.Venue}},
+		clientTags: m.Tags, time: serverTime(m.Time), msgid: m.MsgID, account: m.SenderDID,
+	}
+	if m.Command != "TAGMSG" {
+		base.msg.Params = append(base.msg.Params, m.Text)
+		base.msg.ForceTrailing = true
+	}
+	if !strings.HasPrefix(m.Venue, "dm:") {
+		var ids []string
+		s.state.Read(func(st *fsm.State) {
+			if ch := st.Channels[m.Venue]; ch != nil {
+				for id := range ch.Members {
+					ids = append(ids, id)
+				}
+			}
+		})
+		out := &base
+		for _, id := range ids {
+			if c := s.localClient(id); c != nil && (m.Command != "TAGMSG" || c.has(capMessageTags)) {
+				c.deliver(out, false)
+			}
+		}
+		return
+	}
+	pair := strings.SplitN(strings.TrimPrefix(m.Venue, "dm:"), ",", 2)
+	if len(pair) != 2 {
+		return
+	}
+	recipient := pair[0]
+	if recipient == m.SenderDID {
+		recipient = pair[1]
+	}
+	if recipient == m.SenderDID {
+		return
+	}
+	type target struct{ id, nick string }
+	var targets []target
+	s.state.Read(func(st *fsm.State) {
+		for _, se := range st.SessionsByDID(recipient) {
+			targets = append(targets, target{se.ID, se.Nick})
+		}
+	})
+	for _, t := range targets {
+		if c := s.localClient(t.id); c != nil {
+			out := base
+			out.msg.Params = append([]string{t.nick}, base.msg.Params[1:]...)
+			c.deliver(&out, false)
+		}
+	}
+}
