@@ -1,54 +1,108 @@
 package transport
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
 )
+
+// initialLineBuffer is the read buffer an idle connection holds. IRC lines are short, so a buffer
+// sized for the longest line (8 KiB) would mostly sit empty on every connection: it grows, doubling
+// up to the line limit, only while a long line is being read, and shrinks back once it is consumed.
+const initialLineBuffer = 512
 
 // lineReader splits a byte stream into lines ending in LF (an optional CR
 // before it is removed too), enforcing a maximum line length that includes
 // the terminator.
 type lineReader struct {
-	buf      *bufio.Reader
-	maxDrain int
+	r          io.Reader
+	buf        []byte
+	start, end int // unread bytes are buf[start:end]
+	maxLine    int
+	maxDrain   int
+	err        error // sticky read error, returned once the buffered lines are used up
 }
 
 // newLineReader returns a reader for lines of at most maxLine bytes
-// including the terminator; maxLine must be at least 16 (bufio's minimum).
+// including the terminator.
 func newLineReader(r io.Reader, maxLine, maxDrain int) *lineReader {
-	return &lineReader{buf: bufio.NewReaderSize(r, maxLine), maxDrain: maxDrain}
+	return &lineReader{r: r, buf: make([]byte, min(initialLineBuffer, maxLine)), maxLine: maxLine, maxDrain: maxDrain}
 }
 
 // readLine returns the next complete line without CR/LF. A partial line
 // left when the stream ends is dropped and io.EOF returned, as IRC servers
-// do: a line counts only once its LF arrives.
+// do: a line counts only once its LF arrives. The returned slice is valid
+// until the next call.
 func (lr *lineReader) readLine() ([]byte, error) {
-	line, err := lr.buf.ReadSlice('\n')
-	switch {
-	case err == nil:
-		return trimLineEnd(line), nil
-	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, lr.drain(len(line))
-	default:
-		return nil, err
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.start : lr.start+i+1]
+			lr.start += i + 1
+			return trimLineEnd(line), nil
+		}
+		if lr.end-lr.start >= lr.maxLine {
+			discarded := lr.end - lr.start
+			lr.start, lr.end = 0, 0
+			return nil, lr.drain(discarded)
+		}
+		if err := lr.fill(); err != nil {
+			return nil, err
+		}
 	}
 }
 
-// drain discards the rest of an over-long line, of which discarded bytes
-// have already been consumed, up to and including its LF.
-func (lr *lineReader) drain(discarded int) error {
-	for {
-		chunk, err := lr.buf.ReadSlice('\n')
-		discarded += len(chunk)
-		switch {
-		case err == nil:
-			return ErrLineTooLong
-		case !errors.Is(err, bufio.ErrBufferFull):
+// fill makes room (compacting, shrinking an idle large buffer, or growing up to maxLine) and reads
+// once more from the stream.
+func (lr *lineReader) fill() error {
+	if lr.err != nil {
+		return lr.err
+	}
+	pending := lr.end - lr.start
+	switch {
+	case pending == 0 && len(lr.buf) > initialLineBuffer:
+		lr.buf = make([]byte, initialLineBuffer)
+		lr.start, lr.end = 0, 0
+	case lr.start > 0:
+		copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.start, lr.end = 0, pending
+	}
+	if lr.end == len(lr.buf) {
+		grown := make([]byte, min(2*len(lr.buf), lr.maxLine))
+		copy(grown, lr.buf[:lr.end])
+		lr.buf = grown
+	}
+	n, err := lr.r.Read(lr.buf[lr.end:])
+	lr.end += n
+	if err != nil {
+		lr.err = err
+		if n == 0 {
 			return err
-		case discarded > lr.maxDrain:
+		}
+	}
+	return nil
+}
+
+// drain discards the rest of an over-long line, of which discarded bytes have already been
+// consumed, up to and including its LF. A line whose LF lies further than the drain cap (counted
+// in whole line-sized blocks, so the outcome does not depend on how the stream was chunked) is an
+// input flood, which ends the connection.
+func (lr *lineReader) drain(discarded int) error {
+	flood := func(n int) bool { return (n/lr.maxLine)*lr.maxLine > lr.maxDrain }
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+			lr.start += i + 1
+			if p := discarded + i; flood(p) {
+				return fmt.Errorf("transport: %d bytes without a line end: %w", p, ErrInputFlood)
+			}
+			return ErrLineTooLong
+		}
+		discarded += lr.end - lr.start
+		lr.start, lr.end = 0, 0
+		if flood(discarded) {
 			return fmt.Errorf("transport: %d bytes without a line end: %w", discarded, ErrInputFlood)
+		}
+		if err := lr.fill(); err != nil {
+			return err
 		}
 	}
 }

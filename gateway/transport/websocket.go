@@ -72,7 +72,7 @@ func NewWebSocketConn(ctx context.Context, c *websocket.Conn, remote net.Addr) C
 		ws:      c,
 		remote:  remote,
 		framing: framing,
-		readBuf: make([]byte, MaxLineBytes+1),
+		readBuf: make([]byte, initialLineBuffer),
 	}
 }
 
@@ -81,15 +81,30 @@ func (w *wsConn) ReadLine() ([]byte, error) {
 	if err != nil {
 		return nil, w.readError(err)
 	}
-	// io.ReadFull returns the bare sentinels only when the message ended;
-	// a connection that breaks mid-message gives a wrapped error instead,
-	// hence == rather than errors.Is here and below.
-	n, err := io.ReadFull(r, w.readBuf)
-	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return trimLineEnd(w.readBuf[:n]), nil
-	case err != nil:
-		return nil, w.readError(err)
+	// The buffer starts small and grows, doubling up to the line limit, only for a long message;
+	// the previous line is no longer in use, so a grown buffer is given back here.
+	if len(w.readBuf) > initialLineBuffer {
+		w.readBuf = make([]byte, initialLineBuffer)
+	}
+	n := 0
+	for {
+		// io.ReadFull returns the bare sentinels only when the message ended;
+		// a connection that breaks mid-message gives a wrapped error instead,
+		// hence == rather than errors.Is here and below.
+		m, err := io.ReadFull(r, w.readBuf[n:])
+		n += m
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return trimLineEnd(w.readBuf[:n]), nil
+		case err != nil:
+			return nil, w.readError(err)
+		}
+		if len(w.readBuf) > MaxLineBytes {
+			break
+		}
+		grown := make([]byte, min(2*len(w.readBuf), MaxLineBytes+1))
+		copy(grown, w.readBuf[:n])
+		w.readBuf = grown
 	}
 	// The message filled the buffer: discard the rest of it, at most up to
 	// a total of 1 MiB.
