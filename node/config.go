@@ -23,6 +23,17 @@ type Config struct {
 
 	TLSCertFile, TLSKeyFile string // when empty, a self-signed certificate is generated in DataDir/tls
 
+	// Clustering. With Join empty and no GossipAddr the node is a one-node cluster. With GossipAddr
+	// set it gossips (memberlist) and serves the cluster RPC on ClusterAddr; with Join set it joins
+	// the cluster of any listed member instead of bootstrapping.
+	Join                    []string
+	GossipAddr, ClusterAddr string
+	RaftAdvertise           string
+	GossipAdvertise         string
+	ClusterAdvertise        string
+	MaxVoters               int           // 3 (default) or 5
+	DeadNodeGrace           time.Duration // default 60 s
+
 	MOTDFile string
 	Opers    map[string]string // OPER name → password
 	OperDIDs []string
@@ -105,6 +116,15 @@ func (c *Config) Validate() error {
 	}
 	if c.IRCAddr == "" && c.TLSAddr == "" && c.HTTPAddr == "" {
 		return errors.New("no listener configured")
+	}
+	if len(c.Join) > 0 && c.GossipAddr == "" {
+		return errors.New("--join needs --gossip-addr (and --cluster-addr): a joining node gossips")
+	}
+	if c.GossipAddr != "" && c.ClusterAddr == "" {
+		return errors.New("--gossip-addr needs --cluster-addr for forwarded writes")
+	}
+	if c.MaxVoters != 0 && c.MaxVoters != 3 && c.MaxVoters != 5 {
+		return fmt.Errorf("max voters %d: must be 3 or 5", c.MaxVoters)
 	}
 	return nil
 }

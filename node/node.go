@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
@@ -44,6 +45,7 @@ type Node struct {
 
 	serverKey ed25519.PrivateKey
 	signing   *signingapi.API
+	exchange  *exchange.Exchange
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
@@ -77,10 +79,23 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 
 	// The IRC edge observes the state machine from the first applied entry on.
 	incarnation := ulid.Make().String()
+	// The HTTP listener comes first: its address is gossiped to the other nodes.
+	if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return n, fmt.Errorf("http listener: %w", err)
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
+	}
+	n.cfg = cfg
 	n.raft, err = raft.Open(ctx, raft.Config{
 		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
-		Bootstrap: true, Logger: n.log.With("component", "raft"),
-		OnApply: func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
+		AdvertiseAddr: cfg.RaftAdvertise, Bootstrap: len(cfg.Join) == 0,
+		GossipAddr: cfg.GossipAddr, GossipAdvertise: cfg.GossipAdvertise, ClusterAddr: cfg.ClusterAddr,
+		ClusterAdvertise: cfg.ClusterAdvertise, Join: cfg.Join, MaxVoters: cfg.MaxVoters,
+		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: n.ServerDID(), metaHTTP: cfg.BaseURL},
+		OnNodeRemoved: n.purgeRemovedNode,
+		Logger:        n.log.With("component", "raft"),
+		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
 	}, n.machine)
 	if err != nil {
 		return n, fmt.Errorf("raft: %w", err)
@@ -88,8 +103,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
 	err = n.raft.WaitForLeader(waitCtx)
 	if err == nil {
-		// Replay every committed entry before serving reads from the replica.
-		err = n.raft.Barrier(waitCtx)
+		// Apply every committed entry before serving reads from the replica.
+		_, err = n.raft.ReadIndex(waitCtx)
 	}
 	cancelWait()
 	if err != nil {
@@ -115,9 +130,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime,
+		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publish,
 	}, n.machine, prop, n.events, verifier)
 	n.machine.SetObserver(n.irc.Observe)
+	n.exchange = exchange.New(exchange.Config{
+		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
+		Deliver: n.irc.DeliverRemote, Logger: n.log.With("component", "exchange"),
+	})
+	n.raft.OnMembership(func([]raft.Member) { n.exchange.Kick() })
 
 	// Sessions held by an earlier process of this node died with it.
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
@@ -164,12 +184,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 		n.serve(runCtx, n.tlsLn, "tls", limiter)
 	}
-	if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return n, fmt.Errorf("http listener: %w", err)
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
-	}
 	n.signing = signingapi.New(signingapi.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: n.serverKey, State: n.machine, Proposer: prop,
 		Messages: n.events, Retirer: n.irc, Resolver: resolver, PeerKeyRetry: cfg.PeerKeyRetry,
@@ -182,6 +196,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		State: n.machine, Events: n.events, Resolver: resolver,
 	})
 	n.signing.Mount(n.rest)
+	n.exchange.Mount(n.rest.Engine())
+	n.exchange.Start()
 	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// WebSocket sessions live on their request's context: end them when the node stops.
 		BaseContext: func(net.Listener) context.Context { return runCtx }}
@@ -228,6 +244,9 @@ func (n *Node) Close() error {
 		if n.irc != nil {
 			n.irc.Close()
 		}
+		if n.exchange != nil {
+			n.exchange.Close()
+		}
 		n.wg.Wait()
 		if n.raft != nil {
 			if err := n.raft.Close(); err != nil {
@@ -248,8 +267,9 @@ func (n *Node) IRCAddr() string  { return addrOf(n.ircLn) }
 func (n *Node) TLSAddr() string  { return addrOf(n.tlsLn) }
 func (n *Node) HTTPAddr() string { return addrOf(n.httpLn) }
 
-// ServerDID is the node's did:web identity, under which its server key is published.
-func (n *Node) ServerDID() string { return "did:web:" + n.cfg.ServerName }
+// ServerDID is the node's did:web identity (did:web:<node name>), under which its server key is
+// published and registered through Raft. On a single node the node name is the server name.
+func (n *Node) ServerDID() string { return "did:web:" + n.cfg.NodeName }
 
 // Machine exposes the replicated state for tests and tools.
 func (n *Node) Machine() *fsm.Machine { return n.machine }
@@ -350,3 +370,6 @@ func (f *favorites) SetFavorites(ctx context.Context, did string, list []string)
 	}
 	return res.List, nil
 }
+
+// GossipAddr is the bound memberlist address ("" on an unclustered node).
+func (n *Node) GossipAddr() string { return n.raft.GossipAddr() }

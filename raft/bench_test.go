@@ -2,6 +2,8 @@ package raft
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 )
 
@@ -53,6 +55,57 @@ func BenchmarkProposeInMemoryParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, _, err := s.Propose(ctx, benchPayload); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkForwardedPropose measures a proposal made on a follower of a
+// 3-node in-memory cluster: forward to the leader, commit on a quorum, and
+// wait for the follower's own state machine to apply it.
+func BenchmarkForwardedPropose(b *testing.B) {
+	c := startCluster(b, 3)
+	leader := c.waitLeader()
+	var follower *testNode
+	for _, n := range c.live() {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	ctx := context.Background()
+	var seq atomic.Int64
+	b.ResetTimer()
+	for b.Loop() {
+		data := fmt.Appendf(nil, "rid-%d|x", seq.Add(1))
+		if _, _, err := follower.store.Propose(ctx, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkForwardedProposeParallel is the same with many proposers at
+// once, as many sessions on one node would be.
+func BenchmarkForwardedProposeParallel(b *testing.B) {
+	c := startCluster(b, 3)
+	leader := c.waitLeader()
+	var follower *testNode
+	for _, n := range c.live() {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	ctx := context.Background()
+	var seq atomic.Int64
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			data := fmt.Appendf(nil, "rid-%d|x", seq.Add(1))
+			if _, _, err := follower.store.Propose(ctx, data); err != nil {
 				b.Error(err)
 				return
 			}

@@ -1,6 +1,9 @@
-// Package raft owns this node's hashicorp/raft instance: its log, stable and
-// snapshot stores, its transport, bootstrapping, proposing entries and
-// waiting for them to be applied. It is the only package that imports
+// Package raft owns the cluster control plane of a node: its
+// hashicorp/raft instance (log, stable and snapshot stores, transport,
+// bootstrap, proposing and waiting for entries to apply), its gossip
+// membership (hashicorp/memberlist), the cluster RPC that followers use to
+// reach the leader, and the leader-only jobs, reconciliation of the raft
+// configuration with gossip among them. It is the only package that imports
 // hashicorp/raft; the deterministic state machine lives in raft/fsm and is
 // seen here only through the StateMachine interface.
 //
@@ -9,32 +12,82 @@
 // On disk, <Dir>/raft-log.db (raft-boltdb/v2) is both the log and the stable
 // store, with an in-memory cache of the newest entries in front of the log;
 // <Dir>/snapshots is a file snapshot store keeping two snapshots. InMemory
-// swaps all of it, and the TCP transport, for raft's in-memory versions so
-// tests and in-process clusters never touch the disk or the network.
+// swaps all of it for raft's in-memory versions. The first start writes
+// <Dir>/node-id before any raft state exists, and later starts refuse a
+// directory whose id differs, or which has raft state but no id, so a node
+// cannot silently adopt another node's log. The stable store also holds the
+// cluster id (below).
 //
-// # Bootstrap
+// # Joining, and why gossip first
 //
-// A node bootstraps only when Config.Bootstrap is set and raft reports no
-// existing state (no term, no log, no snapshot): it writes a configuration
-// with itself as the only voter, then elects itself after one election
-// timeout. On every later start the state is already there and bootstrap is
-// skipped, as rqlite and Consul do; bootstrapping twice would fork the
-// cluster's history. Joining an existing cluster instead (memberlist, the
-// leader adding the node as a voter) comes later and plugs in beside
-// bootstrap and openTransport. The first start writes <Dir>/node-id before
-// any raft state exists, and later starts refuse a directory whose id
-// differs, or which has raft state but no id, so a node cannot silently
-// adopt another node's log.
+// As in Consul and rqlite, a node bootstraps only when alone: Join empty,
+// Bootstrap set and no raft state. It then writes a configuration with
+// itself as the only voter and a fresh random cluster id. Bootstrapping
+// twice would fork the cluster's history, so every later start skips it.
 //
-// # Propose and the applied index
+// With Join set, the node starts memberlist and merges state with any seed
+// before raft runs. memberlist's name-conflict callback reveals a live
+// member that already has this node's name (ErrDuplicateNodeName), and the
+// seeds' gossiped metadata carries their cluster id: a node without one
+// adopts it, a node whose stored id differs stops with ErrClusterMismatch.
+// Checking before raft starts means a node of another cluster never sends
+// a vote request that would disturb this one. A node without state that
+// reaches no seed within JoinTimeout fails with ErrJoinFailed; a node with
+// state (a restart) starts anyway, since its peers are in its
+// configuration, and keeps retrying the seeds while it sees no member.
 //
-// Propose hands the entry to raft and waits on its future, which raft
-// answers only after this node's FSM has applied the entry; the caller thus
-// gets the state machine's response and can read its own write locally. A
-// context deadline becomes raft's enqueue timeout (10 s without one), and
-// the context also bounds the wait for commit, because raft's timeout does
-// not. On a follower Propose fails with a *NotLeaderError naming the leader;
-// forwarding to the leader is the caller's job.
+// Each node gossips its raft and cluster RPC addresses, its cluster id and
+// the caller's opaque Meta. It announces the cluster id only once its raft
+// runs, because that announcement is what lets the leader add it.
+//
+// # Reconcile
+//
+// The leader runs a reconcile pass at every gossip or configuration change
+// and on a timer. It adds live members of its cluster missing from the
+// configuration (as voters while there are fewer than MaxVoters, then as
+// non-voters) and updates the address of a member that came back at a new
+// one; promotes live non-voters while voters are short; swaps a voter that
+// gossip reports dead for a live non-voter (promote first, then demote, so
+// the live voter count never drops); and removes servers that stayed dead,
+// or never appeared in its gossip, for longer than DeadNodeGrace, calling
+// OnNodeRemoved so the node layer can purge their sessions. It never
+// removes itself, and it warns when the cluster settles on two voters.
+// memberlist forgets dead nodes and does not say since when they are dead,
+// so each node keeps its own record of members and their last change; and
+// because memberlist never probes a dead node, each node also asks dead
+// members to merge state again now and then, which is how the two sides of
+// a healed partition find each other. Raft runs with ShutdownOnRemove off
+// so that a node removed while cut off can be added back when it returns.
+//
+// # Leader jobs
+//
+// OnLeadership jobs start when this node becomes leader, after a barrier
+// (so they see every entry committed before), and are cancelled when it
+// loses leadership or closes; the next term's jobs start only after the
+// previous ones returned. Reconcile is one of them.
+//
+// # Propose, forward and the applied index
+//
+// On the leader, Propose hands the entry to raft and waits on its future,
+// which raft answers only after this node's FSM applied it. On a follower
+// it forwards the entry to the leader over the cluster RPC; the leader
+// answers with the entry's index once committed and applied there, and the
+// follower then waits until ITS OWN state machine applied that index and
+// returns its own response for it, so the user reads their own write on the
+// node they talk to. The FSM adapter keeps the responses of the last 4096
+// applied entries by index for this, because the follower often applies the
+// entry before the leader's answer arrives. If the response is gone (the
+// follower installed a snapshot instead), the entry is proposed again and
+// the state machine answers the repeated request id with the recorded
+// result. A forwarded idle write waits one CommitTimeout for the leader to
+// tell the followers about the commit, which is why that default is 10ms.
+//
+// When the leader is unknown, changes, loses leadership before the entry
+// commits, or its answer is lost, Propose retries with backoff until ctx
+// ends. A retry may commit the same entry twice; every command carries a
+// request id that raft/fsm remembers (the last 4096), so it applies once.
+// A context deadline becomes raft's enqueue timeout (10 s without one), and
+// the context bounds the wait for commit, because raft's timeout does not.
 //
 // The FSM adapter records the index of every entry it applies (commands and
 // configuration changes) and wakes WaitApplied callers whose index it
@@ -44,7 +97,40 @@
 // adapter writes the applied index in a small header at the start of every
 // snapshot and puts it back on restore.
 //
+// # Reads
+//
+// Local reads may lag. ReadIndex makes them linearizable from any node
+// without writing to the log: the leader reads its commit index, confirms
+// it is still leader with a heartbeat round (VerifyLeader), and hands out
+// the last command or configuration index at or below the commit index
+// (no-op and barrier entries never reach the state machine, so the applied
+// index can stop short of them). A follower gets that index over the
+// cluster RPC and waits until it applied it. A leader that has not yet
+// committed an entry of its own term, or whose log around the commit index
+// is compacted, uses a barrier instead. Barrier itself stays leader-only.
+//
+// # Cluster RPC
+//
+// A small request/response protocol over TCP: each message is a 4-byte
+// big-endian length and a JSON object (see rpc.go); calls carry the
+// caller's cluster id, node and deadline, answers an index or an error code
+// (not_leader with the leader's id, leadership_lost, closed, timeout,
+// cluster_mismatch, bad_request). A connection carries one call at a time
+// and the client keeps a few idle ones per address. net/rpc was not used:
+// gob is Go-only and it has no per-call deadline.
+//
+// # In-process clusters
+//
+// Config.Network (NewInmemNetwork) wires raft's in-memory transports, an
+// in-process memberlist transport and in-process RPC pipes together, and can
+// partition and heal pairs of nodes. memberlist.MockNetwork was not used:
+// it cannot partition, its address maps are unsafe when a node joins while
+// others gossip, and a packet to a stopped node blocks the sender forever.
+// With Dir set instead of InMemory such nodes keep their state across
+// restarts, for kill-and-restart tests.
+//
 // On restart the newest snapshot is restored inside Open; entries after it
-// are replayed once the node is leader again and has committed a new entry,
-// so callers that need the full state call WaitForLeader and then Barrier.
+// are replayed once a leader has committed a new entry, so callers that need
+// the full state call WaitForLeader and then ReadIndex (or Barrier on the
+// leader).
 package raft

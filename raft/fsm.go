@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	hraft "github.com/hashicorp/raft"
 )
@@ -62,14 +63,18 @@ func readSnapshotHeader(r io.Reader) (uint64, error) {
 // applied index. hashicorp/raft calls Apply, Snapshot, Restore and
 // StoreConfiguration from one goroutine, so they never race each other.
 type fsmAdapter struct {
-	sm      StateMachine
-	applied appliedIndex
-	voters  voterCount
+	sm        StateMachine
+	applied   appliedIndex
+	config    configCount
+	responses responseRing
+	// onConfiguration is called after a committed configuration entry or a
+	// restore changed the membership; it must not block.
+	onConfiguration func()
 }
 
-func newFSMAdapter(sm StateMachine) *fsmAdapter {
-	f := &fsmAdapter{sm: sm}
-	f.voters.stale = true
+func newFSMAdapter(sm StateMachine, onConfiguration func()) *fsmAdapter {
+	f := &fsmAdapter{sm: sm, onConfiguration: onConfiguration}
+	f.config.stale = true
 	return f
 }
 
@@ -80,6 +85,7 @@ var (
 
 func (f *fsmAdapter) Apply(entry *hraft.Log) any {
 	resp := f.sm.Apply(entry.Index, entry.Data)
+	f.responses.put(entry.Index, resp)
 	f.applied.set(entry.Index)
 	return resp
 }
@@ -88,8 +94,15 @@ func (f *fsmAdapter) Apply(entry *hraft.Log) any {
 // carry no state machine effect, but counting them as applied lets callers
 // wait on the index a membership change returned.
 func (f *fsmAdapter) StoreConfiguration(index uint64, configuration hraft.Configuration) {
-	f.voters.set(countVoters(configuration))
+	f.config.set(countSuffrage(configuration))
 	f.applied.set(index)
+	f.notifyConfiguration()
+}
+
+func (f *fsmAdapter) notifyConfiguration() {
+	if f.onConfiguration != nil {
+		f.onConfiguration()
+	}
 }
 
 func (f *fsmAdapter) Snapshot() (hraft.FSMSnapshot, error) {
@@ -108,19 +121,60 @@ func (f *fsmAdapter) Restore(source io.ReadCloser) error {
 	if err := f.sm.Restore(source); err != nil {
 		return fmt.Errorf("raft: state machine restore at index %d: %w", index, err)
 	}
-	f.voters.markStale()
+	f.config.markStale()
 	f.applied.set(index)
+	f.notifyConfiguration()
 	return nil
 }
 
-func countVoters(configuration hraft.Configuration) int {
-	voters := 0
+// responseRingSize is how many recent Apply responses are kept for
+// proposals forwarded from this node: the leader's answer (the index) can
+// arrive after this node already applied the entry.
+const responseRingSize = 4096
+
+// responseRing keeps the response of each of the last responseRingSize
+// applied entries, by index.
+type responseRing struct {
+	mu    sync.Mutex
+	slots [responseRingSize]struct {
+		index uint64
+		resp  any
+	}
+}
+
+func (r *responseRing) put(index uint64, resp any) {
+	r.mu.Lock()
+	slot := &r.slots[index%responseRingSize]
+	slot.index, slot.resp = index, resp
+	r.mu.Unlock()
+}
+
+// get returns the response applied at index, if it is still kept (a
+// snapshot install skips entries, and old ones are overwritten).
+func (r *responseRing) get(index uint64) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	slot := r.slots[index%responseRingSize]
+	if slot.index != index || index == 0 {
+		return nil, false
+	}
+	return slot.resp, true
+}
+
+// suffrageCount is how many voters and non-voters a configuration has.
+type suffrageCount struct{ voters, nonVoters int }
+
+func countSuffrage(configuration hraft.Configuration) suffrageCount {
+	var n suffrageCount
 	for _, server := range configuration.Servers {
-		if server.Suffrage == hraft.Voter {
-			voters++
+		switch server.Suffrage {
+		case hraft.Voter:
+			n.voters++
+		case hraft.Nonvoter:
+			n.nonVoters++
 		}
 	}
-	return voters
+	return n
 }
 
 // fsmSnapshot writes the header and then the state machine's copy.

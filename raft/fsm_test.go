@@ -11,7 +11,7 @@ import (
 )
 
 func TestSnapshotRoundTripKeepsAppliedIndex(t *testing.T) {
-	source := newFSMAdapter(&listMachine{})
+	source := newFSMAdapter(&listMachine{}, nil)
 	for i, item := range []string{"a", "b", "c"} {
 		source.Apply(&hraft.Log{Index: uint64(10 + i), Type: hraft.LogCommand, Data: []byte(item)})
 	}
@@ -30,7 +30,7 @@ func TestSnapshotRoundTripKeepsAppliedIndex(t *testing.T) {
 	}
 
 	restoredMachine := &listMachine{}
-	restored := newFSMAdapter(restoredMachine)
+	restored := newFSMAdapter(restoredMachine, nil)
 	restored.applied.set(99) // a restore replaces, even backwards
 	if err := restored.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatalf("Restore: %v", err)
@@ -57,7 +57,7 @@ func TestRestoreErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFSMAdapter(&listMachine{})
+			f := newFSMAdapter(&listMachine{}, nil)
 			f.applied.set(2)
 			err := f.Restore(io.NopCloser(bytes.NewReader(tt.data)))
 			if err == nil {
@@ -86,8 +86,9 @@ func TestPersistCancelsSinkOnWriteError(t *testing.T) {
 	}
 }
 
-func TestStoreConfigurationCountsVotersAndAdvancesIndex(t *testing.T) {
-	f := newFSMAdapter(&listMachine{})
+func TestStoreConfigurationCountsSuffrageAndAdvancesIndex(t *testing.T) {
+	notified := 0
+	f := newFSMAdapter(&listMachine{}, func() { notified++ })
 	f.StoreConfiguration(7, hraft.Configuration{Servers: []hraft.Server{
 		{ID: "a", Suffrage: hraft.Voter},
 		{ID: "b", Suffrage: hraft.Voter},
@@ -96,13 +97,40 @@ func TestStoreConfigurationCountsVotersAndAdvancesIndex(t *testing.T) {
 	if got := f.applied.get(); got != 7 {
 		t.Fatalf("applied index = %d, want 7", got)
 	}
-	fetched := false
-	if got := f.voters.get(func() (int, bool) { fetched = true; return 0, true }); got != 2 || fetched {
-		t.Fatalf("voters = %d (fetched %v), want 2 from the cache", got, fetched)
+	if notified != 1 {
+		t.Fatalf("configuration callback ran %d times, want 1", notified)
 	}
-	f.voters.markStale()
-	if got := f.voters.get(func() (int, bool) { return 5, true }); got != 5 {
-		t.Fatalf("voters after markStale = %d, want the fetched 5", got)
+	fetched := false
+	want := suffrageCount{voters: 2, nonVoters: 1}
+	if got := f.config.get(func() (suffrageCount, bool) { fetched = true; return suffrageCount{}, true }); got != want || fetched {
+		t.Fatalf("suffrage = %+v (fetched %v), want %+v from the cache", got, fetched, want)
+	}
+	f.config.markStale()
+	want = suffrageCount{voters: 5}
+	if got := f.config.get(func() (suffrageCount, bool) { return want, true }); got != want {
+		t.Fatalf("suffrage after markStale = %+v, want the fetched %+v", got, want)
+	}
+}
+
+func TestResponseRing(t *testing.T) {
+	var ring responseRing
+	ring.put(5, "five")
+	ring.put(5+responseRingSize, "overwrites five")
+	tests := []struct {
+		index  uint64
+		want   any
+		wantOK bool
+	}{
+		{0, nil, false},
+		{5, nil, false},
+		{5 + responseRingSize, "overwrites five", true},
+		{6, nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := ring.get(tt.index)
+		if ok != tt.wantOK || got != tt.want {
+			t.Errorf("get(%d) = %v, %v; want %v, %v", tt.index, got, ok, tt.want, tt.wantOK)
+		}
 	}
 }
 

@@ -1,10 +1,12 @@
 package raft
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -83,4 +85,70 @@ func (s jsonSnapshot) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := w.Write(data)
 	return int64(n), err
+}
+
+// dedupMachine is the test StateMachine for clusters. An entry is
+// "requestID|payload"; like raft/fsm it applies a request id once and
+// answers a repeat with the recorded response (the 1-based position of the
+// payload in the list), so retried proposals are safe.
+type dedupMachine struct {
+	mu    sync.Mutex
+	state dedupState
+	// applies counts Apply calls per request id, repeats included.
+	applies map[string]int
+}
+
+type dedupState struct {
+	Items     []string       `json:"items"`
+	Responses map[string]int `json:"responses"`
+}
+
+func newDedupMachine() *dedupMachine {
+	return &dedupMachine{state: dedupState{Responses: map[string]int{}}, applies: map[string]int{}}
+}
+
+func (m *dedupMachine) Apply(index uint64, data []byte) any {
+	rid, payload, _ := strings.Cut(string(data), "|")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applies[rid]++
+	if resp, ok := m.state.Responses[rid]; ok {
+		return resp
+	}
+	m.state.Items = append(m.state.Items, payload)
+	m.state.Responses[rid] = len(m.state.Items)
+	return len(m.state.Items)
+}
+
+func (m *dedupMachine) Snapshot() (io.WriterTo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	data, err := json.Marshal(m.state)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.NewReader(data), nil
+}
+
+func (m *dedupMachine) Restore(r io.Reader) error {
+	state := dedupState{Responses: map[string]int{}}
+	if err := json.NewDecoder(r).Decode(&state); err != nil {
+		return fmt.Errorf("decode dedup snapshot: %w", err)
+	}
+	m.mu.Lock()
+	m.state = state
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *dedupMachine) items() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.state.Items)
+}
+
+func (m *dedupMachine) appliesOf(rid string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.applies[rid]
 }

@@ -15,23 +15,38 @@ const defaultEnqueueTimeout = 10 * time.Second
 
 // Propose appends data to the log and returns the state machine's Apply
 // response and the entry's index once THIS node has applied it, so the
-// caller reads its own write from the local replica. On a follower it
-// returns a *NotLeaderError (errors.Is ErrNotLeader) naming the leader when
-// known. If ctx ends after raft accepted the entry, or leadership is lost
-// before it commits (ErrLeadershipLost), the entry may still be applied:
-// commands must carry request ids so that a retry is recognisable.
+// caller reads its own write from the local replica.
+//
+// On a clustered node that is not the leader the entry is forwarded to the
+// leader over the cluster RPC; the leader answers with the index, and the
+// response returned is this node's own state machine's for that index.
+// When the leader is unknown, changes, or loses leadership before the
+// entry commits, Propose retries (with backoff, until ctx ends): a retried
+// entry may be committed twice, so entries must carry a request id the
+// state machine deduplicates (raft/fsm does). An unclustered follower
+// returns a *NotLeaderError (errors.Is ErrNotLeader) at once. If ctx ends
+// after an entry was handed on, it may still be applied.
 func (s *Store) Propose(ctx context.Context, data []byte) (resp any, index uint64, err error) {
+	start := time.Now()
+	resp, index, err = s.propose(ctx, data)
+	if err != nil {
+		return nil, 0, err
+	}
+	if s.cfg.OnApply != nil {
+		s.cfg.OnApply(time.Since(start))
+	}
+	return resp, index, nil
+}
+
+// proposeLocal hands data to raft on this node, which must lead.
+func (s *Store) proposeLocal(ctx context.Context, data []byte) (any, uint64, error) {
 	timeout, err := s.callTimeout(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("raft: propose: %w", err)
 	}
-	start := time.Now()
 	future := s.raft.Apply(data, timeout)
 	if err := waitFuture(ctx, future); err != nil {
 		return nil, 0, s.futureError("propose", err)
-	}
-	if s.cfg.OnApply != nil {
-		s.cfg.OnApply(time.Since(start))
 	}
 	return future.Response(), future.Index(), nil
 }

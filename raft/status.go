@@ -16,13 +16,16 @@ type Status struct {
 	AppliedIndex uint64 // highest index whose effect is in the state machine
 	CommitIndex  uint64
 	LastLogIndex uint64
-	Voters       int // voters in the cluster configuration this node knows
+	Voters       int    // voters in the cluster configuration this node knows
+	NonVoters    int    // non-voters in that configuration
+	ClusterID    string // empty until the node bootstrapped or joined a cluster
 }
 
 // Status reads raft's counters; it does not go through the raft loop except
 // to recount voters after a snapshot restore changed the configuration.
 func (s *Store) Status() Status {
 	leaderAddr, leaderID := s.raft.LeaderWithID()
+	suffrage := s.fsm.config.get(s.latestSuffrage)
 	return Status{
 		NodeID:       s.cfg.NodeID,
 		Role:         strings.ToLower(s.raft.State().String()),
@@ -32,41 +35,43 @@ func (s *Store) Status() Status {
 		AppliedIndex: s.fsm.applied.get(),
 		CommitIndex:  s.raft.CommitIndex(),
 		LastLogIndex: s.raft.LastIndex(),
-		Voters:       s.fsm.voters.get(s.latestVoters),
+		Voters:       suffrage.voters,
+		NonVoters:    suffrage.nonVoters,
+		ClusterID:    s.ClusterID(),
 	}
 }
 
-// latestVoters asks the raft loop for the configuration.
-func (s *Store) latestVoters() (int, bool) {
+// latestSuffrage asks the raft loop for the configuration.
+func (s *Store) latestSuffrage() (suffrageCount, bool) {
 	if s.isClosed() {
-		return 0, false
+		return suffrageCount{}, false
 	}
 	future := s.raft.GetConfiguration()
 	if err := future.Error(); err != nil {
-		return 0, false
+		return suffrageCount{}, false
 	}
-	return countVoters(future.Configuration()), true
+	return countSuffrage(future.Configuration()), true
 }
 
-// voterCount caches the number of voters. Committed configuration entries
-// set it exactly (through the FSM); at start and after a snapshot restore,
-// which change the configuration without telling the FSM, it is stale and
-// the next reader asks raft.
-type voterCount struct {
+// configCount caches the number of voters and non-voters. Committed
+// configuration entries set it exactly (through the FSM); at start and
+// after a snapshot restore, which change the configuration without telling
+// the FSM, it is stale and the next reader asks raft.
+type configCount struct {
 	mu         sync.Mutex
-	n          int
+	n          suffrageCount
 	stale      bool
 	generation uint64 // bumped by every set and markStale
 }
 
-func (v *voterCount) set(n int) {
+func (v *configCount) set(n suffrageCount) {
 	v.mu.Lock()
 	v.n, v.stale = n, false
 	v.generation++
 	v.mu.Unlock()
 }
 
-func (v *voterCount) markStale() {
+func (v *configCount) markStale() {
 	v.mu.Lock()
 	v.stale = true
 	v.generation++
@@ -75,7 +80,7 @@ func (v *voterCount) markStale() {
 
 // get returns the cached count, refreshing it with fetch when stale. A
 // refresh that raced with a set or markStale is not stored.
-func (v *voterCount) get(fetch func() (int, bool)) int {
+func (v *configCount) get(fetch func() (suffrageCount, bool)) suffrageCount {
 	v.mu.Lock()
 	n, stale, generation := v.n, v.stale, v.generation
 	v.mu.Unlock()

@@ -130,11 +130,11 @@ func writeFileSynced(path string, data []byte) error {
 	return nil
 }
 
-// openTransport chooses the transport: in memory for tests and in-process
-// clusters, TCP otherwise. A later transport (for example one multiplexed
-// on the cluster port) plugs in here.
-func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, error) {
-	if cfg.InMemory {
+// openTransport chooses the raft transport: connected through the
+// in-memory network, in memory and alone, or TCP. It returns the transport
+// and how to release it.
+func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() error, error) {
+	if cfg.Network != nil || cfg.InMemory {
 		addr := cfg.AdvertiseAddr
 		if addr == "" {
 			addr = cfg.BindAddr
@@ -142,14 +142,21 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, error) {
 		if addr == "" {
 			addr = cfg.NodeID
 		}
+		if cfg.Network != nil {
+			transport, err := cfg.Network.openRaftTransport(cfg.NodeID, addr)
+			if err != nil {
+				return nil, nil, err
+			}
+			return transport, func() error { cfg.Network.closeRaftTransport(addr); return nil }, nil
+		}
 		_, transport := hraft.NewInmemTransport(hraft.ServerAddress(addr))
-		return transport, nil
+		return transport, transport.Close, nil
 	}
 	var advertise net.Addr
 	if cfg.AdvertiseAddr != "" {
 		resolved, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
 		if err != nil {
-			return nil, fmt.Errorf("raft: resolve advertise address %q: %w", cfg.AdvertiseAddr, err)
+			return nil, nil, fmt.Errorf("raft: resolve advertise address %q: %w", cfg.AdvertiseAddr, err)
 		}
 		advertise = resolved
 	}
@@ -159,14 +166,7 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, error) {
 		Logger:  logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
+		return nil, nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
 	}
-	return transport, nil
-}
-
-func closeTransport(transport hraft.Transport) error {
-	if closer, ok := transport.(hraft.WithClose); ok {
-		return closer.Close()
-	}
-	return nil
+	return transport, transport.Close, nil
 }

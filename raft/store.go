@@ -5,131 +5,56 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	hraft "github.com/hashicorp/raft"
 )
 
-// Config configures a Store. Zero durations and thresholds take the defaults
-// listed beside them.
-type Config struct {
-	// NodeID is the node's stable name, used as its raft server id.
-	NodeID string
-	// Dir holds <Dir>/raft-log.db (log and stable store), <Dir>/snapshots
-	// and <Dir>/node-id. Unused when InMemory.
-	Dir string
-	// BindAddr is the raft TCP listen address, e.g. "127.0.0.1:6670";
-	// port 0 picks a free port (see Store.Addr). When InMemory it is only
-	// the transport's name.
-	BindAddr string
-	// AdvertiseAddr is the address other nodes dial, when BindAddr is not
-	// dialable (0.0.0.0, NAT). Optional.
-	AdvertiseAddr string
-	// InMemory keeps the log, stable store and snapshots in memory and uses
-	// raft's in-memory transport: for tests and in-process clusters.
-	InMemory bool
-	// Bootstrap makes the node the single voter of a new cluster when it has
-	// no raft state yet. With existing state it is ignored.
-	Bootstrap bool
-
-	SnapshotThreshold uint64        // entries between snapshots; default 8192
-	SnapshotInterval  time.Duration // how often to check the threshold; default 2m
-
-	HeartbeatTimeout   time.Duration // default 500ms
-	ElectionTimeout    time.Duration // default 500ms
-	LeaderLeaseTimeout time.Duration // default 250ms
-	CommitTimeout      time.Duration // default 50ms
-
-	// Logger receives raft's logs; default slog.Default().
-	Logger *slog.Logger
-	// OnApply, when set, observes how long each successful Propose took,
-	// from handing the entry to raft until this node's state machine
-	// applied it (feed it to an apply-latency histogram). It is called on
-	// the proposing goroutine and must not block.
-	OnApply func(d time.Duration)
-}
-
-const (
-	defaultSnapshotThreshold  = 8192
-	defaultSnapshotInterval   = 2 * time.Minute
-	defaultHeartbeatTimeout   = 500 * time.Millisecond
-	defaultElectionTimeout    = 500 * time.Millisecond
-	defaultLeaderLeaseTimeout = 250 * time.Millisecond
-	defaultCommitTimeout      = 50 * time.Millisecond
-)
-
-func (cfg Config) withDefaults() (Config, error) {
-	if cfg.NodeID == "" {
-		return cfg, errors.New("raft: config: NodeID is required")
-	}
-	if !cfg.InMemory {
-		if cfg.Dir == "" {
-			return cfg, errors.New("raft: config: Dir is required unless InMemory")
-		}
-		if cfg.BindAddr == "" {
-			return cfg, errors.New("raft: config: BindAddr is required unless InMemory")
-		}
-	}
-	setDefault(&cfg.SnapshotThreshold, defaultSnapshotThreshold)
-	setDefault(&cfg.SnapshotInterval, defaultSnapshotInterval)
-	setDefault(&cfg.HeartbeatTimeout, defaultHeartbeatTimeout)
-	setDefault(&cfg.ElectionTimeout, defaultElectionTimeout)
-	setDefault(&cfg.LeaderLeaseTimeout, defaultLeaderLeaseTimeout)
-	setDefault(&cfg.CommitTimeout, defaultCommitTimeout)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	return cfg, nil
-}
-
-func setDefault[T comparable](field *T, value T) {
-	var zero T
-	if *field == zero {
-		*field = value
-	}
-}
-
-func (cfg Config) raftConfig(logger hclog.Logger) *hraft.Config {
-	rc := hraft.DefaultConfig()
-	rc.LocalID = hraft.ServerID(cfg.NodeID)
-	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
-	rc.ElectionTimeout = cfg.ElectionTimeout
-	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
-	rc.CommitTimeout = cfg.CommitTimeout
-	rc.SnapshotThreshold = cfg.SnapshotThreshold
-	rc.SnapshotInterval = cfg.SnapshotInterval
-	// Buffer the apply channel so concurrent proposals reach the leader
-	// loop together and share one log write.
-	rc.BatchApplyCh = true
-	rc.NoLegacyTelemetry = true
-	rc.Logger = logger
-	return rc
-}
-
-// Store owns the *raft.Raft of this node, its storage and its transport.
+// Store owns the *raft.Raft of this node, its storage and its transport,
+// and, when clustered, its gossip membership and cluster RPC.
 type Store struct {
-	cfg       Config
-	logger    *slog.Logger
-	raft      *hraft.Raft
-	fsm       *fsmAdapter
-	transport hraft.Transport
-	stores    *stores
+	cfg            Config
+	logger         *slog.Logger
+	raft           *hraft.Raft
+	fsm            *fsmAdapter
+	transport      hraft.Transport
+	closeTransport func() error
+	stores         *stores
 
-	leader *leaderWatch
+	leader     *leaderWatch
+	leadership *leadership
+	membership *broadcast // gossip or configuration changed
+	notifier   *membershipNotifier
+
+	// Clustered only (nil otherwise).
+	gossip    *gossip
+	rpcServer *rpcServer
+	rpcClient *rpcClient
+	rpcAddr   string // advertised cluster RPC address
+
+	clusterMu sync.Mutex
+	clusterID string
+
+	hooks testHooks
 
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Open starts raft on the configured storage. With Bootstrap set and no
-// existing state it makes this node the single voter of a new cluster;
-// otherwise it resumes from its snapshot and log (the state machine is
-// restored from the newest snapshot before Open returns; later entries are
-// applied once a leader commits, see Barrier). Call WaitForLeader before
-// proposing.
+// Open starts raft on the configured storage.
+//
+// Without Join, a node with Bootstrap set and no existing state becomes the
+// single voter of a new cluster; with state it resumes from its snapshot and
+// log. With Join, a node without state joins any listed member within
+// JoinTimeout (or fails with ErrJoinFailed, ErrDuplicateNodeName or
+// ErrClusterMismatch, before raft starts) and waits for the leader to add
+// it; a node with state tries the members once and otherwise keeps trying
+// in the background. The state machine is restored from the newest
+// snapshot before Open returns; later entries are applied once a leader
+// commits. Call WaitForLeader before proposing.
 func Open(ctx context.Context, cfg Config, sm StateMachine) (*Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("raft: open: %w", err)
@@ -139,43 +64,313 @@ func Open(ctx context.Context, cfg Config, sm StateMachine) (*Store, error) {
 		return nil, err
 	}
 	logger := cfg.Logger.With("node", cfg.NodeID)
-	hlog := newHCLogAdapter(logger)
+	s := &Store{
+		cfg:        cfg,
+		logger:     logger,
+		membership: newBroadcast(),
+		closing:    make(chan struct{}),
+	}
+	s.fsm = newFSMAdapter(sm, s.membership.notify)
+	if err := s.open(ctx); err != nil {
+		return nil, errors.Join(err, s.release())
+	}
+	return s, nil
+}
 
+// open does Open's work; on error, release undoes whatever it set up.
+func (s *Store) open(ctx context.Context) error {
+	cfg := s.cfg
+	hlog := newHCLogAdapter(s.logger)
 	st, hasState, err := openStores(cfg, hlog)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	transport, err := openTransport(cfg, hlog.Named("raft-transport"))
-	if err != nil {
-		st.close()
-		return nil, err
+	s.stores = st
+	if s.clusterID, err = readClusterID(st.stable); err != nil {
+		return err
 	}
-	fsm := newFSMAdapter(sm)
-	r, err := hraft.NewRaft(cfg.raftConfig(hlog.Named("raft")), fsm, st.logs, st.stable, st.snaps, transport)
-	if err != nil {
-		closeTransport(transport)
-		st.close()
-		return nil, fmt.Errorf("raft: start: %w", err)
-	}
-	s := &Store{
-		cfg:       cfg,
-		logger:    logger,
-		raft:      r,
-		fsm:       fsm,
-		transport: transport,
-		stores:    st,
-		closing:   make(chan struct{}),
-	}
-	s.leader = watchLeader(r)
-
-	if cfg.Bootstrap && !hasState {
-		if err := s.bootstrap(ctx); err != nil {
-			return nil, errors.Join(err, s.Close())
+	if s.clusterID == "" && hasState {
+		// Raft state written before cluster ids existed: that node was its
+		// own one-node cluster.
+		if err := s.adoptClusterID(newClusterID()); err != nil {
+			return err
 		}
 	}
-	logger.Info("raft store open", "addr", s.Addr(), "existing_state", hasState,
-		"applied_index", fsm.applied.get(), "in_memory", cfg.InMemory)
-	return s, nil
+	bootstrap := cfg.Bootstrap && len(cfg.Join) == 0 && !hasState
+	if bootstrap && s.clusterID == "" {
+		if err := s.adoptClusterID(newClusterID()); err != nil {
+			return err
+		}
+	}
+	if s.transport, s.closeTransport, err = openTransport(cfg, hlog.Named("raft-transport")); err != nil {
+		return err
+	}
+	if cfg.clustered() {
+		if err := s.startCluster(ctx, hasState); err != nil {
+			return err
+		}
+	}
+
+	r, err := hraft.NewRaft(cfg.raftConfig(hlog.Named("raft")), s.fsm, st.logs, st.stable, st.snaps, s.transport)
+	if err != nil {
+		return fmt.Errorf("raft: start: %w", err)
+	}
+	s.raft = r
+	s.leader = watchLeader(r)
+	if bootstrap {
+		if err := s.bootstrap(ctx); err != nil {
+			return err
+		}
+	}
+	s.leadership = startLeadership(s)
+	s.notifier = startMembershipNotifier(s)
+	if cfg.clustered() {
+		s.rpcServer.start()
+		s.leadership.add(s.reconcileLoop)
+		// Announced only now that raft runs: the leader adds a node once it
+		// gossips the leader's cluster id, and a node added before its raft
+		// answers would cost the leader its quorum in a two-node cluster.
+		s.gossip.setClusterID(s.ClusterID())
+	}
+	s.logger.Info("raft store open", "addr", s.Addr(), "existing_state", hasState,
+		"applied_index", s.fsm.applied.get(), "in_memory", cfg.InMemory,
+		"clustered", cfg.clustered(), "cluster_id", s.ClusterID())
+	return nil
+}
+
+// startCluster opens the cluster RPC listener, starts gossip and, with
+// Join, joins and checks the cluster id, all before raft starts: a node
+// that turns out to belong elsewhere never sends a raft message.
+func (s *Store) startCluster(ctx context.Context, hasState bool) error {
+	cfg := s.cfg
+	listener, dial, err := s.openClusterListener()
+	if err != nil {
+		return err
+	}
+	s.rpcAddr = cfg.ClusterAdvertise
+	if s.rpcAddr == "" {
+		s.rpcAddr = listener.Addr().String()
+	}
+	s.rpcServer = newRPCServer(listener, s.handleRPC, s.logger.With("component", "cluster-rpc"))
+	s.rpcClient = newRPCClient(dial)
+
+	s.gossip, err = startGossip(gossipOptions{
+		nodeID:    cfg.NodeID,
+		bindAddr:  cfg.GossipAddr,
+		advertise: cfg.GossipAdvertise,
+		network:   cfg.Network,
+		seeds:     cfg.Join,
+		// The cluster id is announced once raft runs (see open).
+		meta: nodeMeta{
+			RaftAddr: string(s.transport.LocalAddr()),
+			RPCAddr:  s.rpcAddr,
+			Meta:     cfg.Meta,
+		},
+		joinTimeout: cfg.JoinTimeout,
+		deadGrace:   cfg.DeadNodeGrace,
+		logger:      s.logger,
+		onChange:    s.membership.notify,
+	})
+	if err != nil {
+		return err
+	}
+	if len(cfg.Join) == 0 {
+		return nil
+	}
+	return s.join(ctx, hasState)
+}
+
+// openClusterListener binds the cluster RPC address and returns the
+// matching dialer.
+func (s *Store) openClusterListener() (net.Listener, func(context.Context, string) (net.Conn, error), error) {
+	cfg := s.cfg
+	if network := cfg.Network; network != nil {
+		addr := cfg.ClusterAddr
+		if addr == "" {
+			addr = cfg.NodeID + ":cluster"
+		}
+		listener, err := network.openListener(cfg.NodeID, addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		dial := func(ctx context.Context, addr string) (net.Conn, error) {
+			return network.dialCluster(ctx, cfg.NodeID, addr)
+		}
+		return listener, dial, nil
+	}
+	listener, err := net.Listen("tcp", cfg.ClusterAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("raft: cluster RPC listen on %s: %w", cfg.ClusterAddr, err)
+	}
+	var dialer net.Dialer
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		return dialer.DialContext(ctx, "tcp", addr)
+	}
+	return listener, dial, nil
+}
+
+// join joins through cfg.Join and checks the cluster id the members
+// announce: a node without one adopts it, a node with another one fails.
+// A node without state must succeed within JoinTimeout; one with state
+// may start alone (its peers are in its configuration) and keeps retrying
+// the seeds in the background.
+func (s *Store) join(ctx context.Context, hasState bool) error {
+	deadline := time.Now().Add(s.cfg.JoinTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	retry := newBackoff(50*time.Millisecond, time.Second)
+	for {
+		err := s.gossip.join(ctx, s.cfg.Join, !hasState, deadline)
+		switch {
+		case errors.Is(err, ErrDuplicateNodeName):
+			return err
+		case err != nil && hasState:
+			s.logger.Warn("no cluster member reached; starting from the existing state and retrying in the background",
+				"join", s.cfg.Join, "err", err)
+			return nil
+		case err != nil:
+			return err
+		}
+		ids := s.gossip.clusterIDs()
+		if len(ids) > 1 {
+			return fmt.Errorf("%w: the members reached belong to %d clusters: %v", ErrClusterMismatch, len(ids), ids)
+		}
+		for id, members := range ids {
+			mine := s.ClusterID()
+			if mine != "" && mine != id {
+				return fmt.Errorf("%w: this node's data belongs to cluster %s, the members reached (%v) to cluster %s; use an empty data directory to join it",
+					ErrClusterMismatch, mine, members, id)
+			}
+			if mine == "" {
+				if err := s.adoptClusterID(id); err != nil {
+					return err
+				}
+			}
+			s.logger.Info("joined the cluster through gossip", "cluster_id", id, "via", members)
+			return nil
+		}
+		// Only members that have not joined either answered.
+		if hasState {
+			return nil
+		}
+		if err := retry.wait(ctx, nil, deadline); err != nil {
+			return fmt.Errorf("%w: no member reached through %v announces a cluster id", ErrJoinFailed, s.cfg.Join)
+		}
+	}
+}
+
+// adoptClusterID stores id as this node's cluster id.
+func (s *Store) adoptClusterID(id string) error {
+	if err := writeClusterID(s.stores.stable, id); err != nil {
+		return err
+	}
+	s.clusterMu.Lock()
+	s.clusterID = id
+	s.clusterMu.Unlock()
+	return nil
+}
+
+// ClusterID is the id of the cluster this node belongs to; empty until it
+// bootstrapped or joined one.
+func (s *Store) ClusterID() string {
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	return s.clusterID
+}
+
+// bootstrap writes the first configuration: this node as the only voter.
+func (s *Store) bootstrap(ctx context.Context) error {
+	configuration := hraft.Configuration{Servers: []hraft.Server{{
+		Suffrage: hraft.Voter,
+		ID:       hraft.ServerID(s.cfg.NodeID),
+		Address:  s.transport.LocalAddr(),
+	}}}
+	if err := waitFuture(ctx, s.raft.BootstrapCluster(configuration)); err != nil {
+		return fmt.Errorf("raft: bootstrap single-node cluster: %w", err)
+	}
+	s.logger.Info("raft bootstrapped a single-node cluster", "addr", s.Addr(), "cluster_id", s.ClusterID())
+	return nil
+}
+
+// Addr is the raft transport's address (the bound port when BindAddr asked
+// for port 0).
+func (s *Store) Addr() string { return string(s.transport.LocalAddr()) }
+
+// GossipAddr is the advertised gossip address other nodes list in Join;
+// empty when the node is not clustered.
+func (s *Store) GossipAddr() string {
+	if s.gossip == nil {
+		return ""
+	}
+	return s.gossip.addr()
+}
+
+// ClusterAddr is the advertised cluster RPC address; empty when the node is
+// not clustered.
+func (s *Store) ClusterAddr() string { return s.rpcAddr }
+
+// Close stops leader jobs, the cluster RPC and gossip, shuts raft down and
+// releases the transport and storage. Waiting calls return ErrClosed. It is
+// safe to call more than once. Close does not leave the cluster: the
+// others see the node fail, and the leader removes it only if it stays
+// away longer than DeadNodeGrace.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closeErr = s.release()
+		s.logger.Info("raft store closed")
+	})
+	return s.closeErr
+}
+
+// release tears down whatever open set up, in reverse order.
+func (s *Store) release() error {
+	close(s.closing)
+	var errs []error
+	if s.leadership != nil {
+		s.leadership.stop()
+	}
+	if s.notifier != nil {
+		s.notifier.stop()
+	}
+	if s.rpcServer != nil {
+		if err := s.rpcServer.close(); err != nil {
+			errs = append(errs, fmt.Errorf("raft: close cluster RPC: %w", err))
+		}
+		s.rpcClient.close()
+	}
+	if s.gossip != nil {
+		if err := s.gossip.shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.raft != nil {
+		if err := s.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, fmt.Errorf("raft: shutdown: %w", err))
+		}
+		s.leader.stop()
+	}
+	s.fsm.applied.close()
+	if s.closeTransport != nil {
+		if err := s.closeTransport(); err != nil {
+			errs = append(errs, fmt.Errorf("raft: close transport: %w", err))
+		}
+	}
+	if s.stores != nil {
+		if err := s.stores.close(); err != nil {
+			errs = append(errs, fmt.Errorf("raft: close log store: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
 }
 
 // openStores opens the storage and, on disk, checks that it belongs to
@@ -204,52 +399,24 @@ func openStores(cfg Config, logger *hclogAdapter) (*stores, bool, error) {
 	return st, hasState, nil
 }
 
-// bootstrap writes the first configuration: this node as the only voter.
-func (s *Store) bootstrap(ctx context.Context) error {
-	configuration := hraft.Configuration{Servers: []hraft.Server{{
-		Suffrage: hraft.Voter,
-		ID:       hraft.ServerID(s.cfg.NodeID),
-		Address:  s.transport.LocalAddr(),
-	}}}
-	if err := waitFuture(ctx, s.raft.BootstrapCluster(configuration)); err != nil {
-		return fmt.Errorf("raft: bootstrap single-node cluster: %w", err)
-	}
-	s.logger.Info("raft bootstrapped a single-node cluster", "addr", s.Addr())
-	return nil
+// broadcast wakes every waiter at the next notify: changed returns a
+// channel that notify closes (and replaces).
+type broadcast struct {
+	mu      sync.Mutex
+	current chan struct{}
 }
 
-// Addr is the raft transport's address (the bound port when BindAddr asked
-// for port 0).
-func (s *Store) Addr() string { return string(s.transport.LocalAddr()) }
+func newBroadcast() *broadcast { return &broadcast{current: make(chan struct{})} }
 
-// Close shuts raft down and releases the transport and storage. Waiting
-// calls return ErrClosed. It is safe to call more than once.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.closing)
-		var errs []error
-		if err := s.raft.Shutdown().Error(); err != nil {
-			errs = append(errs, fmt.Errorf("raft: shutdown: %w", err))
-		}
-		s.leader.stop()
-		s.fsm.applied.close()
-		if err := closeTransport(s.transport); err != nil {
-			errs = append(errs, fmt.Errorf("raft: close transport: %w", err))
-		}
-		if err := s.stores.close(); err != nil {
-			errs = append(errs, fmt.Errorf("raft: close log store: %w", err))
-		}
-		s.closeErr = errors.Join(errs...)
-		s.logger.Info("raft store closed")
-	})
-	return s.closeErr
+func (b *broadcast) changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.current
 }
 
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
+func (b *broadcast) notify() {
+	b.mu.Lock()
+	close(b.current)
+	b.current = make(chan struct{})
+	b.mu.Unlock()
 }

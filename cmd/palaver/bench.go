@@ -47,25 +47,28 @@ func benchScenarios() []benchScenario {
 	return []benchScenario{
 		{name: "b1", id: "B1", summary: "N idle registered clients in small channels: server resident memory per connection", define: defineIdleBench},
 		{name: "b2", id: "B2", summary: "SASL ATPROTO-CHALLENGE login storm: logins/s and latency", define: defineLoginStormBench},
+		{name: "b6", id: "B6", summary: "PRIVMSGs signed with MSGSIG session keys to 10-member channels: verified messages accepted/s", define: defineSignedMessagesBench},
+		{name: "b7", id: "B7", summary: "GET /api/v1/verify/{msgid} with 64 concurrent clients: requests/s and latency", define: defineVerifyLoadBench},
 	}
 }
 
 // commonBenchFlags are the flags every scenario has.
 type commonBenchFlags struct {
-	target, wsURL, transport, sources string
-	runs                              int
-	json                              bool
-	spawn                             bool
-	serverPID                         int
-	serverBin                         string
-	serverArgs                        listFlag
-	raiseFDLimit                      bool
+	target, wsURL, httpURL, transport, sources string
+	runs                                       int
+	json                                       bool
+	spawn                                      bool
+	serverPID                                  int
+	serverBin                                  string
+	serverArgs                                 listFlag
+	raiseFDLimit                               bool
 }
 
 func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
 	c := &commonBenchFlags{}
 	fs.StringVar(&c.target, "target", "127.0.0.1:6667", "IRC server address host:port (plain TCP)")
 	fs.StringVar(&c.wsURL, "ws-url", "ws://127.0.0.1:8080/irc", "IRC-over-WebSocket URL, for --transport ws")
+	fs.StringVar(&c.httpURL, "http-url", "http://127.0.0.1:8080", "base URL of the server's REST API, for the HTTP scenarios")
 	fs.StringVar(&c.transport, "transport", "tcp", "how clients connect: tcp or ws")
 	fs.StringVar(&c.sources, "source-addrs", "", "comma-separated local addresses to connect from in turn (e.g. 127.0.0.1,127.0.0.2) to avoid running out of ephemeral ports")
 	fs.IntVar(&c.runs, "runs", 3, "number of runs; the report gives the median and the spread (min–max)")
@@ -87,7 +90,7 @@ func (c *commonBenchFlags) baseTarget() (loadgen.Target, error) {
 	if err != nil {
 		return loadgen.Target{}, err
 	}
-	return loadgen.Target{IRCAddr: c.target, WSURL: c.wsURL, Transport: transport, SourceAddrs: sources}, nil
+	return loadgen.Target{IRCAddr: c.target, WSURL: c.wsURL, HTTPURL: c.httpURL, Transport: transport, SourceAddrs: sources}, nil
 }
 
 func benchUsage(w io.Writer) {
@@ -219,7 +222,7 @@ func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target l
 	if err != nil {
 		return loadgen.Run{}, err
 	}
-	env.target.IRCAddr, env.target.WSURL = srv.ircAddr, srv.wsURL
+	env.target.IRCAddr, env.target.WSURL, env.target.HTTPURL = srv.ircAddr, srv.wsURL, srv.httpURL
 	env.rss, env.serverCPU = serverProbes(srv.PID())
 	run, runErr := bc.run(ctx, env)
 	stopErr := srv.Stop(15 * time.Second)
@@ -242,7 +245,7 @@ func serverProbes(pid int) (rss func() (int64, error), cpu func() (time.Duration
 // benchServer is a `palaver serve` started for one run.
 type benchServer struct {
 	*loadgen.SpawnedServer
-	ircAddr, wsURL string
+	ircAddr, wsURL, httpURL string
 }
 
 // spawnBenchServer starts `palaver serve` on free loopback ports with its
@@ -279,7 +282,7 @@ func spawnBenchServer(ctx context.Context, c *commonBenchFlags, label string, st
 		return nil, dir, err
 	}
 	fmt.Fprintf(stderr, "%s: spawned %s (pid %d) on %s and %s, data in %s\n", label, bin, srv.PID(), ircAddr, httpAddr, dir)
-	return &benchServer{SpawnedServer: srv, ircAddr: ircAddr, wsURL: "ws://" + httpAddr + "/irc"}, dir, nil
+	return &benchServer{SpawnedServer: srv, ircAddr: ircAddr, wsURL: "ws://" + httpAddr + "/irc", httpURL: "http://" + httpAddr}, dir, nil
 }
 
 func defineIdleBench(fs *flag.FlagSet) *benchCase {
@@ -344,6 +347,66 @@ func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
 			c := cfg
 			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
 			res, err := loadgen.RunLoginStorm(ctx, env.target, c)
+			if err != nil {
+				return loadgen.Run{}, err
+			}
+			return res.Run(), nil
+		},
+	}
+}
+
+func defineSignedMessagesBench(fs *flag.FlagSet) *benchCase {
+	var cfg loadgen.SignedMessagesConfig
+	fs.IntVar(&cfg.Channels, "channels", 10, "channels, each with one signing sender")
+	fs.IntVar(&cfg.ChannelSize, "channel-size", 10, "members per channel, the sender included (the others only read)")
+	fs.IntVar(&cfg.Window, "window", 32, "signed messages in flight per sender")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long the senders send")
+	fs.IntVar(&cfg.BodyBytes, "body-bytes", 100, "message text length")
+	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 16, "clients being set up at once")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one client's setup and on the answer to one message")
+	return &benchCase{
+		label: func(t loadgen.Target) string {
+			return fmt.Sprintf("B6 %s %dx%d w=%d", t.Transport, cfg.Channels, cfg.ChannelSize, cfg.Window)
+		},
+		validate: func() error {
+			if cfg.Channels < 1 || cfg.ChannelSize < 1 || cfg.Window < 1 || cfg.BodyBytes < 1 || cfg.Duration <= 0 {
+				return errors.New("--channels, --channel-size, --window and --body-bytes must be at least 1 and --duration positive")
+			}
+			return nil
+		},
+		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			c := cfg
+			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
+			res, err := loadgen.RunSignedMessages(ctx, env.target, c)
+			if err != nil {
+				return loadgen.Run{}, err
+			}
+			return res.Run(), nil
+		},
+	}
+}
+
+func defineVerifyLoadBench(fs *flag.FlagSet) *benchCase {
+	var cfg loadgen.VerifyLoadConfig
+	fs.IntVar(&cfg.Messages, "messages", 1000, "signed messages seeded through IRC before the load")
+	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "HTTP requests in flight (one keep-alive connection each)")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send requests")
+	fs.IntVar(&cfg.Window, "window", 32, "seeding: signed messages in flight")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one request and on each seeding step")
+	return &benchCase{
+		label: func(loadgen.Target) string {
+			return fmt.Sprintf("B7 c=%d M=%d", cfg.Concurrency, cfg.Messages)
+		},
+		validate: func() error {
+			if cfg.Messages < 1 || cfg.Concurrency < 1 || cfg.Window < 1 || cfg.Duration <= 0 {
+				return errors.New("--messages, --concurrency and --window must be at least 1 and --duration positive")
+			}
+			return nil
+		},
+		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			c := cfg
+			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
+			res, err := loadgen.RunVerifyLoad(ctx, env.target, c)
 			if err != nil {
 				return loadgen.Run{}, err
 			}

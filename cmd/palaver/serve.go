@@ -25,7 +25,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // PALAVER_<FLAG NAME IN UPPER CASE WITH _ FOR ->; the command line wins.
 func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)) {
 	var cfg node.Config
-	var opers, operDIDs, origins listFlag
+	var opers, operDIDs, origins, join listFlag
 	var logLevel string
 	fs.StringVar(&cfg.ServerName, "server-name", "localhost", "IRC server name; also the node's did:web host name")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "Raft node name (default: the server name)")
@@ -34,7 +34,15 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.StringVar(&cfg.TLSAddr, "tls-addr", "127.0.0.1:6697", "IRC over TLS listen address (empty disables)")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address: REST API under /api/v1 and IRC over WebSocket at /irc")
 	fs.StringVar(&cfg.RaftAddr, "raft-addr", "127.0.0.1:6670", "Raft transport listen address")
-	fs.StringVar(&cfg.BaseURL, "base-url", "", "public URL of the HTTP server (default: http://<http-addr>)")
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "public URL of the HTTP server, also where other nodes reach this node's event exchange (default: http://<http-addr>)")
+	fs.Var(&join, "join", "gossip address host:port of any member of the cluster to join (repeatable); empty: bootstrap or restart alone")
+	fs.StringVar(&cfg.GossipAddr, "gossip-addr", "", "memberlist bind address; setting it makes the node clustered (e.g. 127.0.0.1:6671)")
+	fs.StringVar(&cfg.GossipAdvertise, "gossip-advertise", "", "gossip address other nodes use, when --gossip-addr is not reachable as is")
+	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "cluster RPC address for forwarded writes and read-index requests (e.g. 127.0.0.1:6672)")
+	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "cluster RPC address other nodes dial, when --cluster-addr is not reachable as is")
+	fs.StringVar(&cfg.RaftAdvertise, "raft-advertise", "", "Raft address other nodes dial, when --raft-addr is not reachable as is")
+	fs.IntVar(&cfg.MaxVoters, "max-voters", 3, "Raft voters the leader keeps: 3 or 5; further nodes join as non-voters")
+	fs.DurationVar(&cfg.DeadNodeGrace, "dead-node-grace", 60*time.Second, "how long a node may stay dead before the leader removes it and ends its sessions")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM); default: a self-signed certificate generated in <data>/tls")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.MOTDFile, "motd", "", "file with the message of the day")
@@ -51,6 +59,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
 	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.String("config", "", "configuration file of `name = value` lines (flag names without dashes)")
 	return func() (node.Config, slog.Level, error) {
 		if err := applyEnv(fs); err != nil {
 			return cfg, 0, err
@@ -76,16 +85,65 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 		}
 		cfg.PeerKeyRetry = time.Duration(peerKeyRetrySecs) * time.Second
 		cfg.OperDIDs = operDIDs
+		cfg.Join = join
 		cfg.AllowedOrigins = origins
 		cfg.Version = version
 		return cfg, level, nil
 	}
 }
 
-// applyEnv sets every flag not given on the command line from PALAVER_<NAME>.
+// applyEnv sets every flag not given on the command line from PALAVER_<NAME>, and then every flag
+// still unset from the configuration file named by --config (or PALAVER_CONFIG): lines of
+// `name = value` (the flag's name without dashes), `#` comments and blank lines. The command line
+// wins over the environment, which wins over the file.
 func applyEnv(fs *flag.FlagSet) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := applyEnvOnly(fs, given); err != nil {
+		return err
+	}
+	path := ""
+	if f := fs.Lookup("config"); f != nil {
+		path = f.Value.String()
+	}
+	if path == "" {
+		return nil
+	}
+	return applyConfigFile(fs, path, given)
+}
+
+// applyConfigFile sets flags from a `name = value` file, skipping those already given.
+func applyConfigFile(fs *flag.FlagSet, path string, given map[string]bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name, value = strings.TrimSpace(name), strings.Trim(strings.TrimSpace(value), `"`)
+		if !ok || name == "" {
+			return fmt.Errorf("config file %s:%d: want name = value", path, i+1)
+		}
+		f := fs.Lookup(name)
+		if f == nil || name == "config" {
+			return fmt.Errorf("config file %s:%d: unknown setting %q", path, i+1, name)
+		}
+		if given[name] {
+			continue
+		}
+		if err := f.Value.Set(value); err != nil {
+			return fmt.Errorf("config file %s:%d: %s: %w", path, i+1, name, err)
+		}
+	}
+	return nil
+}
+
+// applyEnvOnly sets every flag not given on the command line from PALAVER_<NAME>.
+func applyEnvOnly(fs *flag.FlagSet, given map[string]bool) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if given[f.Name] || err != nil {
@@ -108,7 +166,9 @@ func applyEnv(fs *flag.FlagSet) error {
 		}
 		if e := f.Value.Set(v); e != nil {
 			err = fmt.Errorf("%s: %w", key, e)
+			return
 		}
+		given[f.Name] = true
 	})
 	return err
 }

@@ -337,7 +337,7 @@ components:
 		t.Fatalf("undocumented after describing = %v, %v", missing, err)
 	}
 	for name, bad := range map[string]string{
-		"an operation already described": "paths:\n  /api/v1/health:\n    get:\n      responses: {'200': {description: x}}\n",
+		"an operation already described":  "paths:\n  /api/v1/health:\n    get:\n      responses: {'200': {description: x}}\n",
 		"a component defined differently": "paths: {}\ncomponents:\n  schemas:\n    Thing: {type: string}\n",
 		"no paths":                        "components: {}\n",
 		"not YAML":                        "paths: [\n",

@@ -42,6 +42,7 @@ func ParseTransport(s string) (Transport, error) {
 type Target struct {
 	IRCAddr   string    // host:port of plain IRC, for TransportTCP
 	WSURL     string    // ws:// URL of IRC over WebSocket, for TransportWebSocket
+	HTTPURL   string    // http:// base URL of the REST API, for the HTTP scenarios (B7)
 	Transport Transport // default TransportTCP
 	// SourceAddrs are local addresses to connect from, used in turn, so
 	// that more connections than one address has ephemeral ports can be

@@ -1,9 +1,9 @@
 // Package loadgen is the load generator behind `palaver bench`: the
 // benchmark scenarios of the design's table (B1 idle memory, B2 login
-// storm so far), the measurements they take (server resident memory from
-// /proc, the load client's own CPU time, latency percentiles), the summary
-// of repeated runs (median and min–max spread) and the table and JSON
-// reports.
+// storm, B6 signed messages, B7 verify requests so far), the measurements
+// they take (server resident memory from /proc, the load client's own CPU
+// time, latency percentiles), the summary of repeated runs (median and
+// min–max spread) and the table and JSON reports.
 //
 // The scenarios do not use ircclient.Client for their connections: that
 // client starts a reader goroutine per connection, keeps a 16 KiB read
@@ -17,6 +17,13 @@
 // one the client package produces.
 //
 // Everything that talks to a server speaks plain IRC (NICK/USER, JOIN,
-// PING/PONG), except the login storm, which needs SASL ATPROTO-CHALLENGE,
-// so the plain scenarios can measure any IRC server side by side.
+// PING/PONG), except the login storm and the signing senders, which need
+// SASL ATPROTO-CHALLENGE and MSGSIG, so the plain scenarios can measure
+// any IRC server side by side. A signing sender works as a real client
+// does: it registers a fresh session key and, during the run, mints each
+// message's msgid, builds its canonical document and signs it
+// (federation/signing), so the client's CPU share includes the signing.
+// B7's HTTP requests use net/http: the verify responses are JSON of a
+// few KB, possibly chunked, and a hand-written HTTP client would gain
+// little; the client's CPU is reported next to the throughput.
 package loadgen

@@ -48,8 +48,9 @@ func loginOnce(ctx context.Context, d *dialer, id *identity, nick string, timeou
 	return latency, drainUntilClosed(ctx, conn), nil
 }
 
-// saslLogin runs the login steps up to 001.
-func saslLogin(ctx context.Context, conn lineConn, id *identity, nick string) error {
+// saslLogin runs the login steps up to 001, asking for the capabilities
+// in caps along with sasl.
+func saslLogin(ctx context.Context, conn lineConn, id *identity, nick string, caps ...string) error {
 	if err := conn.writeLines(ctx, "CAP LS 302"); err != nil {
 		return &loginError{"caps", err}
 	}
@@ -58,7 +59,7 @@ func saslLogin(ctx context.Context, conn lineConn, id *identity, nick string) er
 	}); err != nil {
 		return &loginError{"caps", err}
 	}
-	if err := conn.writeLines(ctx, "CAP REQ :sasl"); err != nil {
+	if err := conn.writeLines(ctx, "CAP REQ :"+strings.Join(append([]string{"sasl"}, caps...), " ")); err != nil {
 		return &loginError{"caps", err}
 	}
 	ack, err := readUntil(ctx, conn, nil, func(m ircmsg.Message) bool {

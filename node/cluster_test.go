@@ -1,0 +1,77 @@
+package node
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/palaver-chat/palaver/raft"
+)
+
+// startCluster starts three real nodes on loopback: the first bootstraps, the others join it.
+func startCluster(t *testing.T) []*Node {
+	t.Helper()
+	clustered := func(name string, join []string) func(*Config) {
+		return func(c *Config) {
+			c.NodeName = name
+			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
+			c.Join = join
+		}
+	}
+	a := startNode(t, t.TempDir(), clustered("node-a.test", nil))
+	nodes := []*Node{a}
+	for _, name := range []string{"node-b.test", "node-c.test"} {
+		nodes = append(nodes, startNode(t, t.TempDir(), clustered(name, []string{a.GossipAddr()})))
+	}
+	eventually(t, "three voters", func() bool {
+		voters := 0
+		for _, m := range a.raft.Members() {
+			if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
+				voters++
+			}
+		}
+		return voters == 3
+	})
+	return nodes
+}
+
+func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
+	nodes := startCluster(t)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	caps := []string{"message-tags", "echo-message"}
+	alice, res := login(t, a, "alice", caps...)
+	bob := dial(t, b)
+	if _, err := bob.Register(testCtx(t), "bob", caps...); err != nil {
+		t.Fatal(err)
+	}
+	alice.Send("JOIN #everywhere")
+	expect(t, alice, "366", "#everywhere")
+	bob.Send("JOIN #everywhere")
+	expect(t, bob, "353", "alice", "bob") // members on every node
+	expect(t, alice, "JOIN", "#everywhere")
+
+	alice.Send("PRIVMSG #everywhere :hello from node a")
+	fromA := expect(t, bob, "PRIVMSG", "hello from node a")
+	bob.Send("PRIVMSG #everywhere :hello from node b")
+	expect(t, alice, "PRIVMSG", "hello from node b")
+
+	// A third node serves the same history and verifies a message another node signed.
+	url := "http://" + c.HTTPAddr() + "/api/v1/channels/everywhere/history"
+	eventually(t, "history on node c", func() bool {
+		resp, body := httpDo(t, "GET", url, "", nil)
+		return resp.StatusCode == 200 && strings.Contains(string(body), "hello from node a") && strings.Contains(string(body), "hello from node b")
+	})
+	resp, body := httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/verify/"+fromA.Tags["msgid"], "", nil)
+	var v struct {
+		Verdict   string `json:"verdict"`
+		KeySource string `json:"key_source"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != http.StatusOK || v.Verdict != "valid" || v.KeySource != "origin-server" {
+		t.Fatalf("verify on node c = %d %s (author %s)", resp.StatusCode, body, res.DID)
+	}
+	// WHOIS on node c sees alice, who is connected to node a.
+	carol, _ := guest(t, c, "carol")
+	carol.Send("WHOIS alice")
+	expect(t, carol, "330", "alice", res.DID)
+}

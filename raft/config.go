@@ -1,0 +1,189 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	hraft "github.com/hashicorp/raft"
+)
+
+// Config configures a Store. Zero durations and thresholds take the defaults
+// listed beside them.
+type Config struct {
+	// NodeID is the node's stable name: its raft server id and its
+	// memberlist name, unique in the cluster.
+	NodeID string
+	// Dir holds <Dir>/raft-log.db (log and stable store), <Dir>/snapshots
+	// and <Dir>/node-id. Unused when InMemory.
+	Dir string
+	// BindAddr is the raft TCP listen address, e.g. "127.0.0.1:6670";
+	// port 0 picks a free port (see Store.Addr). With InMemory or Network it
+	// is only the transport's name (default: NodeID).
+	BindAddr string
+	// AdvertiseAddr is the address other nodes dial, when BindAddr is not
+	// dialable (0.0.0.0, NAT). Optional.
+	AdvertiseAddr string
+	// InMemory keeps the log, stable store and snapshots in memory: for
+	// tests and in-process clusters. Without Network it also uses an
+	// unconnected in-memory raft transport (a lone node).
+	InMemory bool
+	// Network, when set, replaces every transport (raft, gossip, cluster
+	// RPC) with in-process ones wired through it, so several stores of one
+	// process form a cluster; storage still follows InMemory and Dir.
+	Network *InmemNetwork
+	// Bootstrap makes the node the single voter of a new cluster when it
+	// has no raft state yet and Join is empty. With existing state it is
+	// ignored.
+	Bootstrap bool
+
+	// GossipAddr is the memberlist bind address, e.g. "127.0.0.1:6671"
+	// (port 0 picks one). Setting it (or Network) makes the node clustered:
+	// it gossips, serves the cluster RPC and forwards proposals. With
+	// Network it is an optional fixed in-process address (an IP and port).
+	GossipAddr string
+	// GossipAdvertise is the gossip address other nodes use, when
+	// GossipAddr is not dialable. Optional.
+	GossipAdvertise string
+	// ClusterAddr is the cluster RPC listen address (forwarded proposals
+	// and read-index requests), e.g. "127.0.0.1:6672"; required with
+	// GossipAddr unless Network is set.
+	ClusterAddr string
+	// ClusterAdvertise is the cluster RPC address other nodes dial, when
+	// ClusterAddr is not dialable. Optional.
+	ClusterAdvertise string
+	// Join lists gossip addresses of any cluster members. Empty: bootstrap
+	// (when Bootstrap) or restart alone. A node without raft state must
+	// reach one of them within JoinTimeout.
+	Join []string
+	// JoinTimeout bounds the first join of a node without state; default 10s.
+	JoinTimeout time.Duration
+	// Meta is gossiped with the node (HTTP, IRC, cluster addresses, did...):
+	// opaque here, returned in Members. Its encoding, with the addresses
+	// this package adds, must fit memberlist's 512 bytes.
+	Meta map[string]string
+	// MaxVoters is the number of raft voters the leader keeps: 3 (default)
+	// or 5. Further nodes join as non-voters.
+	MaxVoters int
+	// DeadNodeGrace is how long a member stays dead (or unknown to gossip)
+	// before the leader removes it from the raft configuration; default 60s.
+	DeadNodeGrace time.Duration
+	// OnNodeRemoved is called on the leader after it removed a dead node
+	// from the raft configuration, so the caller can propose a purge of the
+	// node's sessions. It runs on the reconcile goroutine; it may propose.
+	OnNodeRemoved func(nodeID string)
+
+	SnapshotThreshold uint64        // entries between snapshots; default 8192
+	SnapshotInterval  time.Duration // how often to check the threshold; default 2m
+
+	HeartbeatTimeout   time.Duration // default 500ms
+	ElectionTimeout    time.Duration // default 500ms
+	LeaderLeaseTimeout time.Duration // default 250ms
+	// CommitTimeout is how long an idle leader waits before sending
+	// followers an empty append that carries the new commit index. A
+	// forwarded write waits for it on its follower, so the default is 10ms
+	// (raft's own is 50ms); a busy leader sends sooner with the next entry.
+	CommitTimeout time.Duration
+
+	// Logger receives raft's and memberlist's logs; default slog.Default().
+	Logger *slog.Logger
+	// OnApply, when set, observes how long each successful Propose took,
+	// from handing the entry to raft (or forwarding it) until this node's
+	// state machine applied it (feed it to an apply-latency histogram). It
+	// is called on the proposing goroutine and must not block.
+	OnApply func(d time.Duration)
+}
+
+const (
+	defaultSnapshotThreshold  = 8192
+	defaultSnapshotInterval   = 2 * time.Minute
+	defaultHeartbeatTimeout   = 500 * time.Millisecond
+	defaultElectionTimeout    = 500 * time.Millisecond
+	defaultLeaderLeaseTimeout = 250 * time.Millisecond
+	defaultCommitTimeout      = 10 * time.Millisecond
+	defaultJoinTimeout        = 10 * time.Second
+	defaultMaxVoters          = 3
+	defaultDeadNodeGrace      = 60 * time.Second
+)
+
+// clustered reports whether the node gossips and serves the cluster RPC.
+func (cfg Config) clustered() bool { return cfg.Network != nil || cfg.GossipAddr != "" }
+
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.NodeID == "" {
+		return cfg, errors.New("raft: config: NodeID is required")
+	}
+	if !cfg.InMemory && cfg.Dir == "" {
+		return cfg, errors.New("raft: config: Dir is required unless InMemory")
+	}
+	if !cfg.InMemory && cfg.Network == nil && cfg.BindAddr == "" {
+		return cfg, errors.New("raft: config: BindAddr is required unless InMemory or Network")
+	}
+	if cfg.Network == nil {
+		switch {
+		case len(cfg.Join) > 0 && cfg.GossipAddr == "":
+			return cfg, errors.New("raft: config: Join needs GossipAddr (or Network)")
+		case cfg.GossipAddr != "" && cfg.InMemory:
+			return cfg, errors.New("raft: config: a clustered InMemory store needs Network: an unconnected in-memory raft transport cannot reach other nodes")
+		case cfg.GossipAddr != "" && cfg.ClusterAddr == "":
+			return cfg, errors.New("raft: config: GossipAddr needs ClusterAddr for forwarded proposals")
+		}
+	}
+	switch cfg.MaxVoters {
+	case 0:
+		cfg.MaxVoters = defaultMaxVoters
+	case 3, 5:
+	default:
+		return cfg, fmt.Errorf("raft: config: MaxVoters %d: use 3 or 5 (an even count tolerates no more failures than one fewer)", cfg.MaxVoters)
+	}
+	if cfg.DeadNodeGrace < 0 || cfg.JoinTimeout < 0 {
+		return cfg, errors.New("raft: config: DeadNodeGrace and JoinTimeout must not be negative")
+	}
+	setDefault(&cfg.DeadNodeGrace, defaultDeadNodeGrace)
+	setDefault(&cfg.JoinTimeout, defaultJoinTimeout)
+	setDefault(&cfg.SnapshotThreshold, defaultSnapshotThreshold)
+	setDefault(&cfg.SnapshotInterval, defaultSnapshotInterval)
+	setDefault(&cfg.HeartbeatTimeout, defaultHeartbeatTimeout)
+	setDefault(&cfg.ElectionTimeout, defaultElectionTimeout)
+	setDefault(&cfg.LeaderLeaseTimeout, defaultLeaderLeaseTimeout)
+	setDefault(&cfg.CommitTimeout, defaultCommitTimeout)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
+}
+
+func setDefault[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
+	}
+}
+
+// reconcileInterval is how often the leader re-checks membership besides
+// reacting to gossip events: often enough to notice a grace period ending.
+func (cfg Config) reconcileInterval() time.Duration {
+	return min(max(cfg.DeadNodeGrace/4, 20*time.Millisecond), 2*time.Second)
+}
+
+func (cfg Config) raftConfig(logger hclog.Logger) *hraft.Config {
+	rc := hraft.DefaultConfig()
+	rc.LocalID = hraft.ServerID(cfg.NodeID)
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	// Buffer the apply channel so concurrent proposals reach the leader
+	// loop together and share one log write.
+	rc.BatchApplyCh = true
+	rc.NoLegacyTelemetry = true
+	// A node removed while partitioned keeps running so that the leader
+	// can add it back when it returns, instead of needing a restart.
+	rc.ShutdownOnRemove = false
+	rc.Logger = logger
+	return rc
+}
