@@ -193,10 +193,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
 		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
 		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
-		State: n.machine, Events: n.events, Resolver: resolver,
+		State: n.machine, Events: n.events, Resolver: resolver, Evidence: n.signing,
+		RateLimits: rest.RateLimits{Off: cfg.NoFloodLimits},
 	})
-	n.signing.Mount(n.rest)
+	if err := n.signing.Mount(n.rest); err != nil {
+		return n, err
+	}
 	n.exchange.Mount(n.rest.Engine())
+	if err := n.rest.DescribeRoutes(exchange.ContractFragment); err != nil {
+		return n, fmt.Errorf("exchange routes: %w", err)
+	}
 	n.exchange.Start()
 	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// WebSocket sessions live on their request's context: end them when the node stops.

@@ -172,3 +172,35 @@ func assertVerify(t *testing.T, n *Node, msgid, verdict, proves, keySource strin
 		t.Fatalf("verify %s = %d %s; want %s/%s/%s", msgid, resp.StatusCode, body, verdict, proves, keySource)
 	}
 }
+
+// TestSignOutRetiresTheKeyAndEndsItsSessions: the owner retires a MSGSIG key over REST; the session
+// signing with it ends, its token dies, and the key stays listed with its retirement date.
+func TestSignOutRetiresTheKeyAndEndsItsSessions(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, res := login(t, n, "alice")
+	other, otherRes := loginAs(t, n, newEd25519(t), "other")
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice.Send("MSGSIG " + base64.RawURLEncoding.EncodeToString(pub))
+	expect(t, alice, "MSGSIG", "OK")
+	kid := signing.KID(pub)
+	base := "http://" + n.HTTPAddr()
+	// Someone else cannot retire it: their sign-out changes nothing.
+	resp, body := httpDo(t, "POST", base+"/api/v1/devices/sign-out", otherRes.Token, strings.NewReader(`{"kid":"`+kid+`"}`))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"sessions_closed":0`) {
+		t.Fatalf("sign-out of another's key = %d %s", resp.StatusCode, body)
+	}
+	resp, body = httpDo(t, "POST", base+"/api/v1/devices/sign-out", res.Token, strings.NewReader(`{"kid":"`+kid+`"}`))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"sessions_closed":1`) || !strings.Contains(string(body), `"tokens_revoked":1`) {
+		t.Fatalf("sign-out = %d %s", resp.StatusCode, body)
+	}
+	expect(t, alice, "FAIL", "MSGSIG", "KEY_RETIRED")
+	eventually(t, "the token to die with the session", func() bool {
+		resp, _ := httpDo(t, "GET", base+"/api/v1/favorites", res.Token, nil)
+		return resp.StatusCode == 401
+	})
+	resp, body = httpDo(t, "GET", base+"/api/v1/signing-keys/"+res.DID+"/"+kid, "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(body), `"removed_at":null`) {
+		t.Fatalf("retired key by kid = %d %s", resp.StatusCode, body)
+	}
+	syncClient(t, other) // the other session is untouched
+}

@@ -73,7 +73,10 @@ type gossipOptions struct {
 // startGossip creates the memberlist (bound and running, but alone until
 // join).
 func startGossip(opts gossipOptions) (*gossip, error) {
-	if _, err := encodeNodeMeta(opts.meta); err != nil {
+	// Checked with a cluster id in, as it will be gossiped later.
+	withID := opts.meta
+	withID.ClusterID = newClusterID()
+	if _, err := encodeNodeMeta(withID); err != nil {
 		return nil, err
 	}
 	g := &gossip{

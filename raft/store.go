@@ -210,7 +210,8 @@ func (s *Store) openClusterListener() (net.Listener, func(context.Context, strin
 }
 
 // join joins through cfg.Join and checks the cluster id the members
-// announce: a node without one adopts it, a node with another one fails.
+// announce: a node without raft state adopts it, a node whose state
+// belongs to another cluster fails.
 // A node without state must succeed within JoinTimeout; one with state
 // may start alone (its peers are in its configuration) and keeps retrying
 // the seeds in the background.
@@ -238,11 +239,13 @@ func (s *Store) join(ctx context.Context, hasState bool) error {
 		}
 		for id, members := range ids {
 			mine := s.ClusterID()
-			if mine != "" && mine != id {
+			if mine != "" && mine != id && hasState {
 				return fmt.Errorf("%w: this node's data belongs to cluster %s, the members reached (%v) to cluster %s; use an empty data directory to join it",
 					ErrClusterMismatch, mine, members, id)
 			}
-			if mine == "" {
+			// Without raft state there is nothing to protect: an id kept
+			// from an earlier, unfinished join is replaced.
+			if mine != id {
 				if err := s.adoptClusterID(id); err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"bytes"
+	_ "embed"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -88,6 +89,11 @@ func New(cfg Config) *Exchange {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Exchange{cfg: cfg, queues: map[string]chan Event{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 }
+
+// ContractFragment is the OpenAPI description of the node-to-node routes.
+//
+//go:embed openapi.yaml
+var ContractFragment []byte
 
 // Mount registers the node-to-node routes.
 func (x *Exchange) Mount(e *gin.Engine) {

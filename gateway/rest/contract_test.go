@@ -294,7 +294,7 @@ func TestContractRejectsDrift(t *testing.T) {
 			t.Errorf("the validator accepted %s", body)
 		}
 	}
-	if slices.Contains([]bool{c.documents("GET", "/api/v1/nothing")}, true) {
+	if c.documents("GET", "/api/v1/nothing") {
 		t.Error("an unknown path is documented")
 	}
 }

@@ -2,12 +2,12 @@ package signingapi
 
 import (
 	"context"
+	_ "embed"
+	"fmt"
 	"crypto/ed25519"
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
@@ -46,8 +46,6 @@ type Config struct {
 	Resolver   *keyresolver.Resolver
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
-	// BatchLimit, when set, rate-limits the batch key route (it shares the record routes' limiter).
-	BatchLimit gin.HandlerFunc
 	Logger     *slog.Logger
 	Now        func() time.Time
 }
@@ -78,18 +76,22 @@ func New(cfg Config) *API {
 // ServerDID is did:web:<server name>.
 func (a *API) ServerDID() string { return "did:web:" + a.cfg.ServerName }
 
-// Mount registers the routes on the REST server.
-func (a *API) Mount(s *rest.Server) {
+//go:embed openapi.yaml
+var contractFragment []byte
+
+// Mount registers the routes on the REST server and describes them in its contract document. The
+// batch key route shares the record routes' rate limiter.
+func (a *API) Mount(s *rest.Server) error {
 	e := s.Engine()
 	e.GET("/api/v1/signing-key", a.signingKey)
 	e.GET("/.well-known/did.json", a.didDocument)
-	batch := []gin.HandlerFunc{}
-	if a.cfg.BatchLimit != nil {
-		batch = append(batch, a.cfg.BatchLimit)
-	}
-	e.GET("/api/v1/signing-keys", append(batch, a.batchKeys)...)
+	e.GET("/api/v1/signing-keys", s.RateLimit(rest.RecordRoutes), a.batchKeys)
 	e.GET("/api/v1/signing-keys/:did", a.keysByDID)
 	e.GET("/api/v1/signing-keys/:did/:kid", a.keyByKID)
 	e.GET("/api/v1/verify/:msgid", s.OptionalBearer(), a.verify)
 	e.POST("/api/v1/devices/sign-out", s.RequireBearer(), a.signOut)
+	if err := s.DescribeRoutes(contractFragment); err != nil {
+		return fmt.Errorf("signing routes: %w", err)
+	}
+	return nil
 }
