@@ -2,9 +2,9 @@ package exchange
 
 import (
 	"bytes"
-	_ "embed"
 	"context"
 	"crypto/ed25519"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"

@@ -2,9 +2,9 @@ package signingapi
 
 import (
 	"context"
+	"crypto/ed25519"
 	_ "embed"
 	"fmt"
-	"crypto/ed25519"
 	"log/slog"
 	"sync"
 	"time"
@@ -46,8 +46,8 @@ type Config struct {
 	Resolver   *keyresolver.Resolver
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
-	Logger     *slog.Logger
-	Now        func() time.Time
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // API serves the signing routes.
