@@ -54,6 +54,11 @@ type Config struct {
 
 	Version string
 
+	// IRC keepalive: idle time before the server pings a client, and how long it waits for the
+	// answer (defaults 30 s and 60 s). SendQBytes is each connection's output budget (256 KiB).
+	PingAfter, PingTimeout time.Duration
+	SendQBytes             int
+
 	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
 	Clock func() time.Time
 }

@@ -131,6 +131,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
 		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publish,
+		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 	}, n.machine, prop, n.events, verifier)
 	n.machine.SetObserver(n.irc.Observe)
 	n.exchange = exchange.New(exchange.Config{

@@ -59,6 +59,15 @@ type client struct {
 
 	quit       bool
 	quitReason string
+	// closedBy is why the server closed the connection itself (ping timeout, key expiry), shown
+	// to the others as the QUIT reason.
+	closedBy atomic.Value
+}
+
+// closeWith closes the connection from the server side, after sending lines, with a reason.
+func (c *client) closeWith(reason string, lines ...[]byte) {
+	c.closedBy.CompareAndSwap(nil, reason)
+	c.q.closeAfterFlush(lines...)
 }
 
 func (s *Server) newClient(conn transport.Conn) *client {
@@ -105,6 +114,9 @@ func (c *client) readLoop() string {
 			continue
 		}
 		if err != nil {
+			if r, ok := c.closedBy.Load().(string); ok {
+				return r
+			}
 			if c.q.overflowed() {
 				return "SendQ exceeded"
 			}
@@ -169,7 +181,7 @@ func (c *client) onIdle() {
 	c.idleMu.Lock()
 	defer c.idleMu.Unlock()
 	if c.pingSent {
-		c.q.closeAfterFlush(c.line(c.s.cfg.ServerName, "ERROR", "Ping timeout"))
+		c.closeWith("Ping timeout", c.line("", "ERROR", "Closing Link: "+c.host+" (Ping timeout)"))
 		return
 	}
 	c.pingSent = true

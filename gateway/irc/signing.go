@@ -246,7 +246,7 @@ func (s *Server) endExpiredKeySessions(now time.Time) int {
 			continue
 		}
 		fail := t.c.failMsg("MSGSIG", "KEY_EXPIRED", "Your signing key has expired; reconnect and register a new one")
-		t.c.q.closeAfterFlush(fail.AppendTo(nil), t.c.line("", "ERROR", "Signing key expired"))
+		t.c.closeWith("Signing key expired", fail.AppendTo(nil), t.c.line("", "ERROR", "Signing key expired"))
 		ended++
 	}
 	return ended
@@ -278,7 +278,7 @@ func (s *Server) RetireKey(ctx context.Context, did, kid string) (sessionsClosed
 	for _, v := range victims {
 		if c := s.localClient(v.id); c != nil {
 			fail := c.failMsg("MSGSIG", "KEY_RETIRED", "Your signing key was retired by its owner")
-			c.q.closeAfterFlush(fail.AppendTo(nil), c.line("", "ERROR", "Signing key retired"))
+			c.closeWith("Signing key retired", fail.AppendTo(nil), c.line("", "ERROR", "Signing key retired"))
 		}
 		r, err := s.proposer.Propose(ctx, fsm.EndSession{Session: v.id, Reason: "Signing key retired"})
 		if err != nil {
