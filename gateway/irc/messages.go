@@ -2,6 +2,7 @@ package irc
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -191,6 +192,14 @@ func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]str
 		ReplacesMsgID: replaces,
 	}
 	if err := c.s.history.Append(ctx, msg); err != nil {
+		if errors.Is(err, eventstore.ErrDuplicate) {
+			failCmd := cmd
+			if replaces != "" {
+				failCmd = "EDIT"
+			}
+			rb.add(c.failMsg(failCmd, "EVENTID_IN_USE", "That event id is already in use"))
+			return false
+		}
 		c.s.log.Error("store message", "msgid", msgid, "err", err)
 		rb.add(c.failMsg(cmd, "TEMPORARILY_UNAVAILABLE", "The message could not be stored; it was not delivered", venue))
 		return false
