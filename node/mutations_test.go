@@ -102,3 +102,46 @@ func collectBatch(t *testing.T, c *ircclient.Client) []ircmsg.Message {
 		}
 	}
 }
+
+func TestReactionsAreTalliedInHistory(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	caps := []string{"message-tags", "echo-message", "batch", "draft/chathistory"}
+	alice, _ := guest(t, n, "alice", caps...)
+	bob, _ := guest(t, n, "bob", caps...)
+	for _, c := range []*ircclient.Client{alice, bob} {
+		c.Send("JOIN #react")
+		expect(t, c, "366", "#react")
+	}
+	alice.Send("PRIVMSG #react :react to me")
+	root := expect(t, alice, "PRIVMSG", "react to me").Tags["msgid"]
+	bob.Send("@+react=👍;+reply=" + root + " TAGMSG #react")
+	got := expect(t, alice, "TAGMSG", "#react")
+	if got.Tags["+react"] != "👍" || got.Tags["+reply"] != root {
+		t.Fatalf("reaction relayed as %s", got.String())
+	}
+	bob.Send("@+react=👍;+reply=01ARZ3NDEKTSV4RRFFQ69G5FAV TAGMSG #react")
+	expect(t, bob, "FAIL", "TAGMSG", "MESSAGE_NOT_FOUND")
+
+	tally := func() string {
+		alice.Send("CHATHISTORY LATEST #react * 5")
+		for _, m := range collectBatch(t, alice) {
+			if m.Tags["msgid"] == root {
+				return m.Tags["+freeq.at/reactions"]
+			}
+		}
+		t.Fatal("message missing from history")
+		return ""
+	}
+	if got := tally(); got != `{"👍":1}` {
+		t.Fatalf("tally = %q", got)
+	}
+	resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/channels/react/history", "", nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"+freeq.at/reactions":"{\"👍\":1}"`) {
+		t.Fatalf("REST history = %d %s", resp.StatusCode, body)
+	}
+	bob.Send("@+freeq.at/unreact=👍;+reply=" + root + " TAGMSG #react")
+	expect(t, alice, "TAGMSG", "#react")
+	if got := tally(); got != "" {
+		t.Fatalf("tally after unreact = %q", got)
+	}
+}

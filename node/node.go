@@ -94,7 +94,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		ClusterAdvertise: cfg.ClusterAdvertise, Join: cfg.Join, MaxVoters: cfg.MaxVoters,
 		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: n.ServerDID(), metaHTTP: cfg.BaseURL},
 		OnNodeRemoved: n.purgeRemovedNode,
-		Logger:        n.log.With("component", "raft"),
+		Logger:        n.log,
 		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
 	}, n.machine)
 	if err != nil {
@@ -110,7 +110,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("raft: waiting for a leader: %w", err)
 	}
-	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log.With("component", "eventstore")})
+	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log})
 	if err != nil {
 		return n, fmt.Errorf("event store: %w", err)
 	}

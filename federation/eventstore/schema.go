@@ -50,6 +50,15 @@ var migrations = [...]string{
 		origin TEXT PRIMARY KEY,
 		seq    INTEGER NOT NULL
 	);`,
+	// 3: reactions, filed by the root they react to; a reactor is a DID, or "nick:<nick>" for a guest.
+	`CREATE TABLE reactions (
+		root_msgid   TEXT    NOT NULL,
+		reactor      TEXT    NOT NULL,
+		emoji        TEXT    NOT NULL,
+		reactor_nick TEXT    NOT NULL,
+		time_ms      INTEGER NOT NULL,
+		PRIMARY KEY (root_msgid, reactor, emoji)
+	) WITHOUT ROWID;`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

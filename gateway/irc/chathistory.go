@@ -81,6 +81,7 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("MESSAGE_ERROR", "History is unavailable", sub, target)
 		return
 	}
+	withReactions(ctx, h, msgs)
 	c.sendHistoryBatch(rb, target, msgs)
 }
 
@@ -196,6 +197,7 @@ func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 		c.s.log.Warn("join replay", "venue", venue, "err", err)
 		return
 	}
+	withReactions(ctx, c.s.history, msgs)
 	if len(msgs) == 0 {
 		return
 	}

@@ -92,7 +92,7 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 func (c *client) channelMessage(cmd, name, text string, tags map[string]string, rb *respBuf) {
 	notice := cmd == "NOTICE"
 	var refusal string
-	var exists, moderator bool
+	var exists, moderator, member bool
 	var recipients []*client
 	c.s.state.Read(func(st *fsm.State) {
 		ch := st.Channels[name]
@@ -104,6 +104,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		mem := ch.Members[c.id]
 		privileged := st.IsChannelOp(ch, se) || (mem != nil && (mem.HalfOp || mem.Voice))
 		moderator = st.IsChannelOp(ch, se) || (mem != nil && mem.HalfOp)
+		member = mem != nil
 		switch {
 		case mem == nil && ch.NoExternal && !c.oper:
 			refusal = "Cannot send to channel (+n)"
@@ -150,11 +151,22 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	if !ok {
 		return
 	}
+	react, ok := c.prepareReaction(rb, cmd, name, tags)
+	if !ok {
+		return
+	}
+	if react != nil && !member {
+		rb.add(c.numericMsg("442", name, "You're not on that channel"))
+		return
+	}
 	venue, _ := signing.ChannelVenue(name)
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
 		return
 	}
 	if deletes != "" && !c.applyDelete(rb, deletes) {
+		return
+	}
+	if react != nil && !c.applyReaction(rb, react) {
 		return
 	}
 	out := &outMsg{

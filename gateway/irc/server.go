@@ -39,6 +39,9 @@ type History interface {
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 	Current(ctx context.Context, msgid string) (eventstore.Message, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
+	Unreact(ctx context.Context, root, reactor, emoji string) error
+	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
 	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
 	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Between(ctx context.Context, venue string, a, b eventstore.Bound, limit int) ([]eventstore.Message, error)

@@ -97,7 +97,7 @@ func (s *Server) channelHistory(c *gin.Context) {
 		s.storeFailed(c, "history", err)
 		return
 	}
-	c.PureJSON(http.StatusOK, viewMessages(msgs))
+	c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), msgs)))
 }
 
 // historyByMsgID serves GET /api/v1/history/{channel}, whose before is a
@@ -123,7 +123,7 @@ func (s *Server) historyByMsgID(c *gin.Context) {
 		s.storeFailed(c, "history", err)
 		return
 	}
-	c.PureJSON(http.StatusOK, viewMessages(msgs))
+	c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), msgs)))
 }
 
 // search serves GET /api/v1/search?channel&q: messages holding every term
@@ -159,7 +159,7 @@ func (s *Server) search(c *gin.Context) {
 		s.storeFailed(c, "search", err)
 		return
 	}
-	c.PureJSON(http.StatusOK, viewMessages(trimNewestFirst(got, req.limit)))
+	c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), trimNewestFirst(got, req.limit))))
 }
 
 // exportChannel serves GET /api/v1/channels/{name}/export: an oldest-first
@@ -180,7 +180,7 @@ func (s *Server) exportChannel(c *gin.Context) {
 		return
 	}
 	if format == "json" {
-		c.PureJSON(http.StatusOK, viewMessages(msgs))
+		c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), msgs)))
 		return
 	}
 	c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(markdownTranscript(req.channel, msgs)))

@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"context"
+	"encoding/json"
 	"maps"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -89,4 +91,42 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// reactionTallies is implemented by the event store; a store without reactions leaves the tally
+// out.
+type reactionTallies interface {
+	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
+}
+
+// withReactions adds each message's reaction tally to its tags as +freeq.at/reactions, a JSON
+// object of counts by emoji, as IRC history replays it.
+func (s *Server) withReactions(ctx context.Context, msgs []eventstore.Message) []eventstore.Message {
+	store, ok := s.cfg.Events.(reactionTallies)
+	if !ok || len(msgs) == 0 {
+		return msgs
+	}
+	roots := make([]string, len(msgs))
+	for i := range msgs {
+		roots[i] = msgs[i].MsgID
+	}
+	tallies, err := store.Reactions(ctx, roots)
+	if err != nil || len(tallies) == 0 {
+		return msgs
+	}
+	for i := range msgs {
+		t := tallies[msgs[i].MsgID]
+		if len(t) == 0 {
+			continue
+		}
+		data, err := json.Marshal(t)
+		if err != nil {
+			continue
+		}
+		tags := make(map[string]string, len(msgs[i].Tags)+1)
+		maps.Copy(tags, msgs[i].Tags)
+		tags["+freeq.at/reactions"] = string(data)
+		msgs[i].Tags = tags
+	}
+	return msgs
 }

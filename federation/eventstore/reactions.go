@@ -1,0 +1,78 @@
+package eventstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxEmojiBytes bounds a reaction's emoji (a grapheme cluster can be long, but not this long).
+const MaxEmojiBytes = 64
+
+// React records that reactor reacted to root with emoji (once per reactor and emoji).
+func (s *Store) React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if root == "" || reactor == "" || emoji == "" || len(emoji) > MaxEmojiBytes {
+		return fmt.Errorf("%w: reaction needs a root, a reactor and an emoji of at most %d bytes", ErrInvalidArgument, MaxEmojiBytes)
+	}
+	_, err := s.writeDB.ExecContext(ctx, `INSERT OR IGNORE INTO reactions(root_msgid, reactor, emoji, reactor_nick, time_ms)
+		VALUES (?, ?, ?, ?, ?)`, root, reactor, emoji, nick, at.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("eventstore: react: %w", err)
+	}
+	return nil
+}
+
+// Unreact removes a reaction; removing one that does not exist changes nothing.
+func (s *Store) Unreact(ctx context.Context, root, reactor, emoji string) error {
+	if err := s.checkOpen(ctx); err != nil {
+		return err
+	}
+	if _, err := s.writeDB.ExecContext(ctx, `DELETE FROM reactions WHERE root_msgid = ? AND reactor = ? AND emoji = ?`,
+		root, reactor, emoji); err != nil {
+		return fmt.Errorf("eventstore: unreact: %w", err)
+	}
+	return nil
+}
+
+// Reactions returns, for each of the given roots that has any, the count of reactors per emoji.
+func (s *Store) Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error) {
+	out := map[string]map[string]int{}
+	if len(roots) == 0 {
+		return out, nil
+	}
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(roots); start += 500 { // stay under SQLite's parameter limit
+		chunk := roots[start:min(start+500, len(roots))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
+		}
+		rows, err := s.readDB.QueryContext(ctx, `SELECT root_msgid, emoji, COUNT(*) FROM reactions
+			WHERE root_msgid IN (?`+strings.Repeat(",?", len(chunk)-1)+`) GROUP BY root_msgid, emoji`, args...)
+		if err != nil {
+			return nil, s.wrapReadErr("reactions", err)
+		}
+		for rows.Next() {
+			var root, emoji string
+			var n int
+			if err := rows.Scan(&root, &emoji, &n); err != nil {
+				rows.Close()
+				return nil, s.wrapReadErr("reactions", err)
+			}
+			if out[root] == nil {
+				out[root] = map[string]int{}
+			}
+			out[root][emoji] = n
+		}
+		if err := rows.Close(); err != nil {
+			return nil, s.wrapReadErr("reactions", err)
+		}
+	}
+	return out, nil
+}
