@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -168,5 +169,49 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() err
 	if err != nil {
 		return nil, nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
 	}
-	return transport, transport.Close, nil
+	gated := &gatedTransport{NetworkTransport: transport}
+	return gated, gated.Close, nil
+}
+
+// gatedTransport is raft's TCP transport with a gate in front of its
+// heartbeat fast path. The transport runs heartbeats on its connection
+// goroutines, straight into raft, which may then write the stable store;
+// raft's Shutdown does not wait for them, so one could write to a store
+// that Close has already closed (raft panics on that). Close shuts the gate
+// and waits for running heartbeats first. Embedding keeps every optional
+// interface of *NetworkTransport (pre-vote, close, ...).
+type gatedTransport struct {
+	*hraft.NetworkTransport
+	mu     sync.RWMutex
+	closed bool
+}
+
+var (
+	_ hraft.WithClose   = (*gatedTransport)(nil)
+	_ hraft.WithPreVote = (*gatedTransport)(nil)
+)
+
+func (t *gatedTransport) SetHeartbeatHandler(handler func(rpc hraft.RPC)) {
+	if handler == nil {
+		t.NetworkTransport.SetHeartbeatHandler(nil)
+		return
+	}
+	t.NetworkTransport.SetHeartbeatHandler(func(rpc hraft.RPC) {
+		t.mu.RLock()
+		defer t.mu.RUnlock()
+		if t.closed {
+			rpc.Respond(nil, ErrClosed)
+			return
+		}
+		handler(rpc)
+	})
+}
+
+// Close waits for running heartbeats, refuses later ones and closes the
+// transport.
+func (t *gatedTransport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	return t.NetworkTransport.Close()
 }
