@@ -57,3 +57,31 @@ func (n *Node) purgeRemovedNode(nodeID string) {
 		n.log.Warn("purging a removed node's sessions", "removed", nodeID, "err", err)
 	}
 }
+
+// purgeDepartedNodes runs when this node becomes leader: sessions held by nodes that are no longer
+// in the cluster (their removal committed, but a previous leader lost leadership before purging
+// them) are ended through Raft, so their nicks and memberships do not linger.
+func (n *Node) purgeDepartedNodes(ctx context.Context) {
+	known := map[string]bool{}
+	for _, m := range n.raft.Members() {
+		if m.Suffrage != raft.NotInConfiguration || m.State == raft.MemberAlive {
+			known[m.NodeID] = true
+		}
+	}
+	var departed []string
+	n.machine.Read(func(st *fsm.State) {
+		seen := map[string]bool{}
+		for _, se := range st.Sessions {
+			if !known[se.Node] && !seen[se.Node] {
+				seen[se.Node] = true
+				departed = append(departed, se.Node)
+			}
+		}
+	})
+	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	for _, node := range departed {
+		if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: node, Reason: "Node left the cluster"}); err != nil {
+			n.log.Warn("purging a departed node's sessions", "departed", node, "err", err)
+		}
+	}
+}

@@ -75,3 +75,42 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 	carol.Send("WHOIS alice")
 	expect(t, carol, "330", "alice", res.DID)
 }
+
+func TestBadClusterStartsFailClearly(t *testing.T) {
+	ctx := testCtx(t)
+	base := func(dir string) Config {
+		return Config{ServerName: "palaver.test", DataDir: dir, IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+			RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0", MaxConnsPerIP: -1}
+	}
+	t.Run("join address where nobody listens", func(t *testing.T) {
+		cfg := base(t.TempDir())
+		cfg.NodeName, cfg.Join = "lonely", []string{"127.0.0.1:1"}
+		if n, err := Start(ctx, cfg, nil); err == nil {
+			n.Close()
+			t.Fatal("a node joined nothing and started")
+		}
+	})
+	t.Run("duplicate node name", func(t *testing.T) {
+		first := startNode(t, t.TempDir(), func(c *Config) {
+			c.NodeName, c.GossipAddr, c.ClusterAddr = "twin", "127.0.0.1:0", "127.0.0.1:0"
+		})
+		cfg := base(t.TempDir())
+		cfg.NodeName, cfg.Join = "twin", []string{first.GossipAddr()}
+		if n, err := Start(ctx, cfg, nil); err == nil {
+			n.Close()
+			t.Fatal("a second node named twin joined")
+		}
+	})
+	t.Run("invalid flags", func(t *testing.T) {
+		cfg := base(t.TempDir())
+		cfg.Join, cfg.GossipAddr = []string{"127.0.0.1:1"}, ""
+		if _, err := Start(ctx, cfg, nil); err == nil || !strings.Contains(err.Error(), "--gossip-addr") {
+			t.Fatalf("join without gossip: %v", err)
+		}
+		cfg = base(t.TempDir())
+		cfg.MaxVoters = 4
+		if _, err := Start(ctx, cfg, nil); err == nil || !strings.Contains(err.Error(), "max voters") {
+			t.Fatalf("four voters: %v", err)
+		}
+	})
+}

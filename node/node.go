@@ -139,6 +139,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Deliver: n.irc.DeliverRemote, Logger: n.log.With("component", "exchange"),
 	})
 	n.raft.OnMembership(func([]raft.Member) { n.exchange.Kick() })
+	n.raft.OnLeadership(n.purgeDepartedNodes)
 
 	// Sessions held by an earlier process of this node died with it.
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
