@@ -49,6 +49,8 @@ type Config struct {
 
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
+	// KeySweepEvery is how often sessions whose signing key expired are closed (default 60 s).
+	KeySweepEvery time.Duration
 	// SigningKeyLifetime is how long a client's MSGSIG key counts after registration.
 	SigningKeyLifetime time.Duration
 

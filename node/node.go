@@ -132,6 +132,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
 		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publish,
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
+		KeySweepEvery: cfg.KeySweepEvery,
 	}, n.machine, prop, n.events, verifier)
 	n.machine.SetObserver(n.irc.Observe)
 	n.exchange = exchange.New(exchange.Config{

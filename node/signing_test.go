@@ -204,3 +204,30 @@ func TestSignOutRetiresTheKeyAndEndsItsSessions(t *testing.T) {
 	}
 	syncClient(t, other) // the other session is untouched
 }
+
+// TestExpiredKeyEndsItsSession: when a MSGSIG key's lifetime ends, the sweep closes the session
+// signing with it (FAIL MSGSIG KEY_EXPIRED) and its token dies; the key is then left out of the
+// DID's list but still served by kid.
+func TestExpiredKeyEndsItsSession(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) {
+		c.SigningKeyLifetime, c.KeySweepEvery = 2*time.Second, 50*time.Millisecond
+	})
+	alice, res := login(t, n, "alice")
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	alice.Send("MSGSIG " + base64.RawURLEncoding.EncodeToString(pub))
+	expect(t, alice, "MSGSIG", "OK")
+	expect(t, alice, "FAIL", "MSGSIG", "KEY_EXPIRED")
+	base := "http://" + n.HTTPAddr()
+	eventually(t, "the token to die", func() bool {
+		resp, _ := httpDo(t, "GET", base+"/api/v1/favorites", res.Token, nil)
+		return resp.StatusCode == 401
+	})
+	_, body := httpDo(t, "GET", base+"/api/v1/signing-keys/"+res.DID, "", nil)
+	if strings.Contains(string(body), signing.KID(pub)) {
+		t.Fatalf("expired key still listed: %s", body)
+	}
+	resp, _ := httpDo(t, "GET", base+"/api/v1/signing-keys/"+res.DID+"/"+signing.KID(pub), "", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("expired key by kid = %d", resp.StatusCode)
+	}
+}

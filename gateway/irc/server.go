@@ -72,6 +72,8 @@ type Config struct {
 	ServerKey ed25519.PrivateKey
 	// KeyLifetime is how long a MSGSIG session key counts after registration (0 = forever).
 	KeyLifetime time.Duration
+	// KeySweepEvery is how often sessions with expired keys are looked for; default 60 s.
+	KeySweepEvery time.Duration
 	// Publish hands every message this node stored to the other nodes (the data plane); nil on a
 	// single node.
 	Publish func(eventstore.Message)
@@ -136,7 +138,10 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		ctx:     ctx, cancel: cancel,
 	}
 	s.isupport = buildISupport(cfg)
-	go s.sweepKeys(time.Minute)
+	if cfg.KeySweepEvery <= 0 {
+		cfg.KeySweepEvery = time.Minute
+	}
+	go s.sweepKeys(cfg.KeySweepEvery)
 	return s
 }
 
