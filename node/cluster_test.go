@@ -70,6 +70,16 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 	if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != http.StatusOK || v.Verdict != "valid" || v.KeySource != "origin-server" {
 		t.Fatalf("verify on node c = %d %s (author %s)", resp.StatusCode, body, res.DID)
 	}
+	// A strong read on node c sees a topic set on node a at once; a bad consistency value is refused.
+	alice.Send("TOPIC #everywhere :set on a")
+	expect(t, alice, "TOPIC", "set on a")
+	resp, body = httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/channels/everywhere/topic?consistency=strong", "", nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "set on a") {
+		t.Fatalf("strong topic read on node c = %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/channels?consistency=eventual", "", nil); resp.StatusCode != 400 {
+		t.Fatalf("consistency=eventual = %d, want 400", resp.StatusCode)
+	}
 	// WHOIS on node c sees alice, who is connected to node a.
 	carol, _ := guest(t, c, "carol")
 	carol.Send("WHOIS alice")

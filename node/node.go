@@ -197,6 +197,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
 		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
 		State: n.machine, Events: n.events, Resolver: resolver, Evidence: n.signing,
+		Linearize:  func(ctx context.Context) error { _, err := n.raft.ReadIndex(ctx); return err },
 		RateLimits: rest.RateLimits{Off: cfg.NoFloodLimits},
 	})
 	if err := n.signing.Mount(n.rest); err != nil {

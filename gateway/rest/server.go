@@ -81,6 +81,9 @@ type Config struct {
 	// resolves nothing (handles are null, /actors knows only live sessions
 	// and owned nicks).
 	Resolver DIDResolver
+	// Linearize, when set, makes ?consistency=strong reads linearizable: it returns once this
+	// node's replica has applied everything committed when it was called (a Raft read-index).
+	Linearize func(ctx context.Context) error
 	// Evidence builds the signed evidence bundles. The evidence route is
 	// mounted only when it is set.
 	Evidence EvidenceBuilder
@@ -151,7 +154,7 @@ func (s *Server) newEngine() *gin.Engine {
 	// the parameters.
 	e.UseRawPath = true
 	e.UnescapePathValues = true
-	e.Use(s.responseHeaders, s.observe, s.cors, s.deprecation, s.recovery())
+	e.Use(s.responseHeaders, s.observe, s.cors, s.deprecation, s.recovery(), s.consistency)
 	e.NoRoute(s.notFound)
 	e.NoMethod(methodNotAllowed)
 	return e
