@@ -80,6 +80,25 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 	if resp, _ := httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/channels?consistency=eventual", "", nil); resp.StatusCode != 400 {
 		t.Fatalf("consistency=eventual = %d, want 400", resp.StatusCode)
 	}
+	// A delete made on node b reaches node a and node c: gone from history everywhere.
+	bobGuest := bob // bob is a guest: his own delete needs no signature
+	bobGuest.Send("PRIVMSG #everywhere :oops from b")
+	oops := expect(t, alice, "PRIVMSG", "oops from b").Tags["msgid"]
+	bobGuest.Send("@+draft/delete=" + oops + " TAGMSG #everywhere")
+	del := expect(t, alice, "TAGMSG", "#everywhere")
+	if del.Tags["+draft/delete"] != oops {
+		t.Fatalf("delete relayed to node a as %s", del.String())
+	}
+	for _, nd := range []*Node{a, c} {
+		eventually(t, "the delete stored on "+nd.cfg.NodeName, func() bool {
+			m, err := nd.events.Get(testCtx(t), oops)
+			return err == nil && !m.DeletedAt.IsZero()
+		})
+		_, body := httpDo(t, "GET", "http://"+nd.HTTPAddr()+"/api/v1/channels/everywhere/history", "", nil)
+		if strings.Contains(string(body), "oops from b") {
+			t.Fatalf("deleted message still in %s's history", nd.cfg.NodeName)
+		}
+	}
 	// WHOIS on node c sees alice, who is connected to node a.
 	carol, _ := guest(t, c, "carol")
 	carol.Send("WHOIS alice")

@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.machine.SetObserver(n.irc.Observe)
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
-		Deliver: n.irc.DeliverRemote, Logger: n.log.With("component", "exchange"),
+		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
 	})
 	n.raft.OnMembership(func([]raft.Member) { n.exchange.Kick() })
 	n.raft.OnLeadership(n.purgeDepartedNodes)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The event exchange between nodes reads a node's own rows in the order it stored them: that log
@@ -58,4 +59,49 @@ func (s *Store) SetCursor(ctx context.Context, origin string, seq int64) error {
 		return fmt.Errorf("eventstore: set cursor %s: %w", origin, err)
 	}
 	return nil
+}
+
+// Deletion is a delete made on some node, in that node's order.
+type Deletion struct {
+	Seq       int64
+	RootMsgID string
+	At        time.Time
+	Origin    string
+	Venue     string
+	Deleter
+}
+
+// DeletionsAfter returns up to limit deletes made on origin with seq > afterSeq, in order.
+func (s *Store) DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]Deletion, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	limit, err := clampLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.readDB.QueryContext(ctx, `SELECT seq, root_msgid, at_ms, origin, venue, sender, sender_did, tags_json
+		FROM deletions WHERE origin = ? AND seq > ? ORDER BY seq LIMIT ?`, origin, afterSeq, limit)
+	if err != nil {
+		return nil, s.wrapReadErr("deletions after", err)
+	}
+	defer rows.Close()
+	var out []Deletion
+	for rows.Next() {
+		var d Deletion
+		var atMs int64
+		var tags string
+		if err := rows.Scan(&d.Seq, &d.RootMsgID, &atMs, &d.Origin, &d.Venue, &d.Sender, &d.SenderDID, &tags); err != nil {
+			return nil, s.wrapReadErr("deletions after", err)
+		}
+		if d.Tags, err = decodeTags(tags); err != nil {
+			return nil, fmt.Errorf("eventstore: deletion %d: %w", d.Seq, err)
+		}
+		d.At = time.UnixMilli(atMs).UTC()
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapReadErr("deletions after", err)
+	}
+	return out, nil
 }

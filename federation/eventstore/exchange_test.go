@@ -68,3 +68,36 @@ func TestOriginAfterAndCursors(t *testing.T) {
 		t.Fatalf("cursor after reopen = %d, %v; want 9", c, err)
 	}
 }
+
+func TestDeletionsLog(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: t.TempDir() + "/d.db", NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.UnixMilli(1_700_000_000_000)
+	for i, id := range []string{"01ARZ3NDEKTSV4RRFFQ69G5FA1", "01ARZ3NDEKTSV4RRFFQ69G5FA2"} {
+		if err := s.Append(ctx, &Message{MsgID: id, Venue: "#d", Command: "PRIVMSG", Sender: "a!u@h", SenderNick: "a",
+			Text: "x", Time: now.Add(time.Duration(i) * time.Millisecond), Origin: "node-a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteAt(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FA1", now, "node-b", Deleter{Sender: "b!u@h", Tags: map[string]string{"+draft/delete": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAt(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FA1", now, "node-b", Deleter{Sender: "b!u@h", Tags: map[string]string{"+draft/delete": "x"}}); err != nil { // already deleted: nothing filed
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FA2", now); err != nil { // applied from elsewhere: not filed
+		t.Fatal(err)
+	}
+	got, err := s.DeletionsAfter(ctx, "node-b", 0, 10)
+	if err != nil || len(got) != 1 || got[0].RootMsgID != "01ARZ3NDEKTSV4RRFFQ69G5FA1" || got[0].Venue != "#d" ||
+		got[0].Sender != "b!u@h" || got[0].Tags["+draft/delete"] != "x" {
+		t.Fatalf("deletions = %+v, %v", got, err)
+	}
+	if rest, _ := s.DeletionsAfter(ctx, "node-b", got[0].Seq, 10); len(rest) != 0 {
+		t.Fatalf("after the last: %+v", rest)
+	}
+}

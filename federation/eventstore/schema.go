@@ -59,6 +59,19 @@ var migrations = [...]string{
 		time_ms      INTEGER NOT NULL,
 		PRIMARY KEY (root_msgid, reactor, emoji)
 	) WITHOUT ROWID;`,
+	// 4: deletes travel between nodes as a log of their own: each node files the deletes made on
+	// it, in order, and the exchange copies them like messages (cursor key "del:<origin>").
+	`CREATE TABLE deletions (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		root_msgid TEXT    NOT NULL,
+		at_ms      INTEGER NOT NULL,
+		origin     TEXT    NOT NULL,
+		venue      TEXT    NOT NULL,
+		sender     TEXT    NOT NULL,
+		sender_did TEXT    NOT NULL,
+		tags_json  TEXT    NOT NULL
+	);
+	CREATE INDEX deletions_by_origin ON deletions(origin, seq);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -42,6 +42,10 @@ const (
 		SELECT -m.okey, j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j
 		CROSS JOIN messages m ON m.seq = j.value ->> 0`
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
+	// sqlRecordDeletion files a delete made on this node in the deletions log, which the event
+	// exchange copies to the other nodes.
+	sqlRecordDeletion = `INSERT INTO deletions(root_msgid, at_ms, origin, venue, sender, sender_did, tags_json)
+		SELECT ?1, ?2, ?3, m.venue, ?4, ?5, ?6 FROM messages m WHERE m.msgid = ?1`
 
 	sqlHas      = `SELECT 1 FROM messages WHERE msgid = ?`
 	sqlRaw      = `SELECT ` + rawColumns + ` FROM messages m WHERE m.msgid = ?`
@@ -71,6 +75,7 @@ const (
 type writeStatements struct {
 	insertRoot, insertEdit, findRow, latestEdit, countEdits, setRevision *sql.Stmt
 	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete             *sql.Stmt
+	recordDeletion                                                       *sql.Stmt
 }
 
 func (w *writeStatements) all() []namedStatement {
@@ -78,6 +83,7 @@ func (w *writeStatements) all() []namedStatement {
 		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
 		{&w.latestEdit, sqlLatestEdit}, {&w.countEdits, sqlCountEdits}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
 		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
+		{&w.recordDeletion, sqlRecordDeletion},
 	}
 }
 

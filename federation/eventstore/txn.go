@@ -274,5 +274,10 @@ func (tx *writeTxn) deleteRoot(ctx context.Context, op *deleteOp) (result, err e
 	if err := tx.unindex(ctx, row.seq, row.okey); err != nil {
 		return nil, fmt.Errorf("eventstore: %w", err)
 	}
+	if op.origin != "" {
+		if _, err := tx.recordDeletion.ExecContext(ctx, rootID, op.atMs, op.origin, op.by.Sender, op.by.SenderDID, op.byTags); err != nil {
+			return nil, fmt.Errorf("eventstore: file delete of %s: %w", rootID, err)
+		}
+	}
 	return nil, nil
 }

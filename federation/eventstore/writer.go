@@ -24,8 +24,18 @@ type pendingMessage struct {
 }
 
 type deleteOp struct {
-	msgid string
-	atMs  int64
+	msgid  string
+	atMs   int64
+	origin string // set when the delete was made on this node: it is filed for the other nodes
+	by     Deleter
+	byTags string
+}
+
+// Deleter is who made a delete, as the other nodes render it: the sender mask, DID and the tags of
+// the delete event (its signature among them).
+type Deleter struct {
+	Sender, SenderDID string
+	Tags              map[string]string
 }
 
 // size is how much of a batch the request takes.
@@ -75,13 +85,28 @@ func (s *Store) Append(ctx context.Context, msgs ...*Message) error {
 // by an edit's id never resurrects the original). Deleting a deleted message is a no-op; an
 // unknown msgid (or an edit whose root is not stored) is ErrNotFound.
 func (s *Store) Delete(ctx context.Context, rootMsgID string, at time.Time) error {
+	return s.delete(ctx, rootMsgID, at, "", Deleter{})
+}
+
+// DeleteAt is Delete for a delete made on this node (origin): in the same transaction the delete
+// is filed in the deletions log that other nodes copy (see DeletionsAfter). A delete of a message
+// that is already deleted files nothing.
+func (s *Store) DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by Deleter) error {
+	if origin == "" {
+		return fmt.Errorf("%w: DeleteAt without origin", ErrInvalidArgument)
+	}
+	return s.delete(ctx, rootMsgID, at, origin, by)
+}
+
+func (s *Store) delete(ctx context.Context, rootMsgID string, at time.Time, origin string, by Deleter) error {
 	if rootMsgID == "" {
 		return fmt.Errorf("%w: Delete without msgid", ErrInvalidArgument)
 	}
-	if at.IsZero() {
-		return fmt.Errorf("%w: Delete of %s without a time", ErrInvalidArgument, rootMsgID)
+	tags, err := encodeTags(by.Tags)
+	if err != nil {
+		return fmt.Errorf("%w: delete tags: %w", ErrInvalidArgument, err)
 	}
-	op := &deleteOp{msgid: rootMsgID, atMs: at.UnixMilli()}
+	op := &deleteOp{msgid: rootMsgID, atMs: at.UnixMilli(), origin: origin, by: by, byTags: tags}
 	return s.submit(ctx, &writeRequest{ctx: ctx, del: op, done: make(chan error, 1)})
 }
 

@@ -27,7 +27,12 @@ type Store interface {
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	Cursor(ctx context.Context, origin string) (int64, error)
 	SetCursor(ctx context.Context, origin string, seq int64) error
+	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
+	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 }
+
+// deletionCursor is the cursor key of an origin's deletes.
+func deletionCursor(origin string) string { return "del:" + origin }
 
 // Peer is another node of the cluster.
 type Peer struct {
@@ -40,18 +45,20 @@ func Name(did string) string { return strings.TrimPrefix(did, "did:web:") }
 
 // Config wires an Exchange.
 type Config struct {
-	Self      string             // this node's DID
-	Key       ed25519.PrivateKey // this node's server key
-	Store     Store
-	Keys      KeyLookup                  // registered server keys of cluster nodes
-	Peers     func() []Peer              // the other live nodes
-	Deliver   func(m eventstore.Message) // hands a newly stored remote event to local sessions
-	Client    *http.Client               // default: 10 s timeout
-	PullEvery time.Duration              // default 1 s
-	PageSize  int                        // default 500
-	QueueSize int                        // pushed events queued per peer; default 4096
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Self    string             // this node's DID
+	Key     ed25519.PrivateKey // this node's server key
+	Store   Store
+	Keys    KeyLookup                  // registered server keys of cluster nodes
+	Peers   func() []Peer              // the other live nodes
+	Deliver func(m eventstore.Message) // hands a newly stored remote event to local sessions
+	// DeliverDeletion tells local sessions that a message was deleted on another node.
+	DeliverDeletion func(d eventstore.Deletion)
+	Client          *http.Client  // default: 10 s timeout
+	PullEvery       time.Duration // default 1 s
+	PageSize        int           // default 500
+	QueueSize       int           // pushed events queued per peer; default 4096
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
@@ -262,8 +269,9 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
 	limit, err2 := strconv.Atoi(c.DefaultQuery("limit", strconv.Itoa(x.cfg.PageSize)))
-	if err1 != nil || err2 != nil || after < 0 || limit < 1 {
-		c.JSON(http.StatusBadRequest, gin.H{"error": "after and limit must be non-negative integers"})
+	delAfter, err3 := strconv.ParseInt(c.DefaultQuery("deleted_after", "-1"), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || after < 0 || limit < 1 || delAfter < -1 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "after, deleted_after and limit must be non-negative integers"})
 		return
 	}
 	limit = min(limit, x.cfg.PageSize)
@@ -275,6 +283,16 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 	b := Batch{Origin: x.cfg.Self, Events: make([]Event, 0, len(msgs))}
 	for _, m := range msgs {
 		b.Events = append(b.Events, eventOf(m))
+	}
+	if delAfter >= 0 {
+		dels, err := x.cfg.Store.DeletionsAfter(c.Request.Context(), Name(x.cfg.Self), delAfter, limit)
+		if err != nil {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
+			return
+		}
+		for _, d := range dels {
+			b.Deletions = append(b.Deletions, deletionOf(d))
+		}
 	}
 	body, err := json.Marshal(b)
 	if err != nil {
@@ -320,7 +338,12 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&limit=" + strconv.Itoa(x.cfg.PageSize)
+		delCursor, err := x.cfg.Store.Cursor(ctx, deletionCursor(origin))
+		if err != nil {
+			return err
+		}
+		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&deleted_after=" +
+			strconv.FormatInt(delCursor, 10) + "&limit=" + strconv.Itoa(x.cfg.PageSize)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+pathQuery, nil)
 		if err != nil {
 			return err
@@ -355,10 +378,44 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		if len(b.Events) < x.cfg.PageSize {
+		lastDel, err := x.applyDeletions(ctx, b.Deletions)
+		if lastDel > delCursor {
+			if cerr := x.cfg.Store.SetCursor(ctx, deletionCursor(origin), lastDel); cerr != nil {
+				return cerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if len(b.Events) < x.cfg.PageSize && len(b.Deletions) < x.cfg.PageSize {
 			return nil
 		}
 	}
+}
+
+// applyDeletions applies an origin's deletes in order and returns the last one applied. A delete
+// of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
+// a later round, once the message has arrived from its own origin.
+func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, error) {
+	var last int64
+	for _, d := range dels {
+		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
+			return last, fmt.Errorf("malformed deletion %q", d.RootMsgID)
+		}
+		err := x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
+		if errors.Is(err, eventstore.ErrNotFound) {
+			return last, nil
+		}
+		if err != nil {
+			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
+		}
+		if x.cfg.DeliverDeletion != nil {
+			x.cfg.DeliverDeletion(eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
+				Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
+		}
+		last = d.OriginSeq
+	}
+	return last, nil
 }
 
 func truncate(s string, n int) string {

@@ -199,3 +199,47 @@ func TestRequestsMustBeSignedByTheirOrigin(t *testing.T) {
 		t.Fatalf("a stored %d forged events", n)
 	}
 }
+
+func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
+	c := newCluster(t, "a", "b", "c")
+	a, b, cc := c.nodes["did:web:a"], c.nodes["did:web:b"], c.nodes["did:web:c"]
+	var deleted atomic.Int32
+	cc.x.cfg.DeliverDeletion = func(eventstore.Deletion) { deleted.Add(1) }
+	ctx := context.Background()
+	// a stores a message without pushing it; b copies it by pulling, c does not have it.
+	m0 := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
+		SenderNick: "a", Text: "to be deleted", Time: time.Now(), Origin: "a"}
+	if err := a.store.Append(ctx, m0); err != nil {
+		t.Fatal(err)
+	}
+	id := m0.MsgID
+	if err := b.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil || b.count(id) != 1 {
+		t.Fatalf("b's pull: %v (delivered %d)", err, b.count(id))
+	}
+	if err := b.store.DeleteAt(ctx, id, time.Now(), "b", eventstore.Deleter{Sender: "b!u@h", Tags: map[string]string{"+draft/delete": id}}); err != nil {
+		t.Fatal(err)
+	}
+	// c asks b first: the delete names a message c does not have yet, so it waits.
+	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := cc.store.Cursor(ctx, deletionCursor("b")); n != 0 || deleted.Load() != 0 {
+		t.Fatalf("delete applied or skipped before its message arrived (cursor %d)", n)
+	}
+	if err := cc.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cc.store.Get(ctx, id)
+	if err != nil || m.DeletedAt.IsZero() || deleted.Load() != 1 {
+		t.Fatalf("on c: deleted=%v delivered=%d err=%v", !m.DeletedAt.IsZero(), deleted.Load(), err)
+	}
+	// a hears of it too, and a second round changes nothing.
+	a.x.PullAll(ctx)
+	a.x.PullAll(ctx)
+	if m, _ := a.store.Get(ctx, id); m.DeletedAt.IsZero() {
+		t.Fatal("a did not apply b's delete")
+	}
+}

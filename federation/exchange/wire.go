@@ -28,10 +28,28 @@ type Event struct {
 	ReplacesMsgID string            `json:"replaces_msgid,omitempty"`
 }
 
-// Batch is what a push carries and a pull returns: events of one origin, in origin seq order.
+// Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
+// and (on pulls) the deletes made on that origin, in their own order.
 type Batch struct {
-	Origin string  `json:"origin"` // the origin node's DID
-	Events []Event `json:"events"`
+	Origin    string     `json:"origin"` // the origin node's DID
+	Events    []Event    `json:"events"`
+	Deletions []Deletion `json:"deletions,omitempty"`
+}
+
+// Deletion is a delete made on the origin node of a batch.
+type Deletion struct {
+	OriginSeq int64             `json:"origin_seq"`
+	RootMsgID string            `json:"root_msgid"`
+	AtMS      int64             `json:"at_ms"`
+	Venue     string            `json:"venue"`
+	Sender    string            `json:"sender"`
+	SenderDID string            `json:"sender_did,omitempty"`
+	Tags      map[string]string `json:"tags,omitempty"`
+}
+
+func deletionOf(d eventstore.Deletion) Deletion {
+	return Deletion{OriginSeq: d.Seq, RootMsgID: d.RootMsgID, AtMS: d.At.UnixMilli(), Venue: d.Venue,
+		Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}
 }
 
 func eventOf(m eventstore.Message) Event {

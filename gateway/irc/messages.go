@@ -163,7 +163,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
 		return
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes) {
+	if deletes != "" && !c.applyDelete(rb, deletes, tags) {
 		return
 	}
 	if react != nil && !c.applyReaction(rb, react) {
@@ -287,7 +287,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
 		return
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes) {
+	if deletes != "" && !c.applyDelete(rb, deletes, tags) {
 		return
 	}
 	if venue != "" && cmd != "TAGMSG" {

@@ -112,11 +112,13 @@ func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string
 	return "", root.MsgID, true
 }
 
-// applyDelete soft-deletes a root once the delete event was accepted.
-func (c *client) applyDelete(rb *respBuf, root string) bool {
+// applyDelete soft-deletes a root once the delete event was accepted, and files the delete (with
+// who made it and the event's tags) for the other nodes.
+func (c *client) applyDelete(rb *respBuf, root string, tags map[string]string) bool {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
-	if err := c.s.history.Delete(ctx, root, time.Now()); err != nil {
+	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: tags}
+	if err := c.s.history.DeleteAt(ctx, root, time.Now(), c.s.cfg.NodeName, by); err != nil {
 		c.s.log.Error("delete message", "msgid", root, "err", err)
 		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
 		return false

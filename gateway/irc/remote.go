@@ -2,6 +2,7 @@ package irc
 
 import (
 	"strings"
+	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -61,6 +62,31 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 			out := base
 			out.msg.Params = append([]string{t.nick}, base.msg.Params[1:]...)
 			c.deliver(&out, false)
+		}
+	}
+}
+
+// DeliverDeletion tells the local members of a channel that a message was deleted on another node:
+// a TAGMSG with +draft/delete from whoever deleted it, to message-tags clients.
+func (s *Server) DeliverDeletion(d eventstore.Deletion) {
+	if strings.HasPrefix(d.Venue, "dm:") {
+		return // DM deletes reach the participants through history; no live line is rendered
+	}
+	out := &outMsg{
+		msg:        ircmsg.Message{Source: d.Sender, Command: "TAGMSG", Params: []string{d.Venue}},
+		clientTags: d.Tags, time: serverTime(d.At), msgid: s.newMsgID(time.Now()), account: d.SenderDID,
+	}
+	var ids []string
+	s.state.Read(func(st *fsm.State) {
+		if ch := st.Channels[d.Venue]; ch != nil {
+			for id := range ch.Members {
+				ids = append(ids, id)
+			}
+		}
+	})
+	for _, id := range ids {
+		if c := s.localClient(id); c != nil && c.has(capMessageTags) {
+			c.deliver(out, false)
 		}
 	}
 }

@@ -39,6 +39,7 @@ type History interface {
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 	Current(ctx context.Context, msgid string) (eventstore.Message, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
 	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
 	Unreact(ctx context.Context, root, reactor, emoji string) error
 	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
