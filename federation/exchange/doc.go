@@ -18,6 +18,8 @@
 // +freeq.at/sig, so a third party can verify each one against the origin (key_source
 // origin-server).
 //
-// Deletes are not yet carried (the store records them as a state of a row, not as an event); an
-// edit is a row and travels like a message.
+// An edit is a row and travels like a message. A delete is a state of a row, so deletes travel as
+// a log of their own: the node where a delete was made files it in the same transaction, peers
+// pull that log with a second cursor ("del:<origin>"), and a delete that names a message a peer
+// has not stored yet waits until the message arrives from its own origin.
 package exchange

@@ -332,7 +332,7 @@ func benchWriteRate(b *testing.B) int {
 
 const (
 	probeEvery   = 10  // one written message in probeEvery is probed
-	probers      = 8   // concurrent probes
+	maxProbes    = 256 // concurrent probes
 	maxAppenders = 256 // concurrent Append calls
 	probeTimeout = 10 * time.Second
 )
@@ -364,15 +364,18 @@ func startBenchWriter(b *testing.B, store *eventstore.Store, base string) *bench
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &benchWriter{cancel: cancel, start: time.Now()}
 	probes := make(chan probe, 4096)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: probers, DisableCompression: true}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxProbes, DisableCompression: true}}
 	var probing sync.WaitGroup
-	for range probers {
-		probing.Go(func() {
-			for p := range probes {
+	probing.Go(func() { // each probe on its own goroutine, so probes never wait for each other
+		slots := make(chan struct{}, maxProbes)
+		for p := range probes {
+			slots <- struct{}{}
+			probing.Go(func() {
+				defer func() { <-slots }()
 				w.runProbe(client, base, p)
-			}
-		})
-	}
+			})
+		}
+	})
 	w.done.Go(func() {
 		defer func() {
 			close(probes)

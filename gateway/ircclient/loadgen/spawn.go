@@ -110,6 +110,16 @@ func (s *SpawnedServer) Stop(grace time.Duration) error {
 	return nil
 }
 
+// Kill ends the server at once with SIGKILL, as a crash would, and waits
+// for it. Stop is still needed afterwards, to close the log.
+func (s *SpawnedServer) Kill() error {
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("loadgen: killing the server: %w", err)
+	}
+	<-s.exited
+	return nil
+}
+
 func (s *SpawnedServer) exitError() error {
 	var exit *exec.ExitError
 	if errors.As(s.err, &exit) && !exit.Exited() { // ended by a signal
