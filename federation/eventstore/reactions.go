@@ -2,8 +2,8 @@ package eventstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -47,32 +47,27 @@ func (s *Store) Reactions(ctx context.Context, roots []string) (map[string]map[s
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	for start := 0; start < len(roots); start += 500 { // stay under SQLite's parameter limit
-		chunk := roots[start:min(start+500, len(roots))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		rows, err := s.readDB.QueryContext(ctx, `SELECT root_msgid, emoji, COUNT(*) FROM reactions
-			WHERE root_msgid IN (?`+strings.Repeat(",?", len(chunk)-1)+`) GROUP BY root_msgid, emoji`, args...)
-		if err != nil {
+	list, err := json.Marshal(roots)
+	if err != nil {
+		return nil, fmt.Errorf("eventstore: reactions: %w", err)
+	}
+	rows, err := s.r.reactions.QueryContext(ctx, string(list))
+	if err != nil {
+		return nil, s.wrapReadErr("reactions", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var root, emoji string
+		if err := rows.Scan(&root, &emoji); err != nil {
 			return nil, s.wrapReadErr("reactions", err)
 		}
-		for rows.Next() {
-			var root, emoji string
-			var n int
-			if err := rows.Scan(&root, &emoji, &n); err != nil {
-				rows.Close()
-				return nil, s.wrapReadErr("reactions", err)
-			}
-			if out[root] == nil {
-				out[root] = map[string]int{}
-			}
-			out[root][emoji] = n
+		if out[root] == nil {
+			out[root] = map[string]int{}
 		}
-		if err := rows.Close(); err != nil {
-			return nil, s.wrapReadErr("reactions", err)
-		}
+		out[root][emoji]++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapReadErr("reactions", err)
 	}
 	return out, nil
 }

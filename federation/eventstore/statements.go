@@ -44,6 +44,10 @@ const (
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
 	// sqlRecordDeletion files a delete made on this node in the deletions log, which the event
 	// exchange copies to the other nodes.
+	// sqlReactions takes a JSON array of root msgids: one statement, prepared once, whatever the
+	// page size. It returns one row per reaction (in primary-key order, no sort); the caller counts.
+	sqlReactions = `SELECT root_msgid, emoji FROM reactions
+		WHERE root_msgid IN (SELECT value FROM json_each(?))`
 	sqlRecordDeletion = `INSERT INTO deletions(root_msgid, at_ms, origin, venue, sender, sender_did, tags_json)
 		SELECT ?1, ?2, ?3, m.venue, ?4, ?5, ?6 FROM messages m WHERE m.msgid = ?1`
 
@@ -91,12 +95,14 @@ func (w *writeStatements) all() []namedStatement {
 // connection.
 type readStatements struct {
 	has, raw, current, position, rangeAsc, rangeDesc, exportFrom, search *sql.Stmt
+	reactions                                                            *sql.Stmt
 }
 
 func (r *readStatements) all() []namedStatement {
 	return []namedStatement{
 		{&r.has, sqlHas}, {&r.raw, sqlRaw}, {&r.current, sqlCurrent}, {&r.position, sqlPosition},
 		{&r.rangeAsc, sqlRangeAsc}, {&r.rangeDesc, sqlRangeDesc}, {&r.exportFrom, sqlExport}, {&r.search, sqlSearch},
+		{&r.reactions, sqlReactions},
 	}
 }
 
