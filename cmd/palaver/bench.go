@@ -31,8 +31,8 @@ type benchCase struct {
 	needsRSS  bool                          // reads the server's resident memory
 	cluster   bool                          // runs against a cluster (env.cluster)
 	needsKill bool                          // kills cluster nodes: needs --spawn-cluster
-	validate func() error
-	run      func(ctx context.Context, env benchEnv) (loadgen.Run, error)
+	validate  func() error
+	run       func(ctx context.Context, env benchEnv) (loadgen.Run, error)
 }
 
 // benchEnv is what one run of a scenario works against.
