@@ -270,13 +270,15 @@ func (s *Server) RetireKey(ctx context.Context, did, kid string) (sessionsClosed
 		}
 	})
 	for _, v := range victims {
-		if c := s.localClient(v.id); c != nil {
-			fail := c.failMsg("MSGSIG", "KEY_RETIRED", "Your signing key was retired by its owner")
-			c.closeWith("Signing key retired", fail.AppendTo(nil), c.line("", "ERROR", "Signing key retired"))
-		}
+		// End the session in the replicated state first (its token dies with it), then close the
+		// local connection; the connection's own teardown then finds the session already gone.
 		r, err := s.proposer.Propose(ctx, fsm.EndSession{Session: v.id, Reason: "Signing key retired"})
 		if err != nil {
 			return sessionsClosed, tokensRevoked, err
+		}
+		if c := s.localClient(v.id); c != nil {
+			fail := c.failMsg("MSGSIG", "KEY_RETIRED", "Your signing key was retired by its owner")
+			c.closeWith("Signing key retired", fail.AppendTo(nil), c.line("", "ERROR", "Signing key retired"))
 		}
 		if r.Code == fsm.OK {
 			sessionsClosed++
