@@ -27,10 +27,12 @@ type benchScenario struct {
 
 // benchCase is a scenario configured by its flags.
 type benchCase struct {
-	label    func(t loadgen.Target) string // e.g. "B1 tcp N=2000"
-	needsRSS bool                          // reads the server's resident memory
-	validate func() error
-	run      func(ctx context.Context, env benchEnv) (loadgen.Run, error)
+	label     func(t loadgen.Target) string // e.g. "B1 tcp N=2000"
+	needsRSS  bool                          // reads the server's resident memory
+	cluster   bool                          // runs against a cluster (env.cluster)
+	needsKill bool                          // kills cluster nodes: needs --spawn-cluster
+	validate  func() error
+	run       func(ctx context.Context, env benchEnv) (loadgen.Run, error)
 }
 
 // benchEnv is what one run of a scenario works against.
@@ -39,7 +41,8 @@ type benchEnv struct {
 	rss       func() (int64, error)         // the server's RSS in KiB; nil when the server's PID is unknown
 	serverCPU func() (time.Duration, error) // the server's CPU time so far; nil when its PID is unknown
 	progress  io.Writer
-	label     string // progress prefix
+	label     string                // progress prefix
+	cluster   loadgen.ClusterTarget // the cluster, for the cluster scenarios
 }
 
 // benchScenarios lists the scenarios in the design's order.
@@ -49,6 +52,10 @@ func benchScenarios() []benchScenario {
 		{name: "b2", id: "B2", summary: "SASL ATPROTO-CHALLENGE login storm: logins/s and latency", define: defineLoginStormBench},
 		{name: "b6", id: "B6", summary: "PRIVMSGs signed with MSGSIG session keys to 10-member channels: verified messages accepted/s", define: defineSignedMessagesBench},
 		{name: "b7", id: "B7", summary: "GET /api/v1/verify/{msgid} with 64 concurrent clients: requests/s and latency", define: defineVerifyLoadBench},
+		{name: "b8", id: "B8", summary: "TOPIC/MODE/PIN by one writer through a cluster, seen by a member on another node: latency", define: defineClusterChangesBench("B8", 1, loadgen.PlaceFollowers, false)},
+		{name: "b9", id: "B9", summary: "the B8 changes by 16 (or --writers) concurrent writers spread over the nodes: changes/s and latency", define: defineClusterChangesBench("B9", 16, loadgen.PlaceAny, false)},
+		{name: "b10", id: "B10", summary: "SIGKILL the Raft leader under B8 load: time to the next committed change, acknowledged changes lost", define: defineClusterChangesBench("B10", 1, loadgen.PlaceFollowers, true)},
+		{name: "b15", id: "B15", summary: "PRIVMSGs from clients on one node to members on another at a fixed rate: cross-node latency", define: defineCrossNodeBench},
 	}
 }
 
@@ -62,6 +69,8 @@ type commonBenchFlags struct {
 	serverBin                                  string
 	serverArgs                                 listFlag
 	raiseFDLimit                               bool
+	spawnCluster                               int
+	clusterIRC, clusterHTTP                    string
 }
 
 func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
@@ -78,6 +87,9 @@ func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
 	fs.StringVar(&c.serverBin, "server-bin", "", "palaver binary started by --spawn (default: this executable)")
 	fs.Var(&c.serverArgs, "server-arg", "extra argument for the spawned 'palaver serve' (repeatable)")
 	fs.BoolVar(&c.raiseFDLimit, "raise-fd-limit", true, "raise this process's open-file limit to its hard limit")
+	fs.IntVar(&c.spawnCluster, "spawn-cluster", 0, "cluster scenarios: start a fresh cluster of this many (3 or 5) 'palaver serve' processes for each run (temporary data dirs under $TMPDIR, loopback ports, --no-flood-limits, --max-conns-per-ip -1) and stop it after")
+	fs.StringVar(&c.clusterIRC, "cluster-irc", "", "cluster scenarios without --spawn-cluster: comma-separated IRC addresses of the nodes")
+	fs.StringVar(&c.clusterHTTP, "cluster-http", "", "cluster scenarios without --spawn-cluster: comma-separated HTTP base URLs of the same nodes, in the same order (for /api/v1/health)")
 	return c
 }
 
@@ -203,6 +215,9 @@ func validateBench(fs *flag.FlagSet, c *commonBenchFlags, bc *benchCase) error {
 	if bc.needsRSS && !c.spawn && c.serverPID <= 0 {
 		return errors.New("this scenario measures the server's memory: give --server-pid PID or --spawn")
 	}
+	if err := validateClusterFlags(c, bc); err != nil {
+		return err
+	}
 	if bc.validate != nil {
 		return bc.validate()
 	}
@@ -214,6 +229,9 @@ func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target l
 	env := benchEnv{target: target, progress: stderr, label: label}
 	if c.serverPID > 0 {
 		env.rss, env.serverCPU = serverProbes(c.serverPID)
+	}
+	if bc.cluster {
+		return benchClusterOnce(ctx, c, bc, env)
 	}
 	if !c.spawn {
 		return bc.run(ctx, env)
@@ -425,4 +443,213 @@ func quoteArgs(args []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// validateClusterFlags checks the cluster flags against the scenario.
+func validateClusterFlags(c *commonBenchFlags, bc *benchCase) error {
+	listed := c.clusterIRC != "" || c.clusterHTTP != ""
+	switch {
+	case c.spawnCluster != 0 && c.spawnCluster != 3 && c.spawnCluster != 5:
+		return errors.New("--spawn-cluster takes 3 or 5 nodes")
+	case !bc.cluster && (c.spawnCluster != 0 || listed):
+		return errors.New("--spawn-cluster, --cluster-irc and --cluster-http are for the cluster scenarios (b8, b9, b10, b15)")
+	case !bc.cluster:
+		return nil
+	case c.spawn:
+		return errors.New("a cluster scenario runs against a cluster: use --spawn-cluster 3, not --spawn")
+	case c.spawnCluster != 0 && listed:
+		return errors.New("--spawn-cluster and --cluster-irc/--cluster-http exclude each other")
+	case bc.needsKill && c.spawnCluster == 0:
+		return errors.New("this scenario kills the leader's process: it needs --spawn-cluster 3")
+	case c.spawnCluster == 0 && !listed:
+		return errors.New("a cluster scenario needs --spawn-cluster 3, or --cluster-irc and --cluster-http")
+	case c.spawnCluster == 0:
+		_, err := c.listedCluster()
+		return err
+	}
+	return nil
+}
+
+// listedCluster builds the cluster given by --cluster-irc and --cluster-http.
+func (c *commonBenchFlags) listedCluster() (loadgen.ClusterTarget, error) {
+	irc, http := splitList(c.clusterIRC), splitList(c.clusterHTTP)
+	if len(irc) < 2 || len(irc) != len(http) {
+		return loadgen.ClusterTarget{}, fmt.Errorf("--cluster-irc and --cluster-http must list the same nodes (at least two): %d and %d given", len(irc), len(http))
+	}
+	var t loadgen.ClusterTarget
+	for i := range irc {
+		t.Nodes = append(t.Nodes, loadgen.ClusterNode{IRCAddr: irc[i], HTTPURL: http[i]})
+	}
+	return t, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// benchClusterOnce runs a cluster scenario once, against the listed nodes
+// or a cluster spawned for the run.
+func benchClusterOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, env benchEnv) (loadgen.Run, error) {
+	if c.spawnCluster == 0 {
+		t, err := c.listedCluster()
+		if err != nil {
+			return loadgen.Run{}, err
+		}
+		t.SourceAddrs = env.target.SourceAddrs
+		env.cluster = t
+		return bc.run(ctx, env)
+	}
+	bin, err := serverBinary(c)
+	if err != nil {
+		return loadgen.Run{}, err
+	}
+	dir, err := os.MkdirTemp("", "palaver-bench-cluster-*")
+	if err != nil {
+		return loadgen.Run{}, fmt.Errorf("temporary directory: %w", err)
+	}
+	cluster, err := loadgen.SpawnCluster(ctx, loadgen.ClusterSpawnConfig{
+		Binary: bin, Nodes: c.spawnCluster, Dir: dir, ExtraArgs: c.serverArgs,
+		Progress: env.progress, Label: env.label,
+	})
+	if err != nil {
+		fmt.Fprintf(env.progress, "%s: node logs kept in %s\n", env.label, dir)
+		return loadgen.Run{}, err
+	}
+	env.cluster = cluster.Target()
+	env.cluster.SourceAddrs = env.target.SourceAddrs
+	run, runErr := bc.run(ctx, env)
+	stopErr := cluster.Stop(15 * time.Second)
+	if runErr != nil || stopErr != nil {
+		fmt.Fprintf(env.progress, "%s: node logs kept in %s\n", env.label, dir)
+		return run, errors.Join(runErr, stopErr)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintf(env.progress, "%s: removing %s: %v\n", env.label, dir, err)
+	}
+	return run, nil
+}
+
+// serverBinary is --server-bin or this executable.
+func serverBinary(c *commonBenchFlags) (string, error) {
+	if c.serverBin != "" {
+		return c.serverBin, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the palaver binary (use --server-bin): %w", err)
+	}
+	return exe, nil
+}
+
+// defineClusterChangesBench defines B8, B9 or B10: they differ in the
+// number of writers, where they connect, and the kill.
+func defineClusterChangesBench(id string, writers int, placement loadgen.Placement, kill bool) func(fs *flag.FlagSet) *benchCase {
+	return func(fs *flag.FlagSet) *benchCase {
+		cfg := loadgen.ClusterChangesConfig{Writers: writers}
+		kinds, place := "topic,mode,pin", string(placement)
+		if kill {
+			kinds = "topic"
+		}
+		fs.IntVar(&cfg.Writers, "writers", writers, "writers, each with its own channel and an observer on another node")
+		fs.StringVar(&kinds, "kinds", kinds, "changes each writer makes in turn: comma-separated topic, mode (ban +b/-b), pin (PIN/UNPIN)")
+		fs.IntVar(&cfg.Window, "window", 1, "changes a writer has in flight (sent, its echo or refusal not yet read)")
+		fs.Float64Var(&cfg.Rate, "rate", 0, "cap on the changes per second of all writers together (0: as fast as --window allows)")
+		fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long the writers write")
+		fs.StringVar(&place, "placement", place, "where writers connect: any (spread over the nodes), leader, follower, followers; observers connect to another node")
+		fs.IntVar(&cfg.TopicBytes, "topic-bytes", 100, "topic text length")
+		fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 16, "writer and observer pairs set up at once")
+		fs.DurationVar(&cfg.Timeout, "timeout", 20*time.Second, "bound on each setup step, on the answer to one change and on each step of the loss check")
+		if kill {
+			fs.DurationVar(&cfg.KillLeaderAfter, "kill-after", 3*time.Second, "when to SIGKILL the leader's process, after the writers start")
+		}
+		return &benchCase{
+			cluster:   true,
+			needsKill: kill,
+			label: func(loadgen.Target) string {
+				rate := ""
+				if cfg.Rate > 0 {
+					rate = fmt.Sprintf(" rate=%.0f/s", cfg.Rate)
+				}
+				return fmt.Sprintf("%s %s writers=%d w=%d%s %s", id, kinds, cfg.Writers, cfg.Window, rate, place)
+			},
+			validate: func() error {
+				k, err := loadgen.ParseChangeKinds(kinds)
+				if err != nil {
+					return err
+				}
+				p, err := loadgen.ParsePlacement(place)
+				if err != nil {
+					return err
+				}
+				cfg.Kinds, cfg.Placement = k, p
+				if cfg.Writers < 1 || cfg.Window < 1 || cfg.TopicBytes < 8 || cfg.Duration <= 0 || cfg.SetupConcurrency < 1 || cfg.Rate < 0 {
+					return errors.New("--writers, --window and --setup-concurrency must be at least 1, --topic-bytes at least 8, --duration positive and --rate not negative")
+				}
+				if kill {
+					if p != loadgen.PlaceFollower && p != loadgen.PlaceFollowers {
+						return errors.New("the clients must stay off the leader that is killed: --placement follower or followers")
+					}
+					if cfg.KillLeaderAfter <= 0 || cfg.KillLeaderAfter >= cfg.Duration {
+						return errors.New("--kill-after must be positive and shorter than --duration")
+					}
+				}
+				return nil
+			},
+			run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+				c := cfg
+				c.Progress, c.Label = env.progress, env.label
+				res, err := loadgen.RunClusterChanges(ctx, env.cluster, c)
+				if err != nil {
+					return loadgen.Run{}, err
+				}
+				return res.Run(), nil
+			},
+		}
+	}
+}
+
+func defineCrossNodeBench(fs *flag.FlagSet) *benchCase {
+	var cfg loadgen.CrossNodeConfig
+	place := string(loadgen.PlaceFollower)
+	fs.IntVar(&cfg.Senders, "senders", 16, "senders, each in its own channel")
+	fs.IntVar(&cfg.ReceiversPerChannel, "receivers", 1, "members of each channel connected to another node")
+	fs.Float64Var(&cfg.Rate, "rate", 10000, "messages per second, all senders together")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send")
+	fs.IntVar(&cfg.BodyBytes, "body-bytes", 100, "message text length")
+	fs.StringVar(&place, "placement", place, "where senders connect: any, leader, follower, followers; receivers connect to another node")
+	fs.DurationVar(&cfg.Tick, "tick", 5*time.Millisecond, "how often a sender writes the messages that fell due")
+	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 16, "clients being set up at once")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on each setup step and on the wait for the last deliveries")
+	return &benchCase{
+		cluster: true,
+		label: func(loadgen.Target) string {
+			return fmt.Sprintf("B15 %.0f/s senders=%d receivers=%d %s", cfg.Rate, cfg.Senders, cfg.ReceiversPerChannel, place)
+		},
+		validate: func() error {
+			p, err := loadgen.ParsePlacement(place)
+			if err != nil {
+				return err
+			}
+			cfg.Placement = p
+			if cfg.Senders < 1 || cfg.ReceiversPerChannel < 1 || cfg.Rate <= 0 || cfg.BodyBytes < 16 || cfg.Duration <= 0 || cfg.Tick <= 0 {
+				return errors.New("--senders and --receivers must be at least 1, --body-bytes at least 16, and --rate, --duration and --tick positive")
+			}
+			return nil
+		},
+		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			c := cfg
+			c.Progress, c.Label = env.progress, env.label
+			res, err := loadgen.RunCrossNodeMessages(ctx, env.cluster, c)
+			if err != nil {
+				return loadgen.Run{}, err
+			}
+			return res.Run(), nil
+		},
+	}
 }

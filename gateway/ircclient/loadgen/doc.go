@@ -1,9 +1,13 @@
 // Package loadgen is the load generator behind `palaver bench`: the
 // benchmark scenarios of the design's table (B1 idle memory, B2 login
-// storm, B6 signed messages, B7 verify requests so far), the measurements
-// they take (server resident memory from /proc, the load client's own CPU
-// time, latency percentiles), the summary of repeated runs (median and
-// min–max spread) and the table and JSON reports.
+// storm, B6 signed messages, B7 verify requests, and on a cluster B8–B10
+// replicated changes and the leader kill and B15 cross-node messages),
+// the measurements they take (server resident memory and CPU from /proc,
+// the load client's own CPU time, latency percentiles), the summary of
+// repeated runs (median and min–max spread) and the table and JSON
+// reports. It also starts the servers it measures: one `palaver serve`
+// (spawn.go) or a cluster of them on loopback (clusterspawn.go), and reads
+// each node's Raft role and term from /api/v1/health.
 //
 // The scenarios do not use ircclient.Client for their connections: that
 // client starts a reader goroutine per connection, keeps a 16 KiB read
@@ -26,4 +30,11 @@
 // B7's HTTP requests use net/http: the verify responses are JSON of a
 // few KB, possibly chunked, and a hand-written HTTP client would gain
 // little; the client's CPU is reported next to the throughput.
+//
+// The cluster scenarios speak plain IRC too. Every change a B8–B10 writer
+// makes carries its own key (the topic text's first word, the ban mask,
+// the pinned msgid), by which its echo and its sighting on another node
+// are matched; the loss check ends each writer's run with a closing topic
+// (see RunClusterChanges). B15's message texts carry their sequence
+// number, by which a receiver finds the send time.
 package loadgen

@@ -1,0 +1,173 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// ClusterSpawnConfig describes a cluster of `palaver serve` processes to
+// start on loopback for a run.
+type ClusterSpawnConfig struct {
+	Binary string // the palaver executable
+	Nodes  int    // 3 or 5; every node is a Raft voter
+	// Dir holds each node's data directory and log (Dir/node-a/data,
+	// Dir/node-a/server.log, ...); it must exist.
+	Dir string
+	// ExtraArgs are appended to every node's `palaver serve` arguments.
+	ExtraArgs []string
+	// Timeout bounds the start of the whole cluster, up to one leader and
+	// term; default 90 s.
+	Timeout  time.Duration
+	Progress io.Writer // progress lines; nil for none
+	Label    string    // prefix of progress lines
+}
+
+// SpawnedClusterNode is one process of a spawned cluster.
+type SpawnedClusterNode struct {
+	Name                                             string // its --node-name
+	IRCAddr, HTTPAddr, RaftAddr, GossipAddr, RPCAddr string
+	DataDir, LogPath                                 string
+	Server                                           *SpawnedServer
+}
+
+// SpawnedCluster is a running cluster of child processes.
+type SpawnedCluster struct {
+	Nodes []*SpawnedClusterNode
+}
+
+// clusterPortsPerNode counts a node's listeners: IRC, HTTP, Raft, gossip
+// and cluster RPC.
+const clusterPortsPerNode = 5
+
+// SpawnCluster starts cfg.Nodes `palaver serve` processes with fresh data
+// directories under cfg.Dir and free loopback ports, flood limits and the
+// per-IP cap off: the first bootstraps the cluster, the others --join it.
+// It returns once every node answers /api/v1/health and all report the
+// same term and exactly one leader. On failure it stops what it started.
+func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster, error) {
+	if cfg.Nodes != 3 && cfg.Nodes != 5 {
+		return nil, fmt.Errorf("loadgen: a spawned cluster has 3 or 5 nodes, not %d", cfg.Nodes)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 90 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	addrs, err := FreeLoopbackAddrs(clusterPortsPerNode * cfg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	c := &SpawnedCluster{}
+	for i := range cfg.Nodes {
+		a := addrs[i*clusterPortsPerNode:]
+		name := "node-" + string(rune('a'+i))
+		dir := filepath.Join(cfg.Dir, name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("loadgen: node directory: %w", err)
+		}
+		c.Nodes = append(c.Nodes, &SpawnedClusterNode{
+			Name: name, IRCAddr: a[0], HTTPAddr: a[1], RaftAddr: a[2], GossipAddr: a[3], RPCAddr: a[4],
+			DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log"),
+		})
+	}
+	out := newLockedWriter(cfg.Progress)
+	fail := func(err error) (*SpawnedCluster, error) {
+		return nil, errors.Join(err, c.Stop(5*time.Second))
+	}
+	// The first node bootstraps; the others join it once it serves.
+	if err := c.start(ctx, cfg, c.Nodes[0], ""); err != nil {
+		return fail(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Nodes))
+	for i, n := range c.Nodes[1:] {
+		wg.Go(func() { errs[i+1] = c.start(ctx, cfg, n, c.Nodes[0].GossipAddr) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
+	}
+	health, leader, err := WaitClusterSettled(ctx, c.Target().Nodes, cfg.Timeout)
+	if err != nil {
+		return fail(err)
+	}
+	for i, n := range c.Nodes {
+		progressf(out, "%s: %s (pid %d) IRC %s HTTP %s: %s, term %d", cfg.Label, n.Name, n.Server.PID(), n.IRCAddr, n.HTTPAddr, health[i].Role, health[i].Term)
+	}
+	progressf(out, "%s: cluster up, leader %s, data in %s", cfg.Label, c.Nodes[leader].Name, cfg.Dir)
+	return c, nil
+}
+
+// start runs one node's process and waits until its IRC and HTTP
+// listeners accept connections (a node opens them only after it found a
+// leader and caught up).
+func (c *SpawnedCluster) start(ctx context.Context, cfg ClusterSpawnConfig, n *SpawnedClusterNode, join string) error {
+	args := []string{"serve",
+		"--node-name", n.Name + ".bench", "--server-name", "palaver.bench", "--data", n.DataDir,
+		"--irc-addr", n.IRCAddr, "--tls-addr", "", "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr,
+		"--gossip-addr", n.GossipAddr, "--cluster-addr", n.RPCAddr, "--max-voters", fmt.Sprint(cfg.Nodes),
+		"--no-flood-limits", "--max-conns-per-ip", "-1", "--log-level", "warn",
+	}
+	if join != "" {
+		args = append(args, "--join", join)
+	}
+	args = append(args, cfg.ExtraArgs...)
+	srv, err := Spawn(ctx, SpawnConfig{
+		Binary: cfg.Binary, Args: args, LogPath: n.LogPath,
+		ReadyAddrs: []string{n.IRCAddr, n.HTTPAddr}, Timeout: cfg.Timeout,
+	})
+	if err != nil {
+		return fmt.Errorf("loadgen: %s: %w", n.Name, err)
+	}
+	n.Server = srv
+	return nil
+}
+
+// Target describes the cluster for the scenarios: each node's addresses,
+// a Kill that sends SIGKILL to its process and a CPU reader from /proc.
+func (c *SpawnedCluster) Target() ClusterTarget {
+	t := ClusterTarget{Nodes: make([]ClusterNode, len(c.Nodes))}
+	for i, n := range c.Nodes {
+		t.Nodes[i] = ClusterNode{
+			Name: n.Name, IRCAddr: n.IRCAddr, HTTPURL: "http://" + n.HTTPAddr,
+			Kill: func() error {
+				if n.Server == nil {
+					return fmt.Errorf("loadgen: %s is not running", n.Name)
+				}
+				return n.Server.Kill()
+			},
+			CPU: func() (time.Duration, error) {
+				if n.Server == nil {
+					return 0, fmt.Errorf("loadgen: %s is not running", n.Name)
+				}
+				return ReadProcessCPU(n.Server.PID())
+			},
+		}
+	}
+	return t
+}
+
+// Stop stops every node (SIGTERM, then SIGKILL after grace), in parallel.
+// A node already killed is not an error.
+func (c *SpawnedCluster) Stop(grace time.Duration) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.Nodes))
+	for i, n := range c.Nodes {
+		if n.Server == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := n.Server.Stop(grace); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
