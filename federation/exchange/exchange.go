@@ -234,28 +234,32 @@ func (x *Exchange) receivePush(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }
 
-// store writes a batch's events and delivers those that were new. It returns the last origin
-// seq of the batch.
+// store writes a batch's events in one durable commit and delivers those that were new, in
+// order. It returns the last origin seq of the batch.
 func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	origin := Name(b.Origin)
+	msgs := make([]*eventstore.Message, 0, len(b.Events))
 	var last int64
 	for _, ev := range b.Events {
 		if err := ev.validate(); err != nil {
-			return last, fmt.Errorf("event %q: %w", ev.MsgID, err)
+			return 0, fmt.Errorf("event %q: %w", ev.MsgID, err)
 		}
-		m := ev.message(origin)
-		err := x.cfg.Store.Append(ctx, m)
-		switch {
-		case err == nil:
-			if x.cfg.Deliver != nil {
+		msgs = append(msgs, ev.message(origin))
+		last = max(last, ev.OriginSeq)
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	// A msgid already stored (pushed earlier, or pulled twice) is not stored again and keeps Seq 0:
+	// only the new ones are delivered.
+	if err := x.cfg.Store.Append(ctx, msgs...); err != nil && !errors.Is(err, eventstore.ErrDuplicate) {
+		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
+	}
+	if x.cfg.Deliver != nil {
+		for _, m := range msgs {
+			if m.Seq != 0 {
 				x.cfg.Deliver(*m)
 			}
-		case errors.Is(err, eventstore.ErrDuplicate):
-		default:
-			return last, fmt.Errorf("store %s: %w", ev.MsgID, err)
-		}
-		if ev.OriginSeq > last {
-			last = ev.OriginSeq
 		}
 	}
 	return last, nil
