@@ -4,6 +4,7 @@
 //	palaver login    mint or load an ed25519 did:key, log in over SASL, print the bearer token
 //	palaver bench    load scenarios of the benchmark plan against any IRC server
 //	palaver verify   check an evidence bundle offline
+//	palaver testcluster  chaos run of an in-process cluster with its verdict table
 //	palaver version  print the version
 package main
 
@@ -39,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
+	case "testcluster":
+		return runTestCluster(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "palaver", version)
 		return 0
@@ -59,6 +62,8 @@ Commands:
   login     log in as an agent with a self-minted did:key and print the bearer token
   bench     run a load scenario from the benchmark plan (B1, B2) against a server
   verify    check an evidence bundle offline (palaver verify bundle.json)
+  testcluster  run N in-process nodes under a seeded nemesis and check linearizability,
+            exactly-once delivery and equal state (palaver testcluster --nodes 3 --duration 60s --chaos)
   version   print the version
 
 Run 'palaver <command> --help' for the flags of a command.

@@ -68,7 +68,11 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 	case "BEFORE":
 		msgs, err = h.Before(ctx, venue, ref1, limit)
 	case "AFTER":
-		msgs, err = h.After(ctx, venue, ref1, limit)
+		if ref1.MsgID != "" {
+			msgs, err = c.afterArrival(ctx, venue, ref1.MsgID, limit)
+		} else {
+			msgs, err = h.After(ctx, venue, ref1, limit)
+		}
 	case "LATEST":
 		msgs, err = h.Latest(ctx, venue, ref1, limit)
 	case "AROUND":
@@ -202,4 +206,16 @@ func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 		return
 	}
 	c.sendHistoryBatch(rb, venue, msgs)
+}
+
+// afterArrival answers AFTER msgid=<id> with the messages this node stored after that one, in the
+// order they arrived. In a cluster a message can arrive after a newer one (it was sent on another
+// node moments before a restart or a partition); ordering by time would hide it from a client that
+// catches up from the last msgid it read, so catch-up follows arrival order.
+func (c *client) afterArrival(ctx context.Context, venue, msgid string, limit int) ([]eventstore.Message, error) {
+	ref, err := c.s.history.Root(ctx, msgid)
+	if err != nil || ref.Venue != venue {
+		return nil, err
+	}
+	return c.s.history.ExportAfter(ctx, venue, ref.Seq, limit)
 }

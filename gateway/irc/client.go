@@ -251,7 +251,7 @@ func (c *client) deliver(o *outMsg, own bool) {
 	c.rbMu.Lock()
 	if rb := c.rb; rb != nil {
 		if own {
-			rb.add(o.forCaps(c.capBits()))
+			rb.msgs = append(rb.msgs, o.forCaps(c.capBits())) // rbMu is held
 			c.rbMu.Unlock()
 			return
 		}

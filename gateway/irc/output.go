@@ -79,7 +79,14 @@ type respBuf struct {
 	msgs  []ircmsg.Message
 }
 
-func (rb *respBuf) add(m ircmsg.Message) { rb.msgs = append(rb.msgs, m) }
+// add appends a reply. The client's rbMu guards msgs: an event caused by the command may be added
+// from the state machine's goroutine while the handler still writes (after a failed proposal whose
+// entry was applied anyway).
+func (rb *respBuf) add(m ircmsg.Message) {
+	rb.c.rbMu.Lock()
+	rb.msgs = append(rb.msgs, m)
+	rb.c.rbMu.Unlock()
+}
 
 // flush renders and queues the collected replies.
 func (rb *respBuf) flush() {

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/palaver-chat/palaver/testcluster"
+)
+
+// runTestCluster is `palaver testcluster`: a checked multi-node run in this process (see package
+// testcluster), with live progress on stderr and a verdict table on stdout. It exits 0 only when
+// every check passed, 1 when one failed, 2 for bad flags or a run that could not be carried out.
+func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("testcluster", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nodes := fs.Int("nodes", 3, "number of nodes")
+	duration := fs.Duration("duration", 60*time.Second, "how long the clients send traffic")
+	chaos := fs.Bool("chaos", false, "kill and restart nodes (sometimes the leader) while the traffic runs")
+	seed := fs.Int64("seed", 0, "seed for the workload and the fault schedule (0: from the clock; printed)")
+	rounds := fs.Int("rounds", 0, "with --chaos: stop after this many kill/restart rounds (--duration stays the upper bound)")
+	dir := fs.String("dir", "", "directory for the nodes' data (default: a temporary directory, removed afterwards)")
+	topicChannels := fs.Int("topic-channels", 2, "channels whose topics are checked for linearizability")
+	topicClients := fs.Int("topic-clients", 2, "topic clients per node")
+	chatClients := fs.Int("chat-clients", 1, "chat clients per node")
+	messageInterval := fs.Duration("message-interval", 100*time.Millisecond, "mean pause between one chat client's messages")
+	logLevel := fs.String("log", "", "write the nodes' logs to stderr at this level (debug, info, warn, error)")
+	viz := fs.String("viz", "", "write porcupine's HTML view of the topic history to this file")
+	details := fs.Int("details", 20, "how many lost or duplicated items to list when a check fails")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: palaver testcluster [flags]
+
+Starts N nodes in this process on loopback ports (real disks under a temporary directory), drives
+topic and chat clients against every node and checks: topic operations are linearizable (porcupine)
+and no acknowledged change is lost; every acknowledged message reaches every chat client exactly
+once (live, or through CHATHISTORY after a reconnection); all nodes end with equal state hashes.
+With --chaos, a seeded nemesis kills and restarts nodes during the traffic.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "palaver testcluster: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *nodes < 1 || *duration <= 0 || *topicChannels < 1 || *topicClients < 1 || *chatClients < 1 {
+		fmt.Fprintln(stderr, "palaver testcluster: --nodes, --duration, --topic-channels, --topic-clients and --chat-clients must be positive")
+		return 2
+	}
+	if *chaos && *nodes < 3 {
+		fmt.Fprintln(stderr, "palaver testcluster: --chaos needs at least 3 nodes (a node down must leave a quorum)")
+		return 2
+	}
+	logger, err := nodeLogger(*logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "palaver testcluster: %v\n", err)
+		return 2
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
+	}
+	fmt.Fprintf(stderr, "testcluster: %d nodes, %s of traffic, chaos %v, seed %d\n", *nodes, *duration, *chaos, *seed)
+
+	var mu sync.Mutex // progress and events share stderr
+	var last testcluster.Progress
+	opts := testcluster.RunOptions{
+		Options:             testcluster.Options{Nodes: *nodes, Dir: *dir, Seed: *seed, Logger: logger},
+		Duration:            *duration,
+		Chaos:               *chaos,
+		Nemesis:             testcluster.NemesisOptions{MaxRounds: *rounds},
+		EndWithRounds:       *rounds > 0,
+		TopicChannels:       *topicChannels,
+		TopicClientsPerNode: *topicClients,
+		ChatClientsPerNode:  *chatClients,
+		MessageInterval:     *messageInterval,
+		Progress: func(p testcluster.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			secs := (p.Elapsed - last.Elapsed).Seconds()
+			if secs <= 0 {
+				secs = 1
+			}
+			topicRate := float64(p.TopicWrites+p.TopicReads+p.TopicUnknown-last.TopicWrites-last.TopicReads-last.TopicUnknown) / secs
+			msgRate := float64(p.MessagesAcked-last.MessagesAcked) / secs
+			leader := p.Leader
+			if leader == "" {
+				leader = "none"
+			}
+			fmt.Fprintf(stderr, "%6.1fs %-8s topic ops/s %6.1f  msgs/s %6.1f  | writes %d reads %d unknown %d | msgs acked %d delivered %d | up %d/%d leader %s | rounds %d\n",
+				p.Elapsed.Seconds(), p.Phase, topicRate, msgRate, p.TopicWrites, p.TopicReads, p.TopicUnknown,
+				p.MessagesAcked, p.Deliveries, p.NodesUp, *nodes, leader, p.Rounds)
+			last = p
+		},
+		OnEvent: func(e testcluster.NemesisEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "nemesis %s\n", e)
+		},
+	}
+	rep, err := testcluster.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "palaver testcluster: %v\n", err)
+		return 2
+	}
+	fmt.Fprintln(stdout)
+	rep.WriteTable(stdout)
+	if *viz != "" {
+		if err := writeVisualization(*viz, rep); err != nil {
+			fmt.Fprintf(stderr, "palaver testcluster: %v\n", err)
+		}
+	}
+	if !rep.Passed() {
+		fmt.Fprintln(stdout)
+		rep.WriteDetails(stdout, *details)
+		return 1
+	}
+	return 0
+}
+
+func nodeLogger(level string, w io.Writer) (*slog.Logger, error) {
+	if level == "" {
+		return nil, nil // discarded
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log %q: %w", level, err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func writeVisualization(path string, rep *testcluster.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--viz: %w", err)
+	}
+	if err := rep.Topics.WriteVisualization(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--viz: %w", err)
+	}
+	return f.Close()
+}

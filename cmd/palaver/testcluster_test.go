@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTestClusterFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"--help"}, 0, "Usage: palaver testcluster"},
+		{"no nodes", []string{"--nodes", "0"}, 2, "must be positive"},
+		{"chaos needs a quorum", []string{"--nodes", "2", "--chaos"}, 2, "at least 3 nodes"},
+		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
+		{"bad log level", []string{"--log", "loud"}, 2, "--log"},
+		{"unknown flag", []string{"--partitions"}, 2, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runTestCluster(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+				t.Errorf("output lacks %q:\n%s%s", tt.want, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+// TestTestClusterQuietRun runs one node without chaos for a moment: every check passes and the
+// verdict table is printed.
+func TestTestClusterQuietRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := runTestCluster(ctx, []string{"--nodes", "1", "--duration", "2s", "--seed", "3", "--dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"acknowledged state changes lost", "linearizable", "acknowledged messages lost / duplicated", "state hashes equal", "PASS"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("verdict table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "seed 3") {
+		t.Errorf("progress does not name the seed:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,10 @@
+package node
+
+import "github.com/palaver-chat/palaver/raft"
+
+// RaftStatus is this node's view of the control plane (role, term, leader, applied and commit
+// indexes, voter count), for health tools and the testcluster harness.
+func (n *Node) RaftStatus() raft.Status { return n.raft.Status() }
+
+// RaftMembers lists the cluster's members as this node sees them (gossip state and suffrage).
+func (n *Node) RaftMembers() []raft.Member { return n.raft.Members() }

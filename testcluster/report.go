@@ -1,0 +1,163 @@
+package testcluster
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Report is the outcome of Run.
+type Report struct {
+	Seed     int64
+	Nodes    int
+	Chaos    bool
+	Duration time.Duration // traffic time
+	Rounds   int           // nemesis rounds completed
+	Events   []NemesisEvent
+
+	Topics   TopicVerdict
+	Delivery DeliveryVerdict
+
+	HashesEqual   bool
+	States        []NodeState
+	ConvergeError string
+
+	// Phases are how long each step after the traffic took.
+	Phases []Phase
+
+	// Problems are things that kept the run from being carried out as planned (a node that did
+	// not restart, nodes that did not converge, a final read that failed). Each fails the run.
+	Problems []string
+}
+
+// Phase is one step after the traffic and its duration.
+type Phase struct {
+	Name string
+	Took time.Duration
+}
+
+// Failures lists every failed check; empty when the run passed.
+func (r *Report) Failures() []string {
+	var out []string
+	if n := len(r.Topics.LostWrites); n > 0 {
+		out = append(out, fmt.Sprintf("%d acknowledged topic changes lost", n))
+	}
+	switch r.Topics.Result {
+	case porcupine.Illegal:
+		out = append(out, "topic history is not linearizable")
+	case porcupine.Unknown:
+		out = append(out, "linearizability check timed out")
+	}
+	if n := len(r.Topics.PhantomReads); n > 0 {
+		out = append(out, fmt.Sprintf("%d topic reads returned a value nobody wrote", n))
+	}
+	if n := len(r.Delivery.Lost); n > 0 {
+		out = append(out, fmt.Sprintf("%d acknowledged messages lost (%d receiver-message pairs)", r.Delivery.LostMessages(), n))
+	}
+	if n := r.Delivery.DuplicatedCopies(); n > 0 {
+		out = append(out, fmt.Sprintf("%d duplicated deliveries", n))
+	}
+	if n := r.Delivery.RefusedDelivered; n > 0 {
+		out = append(out, fmt.Sprintf("%d messages refused to their sender were delivered", n))
+	}
+	if n := r.Delivery.MsgIDMismatches; n > 0 {
+		out = append(out, fmt.Sprintf("%d deliveries carried another msgid than the sender's echo", n))
+	}
+	if !r.HashesEqual {
+		out = append(out, "state hashes differ: "+r.ConvergeError)
+	}
+	return append(out, r.Problems...)
+}
+
+// Passed reports whether every check passed.
+func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// WriteTable writes the verdict table.
+func (r *Report) WriteTable(w io.Writer) {
+	t := &r.Topics
+	d := &r.Delivery
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%d nodes, seed %d, %s of traffic, chaos %s, %d nemesis rounds\n", r.Nodes, r.Seed, r.Duration.Round(100*time.Millisecond), yesNo(r.Chaos), r.Rounds)
+	fmt.Fprintf(tw, "acknowledged state changes lost\t%d\t(%d topic writes acknowledged, %d outcome unknown, %d of them seen applied)\n",
+		len(t.LostWrites), t.Writes, t.UnknownWrites, t.ResolvedUnknown)
+	lin := yesNo(t.Linearizable())
+	if t.Result == porcupine.Unknown {
+		lin = "unknown (checker timed out)"
+	}
+	fmt.Fprintf(tw, "linearizable\t%s\t(%d writes and %d fenced reads on %d channels)\n", lin, t.Writes+t.ResolvedUnknown, t.Reads, t.Channels)
+	fmt.Fprintf(tw, "acknowledged messages lost / duplicated\t%d / %d\t(%d acknowledged, %d outcome unknown, %d refused; %d deliveries owed; %d read both live and from history)\n",
+		d.LostMessages(), d.DuplicatedCopies(), d.Acked, d.Unknown, d.Refused, d.Owed, d.Overlaps)
+	hashes := yesNo(r.HashesEqual)
+	if r.HashesEqual && len(r.States) > 0 {
+		hashes += fmt.Sprintf("\t(%d nodes at index %d, hash %x)", len(r.States), r.States[0].AppliedIndex, r.States[0].Hash[:6])
+	}
+	fmt.Fprintf(tw, "state hashes equal\t%s\n", hashes)
+	verdict := "PASS"
+	if !r.Passed() {
+		verdict = "FAIL"
+	}
+	if len(r.Phases) > 0 {
+		var parts []string
+		for _, p := range r.Phases {
+			parts = append(parts, fmt.Sprintf("%s %s", p.Name, p.Took.Round(10*time.Millisecond)))
+		}
+		fmt.Fprintf(tw, "after the traffic\t%s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(tw, "verdict\t%s\n", verdict)
+	tw.Flush()
+}
+
+// WriteDetails writes what went wrong, at most limit items of each kind.
+func (r *Report) WriteDetails(w io.Writer, limit int) {
+	for _, f := range r.Failures() {
+		fmt.Fprintf(w, "FAILED: %s\n", f)
+	}
+	for i, l := range r.Topics.LostWrites {
+		if i == limit {
+			fmt.Fprintf(w, "  ... %d more lost writes\n", len(r.Topics.LostWrites)-limit)
+			break
+		}
+		fmt.Fprintf(w, "  lost write: %s\n    proved by a later read: %s\n", l.Write, l.Read)
+	}
+	for i, op := range r.Topics.PhantomReads {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(w, "  phantom read: %s\n", op)
+	}
+	for i, l := range r.Delivery.Lost {
+		if i == limit {
+			fmt.Fprintf(w, "  ... %d more lost deliveries\n", len(r.Delivery.Lost)-limit)
+			break
+		}
+		stored := ""
+		if l.Stored != "" {
+			stored = ", stored on the receiver's node: " + l.Stored
+		}
+		fmt.Fprintf(w, "  lost: %q (msgid %s, sent by %s on %s at %.3fs) never read by %s on %s%s\n    %s\n",
+			l.Message.Text, l.Message.MsgID, l.Message.Sender, l.Message.Node, l.Message.Call.Seconds(), l.Receiver, l.Node, stored, l.Why)
+	}
+	for i, dup := range r.Delivery.Duplicates {
+		if i == limit {
+			fmt.Fprintf(w, "  ... %d more duplicates\n", len(r.Delivery.Duplicates)-limit)
+			break
+		}
+		fmt.Fprintf(w, "  duplicate: %q (msgid %s) read %d extra time(s) by %s (%s)\n", dup.Text, dup.MsgID, dup.Extra, dup.Receiver, dup.Where)
+	}
+	if !r.HashesEqual {
+		for _, s := range r.States {
+			fmt.Fprintf(w, "  state: %s applied=%d state-index=%d hash=%x\n", s.Node, s.AppliedIndex, s.StateIndex, s.Hash[:8])
+		}
+	}
+}
