@@ -37,6 +37,9 @@ type Store struct {
 	// orphanEdits counts stored edits whose root is not stored. Set by Open, then owned by the
 	// writer goroutine.
 	orphanEdits int64
+	// taken, when set (tests only), runs in the writer after it has taken a batch and before it
+	// commits it.
+	taken func()
 }
 
 // Open opens (creating when missing) the event store file at opts.Path, brings its schema up to

@@ -312,3 +312,22 @@ func splitWords(s string) []string {
 	}
 	return out
 }
+
+// A caller whose context ends after the writer has taken its request still learns the real
+// outcome: the write committed, so Append reports success and the stored seq.
+func TestAppendOutcomeSurvivesCancelAfterHandOver(t *testing.T) {
+	s, _ := openTestStore(t, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.taken = cancel
+	m := newMsg("01HANDOVER00000000000000001", "#c", at(0), "hello")
+	if err := s.Append(ctx, m); err != nil {
+		t.Fatalf("Append after hand-over = %v, want nil (the write commits)", err)
+	}
+	if m.Seq == 0 {
+		t.Fatalf("Seq = 0, want the stored seq")
+	}
+	s.taken = nil
+	if _, err := s.Get(context.Background(), m.MsgID); err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+}

@@ -149,12 +149,10 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 		s.sendMu.RUnlock()
 		return ctx.Err()
 	}
-	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// Once the writer holds the request it always answers, and the answer is the truth: a caller
+	// that gave up here could report a failure for a write that commits a moment later (a pushed
+	// event stored but never delivered live, because its retry then finds a duplicate).
+	return <-req.done
 }
 
 // runWriter is the group-commit loop: it takes the first waiting request, adds whatever else is
@@ -197,6 +195,9 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 	}
 	if len(live) == 0 {
 		return
+	}
+	if s.taken != nil {
+		s.taken()
 	}
 	results, added, err := s.writeTx(live)
 	if err == nil {
