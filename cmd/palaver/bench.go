@@ -50,11 +50,21 @@ func benchScenarios() []benchScenario {
 	return []benchScenario{
 		{name: "b1", id: "B1", summary: "N idle registered clients in small channels: server resident memory per connection", define: defineIdleBench},
 		{name: "b2", id: "B2", summary: "SASL ATPROTO-CHALLENGE login storm: logins/s and latency", define: defineLoginStormBench},
+		{name: "b3", id: "B3", summary: "one channel of 1,000 members, one sender at a rising rate: deliveries/s at p99 ≤ 50 ms with all delivered (plain IRC)",
+			define: defineFanoutBench("B3", loadgen.FanoutConfig{Channels: 1, ChannelSize: 1000}, 25, 8, 50*time.Millisecond)},
+		{name: "b4", id: "B4", summary: "10,000 clients in 10-member channels, random senders at a rising rate: deliveries/s at p99 ≤ 50 ms (plain IRC)",
+			define: defineFanoutBench("B4", loadgen.FanoutConfig{Channels: 1000, ChannelSize: 10, RandomSenders: true}, 1000, 6, 50*time.Millisecond)},
+		{name: "b5", id: "B5", summary: "5,000 clients JOIN one channel back to back: time until the last has its NAMES, send-queue kills (plain IRC)", define: defineJoinStormBench},
 		{name: "b6", id: "B6", summary: "PRIVMSGs signed with MSGSIG session keys to 10-member channels: verified messages accepted/s", define: defineSignedMessagesBench},
 		{name: "b7", id: "B7", summary: "GET /api/v1/verify/{msgid} with 64 concurrent clients: requests/s and latency", define: defineVerifyLoadBench},
 		{name: "b8", id: "B8", summary: "TOPIC/MODE/PIN by one writer through a cluster, seen by a member on another node: latency", define: defineClusterChangesBench("B8", 1, loadgen.PlaceFollowers, false)},
 		{name: "b9", id: "B9", summary: "the B8 changes by 16 (or --writers) concurrent writers spread over the nodes: changes/s and latency", define: defineClusterChangesBench("B9", 16, loadgen.PlaceAny, false)},
 		{name: "b10", id: "B10", summary: "SIGKILL the Raft leader under B8 load: time to the next committed change, acknowledged changes lost", define: defineClusterChangesBench("B10", 1, loadgen.PlaceFollowers, true)},
+		{name: "b11", id: "B11", summary: "PRIVMSGs acknowledged by echo-message (stored before the echo) at a rising rate: messages/s at p99 ≤ 10 ms",
+			define: defineFanoutBench("B11", loadgen.FanoutConfig{Channels: 64, ChannelSize: 1, Acks: true}, 1000, 6, 10*time.Millisecond)},
+		{name: "b12", id: "B12", summary: "GET /api/v1/channels/{c}/history?limit=50 over stored messages, 64 concurrent: requests/s and latency", define: defineRESTLoadBench(loadgen.RESTHistory, "B12")},
+		{name: "b13", id: "B13", summary: "newest-first GET /api/v1/search while messages are written: requests/s and latency", define: defineRESTLoadBench(loadgen.RESTSearch, "B13")},
+		{name: "b14", id: "B14", summary: "1,000 users in 5 channels across a cluster, a node killed and restarted: acknowledged messages delivered, duplicates", define: defineDeliveryBench},
 		{name: "b15", id: "B15", summary: "PRIVMSGs from clients on one node to members on another at a fixed rate: cross-node latency", define: defineCrossNodeBench},
 	}
 }
@@ -452,7 +462,7 @@ func validateClusterFlags(c *commonBenchFlags, bc *benchCase) error {
 	case c.spawnCluster != 0 && c.spawnCluster != 3 && c.spawnCluster != 5:
 		return errors.New("--spawn-cluster takes 3 or 5 nodes")
 	case !bc.cluster && (c.spawnCluster != 0 || listed):
-		return errors.New("--spawn-cluster, --cluster-irc and --cluster-http are for the cluster scenarios (b8, b9, b10, b15)")
+		return errors.New("--spawn-cluster, --cluster-irc and --cluster-http are for the cluster scenarios (b8, b9, b10, b14, b15)")
 	case !bc.cluster:
 		return nil
 	case c.spawn:
@@ -460,7 +470,7 @@ func validateClusterFlags(c *commonBenchFlags, bc *benchCase) error {
 	case c.spawnCluster != 0 && listed:
 		return errors.New("--spawn-cluster and --cluster-irc/--cluster-http exclude each other")
 	case bc.needsKill && c.spawnCluster == 0:
-		return errors.New("this scenario kills the leader's process: it needs --spawn-cluster 3")
+		return errors.New("this scenario kills a node's process: it needs --spawn-cluster 3")
 	case c.spawnCluster == 0 && !listed:
 		return errors.New("a cluster scenario needs --spawn-cluster 3, or --cluster-irc and --cluster-http")
 	case c.spawnCluster == 0:

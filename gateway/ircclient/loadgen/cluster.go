@@ -21,6 +21,10 @@ type ClusterNode struct {
 	// Kill ends the node abruptly (SIGKILL for a spawned process). Nil
 	// when the node may not be killed; the leader-kill scenario needs it.
 	Kill func() error
+	// Restart starts a killed node again on its data and addresses and
+	// returns once it serves IRC and HTTP. Nil when the node cannot be
+	// restarted; the delivery scenario (B14) needs it.
+	Restart func(ctx context.Context) error
 	// CPU reads the node's CPU time so far; nil when unknown.
 	CPU func() (time.Duration, error)
 }

@@ -34,11 +34,13 @@ type SpawnedClusterNode struct {
 	IRCAddr, HTTPAddr, RaftAddr, GossipAddr, RPCAddr string
 	DataDir, LogPath                                 string
 	Server                                           *SpawnedServer
+	join                                             string // the --join of its first start
 }
 
 // SpawnedCluster is a running cluster of child processes.
 type SpawnedCluster struct {
 	Nodes []*SpawnedClusterNode
+	cfg   ClusterSpawnConfig
 }
 
 // clusterPortsPerNode counts a node's listeners: IRC, HTTP, Raft, gossip
@@ -63,7 +65,7 @@ func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster,
 	if err != nil {
 		return nil, err
 	}
-	c := &SpawnedCluster{}
+	c := &SpawnedCluster{cfg: cfg}
 	for i := range cfg.Nodes {
 		a := addrs[i*clusterPortsPerNode:]
 		name := "node-" + string(rune('a'+i))
@@ -125,8 +127,20 @@ func (c *SpawnedCluster) start(ctx context.Context, cfg ClusterSpawnConfig, n *S
 	if err != nil {
 		return fmt.Errorf("loadgen: %s: %w", n.Name, err)
 	}
-	n.Server = srv
+	n.Server, n.join = srv, join
 	return nil
+}
+
+// restart starts a node that was killed again, with the arguments of its
+// first start (its data directory holds its Raft state, so it rejoins).
+func (c *SpawnedCluster) restart(ctx context.Context, n *SpawnedClusterNode) error {
+	if n.Server != nil {
+		if !n.Server.Exited() {
+			return fmt.Errorf("loadgen: %s is still running", n.Name)
+		}
+		_ = n.Server.Stop(0) // closes the log of the ended process
+	}
+	return c.start(ctx, c.cfg, n, n.join)
 }
 
 // Target describes the cluster for the scenarios: each node's addresses,
@@ -142,6 +156,7 @@ func (c *SpawnedCluster) Target() ClusterTarget {
 				}
 				return n.Server.Kill()
 			},
+			Restart: func(ctx context.Context) error { return c.restart(ctx, n) },
 			CPU: func() (time.Duration, error) {
 				if n.Server == nil {
 					return 0, fmt.Errorf("loadgen: %s is not running", n.Name)

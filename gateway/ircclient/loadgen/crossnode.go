@@ -219,7 +219,7 @@ func RunCrossNodeMessages(ctx context.Context, target ClusterTarget, cfg CrossNo
 	sendEnd := time.Now()
 	res.Sent = sentTotal()
 	res.Expected = res.Sent * int64(cfg.ReceiversPerChannel)
-	res.Drain = waitDelivered(ctx, received, res.Expected, cfg.Timeout)
+	res.Drain = waitFor(ctx, cfg.Timeout, func() bool { return received() >= res.Expected })
 	stopProgress()
 	// The CPU of both sides is read after the drain, so it covers the
 	// delivery of every message, and is shared out over that time.
@@ -240,26 +240,6 @@ func RunCrossNodeMessages(ctx context.Context, target ClusterTarget, cfg CrossNo
 		cfg.Label, res.Sent, res.SendRate, res.Delivered, res.Expected, res.Duplicates,
 		res.Latency.P50.Round(time.Microsecond), res.Latency.P99.Round(time.Microsecond), res.Refusals)
 	return res, ctx.Err()
-}
-
-// waitDelivered polls until received() reaches expected or timeout passes
-// and returns how long it waited.
-func waitDelivered(ctx context.Context, received func() int64, expected int64, timeout time.Duration) time.Duration {
-	start := time.Now()
-	ticker := time.NewTicker(20 * time.Millisecond)
-	defer ticker.Stop()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for received() < expected {
-		select {
-		case <-ctx.Done():
-			return time.Since(start)
-		case <-deadline.C:
-			return time.Since(start)
-		case <-ticker.C:
-		}
-	}
-	return time.Since(start)
 }
 
 // maxCrossBatch bounds the lines of one write.

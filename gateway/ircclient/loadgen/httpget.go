@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -32,18 +34,21 @@ type HTTPGetConfig struct {
 	Concurrency int           `json:"concurrency"` // default 64
 	Duration    time.Duration `json:"duration_ns"` // default 10 s
 	Timeout     time.Duration `json:"timeout_ns"`  // one request; default 10 s
+	// ExpectEvery, when set, must be in every 200 body too.
+	ExpectEvery string `json:"expect_every,omitempty"`
+	// SourceAddrs are local addresses to connect from, in turn.
+	SourceAddrs []netip.Addr `json:"source_addrs,omitempty"`
+	// ServerCPU, when set, reads the server's CPU time used so far.
+	ServerCPU func() (time.Duration, error) `json:"-"`
+	Progress  io.Writer                     `json:"-"` // progress lines; nil for none
+	Label     string                        `json:"-"` // prefix of progress lines
 }
 
 func (c HTTPGetConfig) withDefaults() HTTPGetConfig {
-	if c.Concurrency <= 0 {
-		c.Concurrency = 64
-	}
-	if c.Duration <= 0 {
-		c.Duration = 10 * time.Second
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Second
-	}
+	orDefault(&c.Concurrency, 64)
+	orDefault(&c.Duration, 10*time.Second)
+	orDefault(&c.Timeout, 10*time.Second)
+	labelOr(&c.Label, "GET")
 	return c
 }
 
@@ -68,6 +73,7 @@ type HTTPGetResult struct {
 	// ClientCPU is this process's CPU time during the load; it is the load
 	// client's own only when the server runs in another process.
 	ClientCPU time.Duration `json:"client_cpu_ns"`
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"` // when HTTPGetConfig.ServerCPU is set
 }
 
 // RunHTTPGet runs the load described by cfg and returns its measurements.
@@ -80,45 +86,56 @@ func RunHTTPGet(ctx context.Context, cfg HTTPGetConfig) (HTTPGetResult, error) {
 		return res, errors.New("loadgen: HTTP GET load without paths")
 	}
 	base := strings.TrimSuffix(cfg.BaseURL, "/")
-	client := &http.Client{Transport: &http.Transport{
+	client := httpGetClient(cfg)
+	defer client.CloseIdleConnections()
+	var next, done atomic.Int64
+	workers := make([]*getWorker, cfg.Concurrency)
+	for w := range workers {
+		workers[w] = &getWorker{client: client, base: base, timeout: cfg.Timeout, every: []byte(cfg.ExpectEvery),
+			statuses: map[int]int{}, byLabel: map[string][]time.Duration{}}
+	}
+	ph, err := startPhase(newLockedWriter(cfg.Progress), cfg.ServerCPU, func(el time.Duration) string {
+		n := done.Load()
+		return fmt.Sprintf("%s: %.0fs %d requests (%.0f/s)", cfg.Label, el.Seconds(), n, perSecond(n, el))
+	})
+	if err != nil {
+		return res, err
+	}
+	closedLoop(ctx, cfg.Concurrency, time.Now().Add(cfg.Duration), func(w int) bool {
+		i := next.Add(1) - 1
+		workers[w].request(ctx, cfg.Paths[int(i%int64(len(cfg.Paths)))])
+		done.Add(1)
+		return true
+	})
+	totals, err := ph.end()
+	if err != nil {
+		return res, err
+	}
+	res.Elapsed, res.ClientCPU, res.ServerCPU = totals.Elapsed, totals.ClientCPU, totals.ServerCPU
+	res.merge(workers)
+	res.RequestsPerSecond = perSecond(int64(res.Requests), res.Elapsed)
+	return res, ctx.Err()
+}
+
+// httpGetClient keeps one connection per worker alive, dialled from the
+// source addresses in turn.
+func httpGetClient(cfg HTTPGetConfig) *http.Client {
+	tr := &http.Transport{
 		MaxIdleConns:        cfg.Concurrency,
 		MaxIdleConnsPerHost: cfg.Concurrency,
 		MaxConnsPerHost:     cfg.Concurrency,
 		IdleConnTimeout:     time.Minute,
 		DisableCompression:  true,
-	}}
-	defer client.CloseIdleConnections()
-	cpuStart, err := ProcessCPU()
-	if err != nil {
-		return res, err
 	}
-	var next atomic.Int64
-	start := time.Now()
-	deadline := start.Add(cfg.Duration)
-	workers := make([]*getWorker, cfg.Concurrency)
-	var wg sync.WaitGroup
-	for w := range workers {
-		gw := &getWorker{client: client, base: base, timeout: cfg.Timeout, statuses: map[int]int{}, byLabel: map[string][]time.Duration{}}
-		workers[w] = gw
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				i := next.Add(1) - 1
-				gw.request(ctx, cfg.Paths[int(i%int64(len(cfg.Paths)))])
-			}
-		})
+	if len(cfg.SourceAddrs) > 0 {
+		var next atomic.Uint64
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			src := cfg.SourceAddrs[int(next.Add(1)-1)%len(cfg.SourceAddrs)]
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: src.AsSlice()}}
+			return d.DialContext(ctx, network, addr)
+		}
 	}
-	wg.Wait()
-	res.Elapsed = time.Since(start)
-	cpuEnd, err := ProcessCPU()
-	if err != nil {
-		return res, err
-	}
-	res.ClientCPU = cpuEnd - cpuStart
-	res.merge(workers)
-	if res.Elapsed > 0 {
-		res.RequestsPerSecond = float64(res.Requests) / res.Elapsed.Seconds()
-	}
-	return res, ctx.Err()
+	return &http.Client{Transport: tr}
 }
 
 // getWorker sends requests one after another and keeps its own
@@ -127,6 +144,7 @@ type getWorker struct {
 	client     *http.Client
 	base       string
 	timeout    time.Duration
+	every      []byte // must be in every 200 body
 	body       bytes.Buffer
 	byLabel    map[string][]time.Duration
 	ok         int
@@ -166,6 +184,9 @@ func (w *getWorker) request(ctx context.Context, p HTTPGetPath) {
 	case p.Expect != "" && !bytes.Contains(body, []byte(p.Expect)):
 		w.unexpected++
 		w.note(fmt.Sprintf("%s: 200 without %q: %s", p.Path, p.Expect, truncateBytes(body, 200)))
+	case len(w.every) > 0 && !bytes.Contains(body, w.every):
+		w.unexpected++
+		w.note(fmt.Sprintf("%s: 200 without %q: %s", p.Path, w.every, truncateBytes(body, 200)))
 	default:
 		w.ok++
 	}

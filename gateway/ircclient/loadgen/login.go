@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,27 +37,19 @@ type LoginStormConfig struct {
 }
 
 func (c LoginStormConfig) withDefaults() LoginStormConfig {
-	if c.Concurrency <= 0 {
-		c.Concurrency = 64
-	}
-	if c.Count <= 0 && c.Duration <= 0 {
-		c.Duration = 10 * time.Second
+	orDefault(&c.Concurrency, 64)
+	if c.Count <= 0 {
+		orDefault(&c.Duration, 10*time.Second)
 	}
 	if c.Curve == "" {
 		c.Curve = CurveEd25519
 	}
-	if c.Keys <= 0 {
-		c.Keys = 4096
-	}
+	orDefault(&c.Keys, 4096)
 	if c.Count > 0 {
 		c.Keys = min(c.Keys, c.Count)
 	}
-	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Second
-	}
-	if c.Label == "" {
-		c.Label = "B2"
-	}
+	orDefault(&c.Timeout, 10*time.Second)
+	labelOr(&c.Label, "B2")
 	return c
 }
 
@@ -129,68 +120,48 @@ func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (Lo
 
 	var next, done, failed atomic.Int64
 	workers := make([]*stormWorker, cfg.Concurrency)
-	cpuStart, err := ProcessCPU()
-	if err != nil {
-		return res, err
-	}
-	serverCPU := cfg.ServerCPU
-	if serverCPU == nil {
-		serverCPU = func() (time.Duration, error) { return 0, nil }
-	}
-	serverCPUStart, err := serverCPU()
-	if err != nil {
-		return res, err
-	}
-	start := time.Now()
-	deadline := start.Add(cfg.Duration)
-	stopProgress := startProgress(out, progressInterval, func() string {
-		el := time.Since(start).Seconds()
-		n := done.Load()
-		return fmt.Sprintf("%s: %.0fs %d logins (%.0f/s), %d failed", cfg.Label, el, n, float64(n)/el, failed.Load())
-	})
-	var wg sync.WaitGroup
 	for w := range workers {
-		sw := &stormWorker{failures: map[string]int{}}
-		workers[w] = sw
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if (cfg.Count > 0 && i >= int64(cfg.Count)) || (cfg.Count == 0 && !time.Now().Before(deadline)) {
-					return
-				}
-				id := &ids[int(i)%len(ids)]
-				nick := "b2" + tag + strconv.FormatInt(i, 36)
-				lat, quitOK, err := loginOnce(ctx, d, id, nick, cfg.Timeout)
-				if err != nil {
-					failed.Add(1)
-					sw.recordFailure(err)
-					continue
-				}
-				done.Add(1)
-				sw.latencies = append(sw.latencies, lat)
-				if !quitOK {
-					sw.quitTimeouts++
-				}
-			}
-		})
+		workers[w] = &stormWorker{failures: map[string]int{}}
 	}
-	wg.Wait()
-	res.Elapsed = time.Since(start)
-	stopProgress()
-	cpuEnd, err := ProcessCPU()
+	ph, err := startPhase(out, cfg.ServerCPU, func(el time.Duration) string {
+		n := done.Load()
+		return fmt.Sprintf("%s: %.0fs %d logins (%.0f/s), %d failed", cfg.Label, el.Seconds(), n, perSecond(n, el), failed.Load())
+	})
 	if err != nil {
 		return res, err
 	}
-	res.ClientCPU = cpuEnd - cpuStart
-	serverCPUEnd, err := serverCPU()
+	var deadline time.Time
+	if cfg.Count == 0 {
+		deadline = time.Now().Add(cfg.Duration)
+	}
+	closedLoop(ctx, cfg.Concurrency, deadline, func(w int) bool {
+		i := next.Add(1) - 1
+		if cfg.Count > 0 && i >= int64(cfg.Count) {
+			return false
+		}
+		sw := workers[w]
+		id := &ids[int(i)%len(ids)]
+		nick := "b2" + tag + strconv.FormatInt(i, 36)
+		lat, quitOK, err := loginOnce(ctx, d, id, nick, cfg.Timeout)
+		if err != nil {
+			failed.Add(1)
+			sw.recordFailure(err)
+			return true
+		}
+		done.Add(1)
+		sw.latencies = append(sw.latencies, lat)
+		if !quitOK {
+			sw.quitTimeouts++
+		}
+		return true
+	})
+	totals, err := ph.end()
 	if err != nil {
 		return res, err
 	}
-	res.ServerCPU = serverCPUEnd - serverCPUStart
+	res.Elapsed, res.ClientCPU, res.ServerCPU = totals.Elapsed, totals.ClientCPU, totals.ServerCPU
 	res.merge(workers)
-	if res.Elapsed > 0 {
-		res.LoginsPerSecond = float64(res.Succeeded) / res.Elapsed.Seconds()
-	}
+	res.LoginsPerSecond = perSecond(int64(res.Succeeded), res.Elapsed)
 	progressf(out, "%s: %d logins in %.2fs = %.0f/s, p50 %s p99 %s, %d failed",
 		cfg.Label, res.Succeeded, res.Elapsed.Seconds(), res.LoginsPerSecond,
 		res.Latency.P50.Round(time.Microsecond), res.Latency.P99.Round(time.Microsecond), res.Failed)

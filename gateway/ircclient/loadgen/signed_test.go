@@ -222,10 +222,7 @@ func TestVerifyWorkerClassifies(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			w := &verifyWorker{client: srv.Client(), base: srv.URL, timeout: 5 * time.Second, statuses: map[int]int{}}
-			w.request(context.Background(), msgid)
-			res := VerifyLoadResult{}
-			res.merge([]*verifyWorker{w})
+			res := verifyOnce(srv.Client(), srv.URL, msgid)
 			if res.OK != tt.ok || res.NotValid != tt.notValid || res.Non200 != tt.non200 || res.Errors != tt.errors || res.Requests != 1 {
 				t.Errorf("result %+v", res)
 			}
@@ -236,10 +233,7 @@ func TestVerifyWorkerClassifies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &verifyWorker{client: &http.Client{}, base: "http://" + addrs[0], timeout: 5 * time.Second, statuses: map[int]int{}}
-		w.request(context.Background(), msgid)
-		res := VerifyLoadResult{}
-		res.merge([]*verifyWorker{w})
+		res := verifyOnce(&http.Client{}, "http://"+addrs[0], msgid)
 		if res.Errors != 1 || res.Requests != 0 || len(res.FirstFails) != 1 {
 			t.Errorf("result %+v", res)
 		}
@@ -247,4 +241,16 @@ func TestVerifyWorkerClassifies(t *testing.T) {
 			t.Errorf("notes %q", run.Notes)
 		}
 	})
+}
+
+// verifyOnce makes one B7 request as the load does and returns its result.
+func verifyOnce(client *http.Client, base, msgid string) VerifyLoadResult {
+	w := &getWorker{client: client, base: base, timeout: 5 * time.Second, every: []byte(`"verdict":"valid"`),
+		statuses: map[int]int{}, byLabel: map[string][]time.Duration{}}
+	w.request(context.Background(), HTTPGetPath{Label: "verify", Path: verifyPath + msgid, Expect: `"msgid":"` + msgid + `"`})
+	var get HTTPGetResult
+	get.merge([]*getWorker{w})
+	var res VerifyLoadResult
+	res.fromHTTPGet(get)
+	return res
 }

@@ -60,6 +60,16 @@ func Spawn(ctx context.Context, cfg SpawnConfig) (*SpawnedServer, error) {
 	return s, nil
 }
 
+// Exited says whether the process has ended.
+func (s *SpawnedServer) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // PID is the server's process id.
 func (s *SpawnedServer) PID() int { return s.cmd.Process.Pid }
 

@@ -1,19 +1,14 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,24 +30,12 @@ type VerifyLoadConfig struct {
 }
 
 func (c VerifyLoadConfig) withDefaults() VerifyLoadConfig {
-	if c.Messages <= 0 {
-		c.Messages = 1000
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = 64
-	}
-	if c.Duration <= 0 {
-		c.Duration = 10 * time.Second
-	}
-	if c.Window <= 0 {
-		c.Window = 32
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 10 * time.Second
-	}
-	if c.Label == "" {
-		c.Label = "B7"
-	}
+	orDefault(&c.Messages, 1000)
+	orDefault(&c.Concurrency, 64)
+	orDefault(&c.Duration, 10*time.Second)
+	orDefault(&c.Window, 32)
+	orDefault(&c.Timeout, 10*time.Second)
+	labelOr(&c.Label, "B7")
 	return c
 }
 
@@ -131,61 +114,32 @@ func RunVerifyLoad(ctx context.Context, target Target, cfg VerifyLoadConfig) (Ve
 	res.Seeded, res.SeedTime = len(msgids), time.Since(seedStart)
 	progressf(out, "%s: %d signed messages seeded in %.1fs", cfg.Label, res.Seeded, res.SeedTime.Seconds())
 
-	serverCPU := cfg.ServerCPU
-	if serverCPU == nil {
-		serverCPU = func() (time.Duration, error) { return 0, nil }
+	paths := make([]HTTPGetPath, len(msgids))
+	for i, id := range msgids {
+		paths[i] = HTTPGetPath{Label: "verify", Path: verifyPath + id, Expect: `"msgid":"` + id + `"`}
 	}
-	client := verifyHTTPClient(d, cfg)
-	defer client.CloseIdleConnections()
-	cpuStart, err := ProcessCPU()
-	if err != nil {
-		return res, err
-	}
-	serverCPUStart, err := serverCPU()
-	if err != nil {
-		return res, err
-	}
-	var next, done atomic.Int64
-	start := time.Now()
-	deadline := start.Add(cfg.Duration)
-	stopProgress := startProgress(out, progressInterval, func() string {
-		el := time.Since(start).Seconds()
-		n := done.Load()
-		return fmt.Sprintf("%s: %.0fs %d requests (%.0f/s)", cfg.Label, el, n, float64(n)/el)
+	get, err := RunHTTPGet(ctx, HTTPGetConfig{
+		BaseURL: base, Paths: paths, Concurrency: cfg.Concurrency, Duration: cfg.Duration, Timeout: cfg.Timeout,
+		ExpectEvery: `"verdict":"valid"`, SourceAddrs: target.SourceAddrs,
+		ServerCPU: cfg.ServerCPU, Progress: out, Label: cfg.Label,
 	})
-	workers := make([]*verifyWorker, cfg.Concurrency)
-	var wg sync.WaitGroup
-	for w := range workers {
-		vw := &verifyWorker{client: client, base: base, timeout: cfg.Timeout, statuses: map[int]int{}}
-		workers[w] = vw
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				i := next.Add(1) - 1
-				vw.request(ctx, msgids[int(i)%len(msgids)])
-				done.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	res.Elapsed = time.Since(start)
-	stopProgress()
-	cpuEnd, err := ProcessCPU()
+	res.fromHTTPGet(get)
 	if err != nil {
 		return res, err
-	}
-	serverCPUEnd, err := serverCPU()
-	if err != nil {
-		return res, err
-	}
-	res.ClientCPU, res.ServerCPU = cpuEnd-cpuStart, serverCPUEnd-serverCPUStart
-	res.merge(workers)
-	if res.Elapsed > 0 {
-		res.RequestsPerSecond = float64(res.Requests) / res.Elapsed.Seconds()
 	}
 	progressf(out, "%s: %d requests in %.2fs = %.0f/s, p50 %s p99 %s, %d non-200, %d not valid, %d errors",
 		cfg.Label, res.Requests, res.Elapsed.Seconds(), res.RequestsPerSecond,
 		res.Latency.P50.Round(time.Microsecond), res.Latency.P99.Round(time.Microsecond), res.Non200, res.NotValid, res.Errors)
 	return res, ctx.Err()
+}
+
+// fromHTTPGet copies the load's measurements into the result: a 200
+// without the valid verdict for its msgid counts as NotValid.
+func (r *VerifyLoadResult) fromHTTPGet(get HTTPGetResult) {
+	r.Requests, r.OK, r.Non200, r.Statuses = get.Requests, get.OK, get.Non200, get.Statuses
+	r.NotValid, r.Errors, r.FirstFails = get.Unexpected, get.Errors, get.FirstFails
+	r.Elapsed, r.RequestsPerSecond, r.Latency = get.Elapsed, get.RequestsPerSecond, get.Latency
+	r.ClientCPU, r.ServerCPU = get.ClientCPU, get.ServerCPU
 }
 
 // seedSignedMessages sets up one signing sender in a fresh channel and has
@@ -213,115 +167,11 @@ func seedSignedMessages(ctx context.Context, d *dialer, cfg VerifyLoadConfig) (*
 	return sender, st.msgids, nil
 }
 
-// verifyHTTPClient keeps one connection per worker alive, dialled from
-// the target's source addresses in turn.
-func verifyHTTPClient(d *dialer, cfg VerifyLoadConfig) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			i := int(d.next.Add(1)-1) % len(d.tcp)
-			return d.tcp[i].DialContext(ctx, network, addr)
-		},
-		MaxIdleConns:        cfg.Concurrency,
-		MaxIdleConnsPerHost: cfg.Concurrency,
-		MaxConnsPerHost:     cfg.Concurrency,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}}
-}
-
-// verifyWorker sends requests one after another and keeps its own
-// measurements.
-type verifyWorker struct {
-	client     *http.Client
-	base       string
-	timeout    time.Duration
-	body       bytes.Buffer
-	latencies  []time.Duration
-	ok         int
-	statuses   map[int]int
-	notValid   int
-	errors     int
-	firstFails []string
-}
-
-var verdictValid = []byte(`"verdict":"valid"`)
-
-func (w *verifyWorker) request(ctx context.Context, msgid string) {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+verifyPath+msgid, nil)
-	if err != nil {
-		w.fail(err.Error())
-		return
-	}
-	start := time.Now()
-	resp, err := w.client.Do(req)
-	if err != nil {
-		w.fail(err.Error())
-		return
-	}
-	w.body.Reset()
-	_, err = w.body.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		w.fail("reading the body: " + err.Error())
-		return
-	}
-	w.latencies = append(w.latencies, time.Since(start))
-	body := w.body.Bytes()
-	switch {
-	case resp.StatusCode != http.StatusOK:
-		w.statuses[resp.StatusCode]++
-		w.note(fmt.Sprintf("%s: %d %s", msgid, resp.StatusCode, truncateBytes(body, 200)))
-	case !bytes.Contains(body, verdictValid) || !bytes.Contains(body, []byte(`"msgid":"`+msgid+`"`)):
-		w.notValid++
-		w.note(fmt.Sprintf("%s: 200 without a valid verdict for it: %s", msgid, truncateBytes(body, 200)))
-	default:
-		w.ok++
-	}
-}
-
-func (w *verifyWorker) fail(msg string) {
-	w.errors++
-	w.note(msg)
-}
-
-func (w *verifyWorker) note(msg string) {
-	if len(w.firstFails) < maxFirstErrors {
-		w.firstFails = append(w.firstFails, msg)
-	}
-}
-
 func truncateBytes(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
-}
-
-func (r *VerifyLoadResult) merge(workers []*verifyWorker) {
-	var all []time.Duration
-	r.Statuses = map[int]int{}
-	for _, w := range workers {
-		all = append(all, w.latencies...)
-		r.OK += w.ok
-		r.NotValid += w.notValid
-		r.Errors += w.errors
-		for code, n := range w.statuses {
-			r.Statuses[code] += n
-			r.Non200 += n
-		}
-		for _, f := range w.firstFails {
-			if len(r.FirstFails) < maxFirstErrors {
-				r.FirstFails = append(r.FirstFails, f)
-			}
-		}
-	}
-	if len(r.Statuses) == 0 {
-		r.Statuses = nil
-	}
-	r.Requests = len(all)
-	r.Latency = SummarizeLatencies(all)
 }
 
 // StatusKinds lists the non-200 statuses as "status=n" in a stable order.
