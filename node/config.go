@@ -63,6 +63,10 @@ type Config struct {
 
 	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
 	Clock func() time.Time
+
+	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
+	// real network and disk). See faults.go.
+	Faults *Faults
 }
 
 // Defaults fills in the embedded single-node default.

@@ -96,6 +96,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		OnNodeRemoved: n.purgeRemovedNode,
 		Logger:        n.log,
 		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
+		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(),
 	}, n.machine)
 	if err != nil {
 		return n, fmt.Errorf("raft: %w", err)
@@ -138,6 +139,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
+		Client: cfg.Faults.exchangeClient(),
 	})
 	n.raft.OnMembership(func([]raft.Member) { n.exchange.Kick() })
 	n.raft.OnLeadership(n.purgeDepartedNodes)
@@ -165,6 +167,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.metrics.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(n.started).Seconds() })
 	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
 	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
+	n.metrics.GaugeFunc("palaver_state_hash48", "First 48 bits of the SHA-256 of the replicated state: equal on replicas at the same applied index.", n.stateHash48)
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel

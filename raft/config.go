@@ -94,6 +94,10 @@ type Config struct {
 	// state machine applied it (feed it to an apply-latency histogram). It
 	// is called on the proposing goroutine and must not block.
 	OnApply func(d time.Duration)
+	// LogWriteDelay, when set, is asked before every raft log write and
+	// delays it by the answer: a slow disk injected by fault tests. Nil (the
+	// default) leaves the log store unwrapped.
+	LogWriteDelay func() time.Duration
 }
 
 const (

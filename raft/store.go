@@ -85,6 +85,9 @@ func (s *Store) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if cfg.LogWriteDelay != nil {
+		st.logs = &slowLogStore{LogStore: st.logs, delay: cfg.LogWriteDelay}
+	}
 	s.stores = st
 	if s.clusterID, err = readClusterID(st.stable); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -22,22 +24,40 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }
 
-// TestChaosKillRestart runs the checked workload on three nodes with three kill/restart rounds
-// (the seed makes some of them hit the leader) and requires every check to pass.
-func TestChaosKillRestart(t *testing.T) {
+// chaosSeed is the seed of the chaos test: 7, or PALAVER_CHAOS_SEED to try others.
+func chaosSeed(t *testing.T) int64 {
+	text := os.Getenv("PALAVER_CHAOS_SEED")
+	if text == "" {
+		return 7
+	}
+	seed, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		t.Fatalf("PALAVER_CHAOS_SEED: %v", err)
+	}
+	return seed
+}
+
+// TestChaos runs the checked workload on three nodes with one round of each fault kind, in
+// order: a partition (the seed decides whether the leader is the node cut off), a kill and
+// restart, a leadership transfer and a slow disk; every check must pass.
+func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos run")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	seed := chaosSeed(t)
 	rep, err := Run(ctx, RunOptions{
-		Options:  Options{Nodes: 3, Dir: t.TempDir(), Seed: 7, Logger: testLogger()},
-		Duration: 18 * time.Second,
-		Chaos:    true,
+		Options:       Options{Nodes: 3, Dir: t.TempDir(), Seed: seed, Logger: testLogger()},
+		Duration:      25 * time.Second, // an upper bound: the traffic ends with the fourth round
+		EndWithRounds: true,
+		Chaos:         true,
 		Nemesis: NemesisOptions{
-			MinInterval: 2 * time.Second, MaxInterval: 3 * time.Second,
+			MinInterval: 1500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond,
 			MinDown: 300 * time.Millisecond, MaxDown: 1200 * time.Millisecond,
-			MaxRounds: 3,
+			MaxRounds: 4,
+			Kinds:     []FaultKind{FaultPartition, FaultKill, FaultTransfer, FaultSlowDisk},
+			InOrder:   true,
 		},
 		DrainTimeout: 15 * time.Second, // a passing run drains at once; a lost message never arrives
 		OnEvent:      func(e NemesisEvent) { t.Log(e) },
@@ -48,8 +68,13 @@ func TestChaosKillRestart(t *testing.T) {
 	var table bytes.Buffer
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
-	if rep.Rounds != 3 {
-		t.Errorf("nemesis rounds = %d, want 3", rep.Rounds)
+	if rep.Rounds != 4 {
+		t.Errorf("nemesis rounds = %d, want 4", rep.Rounds)
+	}
+	for _, kind := range []string{"partition", "heal", "kill", "restart", "transfer", "slow-disk", "disk-ok"} {
+		if !slices.ContainsFunc(rep.Events, func(e NemesisEvent) bool { return e.Kind == kind }) {
+			t.Errorf("no %s event", kind)
+		}
 	}
 	if rep.Topics.Writes == 0 || rep.Topics.Reads == 0 || rep.Delivery.Acked == 0 {
 		t.Errorf("the workload did nothing: %d writes, %d reads, %d messages", rep.Topics.Writes, rep.Topics.Reads, rep.Delivery.Acked)
@@ -57,6 +82,6 @@ func TestChaosKillRestart(t *testing.T) {
 	if !rep.Passed() {
 		var details bytes.Buffer
 		rep.WriteDetails(&details, 20)
-		t.Fatalf("chaos checks failed:\n%s", details.String())
+		t.Fatalf("seed %d: chaos checks failed:\n%s", seed, details.String())
 	}
 }

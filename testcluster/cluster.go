@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/raft"
-	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // Options configures a cluster.
@@ -32,6 +32,10 @@ type Options struct {
 	// StartTimeout bounds each node start (leader election, catch-up, registering its key);
 	// default 60 s.
 	StartTimeout time.Duration
+	// Processes, when set, runs every node as a separate `palaver serve` process on loopback
+	// ports with its data on disk; Kill is then kill -9. Otherwise the nodes run in this process
+	// and talk through an in-process network (raft.InmemNetwork) that can be partitioned.
+	Processes *ProcessOptions
 }
 
 func (o *Options) defaults() {
@@ -60,14 +64,22 @@ type NodeAddrs struct {
 	Cluster string // cluster RPC (forwarded proposals, read index)
 }
 
-// Cluster is N real nodes in this process, on loopback ports with their data on disk.
+// Cluster is N real nodes with their data on disk: in this process (IRC and HTTP on loopback
+// ports, Raft, gossip and cluster RPC on an in-process network that can be cut), or as separate
+// processes on loopback ports (Options.Processes).
 type Cluster struct {
 	opts    Options
 	addrs   []NodeAddrs
 	tempDir string // removed by Close when Start created it
 
+	// In-process only: the network between the nodes, the node each HTTP address belongs to
+	// (for cutting the event exchange) and each node's injected log write delay.
+	network  *raft.InmemNetwork
+	byHTTP   map[string]int
+	diskSlow []atomic.Int64 // nanoseconds added to each Raft log write
+
 	mu      sync.RWMutex
-	nodes   []*node.Node                     // nil while a node is down
+	nodes   []instance                       // nil while a node is down
 	up      []chan struct{}                  // closed while node i runs
 	clients []map[*ircclient.Client]struct{} // IRC clients dialled to node i through DialIRC
 	closed  bool
@@ -78,7 +90,12 @@ type Cluster struct {
 // non-voters).
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.defaults()
-	c := &Cluster{opts: opts}
+	c := &Cluster{opts: opts, byHTTP: map[string]int{}, diskSlow: make([]atomic.Int64, opts.Nodes)}
+	if opts.Processes == nil {
+		c.network = raft.NewInmemNetwork()
+	} else if opts.Processes.Binary == "" {
+		return nil, errors.New("testcluster: Processes.Binary is required")
+	}
 	if c.opts.Dir == "" {
 		if c.tempDir, err = os.MkdirTemp("", "palaver-testcluster-"); err != nil {
 			return nil, fmt.Errorf("testcluster: data directory: %w", err)
@@ -101,10 +118,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			Name: name, DataDir: filepath.Join(c.opts.Dir, name),
 			IRC: loopback(p[0]), HTTP: loopback(p[1]), Raft: loopback(p[2]), Gossip: loopback(p[3]), Cluster: loopback(p[4]),
 		})
+		c.byHTTP[c.addrs[i].HTTP] = i
 		c.up = append(c.up, make(chan struct{}))
 		c.clients = append(c.clients, map[*ircclient.Client]struct{}{})
 	}
-	c.nodes = make([]*node.Node, opts.Nodes)
+	c.nodes = make([]instance, opts.Nodes)
 	for i := range opts.Nodes {
 		var join []string
 		if i > 0 {
@@ -120,7 +138,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	return c, nil
 }
 
-// config is node i's configuration; join lists the gossip addresses it joins through.
+// config is node i's in-process configuration; join lists the gossip addresses it joins
+// through. Raft, gossip and the cluster RPC go through c.network (the addresses are names
+// there), the event exchange's requests through the same cuts, Raft log writes through the
+// node's disk delay.
 func (c *Cluster) config(i int, join []string) node.Config {
 	a := c.addrs[i]
 	return node.Config{
@@ -128,37 +149,59 @@ func (c *Cluster) config(i int, join []string) node.Config {
 		IRCAddr: a.IRC, HTTPAddr: a.HTTP, RaftAddr: a.Raft, GossipAddr: a.Gossip, ClusterAddr: a.Cluster,
 		Join: join, DeadNodeGrace: c.opts.DeadNodeGrace,
 		MaxConnsPerIP: -1, NoFloodLimits: true,
+		Faults: &node.Faults{
+			Network:       c.network,
+			Reachable:     func(hostport string) bool { return c.reachable(i, hostport) },
+			LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
+		},
 	}
 }
 
 func (c *Cluster) startNode(ctx context.Context, i int, join []string) error {
 	startCtx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
 	defer cancel()
-	n, err := node.Start(startCtx, c.config(i, join), c.opts.Logger)
-	if err != nil {
-		return fmt.Errorf("testcluster: start %s: %w", c.addrs[i].Name, err)
+	var inst instance
+	if c.opts.Processes != nil {
+		p, err := c.startProcess(startCtx, i, join)
+		if err != nil {
+			return fmt.Errorf("testcluster: start %s: %w", c.addrs[i].Name, err)
+		}
+		inst = p
+	} else {
+		n, err := node.Start(startCtx, c.config(i, join), c.opts.Logger)
+		if err != nil {
+			return fmt.Errorf("testcluster: start %s: %w", c.addrs[i].Name, err)
+		}
+		inst = inProcessNode{n}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		n.Close()
+		inst.stop()
 		return errors.New("testcluster: cluster closed")
 	}
-	c.nodes[i] = n
+	c.nodes[i] = inst
 	close(c.up[i])
 	return nil
 }
 
-// waitMembers waits until the first node sees every node alive in the Raft configuration.
+// waitMembers waits until the first node sees every node alive in the Raft configuration. For
+// processes, whose members cannot be listed from here, it waits until every node agrees on the
+// leader: each started only once the leader had added it.
 func (c *Cluster) waitMembers(ctx context.Context) error {
+	if c.opts.Processes != nil {
+		return poll(ctx, 50*time.Millisecond, func() (bool, error) {
+			return c.Leader() >= 0, nil
+		})
+	}
 	want := min(c.opts.Nodes, 3) // default MaxVoters
 	return poll(ctx, 20*time.Millisecond, func() (bool, error) {
 		c.mu.RLock()
 		defer c.mu.RUnlock()
-		first := c.nodes[0]
-		if first == nil {
+		if c.nodes[0] == nil {
 			return false, errors.New("testcluster: the first node is down")
 		}
+		first := c.nodes[0].inProcess()
 		voters, members := 0, 0
 		for _, m := range first.RaftMembers() {
 			if m.State != raft.MemberAlive || m.Suffrage == raft.NotInConfiguration {
@@ -176,8 +219,18 @@ func (c *Cluster) waitMembers(ctx context.Context) error {
 // N is the number of nodes.
 func (c *Cluster) N() int { return len(c.addrs) }
 
-// Node returns node i, or nil while it is down.
+// Node returns node i, or nil while it is down or when the nodes run as processes.
 func (c *Cluster) Node(i int) *node.Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.nodes[i] == nil {
+		return nil
+	}
+	return c.nodes[i].inProcess()
+}
+
+// running returns node i's instance, or nil while it is down.
+func (c *Cluster) running(i int) instance {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.nodes[i]
@@ -187,7 +240,7 @@ func (c *Cluster) Node(i int) *node.Node {
 func (c *Cluster) Addrs(i int) NodeAddrs { return c.addrs[i] }
 
 // Up reports whether node i is running.
-func (c *Cluster) Up(i int) bool { return c.Node(i) != nil }
+func (c *Cluster) Up(i int) bool { return c.running(i) != nil }
 
 // WaitUp blocks until node i runs or ctx ends.
 func (c *Cluster) WaitUp(ctx context.Context, i int) error {
@@ -202,11 +255,12 @@ func (c *Cluster) WaitUp(ctx context.Context, i int) error {
 	}
 }
 
-// Kill stops node i. node.Close is graceful on the server side (it flushes client send queues,
-// closes Raft and the event store cleanly): the package has no abrupt stop. To make the stop
-// abrupt where it matters for the checks, Kill first closes every IRC client dialled to node i
-// through DialIRC, so lines the node had queued but not yet written are lost to those clients,
-// as they would be in a crash. Killing a node that is down is an error.
+// Kill stops node i. A process is killed with kill -9. In this process node.Close is graceful
+// on the server side (it flushes client send queues, closes Raft and the event store cleanly):
+// the package has no abrupt stop. To make the stop abrupt where it matters for the checks, Kill
+// first closes every IRC client dialled to node i through DialIRC, so lines the node had queued
+// but not yet written are lost to those clients, as they would be in a crash. Killing a node
+// that is down is an error.
 func (c *Cluster) Kill(i int) error {
 	c.mu.Lock()
 	n := c.nodes[i]
@@ -222,7 +276,7 @@ func (c *Cluster) Kill(i int) error {
 	for cl := range clients {
 		cl.Close()
 	}
-	if err := n.Close(); err != nil {
+	if err := n.stop(); err != nil {
 		return fmt.Errorf("testcluster: kill %s: %w", c.addrs[i].Name, err)
 	}
 	return nil
@@ -258,9 +312,10 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 // Leader returns the index of the running node that is the Raft leader, or -1.
 func (c *Cluster) Leader() int {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for i, n := range c.nodes {
-		if n != nil && n.RaftStatus().Role == "leader" {
+	nodes := append([]instance(nil), c.nodes...)
+	c.mu.RUnlock()
+	for i, n := range nodes {
+		if n != nil && n.role() == "leader" {
 			return i
 		}
 	}
@@ -275,17 +330,25 @@ type NodeState struct {
 	Hash         [32]byte
 }
 
-// States reads every running node's applied index and state hash.
+// States reads every running node's applied index and state hash. A process reports the first
+// 48 bits of its hash (the palaver_state_hash48 metric) and no state index; a node whose state
+// cannot be read is left out.
 func (c *Cluster) States() []NodeState {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
+	nodes := append([]instance(nil), c.nodes...)
+	c.mu.RUnlock()
 	var out []NodeState
-	for i, n := range c.nodes {
+	for i, n := range nodes {
 		if n == nil {
 			continue
 		}
-		st := NodeState{Node: c.addrs[i].Name, AppliedIndex: n.RaftStatus().AppliedIndex, Hash: n.Machine().Hash()}
-		n.Machine().Read(func(s *fsm.State) { st.StateIndex = s.Index })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := n.state(ctx)
+		cancel()
+		if err != nil {
+			continue
+		}
+		st.Node = c.addrs[i].Name
 		out = append(out, st)
 	}
 	return out
@@ -302,6 +365,9 @@ func (c *Cluster) WaitConverged(ctx context.Context) error {
 		last = c.States()
 		if len(last) == 0 {
 			return false, errors.New("testcluster: no node is running")
+		}
+		if len(last) < c.runningCount() {
+			return false, nil // a node's state could not be read
 		}
 		for _, s := range last[1:] {
 			if s.AppliedIndex != last[0].AppliedIndex || s.Hash != last[0].Hash {
@@ -324,13 +390,25 @@ func describeStates(states []NodeState) string {
 	return strings.Join(parts, "; ")
 }
 
+func (c *Cluster) runningCount() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	count := 0
+	for _, n := range c.nodes {
+		if n != nil {
+			count++
+		}
+	}
+	return count
+}
+
 // Close stops every running node and closes the clients dialled through the cluster. It removes
 // the data directory when Start created it.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	nodes := c.nodes
-	c.nodes = make([]*node.Node, len(nodes))
+	c.nodes = make([]instance, len(nodes))
 	var clients []*ircclient.Client
 	for i := range c.clients {
 		for cl := range c.clients[i] {
@@ -345,7 +423,7 @@ func (c *Cluster) Close() error {
 	var errs []error
 	for _, n := range nodes {
 		if n != nil {
-			errs = append(errs, n.Close())
+			errs = append(errs, n.stop())
 		}
 	}
 	if c.tempDir != "" {

@@ -1,9 +1,14 @@
-// Package testcluster owns Palaver's multi-node test harness: it starts N real nodes in one
-// process, on loopback ports with their data on disk, kills and restarts them, drives IRC clients
-// against them, and checks what the clients saw.
+// Package testcluster owns Palaver's multi-node test harness: it starts N real nodes with their
+// data on disk, injects faults, drives IRC clients against them, and checks what the clients saw.
 //
-// Cluster is the harness itself (Start, Kill, Restart, WaitConverged, Leader, DialIRC). Run adds
-// the checked workload:
+// The nodes run in this process (IRC and HTTP on loopback ports; Raft, gossip and the cluster RPC
+// on a raft.InmemNetwork passed through node.Faults, so links between chosen pairs of nodes can be
+// cut and healed; the event exchange's HTTP requests obey the same cuts), or, with
+// Options.Processes, as separate `palaver serve` processes on loopback ports, killed with kill -9.
+//
+// Cluster is the harness itself (Start, Kill, Restart, Partition, Isolate, Heal,
+// TransferLeadership, SetDiskDelay, WaitConverged, Leader, DialIRC). Run adds the checked
+// workload:
 //
 //   - Topic clients on every node write unique topics and read them back. A write is acknowledged
 //     when its client sees its own TOPIC echo; a read is a TOPIC query fenced by a write of the
@@ -19,9 +24,11 @@
 //     delivery, one CHATHISTORY answer) may hand one a message twice.
 //   - After the traffic every node must reach the same applied index and state hash.
 //
-// A seeded nemesis kills and restarts nodes (one at a time, sometimes the leader) while the
-// workload runs. Partitions, leadership transfer and slow disks are not injected (see
-// NemesisOptions).
+// A seeded nemesis injects one fault at a time while the workload runs (see FaultKind): kill and
+// restart, network partition and heal, leadership transfer, slow Raft log writes. Processes get
+// kill rounds only. Memberlist gossip runs over the partitioned network too, so a cut node is
+// declared dead by gossip and comes back alive after the heal (DeadNodeGrace is far longer than
+// any fault, so no node is removed from the Raft configuration).
 //
 // The checkers (CheckTopics, CheckDelivery) are plain functions over recorded histories, so they
 // are tested on hand-made histories. porcupine is used rather than a hand-written checker: it is

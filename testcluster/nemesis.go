@@ -4,22 +4,61 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 )
 
-// NemesisOptions shape the fault schedule. Every choice (which node, how long to wait, how long a
-// node stays down) is drawn from the run's seed. One node at most is down at a time, so a
-// cluster of three keeps its quorum.
-//
-// Faults injected: kill (node.Close after cutting its clients) and restart on the same data
-// directory and addresses, of a random node or of the current leader (which forces an election).
-// Not injected: leadership transfer (package raft does not expose one), network partitions
-// (nodes talk over real TCP with no transport wrapper between them) and slow disks.
+// FaultKind names one kind of nemesis round.
+type FaultKind string
+
+const (
+	// FaultKill kills a node (sometimes the leader) and restarts it on its data directory.
+	FaultKill FaultKind = "kill"
+	// FaultPartition cuts the network: the leader or another node isolated, or (five nodes or
+	// more) a minority split from a majority; then heals it.
+	FaultPartition FaultKind = "partition"
+	// FaultTransfer hands leadership to another node through Raft's leadership transfer.
+	FaultTransfer FaultKind = "transfer"
+	// FaultSlowDisk delays every Raft log write of a node (sometimes the leader), then restores it.
+	FaultSlowDisk FaultKind = "slow-disk"
+)
+
+// AllFaults is every kind, the default for nodes in this process.
+var AllFaults = []FaultKind{FaultKill, FaultPartition, FaultTransfer, FaultSlowDisk}
+
+// ParseFaultKinds reads a comma-separated list of kinds ("all" for AllFaults).
+func ParseFaultKinds(list string) ([]FaultKind, error) {
+	if list == "all" {
+		return AllFaults, nil
+	}
+	var out []FaultKind
+	for _, name := range strings.Split(list, ",") {
+		k := FaultKind(strings.TrimSpace(name))
+		if !slices.Contains(AllFaults, k) {
+			return nil, fmt.Errorf("fault kind %q: want kill, partition, transfer, slow-disk or all", name)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// NemesisOptions shape the fault schedule. Every choice (which kind, which node, how long to
+// wait, how long a fault lasts) is drawn from the run's seed. One fault at a time, and at most
+// a minority cut off or down, so the cluster keeps a quorum.
 type NemesisOptions struct {
-	MinInterval, MaxInterval time.Duration // between a restart and the next kill; default 1.5–4 s
-	MinDown, MaxDown         time.Duration // how long a killed node stays down; default 0.3–2 s
-	LeaderBias               float64       // probability of killing the leader rather than a random node; default 0.5
+	MinInterval, MaxInterval time.Duration // between the end of a round and the next fault; default 1.5–4 s
+	MinDown, MaxDown         time.Duration // how long a fault lasts (node down, cut, slow disk); default 0.3–2 s
+	LeaderBias               float64       // probability of aiming at the leader rather than a random node; default 0.5
 	MaxRounds                int           // 0: until the traffic ends
+	// Kinds are drawn from uniformly each round; default AllFaults in this process, kill only
+	// for processes (the other kinds need the nodes in this process).
+	Kinds []FaultKind
+	// InOrder takes the kinds in turn (round k does Kinds[(k-1) % len]) instead of drawing them.
+	InOrder bool
+	// MinDiskDelay, MaxDiskDelay bound the delay a slow-disk round adds to each log write;
+	// default 20–150 ms.
+	MinDiskDelay, MaxDiskDelay time.Duration
 }
 
 func (o *NemesisOptions) defaults() {
@@ -29,8 +68,12 @@ func (o *NemesisOptions) defaults() {
 	if o.MaxDown <= 0 {
 		o.MinDown, o.MaxDown = 300*time.Millisecond, 2*time.Second
 	}
+	if o.MaxDiskDelay <= 0 {
+		o.MinDiskDelay, o.MaxDiskDelay = 20*time.Millisecond, 150*time.Millisecond
+	}
 	o.MinInterval = min(o.MinInterval, o.MaxInterval)
 	o.MinDown = min(o.MinDown, o.MaxDown)
+	o.MinDiskDelay = min(o.MinDiskDelay, o.MaxDiskDelay)
 	if o.LeaderBias == 0 {
 		o.LeaderBias = 0.5
 	}
@@ -40,19 +83,27 @@ func (o *NemesisOptions) defaults() {
 type NemesisEvent struct {
 	At     time.Duration // since the run began
 	Round  int
-	Kind   string // "kill" or "restart"
-	Node   string
-	Leader bool          // kill: the node was the leader
-	Took   time.Duration // restart: how long the start took
+	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok"
+	Fault  FaultKind
+	Node   string        // the node aimed at ("" for a split)
+	Detail string        // the sides of a partition, the new leader, the disk delay
+	Leader bool          // the node aimed at was the leader
+	Took   time.Duration // restart and transfer: how long it took
 	Err    error
 }
 
 func (e NemesisEvent) String() string {
-	s := fmt.Sprintf("%6.1fs round %d: %s %s", e.At.Seconds(), e.Round, e.Kind, e.Node)
+	s := fmt.Sprintf("%6.1fs round %d: %s", e.At.Seconds(), e.Round, e.Kind)
+	if e.Node != "" {
+		s += " " + e.Node
+	}
 	if e.Leader {
 		s += " (leader)"
 	}
-	if e.Kind == "restart" {
+	if e.Detail != "" {
+		s += " " + e.Detail
+	}
+	if e.Took > 0 {
 		s += fmt.Sprintf(" in %s", e.Took.Round(10*time.Millisecond))
 	}
 	if e.Err != nil {
@@ -61,34 +112,146 @@ func (e NemesisEvent) String() string {
 	return s
 }
 
-// nemesis runs kill/restart rounds until ctx ends or MaxRounds; a round that began finishes (the
-// node is restarted) even after ctx ends. repair bounds restarts. It returns the rounds done.
+// nemesis runs fault rounds until ctx ends or MaxRounds; a round that began finishes (the node
+// restarted, the network healed, the disk restored) even after ctx ends. repair bounds the
+// repairs. It returns the rounds done. A failed restart ends it with an error; a transfer that
+// failed (no leader at that moment, a transfer raft refused) is recorded and the rounds go on.
 func nemesis(ctx, repair context.Context, c *Cluster, rec *recorder, rng *rand.Rand, o NemesisOptions, emit func(NemesisEvent)) (int, error) {
-	between := func(lo, hi time.Duration) time.Duration {
-		return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
-	}
+	n := &nemesisRun{c: c, rec: rec, rng: rng, o: o, emit: emit}
 	for round := 1; o.MaxRounds == 0 || round <= o.MaxRounds; round++ {
-		pause(ctx, between(o.MinInterval, o.MaxInterval))
+		pause(ctx, n.between(o.MinInterval, o.MaxInterval))
 		if ctx.Err() != nil {
 			return round - 1, nil
 		}
-		target, isLeader := rng.IntN(c.N()), false
-		if rng.Float64() < o.LeaderBias {
-			if l := c.Leader(); l >= 0 {
-				target, isLeader = l, true
-			}
+		kind := o.Kinds[(round-1)%len(o.Kinds)]
+		if !o.InOrder {
+			kind = o.Kinds[rng.IntN(len(o.Kinds))]
 		}
-		down := between(o.MinDown, o.MaxDown)
-		ev := NemesisEvent{At: rec.now(), Round: round, Kind: "kill", Node: c.addrs[target].Name, Leader: isLeader}
-		ev.Err = c.Kill(target)
-		emit(ev)
-		pause(repair, down)
-		began := time.Now()
-		err := c.Restart(repair, target)
-		emit(NemesisEvent{At: rec.now(), Round: round, Kind: "restart", Node: c.addrs[target].Name, Took: time.Since(began), Err: err})
-		if err != nil {
-			return round, fmt.Errorf("nemesis round %d: %w", round, err)
+		if err := n.round(repair, round, kind); err != nil {
+			return round, fmt.Errorf("nemesis round %d (%s): %w", round, kind, err)
 		}
 	}
 	return o.MaxRounds, nil
+}
+
+type nemesisRun struct {
+	c    *Cluster
+	rec  *recorder
+	rng  *rand.Rand
+	o    NemesisOptions
+	emit func(NemesisEvent)
+}
+
+func (n *nemesisRun) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(n.rng.Int64N(int64(hi-lo)+1))
+}
+
+// target draws a node: the leader with probability LeaderBias (when one is known), otherwise
+// any node.
+func (n *nemesisRun) target() (int, bool) {
+	target := n.rng.IntN(n.c.N())
+	if n.rng.Float64() < n.o.LeaderBias {
+		if l := n.c.Leader(); l >= 0 {
+			return l, true
+		}
+	}
+	return target, false
+}
+
+func (n *nemesisRun) event(round int, fault FaultKind, kind string, node int) NemesisEvent {
+	e := NemesisEvent{At: n.rec.now(), Round: round, Kind: kind, Fault: fault}
+	if node >= 0 {
+		e.Node = n.c.addrs[node].Name
+	}
+	return e
+}
+
+// round draws every random choice before acting, so the schedule depends only on the seed and
+// the leader at each moment.
+func (n *nemesisRun) round(repair context.Context, round int, kind FaultKind) error {
+	c := n.c
+	target, isLeader := n.target()
+	down := n.between(n.o.MinDown, n.o.MaxDown)
+	switch kind {
+	case FaultKill:
+		ev := n.event(round, kind, "kill", target)
+		ev.Leader = isLeader
+		ev.Err = c.Kill(target)
+		n.emit(ev)
+		pause(repair, down)
+		began := time.Now()
+		err := c.Restart(repair, target)
+		ev = n.event(round, kind, "restart", target)
+		ev.Took, ev.Err = time.Since(began), err
+		n.emit(ev)
+		return err
+
+	case FaultPartition:
+		split := c.N() >= 5 && !isLeader && n.rng.IntN(2) == 0
+		var sides [][]int
+		ev := n.event(round, kind, "partition", target)
+		if split { // a minority of two against the rest
+			perm := n.rng.Perm(c.N())
+			minority := perm[:(c.N()-1)/2]
+			sides = [][]int{minority, slices.DeleteFunc(seq(c.N()), func(j int) bool { return slices.Contains(minority, j) })}
+			ev.Node = ""
+		} else {
+			sides = [][]int{{target}, c.others(target)}
+			ev.Leader = isLeader
+		}
+		ev.Detail = n.describeSides(sides)
+		ev.Err = c.Partition(sides...)
+		n.emit(ev)
+		if ev.Err != nil {
+			return ev.Err
+		}
+		pause(repair, down)
+		c.Heal()
+		n.emit(n.event(round, kind, "heal", -1))
+		return nil
+
+	case FaultTransfer:
+		ev := n.event(round, kind, "transfer", -1)
+		ctx, cancel := context.WithTimeout(repair, 10*time.Second)
+		began := time.Now()
+		from, to, err := c.TransferLeadership(ctx)
+		cancel()
+		ev.Took, ev.Err = time.Since(began), err
+		if from >= 0 {
+			ev.Node, ev.Leader = c.addrs[from].Name, true
+		}
+		if to >= 0 {
+			ev.Detail = "to " + c.addrs[to].Name
+		}
+		n.emit(ev)
+		return nil
+
+	case FaultSlowDisk:
+		delay := n.between(n.o.MinDiskDelay, n.o.MaxDiskDelay)
+		ev := n.event(round, kind, "slow-disk", target)
+		ev.Leader = isLeader
+		ev.Detail = fmt.Sprintf("+%s per log write", delay.Round(time.Millisecond))
+		ev.Err = c.SetDiskDelay(target, delay)
+		n.emit(ev)
+		if ev.Err != nil {
+			return ev.Err
+		}
+		pause(repair, 2*down) // a slow disk needs a few writes to matter
+		c.SetDiskDelay(target, 0)
+		n.emit(n.event(round, kind, "disk-ok", target))
+		return nil
+	}
+	return fmt.Errorf("unknown fault kind %q", kind)
+}
+
+func (n *nemesisRun) describeSides(sides [][]int) string {
+	parts := make([]string, len(sides))
+	for k, side := range sides {
+		names := make([]string, len(side))
+		for m, i := range side {
+			names[m] = strings.TrimSuffix(n.c.addrs[i].Name, ".testcluster")
+		}
+		parts[k] = "{" + strings.Join(names, " ") + "}"
+	}
+	return strings.Join(parts, " | ")
 }

@@ -73,6 +73,48 @@ func (r *Report) Failures() []string {
 	return append(out, r.Problems...)
 }
 
+// FaultCounts says how many rounds of each kind began, and what they aimed at, e.g.
+// "kill 3 (2 leader), partition 2 (1 leader isolated), transfer 1, slow-disk 1 (0 leader)".
+func (r *Report) FaultCounts() string {
+	type count struct{ rounds, leader, failed int }
+	counts := map[FaultKind]*count{}
+	for _, e := range r.Events {
+		switch e.Kind {
+		case "kill", "partition", "transfer", "slow-disk":
+		default:
+			continue
+		}
+		c := counts[e.Fault]
+		if c == nil {
+			c = &count{}
+			counts[e.Fault] = c
+		}
+		c.rounds++
+		if e.Leader && e.Fault != FaultTransfer {
+			c.leader++
+		}
+		if e.Err != nil {
+			c.failed++
+		}
+	}
+	var parts []string
+	for _, k := range AllFaults {
+		c := counts[k]
+		if c == nil {
+			continue
+		}
+		part := fmt.Sprintf("%s %d", k, c.rounds)
+		if k != FaultTransfer {
+			part += fmt.Sprintf(" (%d at the leader)", c.leader)
+		}
+		if c.failed > 0 {
+			part += fmt.Sprintf(" [%d failed to inject]", c.failed)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Passed reports whether every check passed.
 func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
 
@@ -89,6 +131,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	d := &r.Delivery
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%d nodes, seed %d, %s of traffic, chaos %s, %d nemesis rounds\n", r.Nodes, r.Seed, r.Duration.Round(100*time.Millisecond), yesNo(r.Chaos), r.Rounds)
+	if faults := r.FaultCounts(); len(faults) > 0 {
+		fmt.Fprintf(tw, "faults injected\t%s\n", faults)
+	}
 	fmt.Fprintf(tw, "acknowledged state changes lost\t%d\t(%d topic writes acknowledged, %d outcome unknown, %d of them seen applied)\n",
 		len(t.LostWrites), t.Writes, t.UnknownWrites, t.ResolvedUnknown)
 	lin := yesNo(t.Linearizable())

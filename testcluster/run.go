@@ -2,7 +2,9 @@ package testcluster
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -38,6 +40,12 @@ type RunOptions struct {
 func (o *RunOptions) defaults() {
 	o.Options.defaults()
 	o.Nemesis.defaults()
+	if len(o.Nemesis.Kinds) == 0 {
+		o.Nemesis.Kinds = AllFaults
+		if o.Processes != nil {
+			o.Nemesis.Kinds = []FaultKind{FaultKill}
+		}
+	}
 	setDefault(&o.Duration, 15*time.Second)
 	setDefault(&o.TopicChannels, 2)
 	setDefault(&o.TopicClientsPerNode, 2)
@@ -62,6 +70,9 @@ func setDefault[T comparable](field *T, value T) {
 // out (a node that would not start, ctx ending); a failed check is in the report.
 func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	opts.defaults()
+	if opts.Processes != nil && opts.Chaos && slices.ContainsFunc(opts.Nemesis.Kinds, func(k FaultKind) bool { return k != FaultKill }) {
+		return nil, fmt.Errorf("testcluster: nodes run as processes: only kill rounds can be injected (asked for %v)", opts.Nemesis.Kinds)
+	}
 	r := &runner{opts: opts, rec: newRecorder(), phase: "starting"}
 	c, err := Start(ctx, opts.Options)
 	if err != nil {

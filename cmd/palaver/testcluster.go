@@ -22,9 +22,12 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	nodes := fs.Int("nodes", 3, "number of nodes")
 	duration := fs.Duration("duration", 60*time.Second, "how long the clients send traffic")
-	chaos := fs.Bool("chaos", false, "kill and restart nodes (sometimes the leader) while the traffic runs")
+	chaos := fs.Bool("chaos", false, "inject faults while the traffic runs (see --faults)")
+	faults := fs.String("faults", "all", "with --chaos: fault kinds drawn each round, comma-separated: kill, partition, transfer, slow-disk, or all (with --processes only kill)")
+	processes := fs.Bool("processes", false, "run every node as a separate 'palaver serve' process (real disks, kill -9) instead of in this process")
+	serverBin := fs.String("server-bin", "", "with --processes: the palaver binary to start (default: this executable)")
 	seed := fs.Int64("seed", 0, "seed for the workload and the fault schedule (0: from the clock; printed)")
-	rounds := fs.Int("rounds", 0, "with --chaos: stop after this many kill/restart rounds (--duration stays the upper bound)")
+	rounds := fs.Int("rounds", 0, "with --chaos: stop after this many fault rounds (--duration stays the upper bound)")
 	dir := fs.String("dir", "", "directory for the nodes' data (default: a temporary directory, removed afterwards)")
 	topicChannels := fs.Int("topic-channels", 2, "channels whose topics are checked for linearizability")
 	topicClients := fs.Int("topic-clients", 2, "topic clients per node")
@@ -36,11 +39,14 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: palaver testcluster [flags]
 
-Starts N nodes in this process on loopback ports (real disks under a temporary directory), drives
-topic and chat clients against every node and checks: topic operations are linearizable (porcupine)
-and no acknowledged change is lost; every acknowledged message reaches every chat client exactly
-once (live, or through CHATHISTORY after a reconnection); all nodes end with equal state hashes.
-With --chaos, a seeded nemesis kills and restarts nodes during the traffic.
+Starts N nodes (in this process, or with --processes as separate 'palaver serve' processes) on
+loopback ports with real disks under a temporary directory, drives topic and chat clients against
+every node and checks: topic operations are linearizable (porcupine) and no acknowledged change is
+lost; every acknowledged message reaches every chat client exactly once (live, or through
+CHATHISTORY after a reconnection); all nodes end with equal state hashes. With --chaos, a seeded
+nemesis injects one fault at a time during the traffic: kill and restart a node (kill -9 for
+processes), partition the network (isolate the leader or another node; with 5 nodes also a
+minority split) and heal it, transfer leadership, slow a node's Raft log writes.
 
 Flags:
 `)
@@ -64,6 +70,25 @@ Flags:
 		fmt.Fprintln(stderr, "palaver testcluster: --chaos needs at least 3 nodes (a node down must leave a quorum)")
 		return 2
 	}
+	kinds, err := testcluster.ParseFaultKinds(*faults)
+	if err != nil {
+		fmt.Fprintf(stderr, "palaver testcluster: --faults: %v\n", err)
+		return 2
+	}
+	var procs *testcluster.ProcessOptions
+	if *processes {
+		if *faults == "all" {
+			kinds = []testcluster.FaultKind{testcluster.FaultKill}
+		}
+		bin := *serverBin
+		if bin == "" {
+			if bin, err = os.Executable(); err != nil {
+				fmt.Fprintf(stderr, "palaver testcluster: --server-bin: %v\n", err)
+				return 2
+			}
+		}
+		procs = &testcluster.ProcessOptions{Binary: bin}
+	}
 	logger, err := nodeLogger(*logLevel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "palaver testcluster: %v\n", err)
@@ -72,15 +97,19 @@ Flags:
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()
 	}
-	fmt.Fprintf(stderr, "testcluster: %d nodes, %s of traffic, chaos %v, seed %d\n", *nodes, *duration, *chaos, *seed)
+	mode := "in this process"
+	if procs != nil {
+		mode = "as processes of " + procs.Binary
+	}
+	fmt.Fprintf(stderr, "testcluster: %d nodes %s, %s of traffic, chaos %v (faults %v), seed %d\n", *nodes, mode, *duration, *chaos, kinds, *seed)
 
 	var mu sync.Mutex // progress and events share stderr
 	var last testcluster.Progress
 	opts := testcluster.RunOptions{
-		Options:             testcluster.Options{Nodes: *nodes, Dir: *dir, Seed: *seed, Logger: logger},
+		Options:             testcluster.Options{Nodes: *nodes, Dir: *dir, Seed: *seed, Logger: logger, Processes: procs},
 		Duration:            *duration,
 		Chaos:               *chaos,
-		Nemesis:             testcluster.NemesisOptions{MaxRounds: *rounds},
+		Nemesis:             testcluster.NemesisOptions{MaxRounds: *rounds, Kinds: kinds},
 		EndWithRounds:       *rounds > 0,
 		TopicChannels:       *topicChannels,
 		TopicClientsPerNode: *topicClients,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,8 @@ func TestTestClusterFlags(t *testing.T) {
 		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
 		{"bad log level", []string{"--log", "loud"}, 2, "--log"},
 		{"unknown flag", []string{"--partitions"}, 2, "flag provided but not defined"},
+		{"unknown fault kind", []string{"--faults", "kill,meteor"}, 2, `fault kind "meteor"`},
+		{"partitions need the nodes in-process", []string{"--processes", "--chaos", "--faults", "partition", "--server-bin", "/nonexistent/palaver"}, 2, "only kill rounds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,5 +59,34 @@ func TestTestClusterQuietRun(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "seed 3") {
 		t.Errorf("progress does not name the seed:\n%s", stderr.String())
+	}
+}
+
+// TestTestClusterProcesses runs three nodes as separate processes (this test binary acting as
+// palaver, see TestMain) with one kill -9 and restart round: every check passes.
+func TestTestClusterProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three server processes")
+	}
+	t.Setenv(asPalaverEnv, "1") // inherited by the node processes only
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--processes", "--server-bin", os.Args[0], "--nodes", "3", "--chaos", "--rounds", "1",
+		"--duration", "20s", "--seed", "5", "--dir", t.TempDir()}
+	code := runTestCluster(ctx, args, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	t.Logf("\n%s", stdout.String())
+	for _, want := range []string{"as processes of", "nemesis", "kill node-", "restart node-"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	for _, want := range []string{"kill 1", "state hashes equal", "PASS"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("verdict table lacks %q:\n%s", want, stdout.String())
+		}
 	}
 }

@@ -1,0 +1,195 @@
+package testcluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/node"
+)
+
+// ProcessOptions run every node as a separate `palaver serve` process.
+type ProcessOptions struct {
+	Binary string   // the palaver executable (its first argument is the subcommand, "serve")
+	Env    []string // added to the inherited environment, NAME=value
+	Args   []string // extra `palaver serve` flags
+}
+
+// process is a node running as a `palaver serve` process. Its output goes to <Dir>/<name>.log.
+type process struct {
+	cmd     *exec.Cmd
+	httpURL string
+	client  *http.Client
+	logPath string
+	exited  chan struct{} // closed once the process ended
+	waitErr error         // set before exited closes
+}
+
+func (p *process) inProcess() *node.Node { return nil }
+
+// startProcess starts node i as a process and waits until it serves: its HTTP server answers,
+// which it does only at the end of node.Start (leader known, state caught up, key registered).
+func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*process, error) {
+	a := c.addrs[i]
+	args := []string{"serve",
+		"--server-name", "palaver.test", "--node-name", a.Name, "--data", a.DataDir,
+		"--irc-addr", a.IRC, "--tls-addr=", "--http-addr", a.HTTP, "--raft-addr", a.Raft,
+		"--gossip-addr", a.Gossip, "--cluster-addr", a.Cluster,
+		"--dead-node-grace", c.opts.DeadNodeGrace.String(),
+		"--max-conns-per-ip", "-1", "--no-flood-limits", "--log-level", "info",
+	}
+	for _, j := range join {
+		args = append(args, "--join", j)
+	}
+	args = append(args, c.opts.Processes.Args...)
+	logPath := filepath.Join(c.opts.Dir, a.Name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("process log: %w", err)
+	}
+	fmt.Fprintf(logFile, "=== testcluster: %s %s\n", c.opts.Processes.Binary, strings.Join(args, " "))
+	cmd := exec.Command(c.opts.Processes.Binary, args...)
+	cmd.Env = append(os.Environ(), c.opts.Processes.Env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("exec %s: %w", c.opts.Processes.Binary, err)
+	}
+	p := &process{cmd: cmd, httpURL: "http://" + a.HTTP, logPath: logPath,
+		client: &http.Client{Timeout: 2 * time.Second}, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	err = poll(ctx, 50*time.Millisecond, func() (bool, error) {
+		select {
+		case <-p.exited:
+			return false, fmt.Errorf("exited (%v) before serving: %s", p.waitErr, lastLines(logPath, 5))
+		default:
+		}
+		return p.role() != "", nil
+	})
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// health reads GET /api/v1/health.
+func (p *process) health(ctx context.Context) (role string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.httpURL+"/api/v1/health", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("health: %s", resp.Status)
+	}
+	var h struct {
+		Role string `json:"role"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		return "", fmt.Errorf("health: %w", err)
+	}
+	return h.Role, nil
+}
+
+func (p *process) role() string {
+	role, err := p.health(context.Background())
+	if err != nil {
+		return ""
+	}
+	return role
+}
+
+// state reads the applied index and the state hash's first 48 bits from GET /metrics.
+func (p *process) state(ctx context.Context) (NodeState, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.httpURL+"/metrics", nil)
+	if err != nil {
+		return NodeState{}, err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return NodeState{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return NodeState{}, fmt.Errorf("metrics: %s", resp.Status)
+	}
+	return parseStateMetrics(resp.Body)
+}
+
+// stop kills the process (kill -9) and waits for it to end.
+func (p *process) stop() error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill: %w", err)
+	}
+	<-p.exited
+	return nil
+}
+
+// parseStateMetrics reads palaver_raft_applied_index and palaver_state_hash48 from a
+// Prometheus text exposition.
+func parseStateMetrics(r io.Reader) (NodeState, error) {
+	var st NodeState
+	var haveIndex, haveHash bool
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || (name != "palaver_raft_applied_index" && name != "palaver_state_hash48") {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || v < 0 || v >= 1<<53 {
+			return st, fmt.Errorf("metrics: %s %q: not an exact non-negative integer", name, value)
+		}
+		if name == "palaver_raft_applied_index" {
+			st.AppliedIndex, haveIndex = uint64(v), true
+			continue
+		}
+		h := uint64(v)
+		for k := range 6 {
+			st.Hash[k] = byte(h >> (8 * (5 - k)))
+		}
+		haveHash = true
+	}
+	if err := sc.Err(); err != nil {
+		return st, fmt.Errorf("metrics: %w", err)
+	}
+	if !haveIndex || !haveHash {
+		return st, errors.New("metrics: palaver_raft_applied_index or palaver_state_hash48 missing")
+	}
+	return st, nil
+}
+
+// lastLines returns the last n lines of a file, for error messages.
+func lastLines(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
