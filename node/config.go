@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/palaver-chat/palaver/federation/peering"
 )
 
 // Config is everything a node needs to start. The zero value plus Defaults is the embedded
@@ -63,6 +65,15 @@ type Config struct {
 
 	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
 	Clock func() time.Time
+
+	// Federation with other servers (federation/peering): the allowed peers with their trust
+	// levels, the channels linked with each, and how often the outboxes look for work (default 1 s).
+	Peers               []peering.Peer
+	Links               []peering.Link
+	FederationSendEvery time.Duration
+	// PeerAllowPrivate lets federation reach configured peers at private and loopback addresses
+	// (--peer-allow-private); the SSRF guard otherwise refuses them.
+	PeerAllowPrivate bool
 
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
 	// real network and disk). See faults.go.

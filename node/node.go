@@ -19,6 +19,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
+	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
@@ -46,6 +47,8 @@ type Node struct {
 	serverKey ed25519.PrivateKey
 	signing   *signingapi.API
 	exchange  *exchange.Exchange
+
+	federation *peering.Federation // nil without peers
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
@@ -131,11 +134,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publish,
+		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publishStored,
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery,
 	}, n.machine, prop, n.events, verifier)
-	n.machine.SetObserver(n.irc.Observe)
+	if err := n.startFederation(prop, resolver); err != nil {
+		return n, err
+	}
+	n.machine.SetObserver(n.observe)
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
@@ -211,6 +217,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, fmt.Errorf("exchange routes: %w", err)
 	}
 	n.exchange.Start()
+	if n.federation != nil {
+		n.federation.Mount(n.rest.Engine())
+		n.federation.Start()
+	}
 	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// WebSocket sessions live on their request's context: end them when the node stops.
 		BaseContext: func(net.Listener) context.Context { return runCtx }}
@@ -256,6 +266,9 @@ func (n *Node) Close() error {
 		}
 		if n.irc != nil {
 			n.irc.Close()
+		}
+		if n.federation != nil {
+			n.federation.Close()
 		}
 		if n.exchange != nil {
 			n.exchange.Close()

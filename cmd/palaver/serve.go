@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/node"
 )
 
@@ -59,6 +60,11 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
 	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	var peers, peerTrust, links listFlag
+	fs.Var(&peers, "peer", "federation peer as did:web:<name>=<base URL> (repeatable)")
+	fs.Var(&peerTrust, "peer-trust", "a peer's trust level as did:web:<name>=full|relay|readonly (repeatable; default relay)")
+	fs.Var(&links, "link-channel", "channel linked with a peer as #channel=did:web:<name> (repeatable; linked only when both servers configure it)")
+	fs.BoolVar(&cfg.PeerAllowPrivate, "peer-allow-private", false, "let federation reach configured peers at private and loopback addresses (the SSRF guard refuses them by default)")
 	fs.String("config", "", "configuration file of `name = value` lines (flag names without dashes)")
 	return func() (node.Config, slog.Level, error) {
 		if err := applyEnv(fs); err != nil {
@@ -84,6 +90,9 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			return cfg, 0, fmt.Errorf("--peer-key-retry-secs %d: must be at least 1", peerKeyRetrySecs)
 		}
 		cfg.PeerKeyRetry = time.Duration(peerKeyRetrySecs) * time.Second
+		if err := federationFlags(&cfg, peers, peerTrust, links); err != nil {
+			return cfg, 0, err
+		}
 		cfg.OperDIDs = operDIDs
 		cfg.Join = join
 		cfg.AllowedOrigins = origins
@@ -201,4 +210,34 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// federationFlags reads --peer, --peer-trust and --link-channel into cfg.
+func federationFlags(cfg *node.Config, peers, trust, links []string) error {
+	for _, raw := range peers {
+		p, err := peering.ParsePeer(raw)
+		if err != nil {
+			return fmt.Errorf("--peer: %w", err)
+		}
+		cfg.Peers = append(cfg.Peers, p)
+	}
+	levels := map[string]peering.Trust{}
+	for _, raw := range trust {
+		did, t, err := peering.ParsePeerTrust(raw)
+		if err != nil {
+			return fmt.Errorf("--peer-trust: %w", err)
+		}
+		levels[did] = t
+	}
+	if err := peering.ApplyTrust(cfg.Peers, levels); err != nil {
+		return err
+	}
+	for _, raw := range links {
+		l, err := peering.ParseLink(raw)
+		if err != nil {
+			return fmt.Errorf("--link-channel: %w", err)
+		}
+		cfg.Links = append(cfg.Links, l)
+	}
+	return nil
 }

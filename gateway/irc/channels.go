@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -149,6 +150,9 @@ func handleTOPIC(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("442", m.Param(0), "You're not on that channel"))
 		return
 	}
+	if c.federatedTopic(rb, m, name) {
+		return
+	}
 	res, err := c.propose(fsm.Topic{Session: c.id, Channel: name, Text: m.Param(1)})
 	if err != nil {
 		rb.add(c.failMsg("TOPIC", "TEMPORARILY_UNAVAILABLE", "Try again", name))
@@ -223,6 +227,9 @@ func (c *client) sendNames(rb *respBuf, name string) {
 			}
 			entries = append(entries, ch.Members[id].Prefixes(multi)+se.Nick)
 		}
+		for _, m := range st.RemoteIn(name) { // users of peer servers (federation)
+			entries = append(entries, m.Nick)
+		}
 	})
 	const budget = 400
 	var line strings.Builder
@@ -290,6 +297,9 @@ func handleKICK(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	for _, nick := range strings.Split(m.Param(1), ",") {
 		target := c.sessionIDByNick(nick)
+		if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
+			continue
+		}
 		if target == "" {
 			rb.add(c.numericMsg("401", nick, "No such nick/channel"))
 			continue
@@ -308,6 +318,9 @@ func handleKICK(c *client, m ircmsg.Message, rb *respBuf) {
 func handleINVITE(c *client, m ircmsg.Message, rb *respBuf) {
 	nick, name := m.Param(0), fsm.Fold(m.Param(1))
 	target := c.sessionIDByNick(nick)
+	if target == "" && c.federatedTarget(rb, peering.ChangeInvite, "INVITE", name, nick, "") {
+		return
+	}
 	if target == "" {
 		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
 		return

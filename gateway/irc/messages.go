@@ -163,11 +163,14 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
 		return
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, tags) {
+	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
 		return
 	}
 	if react != nil && !c.applyReaction(rb, react) {
 		return
+	}
+	if react != nil {
+		c.federatedReaction(name, msgid, tags, now)
 	}
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: c.hostmask(), Command: cmd, Params: []string{name}},
@@ -287,7 +290,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
 		return
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, tags) {
+	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
 		return
 	}
 	if venue != "" && cmd != "TAGMSG" {

@@ -113,11 +113,14 @@ func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string
 }
 
 // applyDelete soft-deletes a root once the delete event was accepted, and files the delete (with
-// who made it and the event's tags) for the other nodes.
-func (c *client) applyDelete(rb *respBuf, root string, tags map[string]string) bool {
+// who made it, the event's tags and, under DeletionEventIDTag, the delete event's own msgid, which
+// its signature covers) for the other nodes and peer servers.
+func (c *client) applyDelete(rb *respBuf, root, eventID string, tags map[string]string) bool {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
-	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: tags}
+	filed := copyTags(tags)
+	filed[DeletionEventIDTag] = eventID
+	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: filed}
 	if err := c.s.history.DeleteAt(ctx, root, time.Now(), c.s.cfg.NodeName, by); err != nil {
 		c.s.log.Error("delete message", "msgid", root, "err", err)
 		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
@@ -149,6 +152,10 @@ func (c *client) pin(m ircmsg.Message, rb *respBuf, add bool) {
 			msgid = root
 		}
 		cmd = fsm.Unpin{Session: c.id, Channel: name, MsgID: msgid}
+	}
+	if c.homeElsewhere(name) {
+		c.federatedPin(rb, verb, name, msgid, add)
+		return
 	}
 	res, err := c.propose(cmd)
 	if err != nil {

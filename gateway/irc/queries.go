@@ -148,7 +148,7 @@ func handleISON(c *client, m ircmsg.Message, rb *respBuf) {
 
 func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 	mask := m.Param(0)
-	type row struct{ channel, user, host, nick, flags, realname string }
+	type row struct{ channel, user, host, server, nick, flags, realname string }
 	var rows []row
 	multi := c.has(capMultiPrefix)
 	c.s.state.Read(func(st *fsm.State) {
@@ -172,16 +172,21 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 				if se == nil {
 					continue
 				}
-				rows = append(rows, row{ch.Name, se.User, se.Host, se.Nick, flags(se) + ch.Members[id].Prefixes(multi), se.Realname})
+				rows = append(rows, row{ch.Name, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + ch.Members[id].Prefixes(multi), se.Realname})
+			}
+			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
+				rows = append(rows, row{ch.Name, m.User, m.Host, m.Host, m.Nick, "H", ""})
 			}
 			return
 		}
 		if se := st.SessionByNick(mask); se != nil {
-			rows = append(rows, row{"*", se.User, se.Host, se.Nick, flags(se), se.Realname})
+			rows = append(rows, row{"*", se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se), se.Realname})
+		} else if m := st.RemoteByNick(mask); m != nil {
+			rows = append(rows, row{"*", m.User, m.Host, m.Host, m.Nick, "H", ""})
 		}
 	})
 	for _, r := range rows {
-		rb.add(c.numericMsg("352", r.channel, r.user, r.host, c.s.cfg.ServerName, r.nick, r.flags, "0 "+r.realname))
+		rb.add(c.numericMsg("352", r.channel, r.user, r.host, r.server, r.nick, r.flags, "0 "+r.realname))
 	}
 	end := mask
 	if end == "" {
@@ -216,6 +221,9 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 			channels = append(channels, ch.Members[p.ID].Prefixes(multi)+name)
 		}
 	})
+	if !found && c.remoteWhois(rb, nick) {
+		return
+	}
 	if !found {
 		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
 		rb.add(c.numericMsg("318", nick, "End of /WHOIS list"))

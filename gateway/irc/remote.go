@@ -66,15 +66,26 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	}
 }
 
+// DeletionEventIDTag is the key under which a filed delete keeps its delete event's msgid (it is
+// not a client tag: it is never rendered as one).
+const DeletionEventIDTag = "msgid"
+
 // DeliverDeletion tells the local members of a channel that a message was deleted on another node:
 // a TAGMSG with +draft/delete from whoever deleted it, to message-tags clients.
 func (s *Server) DeliverDeletion(d eventstore.Deletion) {
 	if strings.HasPrefix(d.Venue, "dm:") {
 		return // DM deletes reach the participants through history; no live line is rendered
 	}
+	tags, msgid := d.Tags, d.Tags[DeletionEventIDTag]
+	if msgid == "" {
+		msgid = s.newMsgID(time.Now())
+	} else {
+		tags = copyTags(d.Tags)
+		delete(tags, DeletionEventIDTag)
+	}
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: d.Sender, Command: "TAGMSG", Params: []string{d.Venue}},
-		clientTags: d.Tags, time: serverTime(d.At), msgid: s.newMsgID(time.Now()), account: d.SenderDID,
+		clientTags: tags, time: serverTime(d.At), msgid: msgid, account: d.SenderDID,
 	}
 	var ids []string
 	s.state.Read(func(st *fsm.State) {

@@ -106,6 +106,8 @@ type Server struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	federation Federation // nil without peer servers; set once before serving (federation.go)
 }
 
 // New builds the IRC edge.

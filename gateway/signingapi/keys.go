@@ -74,22 +74,43 @@ func (a *API) signingKey(c *gin.Context) {
 	})
 }
 
-// didDocument serves GET /.well-known/did.json: the node's did:web document.
+// didDocument serves GET /.well-known/did.json: the server's did:web document. It lists this
+// node's key first (#freeq) and then the server key of every other node of the cluster (from the
+// replicated registry, #node-<kid>), so a peer server verifies a signature by any node of this
+// server through one document.
 func (a *API) didDocument(c *gin.Context) {
 	did := a.ServerDID()
-	mb, err := keyresolver.EncodeMultikey(keyresolver.PublicKey{Type: keyresolver.Ed25519, Raw: a.pub})
-	if err != nil {
-		rest.WriteError(c, http.StatusInternalServerError, "the server key cannot be encoded")
-		return
+	var others []ed25519.PublicKey
+	a.cfg.State.Read(func(st *fsm.State) {
+		for _, byKID := range st.Keys {
+			for kid, k := range byKID {
+				if k.Source == "server-key" && k.RemovedAt == 0 && kid != a.kid {
+					others = append(others, append(ed25519.PublicKey(nil), k.PublicKey...))
+				}
+			}
+		}
+	})
+	sort.Slice(others, func(i, j int) bool { return signing.KID(others[i]) < signing.KID(others[j]) })
+	methods := make([]gin.H, 0, 1+len(others))
+	assertions := make([]string, 0, 1+len(others))
+	for i, pub := range append([]ed25519.PublicKey{a.pub}, others...) {
+		mb, err := keyresolver.EncodeMultikey(keyresolver.PublicKey{Type: keyresolver.Ed25519, Raw: pub})
+		if err != nil {
+			rest.WriteError(c, http.StatusInternalServerError, "a server key cannot be encoded")
+			return
+		}
+		vm := did + "#freeq"
+		if i > 0 {
+			vm = did + "#node-" + signing.KID(pub)
+		}
+		methods = append(methods, gin.H{"id": vm, "type": "Multikey", "controller": did, "publicKeyMultibase": mb})
+		assertions = append(assertions, vm)
 	}
-	vm := did + "#freeq"
 	c.JSON(http.StatusOK, gin.H{
-		"@context": []string{"https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"},
-		"id":       did,
-		"verificationMethod": []gin.H{{
-			"id": vm, "type": "Multikey", "controller": did, "publicKeyMultibase": mb,
-		}},
-		"assertionMethod": []string{vm},
+		"@context":           []string{"https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"},
+		"id":                 did,
+		"verificationMethod": methods,
+		"assertionMethod":    assertions,
 		"service": []gin.H{{
 			"id": "#freeq_keys", "type": "FreeqSigningKeys",
 			"serviceEndpoint": strings.TrimRight(a.cfg.BaseURL, "/") + "/api/v1/signing-keys/" + url.PathEscape(did),

@@ -86,7 +86,10 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	if key == nil {
 		return verdict{verifiedBy: "unverifiable-unknown-key", proves: "nothing"}, canonical
 	}
-	serverKey := key.Source == "server-key"
+	// A server key of this cluster's nodes or of a peer server (filed from its did:web document
+	// with source origin-server) vouches for the relay, not the author; a user's key a peer
+	// relayed (filed under the user's DID, source origin-server) proves authorship.
+	serverKey := key.Source == "server-key" || (key.Source == "origin-server" && keyDID != m.SenderDID)
 	v = verdict{key: key, keyDID: keyDID, keySource: key.Source, verifiedBy: "client-session-key"}
 	if serverKey {
 		v.verifiedBy = "server-key"
@@ -121,7 +124,8 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	return v, canonical
 }
 
-// findKey finds the key a kid names: one filed under the sender's DID, or a server key of any node.
+// findKey finds the key a kid names: one filed under the sender's DID, or a server key of any
+// node of this cluster or of a peer server.
 func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 	var rec *fsm.KeyRecord
 	var did string
@@ -132,7 +136,7 @@ func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 			return
 		}
 		for d, byKID := range st.Keys {
-			if k := byKID[kid]; k != nil && k.Source == "server-key" {
+			if k := byKID[kid]; k != nil && (k.Source == "server-key" || k.Source == "origin-server") {
 				kc := *k
 				rec, did = &kc, d
 				return

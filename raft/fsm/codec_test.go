@@ -32,6 +32,13 @@ func sampleCommands() []Command {
 		RegisterKey{DID: "did:plc:alice", KID: "k1", PublicKey: testKey(1), Source: "local-session", Purpose: "msgsig",
 			ExpiresAt: 1_800_000_000},
 		RetireKey{DID: "did:plc:alice", KID: "k1"},
+		FederatedTopic{Channel: "#c", Text: "from the home", SetBy: "bob!u@peer.example", SetByDID: "did:plc:bob"},
+		FederatedMode{Channel: "#c", Changes: []ModeChange{{Add: true, Mode: "t"}, {Add: true, Mode: "o", Arg: "did:plc:carol"}},
+			SetBy: "bob!u@peer.example", SetByDID: "did:plc:bob", AddOnly: true},
+		FederatedPin{Channel: "#c", MsgID: "01HXMSG", PinnedBy: "bob!u@peer.example", PinnedByDID: "did:plc:bob"},
+		RemotePresence{Peer: "did:web:peer.example", Op: RemoteJoin, Channel: "#c", Member: RemoteMember{Nick: "bob", User: "u", Host: "peer.example", DID: "did:plc:bob"}},
+		FederatedKick{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob", Reason: "spam"},
+		FederatedInvite{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob"},
 	}
 }
 
@@ -106,6 +113,12 @@ func TestEncodeGolden(t *testing.T) {
 		"\x10\x00" + env + `{"session":"s1","channel":"#c","msgid":"01HXMSG"}}`,
 		"\x11\x00" + env + `{"did":"did:plc:alice","kid":"k1","public_key":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=","source":"local-session","purpose":"msgsig","expires_at":1800000000}}`,
 		"\x12\x00" + env + `{"did":"did:plc:alice","kid":"k1"}}`,
+		"\x13\x00" + env + `{"channel":"#c","text":"from the home","set_by":"bob!u@peer.example","set_by_did":"did:plc:bob"}}`,
+		"\x14\x00" + env + `{"channel":"#c","changes":[{"add":true,"mode":"t"},{"add":true,"mode":"o","arg":"did:plc:carol"}],"set_by":"bob!u@peer.example","set_by_did":"did:plc:bob","add_only":true}}`,
+		"\x15\x00" + env + `{"channel":"#c","msgid":"01HXMSG","pinned_by":"bob!u@peer.example","pinned_by_did":"did:plc:bob"}}`,
+		"\x16\x00" + env + `{"peer":"did:web:peer.example","op":"join","channel":"#c","member":{"peer":"","nick":"bob","user":"u","host":"peer.example","did":"did:plc:bob"}}}`,
+		"\x17\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob","reason":"spam"}}`,
+		"\x18\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob"}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {

@@ -28,6 +28,12 @@ const (
 	TypeUnpin           CommandType = 16
 	TypeRegisterKey     CommandType = 17
 	TypeRetireKey       CommandType = 18
+	TypeFederatedTopic  CommandType = 19
+	TypeFederatedMode   CommandType = 20
+	TypeFederatedPin    CommandType = 21
+	TypeRemotePresence  CommandType = 22
+	TypeFederatedKick   CommandType = 23
+	TypeFederatedInvite CommandType = 24
 )
 
 // flagIgnorable marks a command an older node may skip when it does not know the type (rolling
@@ -293,6 +299,18 @@ func newCommand(t CommandType) Command {
 		return &RegisterKey{}
 	case TypeRetireKey:
 		return &RetireKey{}
+	case TypeFederatedTopic:
+		return &FederatedTopic{}
+	case TypeFederatedMode:
+		return &FederatedMode{}
+	case TypeFederatedPin:
+		return &FederatedPin{}
+	case TypeRemotePresence:
+		return &RemotePresence{}
+	case TypeFederatedKick:
+		return &FederatedKick{}
+	case TypeFederatedInvite:
+		return &FederatedInvite{}
 	}
 	return nil
 }
@@ -334,6 +352,18 @@ func derefCommand(c Command) Command {
 	case *RegisterKey:
 		return *v
 	case *RetireKey:
+		return *v
+	case *FederatedTopic:
+		return *v
+	case *FederatedMode:
+		return *v
+	case *FederatedPin:
+		return *v
+	case *RemotePresence:
+		return *v
+	case *FederatedKick:
+		return *v
+	case *FederatedInvite:
 		return *v
 	}
 	return c

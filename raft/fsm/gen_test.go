@@ -104,6 +104,28 @@ func randomCommand(c chooser) Command {
 			Source: pick(c, []string{"", "local-session", "server-key"}), ExpiresAt: pick(c, []int64{0, 0, 1_700_000_000, 1_900_000_000})}
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
+	case 22, 29:
+		switch c.intn(9) {
+		case 0:
+			return FederatedMode{Channel: ch(), SetBy: "bob!u@peer.example", SetByDID: pick(c, genDIDs), AddOnly: c.intn(3) == 0,
+				Changes: []ModeChange{{Add: c.intn(2) == 0, Mode: pick(c, []string{"i", "t", "n", "m"})},
+					{Add: c.intn(2) == 0, Mode: pick(c, []string{"b", "I"}), Arg: pick(c, genMasks)},
+					{Add: c.intn(2) == 0, Mode: "o", Arg: pick(c, genDIDs)}}}
+		case 1:
+			return FederatedPin{Channel: ch(), MsgID: pick(c, genMsgIDs), Unpin: c.intn(2) == 0, PinnedBy: "bob!u@peer.example"}
+		case 2:
+			m := RemoteMember{Nick: pick(c, []string{"rb", "rc", "RB"}), User: "u", Host: "peer.example", DID: pick(c, genDIDs)}
+			return RemotePresence{Peer: pick(c, []string{"did:web:p1.example", "did:web:p2.example"}),
+				Op:      pick(c, []string{RemoteJoin, RemoteJoin, RemotePart, RemoteQuit, RemoteNick, RemoteMembers, RemoteClear}),
+				Channel: ch(), Member: m, Members: []RemoteMember{m}[:c.intn(2)], NewNick: pick(c, []string{"rb", "rd"})}
+		case 3, 6, 7:
+			return FederatedKick{Channel: ch(), Target: sess(), By: "bob!u@peer.example", Reason: pick(c, genTexts)}
+		case 4:
+			return FederatedInvite{Channel: ch(), Target: sess(), By: "bob!u@peer.example"}
+		case 5:
+			return FederatedMode{Session: sess(), Channel: ch(), SetBy: "x!u@h", Changes: []ModeChange{{Add: c.intn(2) == 0, Mode: "o", Arg: pick(c, genDIDs)}}}
+		}
+		return FederatedTopic{Channel: ch(), Text: pick(c, []string{"", "remote topic", "other"}), SetBy: "bob!u@peer.example", SetByDID: pick(c, genDIDs)}
 	default:
 		return SetFavorites{DID: pick(c, genDIDs), Favorites: []string{ch(), ch()}[:c.intn(3)]}
 	}

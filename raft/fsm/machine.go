@@ -185,6 +185,18 @@ func (a *applier) apply(cmd Command) Result {
 		return a.registerKey(c)
 	case RetireKey:
 		return a.retireKey(c)
+	case FederatedTopic:
+		return a.federatedTopic(c)
+	case FederatedMode:
+		return a.federatedMode(c)
+	case FederatedPin:
+		return a.federatedPin(c)
+	case RemotePresence:
+		return a.remotePresence(c)
+	case FederatedKick:
+		return a.federatedKick(c)
+	case FederatedInvite:
+		return a.federatedInvite(c)
 	}
 	return Result{Code: ErrInvalid}
 }

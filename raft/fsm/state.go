@@ -25,6 +25,9 @@ type State struct {
 	Tokens     map[string]string                `json:"tokens"`      // bearer token hash → session id
 	Favorites  map[string][]string              `json:"favorites"`   // DID → favourite channel names
 	Keys       map[string]map[string]*KeyRecord `json:"keys"`        // DID → kid → key (public keys only)
+	// RemoteMembers are users of peer servers in linked channels ("<peer DID> <folded nick>" →
+	// member), kept while the link is up (see federation.go); nil until the first one.
+	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
 
 	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
 	RequestOrder []string          `json:"request_order"`

@@ -1,0 +1,118 @@
+// Package peering owns federation between independent Palaver servers: the allow-list of peers
+// and their trust levels, the channels linked with each, the signed envelopes that carry events
+// between servers, the peers' server keys, the per-peer outboxes with catch-up, and the checks
+// that keep a lying peer from changing anything it has no right to.
+//
+// # Identity and keys
+//
+// A server is did:web:<server-name>; every node of a cluster shares the server name, and the
+// did:web document any node serves lists the server keys of all nodes of the cluster (they are
+// in the replicated key registry). A peer's keys are read only from its did:web document at the
+// base URL the operator configured for it (never from a URL found on the wire), through the
+// SSRF-guarded client (which reaches private and loopback addresses only when the operator
+// allowed it, --peer-allow-private); a key is filed under the kid it hashes to (signing.KID), so
+// a document can never make a kid name another key. A kid the document lacks is not asked for again within
+// PeerKeyRetry. Every key that verified an envelope or a relayed message is registered through
+// Raft with source "origin-server", so /api/v1/verify on any node of this cluster answers valid
+// with key_source origin-server.
+//
+// # Envelopes
+//
+// POST /federation/v1/events carries one Envelope {signer, payload, signature}: payload is the
+// base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over the payload bytes>" by the
+// sending node's server key. The receiver refuses (and changes nothing) when the signer is not a
+// configured peer, the kid is not in that peer's document, the signature does not verify, the
+// batch's from/to do not name the signer and this server, its date is more than five minutes
+// off, or its sequence is not greater than the last accepted from the same signing key (a replay
+// or an out-of-order envelope; the error carries the last sequence so an honest sender can jump
+// past it). Sequences are per signing key because each node of a cluster sends its own envelopes.
+// A Batch carries at most 100 items: messages and edits, deletes, topics, other state changes,
+// reactions and presence, each list with its own share so that none starves the others.
+//
+// # Outboxes and catch-up
+//
+// Every node sends the events it originated (each node's event store is its outbox, as inside a
+// cluster): messages and edits of linked channels from a durable per-peer cursor over its own
+// rows, and its deletes from a second cursor over its deletions log. A cursor advances only over
+// what the peer acknowledged, so nothing is lost when a link drops; the receiver drops duplicate
+// msgids, so nothing is delivered twice. Catch-up is bounded: events older than 24 hours are not
+// sent. The exact stored text and tags travel, signature included, and are re-verified on
+// arrival. (Sending from the node that originated an event, rather than from one leader, is what
+// makes deletes travel: a node's deletions log holds only the deletes made on that node.) Only
+// messages, edits and deletes are durable: state changes, reactions and presence wait in memory,
+// and what a restart loses of state and presence comes back with the snapshots sent at link up.
+//
+// # Inbound
+//
+// Any node accepts envelopes. An accepted event is stored with its original msgid and tags
+// (+freeq.at/sig intact) plus +freeq.at/origin=<peer server name>, as an event this node
+// originated, so the intra-cluster exchange spreads it to the other nodes; the origin tag keeps
+// where it came from recoverable. Events that came from a peer are never sent on to any peer.
+//
+// # Authority for a linked channel's state
+//
+// The home of a linked channel is the server whose DID sorts lowest (bytewise) of the two. Both
+// servers compute the same answer from configuration alone, so it never flaps and both sides
+// cannot both hold ops. The home decides the channel's shared state: its topic, the flags i, t, n,
+// m, the ban and invite-exception lists, and its pins. A change made on the home by one of its
+// sessions is sent to the other side (Topic, Change), which applies it only when the actor is an
+// operator in its own state (on a -t channel, anyone may set the topic). When a link comes up the
+// home sends its topics and, marked Sync, its flags and bans: a sync needs no actor and only ever
+// adds, so it never weakens +n/+i/+t/+m.
+//
+// On the other side a session's TOPIC, MODE (of those modes), PIN or UNPIN is never applied
+// locally first: the IRC edge checks the actor against local state and then RequestTopic or
+// RequestChange sends it to the home and waits for the envelope's acknowledgement. The home
+// applies it if the actor is an operator in the home's state (for a topic: if the channel is +t),
+// reports a refusal in the Ack (Ack.Refused, by request id: the client gets 482 or FAIL REFUSED),
+// and sends the change back as its own. A request whose envelope fails is dropped and reported as
+// ErrLinkDown (FAIL TEMPORARILY_UNAVAILABLE): nothing changes, and it is never applied late.
+//
+// The home's answer names one of the requesting server's users, which a home may not otherwise
+// do: it is accepted on that ground only when it carries a request this server made. The request
+// id is a ULID (it dates itself) and the requesting node signs the request's fields with its
+// server key (RequestSig); any node of the requesting cluster checks that signature against the
+// cluster's server keys in the replicated registry, accepts each request id once per node, and
+// only within ten minutes. A home therefore cannot attribute a change to a local user that the
+// user did not ask for, nor replay an old answer.
+//
+// Operators are each server's own: ops (o, including "MODE #chan +o did:..." for a DID with no
+// session here, which is how each side comes to trust the other's operators), h, v, +k and +E never
+// cross. A KICK or INVITE of a user of the peer (ActOnRemote) goes to that user's server, whichever
+// side is the home, and is applied there when the actor is an operator there.
+//
+// # Reactions
+//
+// A react or unreact made on a node crosses as the TAGMSG its author sent, signature included
+// (Reaction), from an in-memory queue in the node's outbox (lost if the node restarts before the
+// peer accepted it: the event store files reactions without a sequence an outbox could follow).
+// The receiver files it for a root it holds in that channel only with the reactor's valid
+// signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
+// here from anywhere else; it is shown and tallied on the node that received the envelope.
+//
+// # Presence
+//
+// Each node sends the joins, parts, kicks, quits and nick changes of its own sessions in linked
+// channels, and any node sends a snapshot of the whole cluster's members of each linked channel
+// when its link comes up or the peer asks (Batch.WantPresence). The receiving node spreads a
+// peer's presence to the rest of its cluster through Raft (fsm.RemotePresence): it is small, it
+// has to be in the state every node reads for NAMES, WHO and WHOIS anyway, and the check against
+// the channel's bans (+b mask or +b did:...) then happens in the same deterministic step. When a
+// node's link drops (a send fails; an idle outbox sends an empty envelope every ten send
+// intervals so this is noticed) it forgets the peer's members cluster-wide and asks for them
+// again with its next envelope; a node that starts asks too.
+//
+// # Lying peers
+//
+// Peers are never trusted with privileges: is_op is never on the wire; a state change is applied
+// only when the actor is an operator (founder or DID op) in local state, or answers a request
+// this server signed; an edit or delete must
+// come from the root's author (or, for a delete, a local operator) and carry that DID's valid
+// signature — a key filed here under that DID, or the peer's server key only for messages that
+// came from that same peer; a relayed signature that is invalid drops the event, one that cannot
+// be checked is relayed intact; a reaction needs the reactor's valid signature; a peer cannot
+// speak, react, act or be present as a DID or nick that has a session here; strings are sanitised
+// (\r, \n and NUL removed, lengths capped); each peer may send at most 100 items a second (a
+// larger envelope is refused whole); trust levels hold: "relay" peers may send messages, edits,
+// deletes, reactions and presence but no state changes, "readonly" peers may originate nothing.
+package peering

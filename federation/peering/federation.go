@@ -1,0 +1,211 @@
+package peering
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// Store is the part of the node's event store federation uses.
+type Store interface {
+	Append(ctx context.Context, msgs ...*eventstore.Message) error
+	Root(ctx context.Context, msgid string) (eventstore.Message, error)
+	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
+	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
+	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
+	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
+	Unreact(ctx context.Context, root, reactor, emoji string) error
+	Cursor(ctx context.Context, name string) (int64, error)
+	SetCursor(ctx context.Context, name string, seq int64) error
+}
+
+// State is the read side of the replicated state.
+type State interface{ Read(func(*fsm.State)) }
+
+// Proposer submits commands to the replicated log.
+type Proposer interface {
+	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
+}
+
+// Config wires federation into a node.
+type Config struct {
+	ServerDID string             // did:web:<server name>, shared by every node of the cluster
+	NodeName  string             // this node: the origin of the rows it sends and of those it stores
+	Key       ed25519.PrivateKey // this node's server key
+	Peers     []Peer
+	Links     []Link
+	Store     Store
+	State     State
+	Proposer  Proposer
+	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
+	Client       *http.Client
+	PeerKeyRetry time.Duration // default 60 s
+	// Deliver hands a newly stored peer message to local sessions; DeliverDeletion a delete.
+	Deliver         func(eventstore.Message)
+	DeliverDeletion func(eventstore.Deletion)
+	// Publish hands a stored peer message to the other nodes of the cluster.
+	Publish       func(eventstore.Message)
+	Registerer    prometheus.Registerer // palaver_federation_* metrics; nil: not exported
+	SendEvery     time.Duration         // outbox poll interval; default 1 s
+	CatchUpWindow time.Duration         // oldest event sent; default 24 h
+	Logger        *slog.Logger
+	Now           func() time.Time
+}
+
+// Federation runs this node's side of every configured peering.
+type Federation struct {
+	cfg     Config
+	log     *slog.Logger
+	peers   map[string]Peer            // by DID
+	links   map[string]map[string]bool // peer DID → linked channels
+	keys    *peerKeys
+	metrics *metrics
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter // peer DID → inbound events per second
+	lastSeq  map[string]int64         // "did kid" → last accepted envelope seq (cache of the store)
+	answered map[string]time.Time     // request ids of this server's topic requests answered here
+	inbound  sync.Mutex               // one inbound envelope applied at a time
+	outboxes map[string]*outbox
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New checks the configuration and builds the federation side of a node; Start runs the outboxes.
+func New(cfg Config) (*Federation, error) {
+	if cfg.PeerKeyRetry <= 0 {
+		cfg.PeerKeyRetry = 60 * time.Second
+	}
+	if cfg.SendEvery <= 0 {
+		cfg.SendEvery = time.Second
+	}
+	if cfg.CatchUpWindow <= 0 {
+		cfg.CatchUpWindow = 24 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Client == nil {
+		return nil, fmt.Errorf("peering: a guarded HTTP client is required")
+	}
+	if err := validServerDID(cfg.ServerDID); err != nil {
+		return nil, fmt.Errorf("peering: server identity: %w", err)
+	}
+	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
+		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
+		answered: map[string]time.Time{}}
+	for _, p := range cfg.Peers {
+		if p.DID == cfg.ServerDID {
+			return nil, fmt.Errorf("peering: %s is this server", p.DID)
+		}
+		if _, dup := f.peers[p.DID]; dup {
+			return nil, fmt.Errorf("peering: peer %s configured twice", p.DID)
+		}
+		if p.Trust == "" {
+			p.Trust = TrustRelay
+		}
+		f.peers[p.DID] = p
+		f.links[p.DID] = map[string]bool{}
+		f.limiters[p.DID] = rate.NewLimiter(rate.Limit(MaxBatchItems), MaxBatchItems)
+	}
+	for _, l := range cfg.Links {
+		if _, ok := f.peers[l.Peer]; !ok {
+			return nil, fmt.Errorf("peering: --link-channel %s names %s, which is not a configured --peer", l.Channel, l.Peer)
+		}
+		f.links[l.Peer][l.Channel] = true
+	}
+	f.keys = newPeerKeys(cfg.Client, cfg.PeerKeyRetry, cfg.Now, f.fileKey)
+	f.metrics = newMetrics(cfg.Registerer)
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f, nil
+}
+
+// Mount registers the federation routes.
+func (f *Federation) Mount(e *gin.Engine) {
+	e.POST("/federation/v1/events", f.receive)
+}
+
+// Start runs one outbox per peer until Close.
+func (f *Federation) Start() {
+	for _, did := range f.peerDIDs() {
+		o := newOutbox(f, f.peers[did])
+		f.outboxes[did] = o
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			o.run(f.ctx)
+		}()
+	}
+}
+
+// Close stops the outboxes.
+func (f *Federation) Close() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// Kick asks every outbox to send now (a message was stored here).
+func (f *Federation) Kick() {
+	for _, o := range f.outboxes {
+		o.kick()
+	}
+}
+
+// Linked reports whether channel (folded) is linked with peer.
+func (f *Federation) Linked(peerDID, channel string) bool { return f.links[peerDID][channel] }
+
+// IsLinked reports whether channel (folded) is linked with a peer.
+func (f *Federation) IsLinked(channel string) bool { return f.PeerOf(channel) != "" }
+
+// PeerOf returns the peer a channel is linked with ("" when none).
+func (f *Federation) PeerOf(channel string) string {
+	for _, did := range f.peerDIDs() {
+		if f.links[did][channel] {
+			return did
+		}
+	}
+	return ""
+}
+
+func (f *Federation) peerDIDs() []string {
+	out := make([]string, 0, len(f.peers))
+	for did := range f.peers {
+		out = append(out, did)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fileKey registers a peer server key through Raft so every node verifies with it.
+func (f *Federation) fileKey(ctx context.Context, did, kid string, pub ed25519.PublicKey) error {
+	if f.cfg.Proposer == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := f.cfg.Proposer.Propose(ctx, fsm.RegisterKey{DID: did, KID: kid, PublicKey: pub, Source: "origin-server", Purpose: "msgsig"})
+	if err != nil {
+		return fmt.Errorf("register %s key %s: %w", did, kid, err)
+	}
+	if res.Code != fsm.OK && res.Code != fsm.NoChange {
+		return fmt.Errorf("register %s key %s: %s", did, kid, res.Code)
+	}
+	return nil
+}

@@ -1,0 +1,431 @@
+package peering
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// receive serves POST /federation/v1/events.
+func (f *Federation) receive(c *gin.Context) {
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxEnvelopeBytes+1))
+	if err != nil {
+		c.JSON(http.StatusBadRequest, Refusal{Error: "reading the envelope: " + err.Error(), Code: CodeMalformed})
+		return
+	}
+	ack, status, refusal := f.Accept(c.Request.Context(), body)
+	if refusal != nil {
+		c.JSON(status, refusal)
+		return
+	}
+	c.JSON(http.StatusOK, ack)
+}
+
+// Accept checks and applies one envelope. On refusal it returns the HTTP status and the reason,
+// and nothing was changed.
+func (f *Federation) Accept(ctx context.Context, body []byte) (Ack, int, *Refusal) {
+	refuse := func(status int, code, msg string) (Ack, int, *Refusal) {
+		return Ack{}, status, &Refusal{Error: msg, Code: code}
+	}
+	env, payload, tag, err := ParseEnvelope(body)
+	if err != nil {
+		return refuse(http.StatusBadRequest, CodeMalformed, err.Error())
+	}
+	peer, ok := f.peers[env.Signer]
+	if !ok {
+		return refuse(http.StatusForbidden, CodeUnknownPeer, truncate(env.Signer, 80)+" is not a configured peer of this server")
+	}
+	pub, err := f.keys.lookup(ctx, peer, tag.KID)
+	if err != nil {
+		f.metrics.keyRead.WithLabelValues(peer.DID, "miss").Inc()
+		f.metrics.count(peer.DID, "in", "refused", 1)
+		return refuse(http.StatusUnauthorized, CodeBadKey, err.Error())
+	}
+	f.metrics.keyRead.WithLabelValues(peer.DID, "hit").Inc()
+	if !ed25519.Verify(pub, payload, tag.Signature) {
+		f.metrics.count(peer.DID, "in", "refused", 1)
+		return refuse(http.StatusUnauthorized, CodeBadSig, "the envelope signature does not verify against "+peer.DID+"#"+tag.KID)
+	}
+	b, err := DecodeBatch(payload)
+	if err != nil {
+		return refuse(http.StatusBadRequest, CodeMalformed, err.Error())
+	}
+	if b.From != env.Signer || b.To != f.cfg.ServerDID {
+		return refuse(http.StatusForbidden, CodeWrongRoute, "the batch must be from its signer and to "+f.cfg.ServerDID)
+	}
+	if d := f.cfg.Now().Sub(time.Unix(b.SentAt, 0)); d > maxClockSkew || d < -maxClockSkew {
+		return refuse(http.StatusUnauthorized, CodeStale, "the envelope is stale or dated in the future")
+	}
+	if !peer.Trust.mayMessage() && b.Items() > 0 {
+		f.metrics.count(peer.DID, "in", "refused", b.Items())
+		return refuse(http.StatusForbidden, CodeNotAllowed, "a readonly peer may originate nothing")
+	}
+
+	f.inbound.Lock()
+	defer f.inbound.Unlock()
+	seqKey := "fed-in:" + peer.DID + " " + tag.KID
+	last, err := f.lastAccepted(ctx, seqKey)
+	if err != nil {
+		return refuse(http.StatusServiceUnavailable, CodeUnavailable, "the event store is unavailable")
+	}
+	if b.Seq <= last {
+		f.metrics.count(peer.DID, "in", "refused", b.Items())
+		return Ack{}, http.StatusConflict, &Refusal{Error: "envelope out of order or replayed: its sequence must be greater than the last accepted",
+			Code: CodeOutOfOrder, LastSeq: last}
+	}
+	if !f.limiter(peer.DID).AllowN(f.cfg.Now(), b.Items()) {
+		f.metrics.count(peer.DID, "in", "rate-limited", b.Items())
+		return refuse(http.StatusTooManyRequests, CodeRateLimited, "more than 100 events a second from this peer")
+	}
+	if err := f.keys.fileOnce(ctx, peer.DID, tag.KID, pub); err != nil {
+		f.log.Warn("registering a peer server key", "peer", peer.DID, "kid", tag.KID, "err", err)
+		return refuse(http.StatusServiceUnavailable, CodeUnavailable, "the peer's key could not be registered yet")
+	}
+	ack, err := f.apply(ctx, peer, b)
+	if err != nil {
+		f.log.Warn("applying a peer envelope", "peer", peer.DID, "err", err)
+		return refuse(http.StatusServiceUnavailable, CodeUnavailable, "the envelope could not be applied; send it again")
+	}
+	if err := f.cfg.Store.SetCursor(ctx, seqKey, b.Seq); err != nil {
+		return refuse(http.StatusServiceUnavailable, CodeUnavailable, "the event store is unavailable")
+	}
+	f.mu.Lock()
+	f.lastSeq[seqKey] = b.Seq
+	f.mu.Unlock()
+	return ack, http.StatusOK, nil
+}
+
+func (f *Federation) lastAccepted(ctx context.Context, key string) (int64, error) {
+	f.mu.Lock()
+	last, ok := f.lastSeq[key]
+	f.mu.Unlock()
+	if ok {
+		return last, nil
+	}
+	return f.cfg.Store.Cursor(ctx, key)
+}
+
+func (f *Federation) limiter(did string) interface {
+	AllowN(time.Time, int) bool
+} {
+	return f.limiters[did]
+}
+
+// apply applies a verified batch in order: events, then deletions, then topics. An item that
+// must wait (an edit or delete whose root is not stored yet) stops its list; the ack says how far
+// each list got.
+func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error) {
+	ack := Ack{OK: true}
+	for _, ev := range b.Events {
+		outcome, err := f.applyEvent(ctx, peer, ev)
+		if err != nil {
+			return ack, err
+		}
+		if outcome == outcomeWait {
+			break
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored && outcome != outcomeDuplicate {
+			f.log.Info("dropped an event from a peer", "peer", peer.DID, "msgid", truncate(ev.MsgID, 40), "why", string(outcome))
+		}
+		ack.EventsThrough = ev.Seq
+	}
+	for _, d := range b.Deletions {
+		outcome, err := f.applyDeletion(ctx, peer, d)
+		if err != nil {
+			return ack, err
+		}
+		if outcome == outcomeWait {
+			break
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored && outcome != outcomeDuplicate {
+			f.log.Info("dropped a delete from a peer", "peer", peer.DID, "root", truncate(d.RootMsgID, 40), "why", string(outcome))
+		}
+		ack.DeletionsThrough = d.Seq
+	}
+	for _, r := range b.Reactions {
+		outcome, err := f.applyReaction(ctx, peer, r)
+		if err != nil {
+			return ack, err
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored {
+			f.log.Info("dropped a reaction from a peer", "peer", peer.DID, "event", truncate(r.EventID, 40), "why", string(outcome))
+		}
+	}
+	for _, p := range b.Presence {
+		outcome, err := f.applyPresence(ctx, peer, p)
+		if err != nil {
+			return ack, err
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored && outcome != outcomeDuplicate {
+			f.log.Info("dropped presence from a peer", "peer", peer.DID, "kind", truncate(p.Kind, 10), "why", string(outcome))
+		}
+	}
+	if b.WantPresence {
+		if o := f.outboxes[peer.DID]; o != nil {
+			o.mu.Lock()
+			o.synced = false
+			o.mu.Unlock()
+			o.kick()
+		}
+	}
+	for _, c := range b.Changes {
+		outcome := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
+		if peer.Trust.mayChangeState() {
+			var err error
+			if outcome, err = f.applyChange(ctx, peer, c); err != nil {
+				return ack, err
+			}
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored && outcome != outcomeDuplicate {
+			f.log.Info("dropped a channel change from a peer", "peer", peer.DID, "channel", truncate(c.Channel, 60), "kind", truncate(c.Kind, 10), "why", string(outcome))
+			ack.refuse(f.IsHome(peer.DID) || c.Kind == ChangeKick || c.Kind == ChangeInvite, c.RequestID, outcome)
+		}
+	}
+	for _, t := range b.Topics {
+		outcome := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
+		if peer.Trust.mayChangeState() {
+			var err error
+			if outcome, err = f.applyTopic(ctx, peer, t); err != nil {
+				return ack, err
+			}
+		}
+		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		if outcome != outcomeStored {
+			f.log.Info("dropped a topic from a peer", "peer", peer.DID, "channel", truncate(t.Channel, 60), "why", string(outcome))
+			ack.refuse(f.IsHome(peer.DID), t.RequestID, outcome)
+		}
+	}
+	return ack, nil
+}
+
+// refuse tells the asker that its request was refused (requests reach only the home, except
+// kicks and invites, which reach the target's server).
+func (a *Ack) refuse(home bool, requestID string, why outcome) {
+	if !home || requestID == "" || len(a.Refused) >= MaxBatchItems {
+		return
+	}
+	if a.Refused == nil {
+		a.Refused = map[string]string{}
+	}
+	a.Refused[truncate(requestID, 40)] = string(why)
+}
+
+// outcome is what became of one item from a peer.
+type outcome string
+
+const (
+	outcomeStored     outcome = "stored"
+	outcomeDuplicate  outcome = "duplicate"
+	outcomeWait       outcome = "wait"
+	outcomeMalformed  outcome = "malformed"
+	outcomeNotLinked  outcome = "not-linked"
+	outcomeImpostor   outcome = "impostor"          // claims a local user or this server
+	outcomeInvalidSig outcome = "invalid-signature" // a relayed signature that does not verify
+	outcomeUnsigned   outcome = "unauthorised"      // a mutation without the author's valid signature
+	outcomeNotAuthor  outcome = "not-author"
+	outcomeNotOp      outcome = "not-op"
+	outcomeNotAllowed outcome = "not-allowed" // beyond the peer's trust level
+	outcomeNoRoot     outcome = "no-root"     // a reaction to a message not held here
+	outcomeBanned     outcome = "banned"      // a join the channel's bans refuse
+	outcomeNoTarget   outcome = "no-target"   // a kick or invite of no user of this server
+)
+
+// applyEvent checks and stores one message or edit.
+func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outcome, error) {
+	m, why := f.inboundMessage(peer, ev)
+	if why != "" {
+		return why, nil
+	}
+	sig := checkSignature(ctx, f, peer, m.Command, m.SenderDID, m.MsgID, m.Venue, m.Text, m.Tags)
+	if sig.verdict == verdictInvalid {
+		return outcomeInvalidSig, nil
+	}
+	if m.ReplacesMsgID != "" {
+		root, err := f.cfg.Store.Root(ctx, m.ReplacesMsgID)
+		switch {
+		case errors.Is(err, eventstore.ErrNotFound):
+			return outcomeWait, nil
+		case err != nil:
+			return "", err
+		case root.Venue != m.Venue || root.MsgID != m.ReplacesMsgID || m.Tags["+draft/edit"] != root.MsgID:
+			return outcomeMalformed, nil
+		case root.SenderDID == "" || root.SenderDID != m.SenderDID:
+			return outcomeNotAuthor, nil
+		case !sig.authorizes(root, peer):
+			return outcomeUnsigned, nil
+		}
+	}
+	m.Tags[TagOrigin] = originName(peer.DID)
+	err := f.cfg.Store.Append(ctx, m)
+	if errors.Is(err, eventstore.ErrDuplicate) {
+		return outcomeDuplicate, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if m.Seq == 0 {
+		return outcomeDuplicate, nil
+	}
+	if f.cfg.Deliver != nil {
+		f.cfg.Deliver(*m)
+	}
+	if f.cfg.Publish != nil {
+		f.cfg.Publish(*m)
+	}
+	return outcomeStored, nil
+}
+
+// inboundMessage validates and sanitises an event into the message this node stores.
+func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, outcome) {
+	if !validMsgID(ev.MsgID) || (ev.ReplacesMsgID != "" && !validMsgID(ev.ReplacesMsgID)) || ev.ReplacesMsgID == ev.MsgID {
+		return nil, outcomeMalformed
+	}
+	if ev.Command != "PRIVMSG" && ev.Command != "NOTICE" {
+		return nil, outcomeMalformed
+	}
+	if ev.TimeMS <= 0 || len(ev.Tags) > maxTags || ev.SenderNick == "" {
+		return nil, outcomeMalformed
+	}
+	if !f.Linked(peer.DID, ev.Venue) || fsm.Fold(ev.Venue) != ev.Venue {
+		return nil, outcomeNotLinked
+	}
+	if ev.SenderDID != "" && !validDID(ev.SenderDID) {
+		return nil, outcomeMalformed
+	}
+	nick := sanitizeName(ev.SenderNick)
+	if f.ownedLocally(ev.SenderDID, nick) {
+		return nil, outcomeImpostor
+	}
+	at := time.UnixMilli(ev.TimeMS)
+	if now := f.cfg.Now(); at.After(now.Add(2 * time.Minute)) {
+		at = now // a peer's clock may not put its messages after ours
+	}
+	sender := sanitizeName(ev.Sender)
+	if sender == "" || !strings.HasPrefix(fsm.Fold(sender), fsm.Fold(nick)+"!") {
+		sender = nick + "!~remote@" + originName(peer.DID)
+	}
+	return &eventstore.Message{
+		MsgID: ev.MsgID, Venue: ev.Venue, Command: ev.Command, Sender: sender, SenderNick: nick,
+		SenderDID: ev.SenderDID, Text: sanitize(ev.Text, maxTextBytes), Tags: sanitizeTags(ev.Tags), Time: at,
+		ReplacesMsgID: ev.ReplacesMsgID, Origin: f.cfg.NodeName,
+	}, ""
+}
+
+// applyDeletion checks and applies one delete.
+func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (outcome, error) {
+	if !validMsgID(d.EventID) || !validMsgID(d.RootMsgID) || d.AtMS <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags {
+		return outcomeMalformed, nil
+	}
+	if !f.Linked(peer.DID, d.Venue) {
+		return outcomeNotLinked, nil
+	}
+	if f.ownedLocally(d.SenderDID, "") {
+		return outcomeImpostor, nil
+	}
+	root, err := f.cfg.Store.Root(ctx, d.RootMsgID)
+	switch {
+	case errors.Is(err, eventstore.ErrNotFound):
+		return outcomeWait, nil
+	case err != nil:
+		return "", err
+	case root.Venue != d.Venue || root.MsgID != d.RootMsgID:
+		return outcomeMalformed, nil
+	case !root.DeletedAt.IsZero():
+		return outcomeDuplicate, nil
+	}
+	author := root.SenderDID != "" && root.SenderDID == d.SenderDID
+	if !author && !f.isDIDOp(d.Venue, d.SenderDID) {
+		return outcomeNotOp, nil
+	}
+	tags := sanitizeTags(d.Tags)
+	if tags["+draft/delete"] != root.MsgID {
+		return outcomeMalformed, nil
+	}
+	sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", tags)
+	if sig.verdict == verdictInvalid {
+		return outcomeInvalidSig, nil
+	}
+	if !sig.authorizes(root, peer) {
+		return outcomeUnsigned, nil
+	}
+	tags[TagOrigin] = originName(peer.DID)
+	tags[deletionEventIDTag] = d.EventID
+	at := time.UnixMilli(d.AtMS)
+	if now := f.cfg.Now(); at.After(now) {
+		at = now
+	}
+	by := eventstore.Deleter{Sender: sanitizeName(d.Sender), SenderDID: d.SenderDID, Tags: tags}
+	if err := f.cfg.Store.DeleteAt(ctx, root.MsgID, at, f.cfg.NodeName, by); err != nil {
+		if errors.Is(err, eventstore.ErrNotFound) {
+			return outcomeWait, nil
+		}
+		return "", err
+	}
+	if f.cfg.DeliverDeletion != nil {
+		f.cfg.DeliverDeletion(eventstore.Deletion{RootMsgID: root.MsgID, At: at, Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by})
+	}
+	return outcomeStored, nil
+}
+
+// deletionEventIDTag is where a filed delete keeps its event's msgid (gateway/irc's
+// DeletionEventIDTag; federation does not import the IRC edge).
+const deletionEventIDTag = "msgid"
+
+// ownedLocally reports whether a DID or nick belongs to this server: a DID or nick with a
+// session here, this server's identity, or a DID whose keys are this cluster's server keys.
+func (f *Federation) ownedLocally(did, nick string) bool {
+	if did == f.cfg.ServerDID {
+		return true
+	}
+	owned := false
+	f.cfg.State.Read(func(st *fsm.State) {
+		if did != "" {
+			if len(st.SessionsByDID(did)) > 0 {
+				owned = true
+				return
+			}
+			for _, k := range st.Keys[did] {
+				if k.Source == "server-key" {
+					owned = true
+					return
+				}
+			}
+		}
+		if nick != "" && st.SessionByNick(nick) != nil {
+			owned = true
+		}
+	})
+	return owned
+}
+
+// isDIDOp reports whether did is an operator of channel in local state (founder or DID op).
+func (f *Federation) isDIDOp(channel, did string) bool {
+	op := false
+	f.cfg.State.Read(func(st *fsm.State) {
+		if ch := st.Channels[channel]; ch != nil && did != "" {
+			op = ch.FounderDID == did || ch.DIDOps[did]
+		}
+	})
+	return op
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

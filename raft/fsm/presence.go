@@ -1,0 +1,226 @@
+package fsm
+
+import "sort"
+
+// Presence of users of peer servers in linked channels (see federation/peering). It lives in the
+// replicated state so that every node of the cluster lists remote members in NAMES, WHO and WHOIS,
+// whichever node received the peer's envelope; it is dropped when the link to the peer drops
+// (RemoteClear) and rebuilt from the peer's snapshot (RemoteMembers) when it comes back.
+
+// MaxRemoteMembers caps the remote members kept for one peer.
+const MaxRemoteMembers = 10000
+
+// RemoteMember is a user of a peer server present in linked channels.
+type RemoteMember struct {
+	Peer     string          `json:"peer"` // the peer server's DID
+	Nick     string          `json:"nick"`
+	User     string          `json:"user"`
+	Host     string          `json:"host"`
+	DID      string          `json:"did,omitempty"`
+	Channels map[string]bool `json:"channels,omitempty"` // folded channel names
+}
+
+// Ref is the member as an event actor (no session id: it has no session here).
+func (m *RemoteMember) Ref() SessionRef {
+	return SessionRef{Nick: m.Nick, User: m.User, Host: m.Host, DID: m.DID}
+}
+
+func remoteKey(peer, nick string) string { return peer + " " + Fold(nick) }
+
+// Remote presence operations.
+const (
+	RemoteJoin    = "join"    // Member joined Channel
+	RemotePart    = "part"    // Member left Channel (parted or was kicked)
+	RemoteQuit    = "quit"    // Member left every channel
+	RemoteNick    = "nick"    // Member is now NewNick
+	RemoteMembers = "members" // Members are all of the peer's users in Channel
+	RemoteClear   = "clear"   // the link to the peer dropped: forget all its users
+)
+
+// RemotePresence changes what this cluster knows of a peer's users in linked channels. A join
+// (also through a members snapshot) into a channel that bans the member's hostmask or DID is
+// refused (ErrBanned for a single join; skipped in a snapshot).
+type RemotePresence struct {
+	Peer    string         `json:"peer"`
+	Op      string         `json:"op"`
+	Channel string         `json:"channel,omitempty"`
+	Member  RemoteMember   `json:"member"`
+	Members []RemoteMember `json:"members,omitempty"`
+	NewNick string         `json:"new_nick,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+}
+
+func (RemotePresence) commandType() CommandType { return TypeRemotePresence }
+
+func (a *applier) remotePresence(c RemotePresence) Result {
+	if c.Peer == "" {
+		return Result{Code: ErrInvalid}
+	}
+	switch c.Op {
+	case RemoteJoin:
+		return a.remoteJoin(c.Peer, c.Channel, c.Member)
+	case RemotePart:
+		m := a.st.RemoteMembers[remoteKey(c.Peer, c.Member.Nick)]
+		if m == nil || !m.Channels[c.Channel] {
+			return Result{Code: NoChange}
+		}
+		a.remoteLeave(m, c.Channel, c.Reason)
+	case RemoteQuit:
+		m := a.st.RemoteMembers[remoteKey(c.Peer, c.Member.Nick)]
+		if m == nil {
+			return Result{Code: NoChange}
+		}
+		a.remoteQuit(m, c.Reason)
+	case RemoteNick:
+		return a.remoteNick(c.Peer, c.Member.Nick, c.NewNick)
+	case RemoteMembers:
+		return a.remoteSnapshot(c.Peer, c.Channel, c.Members)
+	case RemoteClear:
+		keys := make([]string, 0)
+		for k, m := range a.st.RemoteMembers {
+			if m.Peer == c.Peer {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			a.remoteQuit(a.st.RemoteMembers[k], c.Reason)
+		}
+		if len(keys) == 0 {
+			return Result{Code: NoChange}
+		}
+	default:
+		return Result{Code: ErrInvalid}
+	}
+	return Result{Code: OK}
+}
+
+func validRemote(m RemoteMember) bool {
+	return m.Nick != "" && len(m.Nick) <= MaxNickLen && len(m.User) <= 64 && len(m.Host) <= 256
+}
+
+func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
+	if !validRemote(in) || !validChannelName(channel) {
+		return Result{Code: ErrInvalid}
+	}
+	if ch := a.st.Channels[channel]; ch != nil && ch.IsBanned(in.Nick+"!"+in.User+"@"+in.Host, in.DID) {
+		return Result{Code: ErrBanned}
+	}
+	key := remoteKey(peer, in.Nick)
+	m := a.st.RemoteMembers[key]
+	if m == nil {
+		if a.remoteCount(peer) >= MaxRemoteMembers {
+			return Result{Code: ErrListFull}
+		}
+		if a.st.RemoteMembers == nil {
+			a.st.RemoteMembers = map[string]*RemoteMember{}
+		}
+		m = &RemoteMember{Peer: peer, Nick: in.Nick, User: in.User, Host: in.Host, DID: in.DID, Channels: map[string]bool{}}
+		a.st.RemoteMembers[key] = m
+	}
+	if m.Channels[channel] {
+		return Result{Code: NoChange}
+	}
+	if len(m.Channels) >= MaxChannelsPerSession {
+		return Result{Code: ErrTooManyChannels}
+	}
+	m.Channels[channel] = true
+	a.emit(Event{Kind: EvJoin, Actor: m.Ref(), Channel: channel})
+	return Result{Code: OK}
+}
+
+func (a *applier) remoteCount(peer string) int {
+	n := 0
+	for _, m := range a.st.RemoteMembers {
+		if m.Peer == peer {
+			n++
+		}
+	}
+	return n
+}
+
+// remoteLeave takes a member out of one channel (and forgets it when that was its last).
+func (a *applier) remoteLeave(m *RemoteMember, channel, reason string) {
+	delete(m.Channels, channel)
+	if len(m.Channels) == 0 {
+		delete(a.st.RemoteMembers, remoteKey(m.Peer, m.Nick))
+	}
+	a.emit(Event{Kind: EvPart, Actor: m.Ref(), Channel: channel, Text: reason})
+}
+
+func (a *applier) remoteQuit(m *RemoteMember, reason string) {
+	delete(a.st.RemoteMembers, remoteKey(m.Peer, m.Nick))
+	a.emit(Event{Kind: EvQuit, Actor: m.Ref(), Channels: sortedKeys(m.Channels), Text: reason})
+}
+
+func (a *applier) remoteNick(peer, oldNick, newNick string) Result {
+	m := a.st.RemoteMembers[remoteKey(peer, oldNick)]
+	if m == nil || newNick == "" || len(newNick) > MaxNickLen {
+		return Result{Code: ErrInvalid}
+	}
+	if _, taken := a.st.RemoteMembers[remoteKey(peer, newNick)]; taken && Fold(newNick) != Fold(oldNick) {
+		return Result{Code: ErrNickInUse}
+	}
+	delete(a.st.RemoteMembers, remoteKey(peer, oldNick))
+	m.Nick = newNick
+	a.st.RemoteMembers[remoteKey(peer, newNick)] = m
+	a.emit(Event{Kind: EvNick, Actor: m.Ref(), OldNick: oldNick, Channels: sortedKeys(m.Channels)})
+	return Result{Code: OK}
+}
+
+// remoteSnapshot makes members the peer's whole membership of channel: those missing leave,
+// the new ones join (bans apply).
+func (a *applier) remoteSnapshot(peer, channel string, members []RemoteMember) Result {
+	if !validChannelName(channel) {
+		return Result{Code: ErrInvalid}
+	}
+	want := map[string]RemoteMember{}
+	for _, m := range members {
+		if validRemote(m) {
+			want[remoteKey(peer, m.Nick)] = m
+		}
+	}
+	var gone []string
+	for k, m := range a.st.RemoteMembers {
+		if _, keep := want[k]; m.Peer == peer && m.Channels[channel] && !keep {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		a.remoteLeave(a.st.RemoteMembers[k], channel, "")
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a.remoteJoin(peer, channel, want[k])
+	}
+	return Result{Code: OK}
+}
+
+// RemoteIn returns the remote members of channel, sorted by nick.
+func (s *State) RemoteIn(channel string) []*RemoteMember {
+	var out []*RemoteMember
+	for _, m := range s.RemoteMembers {
+		if m.Channels[channel] {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return remoteKey(out[i].Peer, out[i].Nick) < remoteKey(out[j].Peer, out[j].Nick) })
+	return out
+}
+
+// RemoteByNick returns the remote member using nick (the first by peer when several peers have
+// one), or nil.
+func (s *State) RemoteByNick(nick string) *RemoteMember {
+	var found *RemoteMember
+	for _, m := range s.RemoteMembers {
+		if Fold(m.Nick) == Fold(nick) && (found == nil || m.Peer < found.Peer) {
+			found = m
+		}
+	}
+	return found
+}
