@@ -20,6 +20,7 @@ func (s *Store) React(ctx context.Context, root, reactor, nick, emoji string, at
 	}
 	_, err := s.writeDB.ExecContext(ctx, `INSERT OR IGNORE INTO reactions(root_msgid, reactor, emoji, reactor_nick, time_ms)
 		VALUES (?, ?, ?, ?, ?)`, root, reactor, emoji, nick, at.UnixMilli())
+	s.generation.Add(1)
 	if err != nil {
 		return fmt.Errorf("eventstore: react: %w", err)
 	}
@@ -31,8 +32,10 @@ func (s *Store) Unreact(ctx context.Context, root, reactor, emoji string) error 
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
-	if _, err := s.writeDB.ExecContext(ctx, `DELETE FROM reactions WHERE root_msgid = ? AND reactor = ? AND emoji = ?`,
-		root, reactor, emoji); err != nil {
+	_, err := s.writeDB.ExecContext(ctx, `DELETE FROM reactions WHERE root_msgid = ? AND reactor = ? AND emoji = ?`,
+		root, reactor, emoji)
+	s.generation.Add(1)
+	if err != nil {
 		return fmt.Errorf("eventstore: unreact: %w", err)
 	}
 	return nil

@@ -34,6 +34,8 @@ type Store struct {
 	closeOnce  sync.Once
 	closeErr   error
 	count      atomic.Int64 // rows stored, kept by the writer after each commit
+	// generation changes after every write that can change what a read returns (see Generation).
+	generation atomic.Uint64
 	// orphanEdits counts stored edits whose root is not stored. Set by Open, then owned by the
 	// writer goroutine.
 	orphanEdits int64

@@ -224,6 +224,7 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err error) {
 	ctx := context.Background() // the batch outlives any one caller's context
 	defer func() {
+		s.generation.Add(1) // committed or not: a reader's cached answer is stale either way
 		if err != nil {
 			for _, req := range reqs {
 				for i := range req.msgs {

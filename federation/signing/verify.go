@@ -59,6 +59,11 @@ type KeyLookup func(kid string) (ed25519.PublicKey, bool)
 // Verify checks a sig tag value against canonical bytes. lookup resolves the
 // tag's kid; whatever key it returns must hash to that kid.
 func Verify(canonical []byte, tagValue string, lookup KeyLookup) (Verdict, Reason) {
+	return verify(canonical, tagValue, lookup, ed25519.Verify)
+}
+
+// verify is Verify with the signature check passed in (VerifyCache remembers its answers).
+func verify(canonical []byte, tagValue string, lookup KeyLookup, check func(ed25519.PublicKey, []byte, []byte) bool) (Verdict, Reason) {
 	if tagValue == "" {
 		return Unverifiable, ReasonUnsigned
 	}
@@ -84,7 +89,7 @@ func Verify(canonical []byte, tagValue string, lookup KeyLookup) (Verdict, Reaso
 	if KID(pub) != tag.KID {
 		return Unverifiable, ReasonKIDMismatch
 	}
-	if !ed25519.Verify(pub, canonical, tag.Signature) {
+	if !check(pub, canonical, tag.Signature) {
 		return Invalid, ReasonSignatureMismatch
 	}
 	return Valid, ReasonValid

@@ -6,6 +6,10 @@ import (
 	"github.com/palaver-chat/palaver/gateway/transport"
 )
 
+// spareLines bounds the line slice a queue keeps between writes for reuse, so an idle connection
+// holds at most this many slots.
+const spareLines = 8
+
 // sendQueue is a connection's bounded output queue. Enqueue never blocks: lines are appended and a
 // writer goroutine, which exists only while there is data, drains them with one vectored write. A
 // queue that grows past its byte budget is closed and the overflow callback disconnects the client.
@@ -13,6 +17,7 @@ type sendQueue struct {
 	mu       sync.Mutex
 	conn     transport.Conn
 	lines    [][]byte
+	spare    [][]byte // the last written batch, cleared, reused by the next enqueue
 	bytes    int
 	limit    int
 	writing  bool
@@ -44,14 +49,22 @@ func (q *sendQueue) enqueue(lines ...[]byte) bool {
 		q.exceed()
 		return false
 	}
+	if q.lines == nil && q.spare != nil {
+		q.lines, q.spare = q.spare, nil
+	}
 	q.lines = append(q.lines, lines...)
 	q.bytes += n
+	q.start()
+	q.mu.Unlock()
+	return true
+}
+
+// start starts the writer goroutine unless it runs. q.mu is held.
+func (q *sendQueue) start() {
 	if !q.writing {
 		q.writing = true
 		go q.drain()
 	}
-	q.mu.Unlock()
-	return true
 }
 
 func (q *sendQueue) drain() {
@@ -73,15 +86,21 @@ func (q *sendQueue) drain() {
 		batch := q.lines
 		q.lines, q.bytes = nil, 0
 		q.mu.Unlock()
-		if err := q.conn.WriteLines(batch); err != nil {
-			q.mu.Lock()
+		err := q.conn.WriteLines(batch)
+		clear(batch)
+		q.mu.Lock()
+		if err != nil {
 			q.closed = true
-			q.lines, q.bytes, q.writing = nil, 0, false
+			q.lines, q.spare, q.bytes, q.writing = nil, nil, 0, false
 			q.mu.Unlock()
 			q.conn.Close()
 			q.signalDone()
 			return
 		}
+		if cap(batch) <= spareLines && q.spare == nil {
+			q.spare = batch[:0]
+		}
+		q.mu.Unlock()
 	}
 }
 
@@ -94,10 +113,7 @@ func (q *sendQueue) closeAfterFlush(lines ...[]byte) {
 	}
 	q.lines = append(q.lines, lines...)
 	q.closing = true
-	if !q.writing {
-		q.writing = true
-		go q.drain()
-	}
+	q.start()
 	q.mu.Unlock()
 }
 
@@ -105,7 +121,7 @@ func (q *sendQueue) closeAfterFlush(lines ...[]byte) {
 func (q *sendQueue) closeNow() {
 	q.mu.Lock()
 	q.closed = true
-	q.lines, q.bytes = nil, 0
+	q.lines, q.spare, q.bytes = nil, nil, 0
 	q.mu.Unlock()
 	go q.conn.Close()
 	q.signalDone()
@@ -121,7 +137,7 @@ func (q *sendQueue) exceed() {
 		return
 	}
 	q.closed, q.over = true, true
-	q.lines, q.bytes = nil, 0
+	q.lines, q.spare, q.bytes = nil, nil, 0
 	q.mu.Unlock()
 	// Closing may block (a WebSocket close handshake): never on the sender's goroutine.
 	go q.conn.Close()

@@ -92,12 +92,9 @@ func (s *Server) channelHistory(c *gin.Context) {
 	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, nil) {
 		return
 	}
-	msgs, err := s.pageByUnix(c.Request.Context(), req.channel, req.before, req.limit)
-	if err != nil {
-		s.storeFailed(c, "history", err)
-		return
-	}
-	c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), msgs)))
+	s.serveHistoryPage(c, pageKey{venue: req.channel, before: req.before, limit: req.limit}, func(ctx context.Context) ([]eventstore.Message, error) {
+		return s.pageByUnix(ctx, req.channel, req.before, req.limit)
+	})
 }
 
 // historyByMsgID serves GET /api/v1/history/{channel}, whose before is a
@@ -108,22 +105,17 @@ func (s *Server) historyByMsgID(c *gin.Context) {
 	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, nil) {
 		return
 	}
-	ctx := c.Request.Context()
-	var msgs []eventstore.Message
-	var err error
-	if req.before.kind == cursorMsgID {
-		msgs, err = s.cfg.Events.Before(ctx, req.channel, eventstore.Bound{MsgID: req.before.msgid}, req.limit)
-		if errors.Is(err, eventstore.ErrNotFound) {
-			msgs, err = nil, nil // a msgid this channel never held: nothing before it
+	key := pageKey{byMsgID: true, venue: req.channel, before: req.before, limit: req.limit}
+	s.serveHistoryPage(c, key, func(ctx context.Context) ([]eventstore.Message, error) {
+		if req.before.kind != cursorMsgID {
+			return s.pageByUnix(ctx, req.channel, req.before, req.limit)
 		}
-	} else {
-		msgs, err = s.pageByUnix(ctx, req.channel, req.before, req.limit)
-	}
-	if err != nil {
-		s.storeFailed(c, "history", err)
-		return
-	}
-	c.PureJSON(http.StatusOK, viewMessages(s.withReactions(c.Request.Context(), msgs)))
+		msgs, err := s.cfg.Events.Before(ctx, req.channel, eventstore.Bound{MsgID: req.before.msgid}, req.limit)
+		if errors.Is(err, eventstore.ErrNotFound) {
+			return nil, nil // a msgid this channel never held: nothing before it
+		}
+		return msgs, err
+	})
 }
 
 // search serves GET /api/v1/search?channel&q: messages holding every term

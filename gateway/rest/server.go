@@ -105,6 +105,7 @@ type Server struct {
 	retired []RetiredVersion
 	limits  limiters
 	openapi *contractDocument
+	pages   pageCache // encoded history pages of the store's current generation
 }
 
 // New builds the server and mounts the base routes.

@@ -22,20 +22,28 @@ func BenchmarkWriteLines(b *testing.B) {
 	lines, size := benchBatch()
 	pipeServer, pipeClient := net.Pipe()
 	tcpServer, tcpClient := loopbackPair(b)
+	oneServer, oneClient := loopbackPair(b)
 	for _, bc := range []struct {
 		name           string
 		server, client net.Conn
+		lines          [][]byte // default: the whole batch
 	}{
-		{"loopback-tcp-vectored", tcpServer, tcpClient},
-		{"pipe-coalesced", pipeServer, pipeClient},
+		{"loopback-tcp-vectored", tcpServer, tcpClient, nil},
+		{"pipe-coalesced", pipeServer, pipeClient, nil},
+		// One line per write: a fan-out delivery to a connection that keeps up.
+		{"loopback-tcp-one-line", oneServer, oneClient, lines[:1]},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			go io.Copy(io.Discard, bc.client)
 			conn := NewStreamConn(bc.server, KindTCP)
-			b.SetBytes(size)
+			batch, bytes := lines, size
+			if bc.lines != nil {
+				batch, bytes = bc.lines, int64(len(bc.lines[0]))
+			}
+			b.SetBytes(bytes)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := conn.WriteLines(lines); err != nil {
+				if err := conn.WriteLines(batch); err != nil {
 					b.Fatal(err)
 				}
 			}

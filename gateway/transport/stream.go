@@ -12,6 +12,10 @@ import (
 // between writes; a bigger one is dropped after use.
 const maxRetainedScratch = 64 << 10
 
+// maxRetainedLines is the largest batch whose slice of line headers a
+// connection keeps for its next vectored write.
+const maxRetainedLines = 64
+
 // streamConn is a Conn over a byte stream (plain TCP or TLS).
 type streamConn struct {
 	conn  net.Conn
@@ -80,14 +84,24 @@ func (s *streamConn) WriteLines(lines [][]byte) error {
 	return nil
 }
 
-// writeVectored sends the batch with one writev. net.Buffers.WriteTo
+// writeVectored sends the batch with one writev, or a single line with one
+// write (no slice header escapes to the heap for it). net.Buffers.WriteTo
 // consumes the slice it is given, so it works on a private copy of the
-// slice headers, never on the caller's.
+// slice headers, never on the caller's; a copy longer than
+// maxRetainedLines is dropped after use, so one burst (a NAMES list, a
+// history replay) does not stay with an idle connection.
 func (s *streamConn) writeVectored(lines [][]byte) error {
+	if len(lines) == 1 {
+		_, err := s.conn.Write(lines[0])
+		return err
+	}
 	s.vec = append(s.vec[:0], lines...)
 	bufs := s.vec
 	_, err := bufs.WriteTo(s.conn)
 	clear(s.vec)
+	if len(lines) > maxRetainedLines {
+		s.vec = nil
+	}
 	return err
 }
 
