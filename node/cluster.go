@@ -17,10 +17,25 @@ const (
 	metaHTTP = "http"
 )
 
-// peers lists the other live nodes for the event exchange.
+// peers lists the other live nodes for the event exchange: the list the last membership change
+// left (refreshMembers), read for every message sent, so it must not ask Raft each time.
 func (n *Node) peers() []exchange.Peer {
+	if p := n.peerList.Load(); p != nil {
+		return *p
+	}
+	return peersOf(n.raft.Members())
+}
+
+// refreshMembers keeps the peer list current; OnMembership calls it after every gossip or
+// configuration change, and once when it is registered.
+func (n *Node) refreshMembers(members []raft.Member) {
+	p := peersOf(members)
+	n.peerList.Store(&p)
+}
+
+func peersOf(members []raft.Member) []exchange.Peer {
 	var out []exchange.Peer
-	for _, m := range n.raft.Members() {
+	for _, m := range members {
 		if m.Self || m.State != raft.MemberAlive || m.Meta[metaDID] == "" || m.Meta[metaHTTP] == "" {
 			continue
 		}

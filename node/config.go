@@ -22,6 +22,8 @@ type Config struct {
 	HTTPAddr string // REST API and IRC over WebSocket at /irc
 	RaftAddr string // Raft transport
 	BaseURL  string // public URL of the HTTP server; default http://<HTTPAddr>
+	// PprofAddr, when set, serves net/http/pprof on a listener of its own (keep it on loopback).
+	PprofAddr string
 
 	TLSCertFile, TLSKeyFile string // when empty, a self-signed certificate is generated in DataDir/tls
 

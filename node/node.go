@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -49,6 +50,11 @@ type Node struct {
 	exchange  *exchange.Exchange
 
 	federation *peering.Federation // nil without peers
+
+	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
+
+	pprofSrv  *http.Server // runtime profiles on --pprof-addr (pprof.go); nil without it
+	pprofAddr string
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
@@ -137,6 +143,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publishStored,
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery,
+		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
+		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
+		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
 	}, n.machine, prop, n.events, verifier)
 	if err := n.startFederation(prop, resolver); err != nil {
 		return n, err
@@ -145,9 +154,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
+		DeliverReaction: n.irc.DeliverReaction, DeliverEphemeral: n.irc.DeliverRemote,
 		Client: cfg.Faults.exchangeClient(),
 	})
-	n.raft.OnMembership(func([]raft.Member) { n.exchange.Kick() })
+	n.raft.OnMembership(func(members []raft.Member) {
+		n.refreshMembers(members)
+		n.exchange.Kick()
+	})
 	n.raft.OnLeadership(n.purgeDepartedNodes)
 
 	// Sessions held by an earlier process of this node died with it.
@@ -221,6 +234,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.federation.Mount(n.rest.Engine())
 		n.federation.Start()
 	}
+	if cfg.PprofAddr != "" {
+		if err := n.startPprof(cfg.PprofAddr); err != nil {
+			return n, err
+		}
+	}
 	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// WebSocket sessions live on their request's context: end them when the node stops.
 		BaseContext: func(net.Listener) context.Context { return runCtx }}
@@ -256,6 +274,9 @@ func (n *Node) Close() error {
 			if ln != nil {
 				ln.Close()
 			}
+		}
+		if n.pprofSrv != nil {
+			n.pprofSrv.Close()
 		}
 		if n.httpSrv != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

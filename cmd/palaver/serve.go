@@ -60,6 +60,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
 	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", "", "serve runtime profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; keep it private")
 	var peers, peerTrust, links listFlag
 	fs.Var(&peers, "peer", "federation peer as did:web:<name>=<base URL> (repeatable)")
 	fs.Var(&peerTrust, "peer-trust", "a peer's trust level as did:web:<name>=full|relay|readonly (repeatable; default relay)")

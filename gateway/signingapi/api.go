@@ -56,6 +56,9 @@ type API struct {
 	pub    ed25519.PublicKey
 	kid    string
 	misses sync.Map // did → time of the last fruitless did:web read
+	// verified remembers signature checks: a message verified again and again (GET verify of a
+	// popular message) costs a digest, not an ed25519 verification. Key state is still read each time.
+	verified *signing.VerifyCache
 }
 
 // New builds the API.
@@ -70,7 +73,7 @@ func New(cfg Config) *API {
 		cfg.PeerKeyRetry = 60 * time.Second
 	}
 	pub := cfg.ServerKey.Public().(ed25519.PublicKey)
-	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub)}
+	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16)}
 }
 
 // ServerDID is did:web:<server name>.

@@ -106,7 +106,7 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 			return v, canonical
 		}
 	}
-	result, _ := signing.Verify(canonical, sig, func(kid string) (ed25519.PublicKey, bool) {
+	result, _ := a.verified.Verify(canonical, sig, func(kid string) (ed25519.PublicKey, bool) {
 		return ed25519.PublicKey(key.PublicKey), kid == key.KID
 	})
 	switch result {
