@@ -22,6 +22,10 @@ type Config struct {
 	HTTPAddr string // REST API and IRC over WebSocket at /irc
 	RaftAddr string // Raft transport
 	BaseURL  string // public URL of the HTTP server; default http://<HTTPAddr>
+	// RaftCommitTimeout is how long an idle Raft leader waits before telling followers the new
+	// commit index (raft.Config.CommitTimeout; zero: its default). Shorter: a change made on a
+	// follower is seen sooner everywhere, at the cost of more empty appends on an idle cluster.
+	RaftCommitTimeout time.Duration
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own (keep it on loopback).
 	PprofAddr string
 

@@ -42,6 +42,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "cluster RPC address for forwarded writes and read-index requests (e.g. 127.0.0.1:6672)")
 	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "cluster RPC address other nodes dial, when --cluster-addr is not reachable as is")
 	fs.StringVar(&cfg.RaftAdvertise, "raft-advertise", "", "Raft address other nodes dial, when --raft-addr is not reachable as is")
+	fs.DurationVar(&cfg.RaftCommitTimeout, "raft-commit-timeout", 2*time.Millisecond, "how long an idle Raft leader waits before sending followers the new commit index; shorter makes a change made on a follower visible sooner everywhere, at the cost of more idle traffic (see BENCHMARKS.md, B8)")
 	fs.IntVar(&cfg.MaxVoters, "max-voters", 3, "Raft voters the leader keeps: 3 or 5; further nodes join as non-voters")
 	fs.DurationVar(&cfg.DeadNodeGrace, "dead-node-grace", 60*time.Second, "how long a node may stay dead before the leader removes it and ends its sessions")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM); default: a self-signed certificate generated in <data>/tls")
@@ -172,6 +173,7 @@ func applyEnvOnly(fs *flag.FlagSet, given map[string]bool) error {
 					}
 				}
 			}
+			given[f.Name] = true // the file does not add to a list the environment set
 			return
 		}
 		if e := f.Value.Set(v); e != nil {

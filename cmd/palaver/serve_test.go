@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/palaver-chat/palaver/node"
+)
+
+// Settings come from the command line, then PALAVER_* variables, then the --config file.
+func TestServeSettingsPrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "palaver.conf")
+	if err := os.WriteFile(file, []byte("# a comment\nserver-name = file.example\nraft-commit-timeout = 7ms\noper-did = did:plc:fromfile\npprof-addr = 127.0.0.1:6061\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c node.Config)
+	}{
+		{"defaults", nil, nil, func(t *testing.T, c node.Config) {
+			if c.ServerName != "localhost" || c.RaftCommitTimeout != 2*time.Millisecond || c.PprofAddr != "" {
+				t.Fatalf("defaults: server %q commit %v pprof %q", c.ServerName, c.RaftCommitTimeout, c.PprofAddr)
+			}
+		}},
+		{"file", []string{"--config", file}, nil, func(t *testing.T, c node.Config) {
+			if c.ServerName != "file.example" || c.RaftCommitTimeout != 7*time.Millisecond || c.PprofAddr != "127.0.0.1:6061" ||
+				!slices.Equal(c.OperDIDs, []string{"did:plc:fromfile"}) {
+				t.Fatalf("file: %+v", c)
+			}
+		}},
+		{"environment over file", []string{"--config", file},
+			map[string]string{"PALAVER_SERVER_NAME": "env.example", "PALAVER_OPER_DID": "did:plc:a,did:plc:b"},
+			func(t *testing.T, c node.Config) {
+				if c.ServerName != "env.example" || c.RaftCommitTimeout != 7*time.Millisecond ||
+					!slices.Equal(c.OperDIDs, []string{"did:plc:a", "did:plc:b"}) {
+					t.Fatalf("env over file: server %q commit %v oper-dids %v", c.ServerName, c.RaftCommitTimeout, c.OperDIDs)
+				}
+			}},
+		{"command line over both", []string{"--config", file, "--server-name", "cli.example", "--raft-commit-timeout", "1ms"},
+			map[string]string{"PALAVER_SERVER_NAME": "env.example"},
+			func(t *testing.T, c node.Config) {
+				if c.ServerName != "cli.example" || c.RaftCommitTimeout != time.Millisecond {
+					t.Fatalf("cli: server %q commit %v", c.ServerName, c.RaftCommitTimeout)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			build := serveFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			cfg, _, err := build()
+			if err != nil {
+				t.Fatalf("build: %v", err)
+			}
+			tc.check(t, cfg)
+		})
+	}
+}
+
+func TestServeSettingsRefused(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.conf")
+	if err := os.WriteFile(bad, []byte("no-such-setting = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"unknown file setting", []string{"--config", bad}},
+		{"missing file", []string{"--config", filepath.Join(t.TempDir(), "absent.conf")}},
+		{"bad log level", []string{"--log-level", "loud"}},
+		{"key lifetime under a day", []string{"--signing-key-lifetime-days", "0"}},
+		{"oper without password", []string{"--oper", "root"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			build := serveFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if _, _, err := build(); err == nil {
+				t.Fatalf("%v accepted", tc.args)
+			}
+		})
+	}
+}
