@@ -72,6 +72,28 @@ var migrations = [...]string{
 		tags_json  TEXT    NOT NULL
 	);
 	CREATE INDEX deletions_by_origin ON deletions(origin, seq);`,
+	// 5: reactions travel between nodes as a log of react and unreact events (the TAGMSG each
+	// came as), filed by every node for the events made on it and for those it copied from
+	// others (cursor key "react:<origin>"). The newest event of a (root, reactor, emoji), by
+	// (time_ms, event_msgid), decides whether the reaction stands, so nodes that receive them in
+	// different orders agree.
+	`CREATE TABLE reaction_log (
+		seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+		event_msgid  TEXT    NOT NULL UNIQUE,
+		origin       TEXT    NOT NULL,
+		root_msgid   TEXT    NOT NULL,
+		reactor      TEXT    NOT NULL,
+		reactor_nick TEXT    NOT NULL,
+		emoji        TEXT    NOT NULL,
+		removed      INTEGER NOT NULL,
+		time_ms      INTEGER NOT NULL,
+		venue        TEXT    NOT NULL,
+		sender       TEXT    NOT NULL,
+		sender_did   TEXT    NOT NULL,
+		tags_json    TEXT    NOT NULL
+	);
+	CREATE INDEX reaction_log_by_origin ON reaction_log(origin, seq);
+	CREATE INDEX reaction_log_by_key ON reaction_log(root_msgid, reactor, emoji, time_ms, event_msgid);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -29,6 +29,8 @@ type Store interface {
 	SetCursor(ctx context.Context, origin string, seq int64) error
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
+	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
 
 // deletionCursor is the cursor key of an origin's deletes.
@@ -53,20 +55,25 @@ type Config struct {
 	Deliver func(m eventstore.Message) // hands a newly stored remote event to local sessions
 	// DeliverDeletion tells local sessions that a message was deleted on another node.
 	DeliverDeletion func(d eventstore.Deletion)
-	Client          *http.Client  // default: 10 s timeout
-	PullEvery       time.Duration // default 1 s
-	PageSize        int           // default 500
-	QueueSize       int           // pushed events queued per peer; default 4096
-	Logger          *slog.Logger
-	Now             func() time.Time
+	// DeliverReaction shows local members a react or unreact made on another node, once it applied
+	// here (see reactions.go).
+	DeliverReaction func(r eventstore.ReactionEvent)
+	// DeliverEphemeral shows local members a channel TAGMSG relayed from another node, never stored.
+	DeliverEphemeral func(m eventstore.Message)
+	Client           *http.Client  // default: 10 s timeout
+	PullEvery        time.Duration // default 1 s
+	PageSize         int           // default 500
+	QueueSize        int           // pushed events queued per peer; default 4096
+	Logger           *slog.Logger
+	Now              func() time.Time
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
 	cfg    Config
 	mu     sync.Mutex
-	queues map[string]chan Event // peer DID → pushed events waiting
-	pullMu sync.Mutex            // one pull round at a time
+	queues map[string]chan outgoing // peer DID → pushed items waiting
+	pullMu sync.Mutex               // one pull round at a time
 	kick   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -94,7 +101,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Exchange{cfg: cfg, queues: map[string]chan Event{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	return &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 }
 
 // ContractFragment is the OpenAPI description of the node-to-node routes.
@@ -132,21 +139,32 @@ func (x *Exchange) Kick() {
 // full the event is left to that peer's next pull.
 func (x *Exchange) Publish(m eventstore.Message) {
 	ev := eventOf(m)
+	x.enqueue(outgoing{event: &ev})
+}
+
+// outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
+type outgoing struct {
+	event, ephemeral *Event
+	reaction         *Reaction
+}
+
+// enqueue queues an item for every peer, dropping it for a peer whose queue is full.
+func (x *Exchange) enqueue(item outgoing) {
 	for _, p := range x.cfg.Peers() {
 		q := x.queue(p)
 		select {
-		case q <- ev:
+		case q <- item:
 		default:
 		}
 	}
 }
 
-func (x *Exchange) queue(p Peer) chan Event {
+func (x *Exchange) queue(p Peer) chan outgoing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	q, ok := x.queues[p.DID]
 	if !ok {
-		q = make(chan Event, x.cfg.QueueSize)
+		q = make(chan outgoing, x.cfg.QueueSize)
 		x.queues[p.DID] = q
 		x.wg.Add(1)
 		go x.pushLoop(p, q)
@@ -154,34 +172,52 @@ func (x *Exchange) queue(p Peer) chan Event {
 	return q
 }
 
-// pushLoop sends queued events to one peer in batches.
-func (x *Exchange) pushLoop(p Peer, q chan Event) {
+// pushLoop sends queued items to one peer in batches.
+func (x *Exchange) pushLoop(p Peer, q chan outgoing) {
 	defer x.wg.Done()
 	for {
-		var batch []Event
+		b := Batch{Origin: x.cfg.Self}
+		n := 0
 		select {
 		case <-x.ctx.Done():
 			return
-		case ev := <-q:
-			batch = append(batch, ev)
+		case item := <-q:
+			b.add(item)
+			n++
 		}
 	drain:
-		for len(batch) < x.cfg.PageSize {
+		for n < x.cfg.PageSize {
 			select {
-			case ev := <-q:
-				batch = append(batch, ev)
+			case item := <-q:
+				b.add(item)
+				n++
 			default:
 				break drain
 			}
 		}
-		if err := x.push(p, batch); err != nil {
-			x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "events", len(batch), "err", err)
+		if err := x.push(p, b); err != nil {
+			x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "items", n, "err", err)
 		}
 	}
 }
 
-func (x *Exchange) push(p Peer, events []Event) error {
-	body, err := json.Marshal(Batch{Origin: x.cfg.Self, Events: events})
+// add puts a queued item in its list of the batch.
+func (b *Batch) add(item outgoing) {
+	switch {
+	case item.event != nil:
+		b.Events = append(b.Events, *item.event)
+	case item.reaction != nil:
+		b.Reactions = append(b.Reactions, *item.reaction)
+	case item.ephemeral != nil:
+		b.Ephemeral = append(b.Ephemeral, *item.ephemeral)
+	}
+}
+
+func (x *Exchange) push(p Peer, b Batch) error {
+	if b.Events == nil {
+		b.Events = []Event{}
+	}
+	body, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}
@@ -231,6 +267,11 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
+	if _, err := x.applyReactions(c.Request.Context(), Name(b.Origin), b.Reactions, false); err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
+		return
+	}
+	x.deliverEphemeral(Name(b.Origin), b.Ephemeral)
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }
 
@@ -274,8 +315,9 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
 	limit, err2 := strconv.Atoi(c.DefaultQuery("limit", strconv.Itoa(x.cfg.PageSize)))
 	delAfter, err3 := strconv.ParseInt(c.DefaultQuery("deleted_after", "-1"), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || after < 0 || limit < 1 || delAfter < -1 {
-		c.JSON(http.StatusBadRequest, gin.H{"error": "after, deleted_after and limit must be non-negative integers"})
+	reactAfter, err4 := strconv.ParseInt(c.DefaultQuery("reacted_after", "-1"), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || after < 0 || limit < 1 || delAfter < -1 || reactAfter < -1 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "after, deleted_after, reacted_after and limit must be non-negative integers"})
 		return
 	}
 	limit = min(limit, x.cfg.PageSize)
@@ -296,6 +338,16 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 		}
 		for _, d := range dels {
 			b.Deletions = append(b.Deletions, deletionOf(d))
+		}
+	}
+	if reactAfter >= 0 {
+		rs, err := x.cfg.Store.ReactionLogAfter(c.Request.Context(), Name(x.cfg.Self), reactAfter, limit)
+		if err != nil {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
+			return
+		}
+		for _, r := range rs {
+			b.Reactions = append(b.Reactions, reactionOf(r))
 		}
 	}
 	body, err := json.Marshal(b)
@@ -346,8 +398,13 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
+		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
+		if err != nil {
+			return err
+		}
 		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&deleted_after=" +
-			strconv.FormatInt(delCursor, 10) + "&limit=" + strconv.Itoa(x.cfg.PageSize)
+			strconv.FormatInt(delCursor, 10) + "&reacted_after=" + strconv.FormatInt(reactCursor, 10) +
+			"&limit=" + strconv.Itoa(x.cfg.PageSize)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+pathQuery, nil)
 		if err != nil {
 			return err
@@ -391,7 +448,19 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		if len(b.Events) < x.cfg.PageSize && len(b.Deletions) < x.cfg.PageSize {
+		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
+		if lastReact > reactCursor {
+			if cerr := x.cfg.Store.SetCursor(ctx, reactionCursor(origin), lastReact); cerr != nil {
+				return cerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		full := len(b.Events) >= x.cfg.PageSize || len(b.Deletions) >= x.cfg.PageSize || len(b.Reactions) >= x.cfg.PageSize
+		// A full page that moved no cursor is one waiting for a message from another origin.
+		moved := last > cursor || lastDel > delCursor || lastReact > reactCursor
+		if !full || !moved {
 			return nil
 		}
 	}

@@ -29,11 +29,14 @@ type Event struct {
 }
 
 // Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
-// and (on pulls) the deletes made on that origin, in their own order.
+// (on pulls) the deletes made on that origin, in their own order, the reactions made on that
+// origin in their own order, and (on pushes only) ephemeral TAGMSGs that are never stored.
 type Batch struct {
 	Origin    string     `json:"origin"` // the origin node's DID
 	Events    []Event    `json:"events"`
 	Deletions []Deletion `json:"deletions,omitempty"`
+	Reactions []Reaction `json:"reactions,omitempty"`
+	Ephemeral []Event    `json:"ephemeral,omitempty"`
 }
 
 // Deletion is a delete made on the origin node of a batch.

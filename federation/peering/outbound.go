@@ -25,7 +25,8 @@ type outbox struct {
 	queued []*queuedItem // state changes waiting to be sent (not durable: the home resends on link up)
 	synced bool          // the home's topics were sent since the link came up
 	up     bool          // the last attempt to reach the peer succeeded
-	// reactions made here waiting to be sent (in memory; see reactions.go)
+	// reactions made here waiting to be sent, when the store keeps no reaction log (in memory;
+	// see reactions.go)
 	reactions []Reaction
 	// presence of this node's sessions waiting to be sent (in memory; see presence.go)
 	presence []Presence
@@ -55,6 +56,7 @@ func (o *outbox) kick() {
 
 func (o *outbox) eventCursor() string    { return "fed-out:" + o.peer.DID }
 func (o *outbox) deletionCursor() string { return "fed-out-del:" + o.peer.DID }
+func (o *outbox) reactionCursor() string { return "fed-out-react:" + o.peer.DID }
 
 // run sends until ctx ends, retrying with a capped backoff while the peer is unreachable.
 func (o *outbox) run(ctx context.Context) {
@@ -110,14 +112,17 @@ type pending struct {
 	changes        []Change
 	queued         []*queuedItem // the queued state changes (after the home's snapshot)
 	reactions      []Reaction
+	queuedReacts   int // how many of reactions came from the in-memory queue
 	presence       []Presence
 	queuedPresence int   // how many of presence came from the queue (after the snapshot)
 	wantPresence   bool  // ask the peer for its members
 	keepalive      bool  // send even when there is nothing to send
 	lastEvent      int64 // last row examined (sent or skipped)
 	lastDeletion   int64
+	lastReaction   int64 // last reaction log row examined (sent or skipped)
 	eventCursor    int64
 	deleteCursor   int64
+	reactCursor    int64
 	moreToExamine  bool
 }
 
@@ -150,7 +155,7 @@ func (o *outbox) flush(ctx context.Context) error {
 		o.f.metrics.count(o.peer.DID, "out", "sent", p.items())
 		o.sent(p.queued, ack)
 		o.mu.Lock()
-		o.reactions = o.reactions[len(p.reactions):]
+		o.reactions = o.reactions[p.queuedReacts:]
 		o.presence = o.presence[p.queuedPresence:]
 		o.lastSent = o.f.cfg.Now()
 		if p.wantPresence {
@@ -192,6 +197,12 @@ func (o *outbox) advance(ctx context.Context, p pending, ack Ack) error {
 	}
 	if ack.DeletionsThrough > p.deleteCursor {
 		if err := o.f.cfg.Store.SetCursor(ctx, o.deletionCursor(), ack.DeletionsThrough); err != nil {
+			return fmt.Errorf("outbox cursor: %w", err)
+		}
+	}
+	// Reactions are not acknowledged one by one: those sent were taken with the envelope.
+	if p.lastReaction > p.reactCursor {
+		if err := o.f.cfg.Store.SetCursor(ctx, o.reactionCursor(), p.lastReaction); err != nil {
 			return fmt.Errorf("outbox cursor: %w", err)
 		}
 	}
@@ -240,8 +251,12 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.wantPresence = o.askPresence
 	p.keepalive = o.f.cfg.Now().Sub(o.lastSent) >= o.keepaliveEvery()
 	p.queued = append(p.queued, o.queued[:min(len(o.queued), queueShare)]...)
-	p.reactions = append(p.reactions, o.reactions[:min(len(o.reactions), queueShare)]...)
+	p.queuedReacts = min(len(o.reactions), queueShare)
+	p.reactions = append(p.reactions, o.reactions[:p.queuedReacts]...)
 	o.mu.Unlock()
+	if err := o.collectReactions(ctx, &p, oldest); err != nil {
+		return p, err
+	}
 	for _, q := range p.queued {
 		if q.topic != nil {
 			p.topics = append(p.topics, *q.topic)
@@ -254,7 +269,7 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	if err != nil {
 		return p, fmt.Errorf("outbox rows: %w", err)
 	}
-	p.moreToExamine = len(rows) == room
+	p.moreToExamine = p.moreToExamine || len(rows) == room
 	for _, m := range rows {
 		p.lastEvent = m.Seq
 		if o.f.Linked(o.peer.DID, m.Venue) && m.Tags[TagOrigin] == "" && !m.Time.Before(oldest) && m.Command != "TAGMSG" {

@@ -166,7 +166,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
 		return
 	}
-	if react != nil && !c.applyReaction(rb, react) {
+	if react != nil && !c.applyReaction(rb, react, name, msgid, tags, now) {
 		return
 	}
 	if react != nil {
@@ -182,6 +182,12 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		if !c.store(rb, cmd, name, text, tags, out.msgid, replaces, now) {
 			return
 		}
+	}
+	if cmd == "TAGMSG" && react == nil && deletes == "" && c.s.cfg.Relay != nil {
+		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing),
+		// relayed to the other nodes, never stored.
+		c.s.cfg.Relay(eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: c.hostmask(),
+			SenderNick: c.nick, SenderDID: c.currentDID(), Tags: tags, Time: now, Origin: c.s.cfg.NodeName})
 	}
 	for _, rc := range recipients {
 		if cmd == "TAGMSG" && !rc.has(capMessageTags) {

@@ -3,6 +3,7 @@ package irc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -11,7 +12,9 @@ import (
 
 // A reaction is a TAGMSG carrying +react=<emoji> (or +draft/react) and +reply=<msgid>; an unreact
 // carries +freeq.at/unreact=<emoji>. Reactions are filed by the root message, once per reactor and
-// emoji, and replayed in history as a +freeq.at/reactions tally.
+// emoji, and replayed in history as a +freeq.at/reactions tally. Each react and unreact is also
+// filed, as the TAGMSG it came as, in the store's reaction log, which the other nodes of the
+// cluster copy (federation/exchange), so that every node delivers it and counts it.
 
 const tagReactions = "+freeq.at/reactions"
 
@@ -62,24 +65,31 @@ func (c *client) prepareReaction(rb *respBuf, cmd, venue string, tags map[string
 	return r, true
 }
 
-// applyReaction files an accepted reaction.
-func (c *client) applyReaction(rb *respBuf, r *reaction) bool {
+// applyReaction files an accepted reaction, made as the TAGMSG eventID in channel with tags (after
+// signing), and hands it to the other nodes.
+func (c *client) applyReaction(rb *respBuf, r *reaction, channel, eventID string, tags map[string]string, at time.Time) bool {
 	reactor := c.currentDID()
 	if reactor == "" {
 		reactor = "nick:" + c.nick
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
-	var err error
-	if r.remove {
-		err = c.s.history.Unreact(ctx, r.root, reactor, r.emoji)
-	} else {
-		err = c.s.history.React(ctx, r.root, reactor, c.nick, r.emoji, time.Now())
+	ev := eventstore.ReactionEvent{
+		EventID: eventID, Origin: c.s.cfg.NodeName, Root: r.root, Reactor: reactor, ReactorNick: c.nick,
+		Emoji: r.emoji, Remove: r.remove, At: at, Venue: channel, Sender: c.hostmask(), SenderDID: c.currentDID(),
+		Tags: copyTags(tags),
 	}
-	if err != nil {
+	if _, err := c.s.history.FileReaction(ctx, ev); err != nil {
+		if errors.Is(err, eventstore.ErrDuplicate) {
+			rb.add(c.failMsg("TAGMSG", "EVENTID_IN_USE", "That event id is already in use"))
+			return false
+		}
 		c.s.log.Error("store reaction", "root", r.root, "err", err)
 		rb.add(c.failMsg("TAGMSG", "TEMPORARILY_UNAVAILABLE", "The reaction could not be stored"))
 		return false
+	}
+	if c.s.cfg.PublishReaction != nil {
+		c.s.cfg.PublishReaction(ev)
 	}
 	return true
 }

@@ -101,3 +101,14 @@ func (s *Server) DeliverDeletion(d eventstore.Deletion) {
 		}
 	}
 }
+
+// DeliverReaction shows the local members of a channel a react or unreact made on another node
+// (and just applied here): the TAGMSG as it was sent, with its msgid, time, account and tags
+// (+freeq.at/sig among them), to message-tags clients.
+func (s *Server) DeliverReaction(r eventstore.ReactionEvent) {
+	if strings.HasPrefix(r.Venue, "dm:") {
+		return
+	}
+	s.DeliverRemote(eventstore.Message{MsgID: r.EventID, Venue: r.Venue, Command: "TAGMSG", Sender: r.Sender,
+		SenderNick: r.ReactorNick, SenderDID: r.SenderDID, Tags: r.Tags, Time: r.At, Origin: r.Origin})
+}

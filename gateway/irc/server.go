@@ -43,6 +43,7 @@ type History interface {
 	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
 	Unreact(ctx context.Context, root, reactor, emoji string) error
 	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
+	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
 	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
 	ExportAfter(ctx context.Context, venue string, afterSeq int64, limit int) ([]eventstore.Message, error)
@@ -79,6 +80,12 @@ type Config struct {
 	// Publish hands every message this node stored to the other nodes (the data plane); nil on a
 	// single node.
 	Publish func(eventstore.Message)
+	// PublishReaction hands every react or unreact this node filed to the other nodes; nil on a
+	// single node.
+	PublishReaction func(eventstore.ReactionEvent)
+	// Relay hands a channel TAGMSG that is not stored (a typing notification) to the other nodes,
+	// best effort; nil on a single node.
+	Relay func(eventstore.Message)
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }

@@ -1,0 +1,152 @@
+package exchange
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+)
+
+// Reactions travel like deletes: the node where a react or unreact was made files it in its
+// reaction log (eventstore.FileReaction) and pushes it; peers pull that log with a cursor of their
+// own ("react:<origin>") and file each event in turn. A reaction to a message a peer has not stored
+// yet waits: the pull stops before it and the cursor stays, until the message arrives from its own
+// origin. Filing is idempotent (a repeated event msgid is ErrDuplicate), and only a newly applied event is
+// delivered to local members, so a reaction pushed and then pulled is delivered once.
+//
+// Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
+// delivered live on arrival; they are never stored nor pulled.
+
+// reactionCursor is the cursor key of an origin's reaction log.
+func reactionCursor(origin string) string { return "react:" + origin }
+
+// Reaction is a react or unreact made on the origin node of a batch, with the TAGMSG it came as.
+type Reaction struct {
+	OriginSeq   int64             `json:"origin_seq"`
+	EventID     string            `json:"event_msgid"`
+	Root        string            `json:"root_msgid"`
+	Reactor     string            `json:"reactor"`
+	ReactorNick string            `json:"reactor_nick"`
+	Emoji       string            `json:"emoji"`
+	Remove      bool              `json:"remove,omitempty"`
+	AtMS        int64             `json:"at_ms"`
+	Venue       string            `json:"venue"`
+	Sender      string            `json:"sender"`
+	SenderDID   string            `json:"sender_did,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+func reactionOf(r eventstore.ReactionEvent) Reaction {
+	return Reaction{OriginSeq: r.Seq, EventID: r.EventID, Root: r.Root, Reactor: r.Reactor, ReactorNick: r.ReactorNick,
+		Emoji: r.Emoji, Remove: r.Remove, AtMS: r.At.UnixMilli(), Venue: r.Venue, Sender: r.Sender,
+		SenderDID: r.SenderDID, Tags: r.Tags}
+}
+
+func (r Reaction) event(originName string) eventstore.ReactionEvent {
+	return eventstore.ReactionEvent{Seq: r.OriginSeq, EventID: r.EventID, Origin: originName, Root: r.Root,
+		Reactor: r.Reactor, ReactorNick: r.ReactorNick, Emoji: r.Emoji, Remove: r.Remove,
+		At: time.UnixMilli(r.AtMS).UTC(), Venue: r.Venue, Sender: r.Sender, SenderDID: r.SenderDID, Tags: r.Tags}
+}
+
+// validate checks what a receiver relies on before filing a reaction. A pulled reaction has its
+// origin seq; a pushed one need not (the push does not move the cursor).
+func (r Reaction) validate(pulled bool) error {
+	switch {
+	case (pulled && r.OriginSeq <= 0) || r.OriginSeq < 0 || r.AtMS <= 0:
+		return errors.New("bad sequence or time")
+	case r.EventID == "" || len(r.EventID) > 64 || r.Root == "" || len(r.Root) > 64:
+		return errors.New("bad msgid")
+	case !isChannel(r.Venue):
+		return errors.New("bad venue")
+	case r.Reactor == "" || len(r.Reactor) > 512 || len(r.ReactorNick) > 512 || len(r.Sender) > 512:
+		return errors.New("bad reactor")
+	case r.Emoji == "" || len(r.Emoji) > eventstore.MaxEmojiBytes:
+		return errors.New("bad emoji")
+	}
+	return nil
+}
+
+func isChannel(venue string) bool {
+	return venue != "" && len(venue) <= 512 && (strings.HasPrefix(venue, "#") || strings.HasPrefix(venue, "&"))
+}
+
+// validateEphemeral checks an ephemeral TAGMSG before it is delivered.
+func validateEphemeral(e Event) error {
+	switch {
+	case e.Command != "TAGMSG":
+		return errors.New("only a TAGMSG is ephemeral")
+	case e.MsgID == "" || len(e.MsgID) > 64:
+		return errors.New("bad msgid")
+	case !isChannel(e.Venue):
+		return errors.New("bad venue")
+	case e.TimeMS <= 0:
+		return errors.New("bad time")
+	case len(e.Sender) > 512 || len(e.SenderNick) > 512 || e.Text != "":
+		return errors.New("malformed ephemeral event")
+	}
+	return nil
+}
+
+// PublishReaction pushes a reaction this node filed (eventstore.FileReaction) to every peer. It
+// never blocks: when a peer's queue is full the reaction is left to that peer's next pull.
+func (x *Exchange) PublishReaction(r eventstore.ReactionEvent) {
+	out := reactionOf(r)
+	x.enqueue(outgoing{reaction: &out})
+}
+
+// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) to every peer, best
+// effort: it is dropped for a peer whose queue is full, and never stored or pulled.
+func (x *Exchange) Relay(m eventstore.Message) {
+	ev := eventOf(m)
+	ev.OriginSeq = 0
+	x.enqueue(outgoing{ephemeral: &ev})
+}
+
+// applyReactions files an origin's reactions in order and returns the origin seq of the last one
+// filed. On a pull (waitForRoot: the batch came from the origin's log), a reaction whose root is not stored here yet stops the walk, so
+// the cursor stays before it; on a push it is skipped, left to the pull. A malformed reaction is
+// skipped with a warning: one bad row must not hold back every reaction after it.
+func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
+	var last int64
+	for _, r := range rs {
+		if err := r.validate(waitForRoot); err != nil {
+			x.cfg.Logger.Warn("skipping a malformed reaction", "origin", originName, "event", truncate(r.EventID, 64), "err", err)
+			last = max(last, r.OriginSeq)
+			continue
+		}
+		ev := r.event(originName)
+		applied, err := x.cfg.Store.FileReaction(ctx, ev)
+		switch {
+		case errors.Is(err, eventstore.ErrNotFound) && waitForRoot:
+			return last, nil
+		case errors.Is(err, eventstore.ErrNotFound):
+			continue
+		case errors.Is(err, eventstore.ErrDuplicate): // filed before (pushed, then pulled): not delivered again
+		case errors.Is(err, eventstore.ErrInvalidArgument):
+			x.cfg.Logger.Warn("skipping an invalid reaction", "origin", originName, "event", r.EventID, "err", err)
+		case err != nil:
+			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
+		case applied && x.cfg.DeliverReaction != nil:
+			x.cfg.DeliverReaction(ev)
+		}
+		last = r.OriginSeq
+	}
+	return last, nil
+}
+
+// deliverEphemeral hands pushed ephemeral TAGMSGs to local members.
+func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
+	if x.cfg.DeliverEphemeral == nil {
+		return
+	}
+	for _, e := range evs {
+		if err := validateEphemeral(e); err != nil {
+			x.cfg.Logger.Debug("dropping a malformed ephemeral event", "origin", originName, "err", err)
+			continue
+		}
+		x.cfg.DeliverEphemeral(*e.message(originName))
+	}
+}
