@@ -39,7 +39,8 @@ func chaosSeed(t *testing.T) int64 {
 
 // TestChaos runs the checked workload on three nodes with one round of each fault kind, in
 // order: a partition (the seed decides whether the leader is the node cut off), a kill and
-// restart, a leadership transfer and a slow disk; every check must pass.
+// restart, a leadership transfer and a slow disk; every check (topics, nicks, modes, pins,
+// delivery, state hashes) must pass.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos run")
@@ -78,6 +79,11 @@ func TestChaos(t *testing.T) {
 	}
 	if rep.Topics.Writes == 0 || rep.Topics.Reads == 0 || rep.Delivery.Acked == 0 {
 		t.Errorf("the workload did nothing: %d writes, %d reads, %d messages", rep.Topics.Writes, rep.Topics.Reads, rep.Delivery.Acked)
+	}
+	for _, v := range []*ObjectVerdict{&rep.Nicks, &rep.Modes, &rep.Pins} {
+		if v.Writes == 0 || v.Reads == 0 {
+			t.Errorf("the %s workload did nothing: %d writes, %d reads", v.Kind, v.Writes, v.Reads)
+		}
 	}
 	if !rep.Passed() {
 		var details bytes.Buffer

@@ -149,6 +149,7 @@ func (c *Cluster) config(i int, join []string) node.Config {
 		IRCAddr: a.IRC, HTTPAddr: a.HTTP, RaftAddr: a.Raft, GossipAddr: a.Gossip, ClusterAddr: a.Cluster,
 		Join: join, DeadNodeGrace: c.opts.DeadNodeGrace,
 		MaxConnsPerIP: -1, NoFloodLimits: true,
+		Opers: map[string]string{operName: operPassword},
 		Faults: &node.Faults{
 			Network:       c.network,
 			Reachable:     func(hostport string) bool { return c.reachable(i, hostport) },

@@ -47,6 +47,7 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 		"--gossip-addr", a.Gossip, "--cluster-addr", a.Cluster,
 		"--dead-node-grace", c.opts.DeadNodeGrace.String(),
 		"--max-conns-per-ip", "-1", "--no-flood-limits", "--log-level", "info",
+		"--oper", operName + ":" + operPassword,
 	}
 	for _, j := range join {
 		args = append(args, "--join", j)

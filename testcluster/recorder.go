@@ -16,14 +16,16 @@ type recorder struct {
 	echoes    map[string]map[string]time.Duration // channel → topic value → first seen
 	sent      []*SentMessage
 	receivers []*ReceiverLog
+	objectOps map[string][]ObjectOp // by kind: "nick", "mode", "pin"
 
 	// Counters for progress reports.
-	topicWrites, topicReads, topicUnknown atomic.Int64
-	msgsSent, msgsAcked, receipts         atomic.Int64
+	topicWrites, topicReads, topicUnknown    atomic.Int64
+	msgsSent, msgsAcked, receipts            atomic.Int64
+	objectWrites, objectReads, objectUnknown atomic.Int64
 }
 
 func newRecorder() *recorder {
-	return &recorder{start: time.Now(), echoes: map[string]map[string]time.Duration{}}
+	return &recorder{start: time.Now(), echoes: map[string]map[string]time.Duration{}, objectOps: map[string][]ObjectOp{}}
 }
 
 func (r *recorder) now() time.Duration { return time.Since(r.start) }
@@ -40,6 +42,28 @@ func (r *recorder) topicOp(op TopicOp) {
 	r.mu.Lock()
 	r.topicOps = append(r.topicOps, op)
 	r.mu.Unlock()
+}
+
+// objectOp records a nick, mode or pin operation.
+func (r *recorder) objectOp(kind string, op ObjectOp) {
+	switch {
+	case op.Outcome == Unknown:
+		r.objectUnknown.Add(1)
+	case op.Kind == WriteOp:
+		r.objectWrites.Add(1)
+	default:
+		r.objectReads.Add(1)
+	}
+	r.mu.Lock()
+	r.objectOps[kind] = append(r.objectOps[kind], op)
+	r.mu.Unlock()
+}
+
+// objectHistory copies the operations on objects of one kind.
+func (r *recorder) objectHistory(kind string) []ObjectOp {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ObjectOp(nil), r.objectOps[kind]...)
 }
 
 // echo records a TOPIC line a client saw.

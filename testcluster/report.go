@@ -20,6 +20,9 @@ type Report struct {
 	Events   []NemesisEvent
 
 	Topics   TopicVerdict
+	Nicks    ObjectVerdict // nick owners: claims, releases, fenced WHOIS
+	Modes    ObjectVerdict // channel modes: MODE changes, fenced MODE queries
+	Pins     ObjectVerdict // pin lists: PIN, UNPIN, fenced PINS and strong REST reads
 	Delivery DeliveryVerdict
 
 	HashesEqual   bool
@@ -55,6 +58,14 @@ func (r *Report) Failures() []string {
 	if n := len(r.Topics.PhantomReads); n > 0 {
 		out = append(out, fmt.Sprintf("%d topic reads returned a value nobody wrote", n))
 	}
+	for _, v := range r.objectVerdicts() {
+		switch v.Result {
+		case porcupine.Illegal:
+			out = append(out, fmt.Sprintf("%s history is not linearizable (%s)", v.Kind, strings.Join(v.Illegal, ", ")))
+		case porcupine.Unknown:
+			out = append(out, fmt.Sprintf("%s linearizability check timed out", v.Kind))
+		}
+	}
 	if n := len(r.Delivery.Lost); n > 0 {
 		out = append(out, fmt.Sprintf("%d acknowledged messages lost (%d receiver-message pairs)", r.Delivery.LostMessages(), n))
 	}
@@ -71,6 +82,11 @@ func (r *Report) Failures() []string {
 		out = append(out, "state hashes differ: "+r.ConvergeError)
 	}
 	return append(out, r.Problems...)
+}
+
+// objectVerdicts are the nick, mode and pin verdicts.
+func (r *Report) objectVerdicts() []*ObjectVerdict {
+	return []*ObjectVerdict{&r.Nicks, &r.Modes, &r.Pins}
 }
 
 // FaultCounts says how many rounds of each kind began, and what they aimed at, e.g.
@@ -118,6 +134,13 @@ func (r *Report) FaultCounts() string {
 // Passed reports whether every check passed.
 func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
 
+func objectNoun(kind string) string {
+	if kind == "nick" {
+		return "nick"
+	}
+	return "channel"
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -140,7 +163,22 @@ func (r *Report) WriteTable(w io.Writer) {
 	if t.Result == porcupine.Unknown {
 		lin = "unknown (checker timed out)"
 	}
-	fmt.Fprintf(tw, "linearizable\t%s\t(%d writes and %d fenced reads on %d channels)\n", lin, t.Writes+t.ResolvedUnknown, t.Reads, t.Channels)
+	fmt.Fprintf(tw, "topic ops linearizable\t%s\t(%d writes and %d fenced reads on %d channels)\n", lin, t.Writes+t.ResolvedUnknown, t.Reads, t.Channels)
+	for _, v := range r.objectVerdicts() {
+		if v.Result == "" {
+			continue // not run
+		}
+		lin := yesNo(v.Linearizable())
+		if v.Result == porcupine.Unknown {
+			lin = "unknown (checker timed out)"
+		}
+		answers := ""
+		if len(v.Answers) > 0 {
+			answers = " (" + v.AnswerCounts() + ")"
+		}
+		fmt.Fprintf(tw, "%s ops linearizable\t%s\t(%d writes acknowledged%s, %d outcome unknown, %d fenced reads on %d %ss)\n",
+			v.Kind, lin, v.Writes, answers, v.UnknownWrites, v.Reads, v.Objects, objectNoun(v.Kind))
+	}
 	fmt.Fprintf(tw, "acknowledged messages lost / duplicated\t%d / %d\t(%d acknowledged, %d outcome unknown, %d refused; %d deliveries owed; %d read both live and from history)\n",
 		d.LostMessages(), d.DuplicatedCopies(), d.Acked, d.Unknown, d.Refused, d.Owed, d.Overlaps)
 	hashes := yesNo(r.HashesEqual)

@@ -26,6 +26,17 @@ type RunOptions struct {
 	MessageInterval     time.Duration // mean pause between one chat client's messages; default 100 ms
 	TopicThink          time.Duration // longest pause between topic operations; default 20 ms
 
+	// Nick, mode and pin workloads (see objectWork); a count of clients per node below zero
+	// turns a workload off.
+	NickPool           int           // nicks the nick clients contend for; default 3
+	NickClientsPerNode int           // default 1
+	ModeChannels       int           // channels whose modes are checked; default 1
+	ModeClientsPerNode int           // default 1, spread over the channels
+	PinChannels        int           // channels whose pin lists are checked; default 1
+	PinMessages        int           // messages stored per pin channel at setup; default 8, at most 49
+	PinClientsPerNode  int           // default 1, spread over the channels
+	ObjectThink        time.Duration // longest pause between nick, mode and pin operations; default 40 ms
+
 	ConvergeTimeout time.Duration // for WaitConverged after the traffic; default 30 s
 	DrainTimeout    time.Duration // for every owed message to be read; default 30 s
 	CheckTimeout    time.Duration // for porcupine; default 60 s
@@ -52,6 +63,15 @@ func (o *RunOptions) defaults() {
 	setDefault(&o.ChatClientsPerNode, 1)
 	setDefault(&o.MessageInterval, 100*time.Millisecond)
 	setDefault(&o.TopicThink, 20*time.Millisecond)
+	setDefault(&o.NickPool, 3)
+	setDefault(&o.NickClientsPerNode, 1)
+	setDefault(&o.ModeChannels, 1)
+	setDefault(&o.ModeClientsPerNode, 1)
+	setDefault(&o.PinChannels, 1)
+	setDefault(&o.PinMessages, 8)
+	setDefault(&o.PinClientsPerNode, 1)
+	setDefault(&o.ObjectThink, 40*time.Millisecond)
+	o.PinMessages = min(o.PinMessages, maxPins-1)
 	setDefault(&o.ConvergeTimeout, 30*time.Second)
 	setDefault(&o.DrainTimeout, 30*time.Second)
 	setDefault(&o.CheckTimeout, 60*time.Second)
@@ -84,6 +104,9 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err := r.setup(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.setupObjects(ctx); err != nil {
+		return nil, err
+	}
 	if opts.Progress != nil {
 		defer r.reportProgress()()
 	}
@@ -91,6 +114,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	traffic, stopTraffic := context.WithCancel(ctx)
 	done, stopReading := context.WithCancel(ctx)
 	topicWorkers, chatWorkers := r.startClients(traffic, done)
+	r.startObjectClients(traffic, done, topicWorkers, chatWorkers)
 	var nemesisDone sync.WaitGroup
 	defer func() { // on an early return; a no-op after the normal end
 		stopTraffic()
@@ -149,6 +173,9 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	r.rep.States = c.States()
 	ops, echoes := r.rec.topicHistory()
 	r.rep.Topics = CheckTopics(ops, echoes, opts.CheckTimeout)
+	r.rep.Nicks = CheckNicks(r.rec.objectHistory(nickSpec.kind), opts.CheckTimeout)
+	r.rep.Modes = CheckModes(r.rec.objectHistory(modeSpec.kind), opts.CheckTimeout)
+	r.rep.Pins = CheckPins(r.rec.objectHistory(pinSpec.kind), opts.CheckTimeout)
 	r.rep.Delivery = CheckDelivery(r.rec.deliveryHistory())
 	diagnoseLosses(ctx, c, r.rep.Delivery.Lost)
 	r.phaseDone("check")
@@ -161,9 +188,11 @@ type runner struct {
 	c        *Cluster
 	rec      *recorder
 	rep      *Report
-	streams  uint64    // random streams handed out, each seeded from opts.Seed
-	clientID int       // porcupine client ids handed out
-	mark     time.Time // start of the current step after the traffic
+	streams  uint64 // random streams handed out, each seeded from opts.Seed
+	clientID int    // porcupine client ids handed out
+	// pinMsgIDs are the messages stored in each pin channel at setup.
+	pinMsgIDs [][]string
+	mark      time.Time // start of the current step after the traffic
 
 	mu     sync.Mutex // guards phase, rounds and rep.Events while the run goes on
 	phase  string

@@ -136,22 +136,13 @@ func (t *topicClient) write(cl *ircclient.Client) error {
 func fencedRead(cl *ircclient.Client, rec *recorder, client int, node, channel string, observe func(ircmsg.Message)) (string, error) {
 	op := TopicOp{Client: client, Channel: channel, Kind: ReadOp, Node: node}
 	op.Call = rec.now()
-	if err := cl.Send("AWAY"); err != nil {
-		return "", err
-	}
-	err := await(context.Background(), cl, opTimeout, observe, func(m ircmsg.Message) (bool, error) {
-		if m.Command == "305" {
-			return true, nil
-		}
-		return false, failOf(m, "AWAY")
-	})
-	if err != nil {
+	if err := fence(cl, observe); err != nil {
 		return "", err
 	}
 	if err := cl.Send("TOPIC " + channel); err != nil {
 		return "", err
 	}
-	err = await(context.Background(), cl, opTimeout, observe, func(m ircmsg.Message) (bool, error) {
+	err := await(context.Background(), cl, opTimeout, observe, func(m ircmsg.Message) (bool, error) {
 		switch m.Command {
 		case "332":
 			if m.Param(1) == channel {

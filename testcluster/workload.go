@@ -100,14 +100,21 @@ func (r *runner) waitJoined(ctx context.Context) error {
 	return nil
 }
 
-// finalReads reads every topic on every node once the cluster settled: reads after all writes
-// ended, so an acknowledged write missing from a node's final state shows up as lost.
+// finalReads reads every topic, pool nick, mode set and pin list on every node once the cluster
+// settled: reads after all writes ended, so an acknowledged write missing from a node's final
+// state shows up as lost (topics) or as a history that is not linearizable (the others).
 func (r *runner) finalReads(ctx context.Context) {
 	for i := range r.c.N() {
 		r.clientID++
 		name := r.c.addrs[i].Name
 		opCtx, cancel := context.WithTimeout(ctx, opTimeout)
-		cl, err := r.c.Guest(opCtx, i, fmt.Sprintf("final%d", i))
+		nick := fmt.Sprintf("final%d", i)
+		cl, err := r.c.Guest(opCtx, i, nick)
+		if err == nil {
+			if err = becomeOper(opCtx, cl); err != nil {
+				r.c.Hangup(cl)
+			}
+		}
 		cancel()
 		if err != nil {
 			r.rep.Problems = append(r.rep.Problems, fmt.Sprintf("final reads on %s: %v", name, err))
@@ -118,6 +125,7 @@ func (r *runner) finalReads(ctx context.Context) {
 				r.rep.Problems = append(r.rep.Problems, fmt.Sprintf("final read of %s on %s: %v", topicChannel(ch), name, err))
 			}
 		}
+		r.finalObjectReads(cl, r.clientID, name, nick)
 		r.c.Hangup(cl)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,18 +34,23 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	topicChannels := fs.Int("topic-channels", 2, "channels whose topics are checked for linearizability")
 	topicClients := fs.Int("topic-clients", 2, "topic clients per node")
 	chatClients := fs.Int("chat-clients", 1, "chat clients per node")
+	nickClients := fs.Int("nick-clients", 1, "nick clients per node (claim and release nicks of a shared pool; 0: none)")
+	nickPool := fs.Int("nick-pool", 3, "nicks the nick clients contend for")
+	modeClients := fs.Int("mode-clients", 1, "mode clients per node (toggle +m, +n, +t, +k as server operators; 0: none)")
+	pinClients := fs.Int("pin-clients", 1, "pin clients per node (PIN and UNPIN messages stored at setup; 0: none)")
 	messageInterval := fs.Duration("message-interval", 100*time.Millisecond, "mean pause between one chat client's messages")
 	logLevel := fs.String("log", "", "write the nodes' logs to stderr at this level (debug, info, warn, error)")
-	viz := fs.String("viz", "", "write porcupine's HTML view of the topic history to this file")
+	viz := fs.String("viz", "", "write porcupine's HTML view of the topic history to this file (and of the nick, mode and pin histories next to it, with -nick, -mode, -pin before the extension)")
 	details := fs.Int("details", 20, "how many lost or duplicated items to list when a check fails")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: palaver testcluster [flags]
 
 Starts N nodes (in this process, or with --processes as separate 'palaver serve' processes) on
-loopback ports with real disks under a temporary directory, drives topic and chat clients against
-every node and checks: topic operations are linearizable (porcupine) and no acknowledged change is
-lost; every acknowledged message reaches every chat client exactly once (live, or through
-CHATHISTORY after a reconnection); all nodes end with equal state hashes. With --chaos, a seeded
+loopback ports with real disks under a temporary directory, drives topic, nick, mode, pin and chat
+clients against every node and checks: topic operations are linearizable (porcupine) and no
+acknowledged change is lost; nick claims and releases, channel mode changes and pins are
+linearizable against fenced reads; every acknowledged message reaches every chat client exactly
+once (live, or through CHATHISTORY after a reconnection); all nodes end with equal state hashes. With --chaos, a seeded
 nemesis injects one fault at a time during the traffic: kill and restart a node (kill -9 for
 processes), partition the network (isolate the leader or another node; with 5 nodes also a
 minority split) and heal it, transfer leadership, slow a node's Raft log writes.
@@ -62,8 +69,12 @@ Flags:
 		fmt.Fprintf(stderr, "palaver testcluster: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *nodes < 1 || *duration <= 0 || *topicChannels < 1 || *topicClients < 1 || *chatClients < 1 {
-		fmt.Fprintln(stderr, "palaver testcluster: --nodes, --duration, --topic-channels, --topic-clients and --chat-clients must be positive")
+	if *nodes < 1 || *duration <= 0 || *topicChannels < 1 || *topicClients < 1 || *chatClients < 1 || *nickPool < 1 {
+		fmt.Fprintln(stderr, "palaver testcluster: --nodes, --duration, --topic-channels, --topic-clients, --chat-clients and --nick-pool must be positive")
+		return 2
+	}
+	if *nickClients < 0 || *modeClients < 0 || *pinClients < 0 {
+		fmt.Fprintln(stderr, "palaver testcluster: --nick-clients, --mode-clients and --pin-clients must not be negative")
 		return 2
 	}
 	if *chaos && *nodes < 3 {
@@ -115,6 +126,10 @@ Flags:
 		TopicClientsPerNode: *topicClients,
 		ChatClientsPerNode:  *chatClients,
 		MessageInterval:     *messageInterval,
+		NickPool:            *nickPool,
+		NickClientsPerNode:  noneIsNegative(*nickClients),
+		ModeClientsPerNode:  noneIsNegative(*modeClients),
+		PinClientsPerNode:   noneIsNegative(*pinClients),
 		Progress: func(p testcluster.Progress) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -123,13 +138,14 @@ Flags:
 				secs = 1
 			}
 			topicRate := float64(p.TopicWrites+p.TopicReads+p.TopicUnknown-last.TopicWrites-last.TopicReads-last.TopicUnknown) / secs
+			objectRate := float64(p.ObjectWrites+p.ObjectReads+p.ObjectUnknown-last.ObjectWrites-last.ObjectReads-last.ObjectUnknown) / secs
 			msgRate := float64(p.MessagesAcked-last.MessagesAcked) / secs
 			leader := p.Leader
 			if leader == "" {
 				leader = "none"
 			}
-			fmt.Fprintf(stderr, "%6.1fs %-8s topic ops/s %6.1f  msgs/s %6.1f  | writes %d reads %d unknown %d | msgs acked %d delivered %d | up %d/%d leader %s | rounds %d\n",
-				p.Elapsed.Seconds(), p.Phase, topicRate, msgRate, p.TopicWrites, p.TopicReads, p.TopicUnknown,
+			fmt.Fprintf(stderr, "%6.1fs %-8s topic ops/s %6.1f  nick/mode/pin ops/s %6.1f  msgs/s %6.1f  | writes %d reads %d unknown %d | msgs acked %d delivered %d | up %d/%d leader %s | rounds %d\n",
+				p.Elapsed.Seconds(), p.Phase, topicRate, objectRate, msgRate, p.TopicWrites+p.ObjectWrites, p.TopicReads+p.ObjectReads, p.TopicUnknown+p.ObjectUnknown,
 				p.MessagesAcked, p.Deliveries, p.NodesUp, *nodes, leader, p.Rounds)
 			last = p
 		},
@@ -170,14 +186,43 @@ func nodeLogger(level string, w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
+// noneIsNegative maps a flag's 0 (no clients) to RunOptions' negative count (0 there means the
+// default).
+func noneIsNegative(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// writeVisualization writes the topic history's view to path and each other checked history's
+// next to it (history-nick.html for history.html).
 func writeVisualization(path string, rep *testcluster.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--viz: %w", err)
+	ext := filepath.Ext(path)
+	views := []struct {
+		path  string
+		write func(io.Writer) error
+	}{{path, rep.Topics.WriteVisualization}}
+	for _, v := range []*testcluster.ObjectVerdict{&rep.Nicks, &rep.Modes, &rep.Pins} {
+		if v.Result != "" {
+			views = append(views, struct {
+				path  string
+				write func(io.Writer) error
+			}{strings.TrimSuffix(path, ext) + "-" + v.Kind + ext, v.WriteVisualization})
+		}
 	}
-	if err := rep.Topics.WriteVisualization(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--viz: %w", err)
+	for _, view := range views {
+		f, err := os.Create(view.path)
+		if err != nil {
+			return fmt.Errorf("--viz: %w", err)
+		}
+		if err := view.write(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--viz %s: %w", view.path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--viz: %w", err)
+		}
 	}
-	return f.Close()
+	return nil
 }

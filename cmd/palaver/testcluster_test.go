@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func TestTestClusterFlags(t *testing.T) {
 		{"chaos needs a quorum", []string{"--nodes", "2", "--chaos"}, 2, "at least 3 nodes"},
 		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
 		{"bad log level", []string{"--log", "loud"}, 2, "--log"},
+		{"negative pin clients", []string{"--pin-clients", "-1"}, 2, "must not be negative"},
 		{"unknown flag", []string{"--partitions"}, 2, "flag provided but not defined"},
 		{"unknown fault kind", []string{"--faults", "kill,meteor"}, 2, `fault kind "meteor"`},
 		{"partitions need the nodes in-process", []string{"--processes", "--chaos", "--faults", "partition", "--server-bin", "/nonexistent/palaver"}, 2, "only kill rounds"},
@@ -48,13 +50,20 @@ func TestTestClusterQuietRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := runTestCluster(ctx, []string{"--nodes", "1", "--duration", "2s", "--seed", "3", "--dir", t.TempDir()}, &stdout, &stderr)
+	viz := filepath.Join(t.TempDir(), "history.html")
+	code := runTestCluster(ctx, []string{"--nodes", "1", "--duration", "2s", "--seed", "3", "--dir", t.TempDir(), "--viz", viz}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit code = %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"acknowledged state changes lost", "linearizable", "acknowledged messages lost / duplicated", "state hashes equal", "PASS"} {
+	for _, want := range []string{"acknowledged state changes lost", "topic ops linearizable", "nick ops linearizable", "mode ops linearizable",
+		"pin ops linearizable", "acknowledged messages lost / duplicated", "state hashes equal", "PASS"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("verdict table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, name := range []string{"history.html", "history-nick.html", "history-mode.html", "history-pin.html"} {
+		if info, err := os.Stat(filepath.Join(filepath.Dir(viz), name)); err != nil || info.Size() == 0 {
+			t.Errorf("--viz did not write %s: %v", name, err)
 		}
 	}
 	if !strings.Contains(stderr.String(), "seed 3") {
