@@ -113,6 +113,8 @@ func defineDeliveryBench(fs *flag.FlagSet) *benchCase {
 	fs.BoolVar(&cfg.KillLeader, "kill-leader", false, "kill the Raft leader instead of a follower")
 	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 32, "clients being set up at once")
 	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "bound on each setup step, the restart and the final drain")
+	fs.BoolVar(&cfg.JoinReplay, "join-replay", false, "clients without draft/chathistory: a reconnected client reads only the JOIN replay, no CHATHISTORY catch-up")
+	fs.BoolVar(&cfg.Details, "details", false, "print every lost, duplicated and late delivery (which message, member, node, when)")
 	return &benchCase{
 		cluster:   true,
 		needsKill: true,

@@ -52,6 +52,8 @@ type client struct {
 	idle     *time.Timer
 	pingSent bool
 
+	pipe pipeline // messages being stored and delivered behind the read loop
+
 	rbMu         sync.Mutex
 	rb           *respBuf // set while the client's own command runs
 	pending      [][]byte // others' traffic that arrived while rb was set, sent after the replies
@@ -80,6 +82,7 @@ func (s *Server) newClient(conn transport.Conn) *client {
 	c.host = cloak("")
 	c.sasl = sasl.NewConversation(s.verifier, c.id, nil)
 	c.flood.init(s.cfg.FloodLimits)
+	c.pipe.init(c)
 	return c
 }
 
@@ -99,6 +102,7 @@ func (s *Server) Handle(conn transport.Conn) {
 	}()
 	c.idle = time.AfterFunc(s.cfg.PingAfter, c.onIdle)
 	reason := c.readLoop()
+	c.pipe.wait() // messages already read are stored and delivered before the session ends
 	c.idleMu.Lock()
 	c.idle.Stop()
 	c.idleMu.Unlock()
@@ -110,6 +114,7 @@ func (c *client) readLoop() string {
 		raw, err := c.conn.ReadLine()
 		if errors.Is(err, transport.ErrLineTooLong) {
 			c.touch()
+			c.pipe.wait()
 			c.sendNow(c.numericMsg("417", "Input line was too long"))
 			continue
 		}
@@ -126,6 +131,7 @@ func (c *client) readLoop() string {
 		msg, err := ircmsg.Parse(string(raw))
 		if err != nil {
 			if !errors.Is(err, ircmsg.ErrEmpty) {
+				c.pipe.wait()
 				c.sendNow(c.failMsg("*", "INVALID_LINE", "Malformed IRC line"))
 			}
 			continue
@@ -270,15 +276,23 @@ func (c *client) deliver(o *outMsg, own bool) {
 	c.q.enqueue(o.bytesFor(c.capBits()))
 }
 
-// endCommand sends a command's replies, then the traffic held back while it ran.
+// endCommand sends a command's replies, then the traffic held back while it ran. A command that
+// left a message to store, or that follows messages still in flight, is queued on the
+// connection's pipeline instead: its replies follow theirs.
 func (c *client) endCommand(rb *respBuf) {
 	c.rbMu.Lock()
-	rb.flush()
+	queue := rb.after != nil || !c.pipe.idle()
+	if !queue {
+		rb.flush()
+	}
 	if len(c.pending) > 0 {
 		c.q.enqueue(c.pending...)
 	}
 	c.pending, c.pendingBytes, c.rb = nil, 0, nil
 	c.rbMu.Unlock()
+	if queue {
+		c.pipe.submit(queuedCommand{rb: rb, step: rb.after})
+	}
 }
 
 // handler is one row of the command table.
@@ -291,7 +305,11 @@ type handler struct {
 
 func (c *client) dispatch(m ircmsg.Message) {
 	h, ok := commands[m.Command]
-	rb := &respBuf{c: c}
+	pipelined := ok && c.pipelinable(m)
+	if !pipelined {
+		c.pipe.wait() // state changes and their replies never overtake earlier messages
+	}
+	rb := &respBuf{c: c, pipelined: pipelined}
 	if label, has := m.Tags["label"]; has && c.has(capLabeledResponse) && label != "" && len(label) <= 64 {
 		rb.label = label
 	}

@@ -1,8 +1,6 @@
 package irc
 
 import (
-	"context"
-	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -79,21 +77,30 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 			}
 			return
 		}
+		var step *sendStep
 		if target[0] == '#' || target[0] == '&' {
-			c.channelMessage(cmd, fsm.Fold(target), m.Param(1), tags, rb)
+			step = c.channelMessage(cmd, fsm.Fold(target), m.Param(1), tags, rb)
 		} else {
-			c.privateMessage(cmd, target, m.Param(1), tags, rb)
+			step = c.privateMessage(cmd, target, m.Param(1), tags, rb)
 		}
+		if step == nil {
+			continue
+		}
+		if rb.pipelined {
+			rb.after = step // one target: stored and delivered by the connection's pipeline
+			return
+		}
+		c.completeNow(rb, step)
 	}
 }
 
-// channelMessage checks the sender against the channel's modes, stores the message durably,
-// then delivers it to local members and echoes it.
-func (c *client) channelMessage(cmd, name, text string, tags map[string]string, rb *respBuf) {
+// channelMessage checks the sender against the channel's modes and signs the message. It returns
+// what is left to do (store the message durably, then deliver it to local members and echo it),
+// or nil when the message was refused or needs nothing more.
+func (c *client) channelMessage(cmd, name, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
 	var refusal string
 	var exists, moderator, member bool
-	var recipients []*client
 	c.s.state.Read(func(st *fsm.State) {
 		ch := st.Channels[name]
 		if ch == nil {
@@ -115,123 +122,130 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
 			refusal = "Cannot send to channel (+E: encrypted messages only)"
 		}
-		if refusal != "" {
-			return
-		}
-		c.s.mu.RLock()
-		for id := range ch.Members {
-			if id == c.id {
-				continue
-			}
-			if rc := c.s.clients[id]; rc != nil {
-				recipients = append(recipients, rc)
-			}
-		}
-		c.s.mu.RUnlock()
 	})
 	if !exists {
 		if !notice {
 			rb.add(c.numericMsg("403", name, "No such channel"))
 		}
-		return
+		return nil
 	}
 	if refusal != "" {
 		if !notice {
 			rb.add(c.numericMsg("404", name, refusal))
 		}
-		return
+		return nil
 	}
 	tags = copyTags(tags)
 	now := time.Now()
 	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
 	if !ok {
-		return
+		return nil
 	}
 	replaces, deletes, ok := c.prepareMutation(rb, cmd, name, tags, moderator)
 	if !ok {
-		return
+		return nil
 	}
 	react, ok := c.prepareReaction(rb, cmd, name, tags)
 	if !ok {
-		return
+		return nil
 	}
 	if react != nil && !member {
 		rb.add(c.numericMsg("442", name, "You're not on that channel"))
-		return
+		return nil
 	}
 	venue, _ := signing.ChannelVenue(name)
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
-		return
+		return nil
 	}
 	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
-		return
+		return nil
 	}
 	if react != nil && !c.applyReaction(rb, react, name, msgid, tags, now) {
-		return
+		return nil
 	}
 	if react != nil {
 		c.federatedReaction(name, msgid, tags, now)
 	}
+	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
-		msg:        ircmsg.Message{Source: c.hostmask(), Command: cmd, Params: []string{name}},
-		clientTags: tags, time: serverTime(now), account: c.currentDID(), msgid: msgid,
+		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{name}},
+		clientTags: tags, time: serverTime(now), account: did, msgid: msgid,
 	}
+	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if cmd != "TAGMSG" {
 		out.msg.Params = append(out.msg.Params, text)
 		out.msg.ForceTrailing = true
-		if !c.store(rb, cmd, name, text, tags, out.msgid, replaces, now) {
-			return
-		}
+		step.rec = c.storedMessage(cmd, name, text, tags, msgid, replaces, now)
 	}
+	var relay *eventstore.Message
 	if cmd == "TAGMSG" && react == nil && deletes == "" && c.s.cfg.Relay != nil {
 		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing),
 		// relayed to the other nodes, never stored.
-		c.s.cfg.Relay(eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: c.hostmask(),
-			SenderNick: c.nick, SenderDID: c.currentDID(), Tags: tags, Time: now, Origin: c.s.cfg.NodeName})
+		relay = &eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: mask,
+			SenderNick: c.nick, SenderDID: did, Tags: tags, Time: now, Origin: c.s.cfg.NodeName}
 	}
-	for _, rc := range recipients {
-		if cmd == "TAGMSG" && !rc.has(capMessageTags) {
-			continue
+	step.deliver = func() {
+		if relay != nil {
+			c.s.cfg.Relay(*relay)
 		}
-		rc.deliver(out, false)
+		// The members are read now, after the store, not when the message was checked: a member
+		// whose JOIN applied in between would otherwise get it neither live nor from a history
+		// request made before the message was stored.
+		for _, rc := range c.s.localMembers(name, c.id) {
+			if cmd == "TAGMSG" && !rc.has(capMessageTags) {
+				continue
+			}
+			rc.deliver(out, false)
+		}
+		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
+			rb.add(out.forCaps(c.capBits()))
+		}
 	}
-	if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
-		rb.add(out.forCaps(c.capBits()))
-	}
+	return step
 }
 
-// store writes a message to the event store before anyone sees it.
-func (c *client) store(rb *respBuf, cmd, venue, text string, tags map[string]string, msgid, replaces string, now time.Time) bool {
+// localMembers lists the clients connected to this node that are members of a channel, but for
+// the session except.
+func (s *Server) localMembers(channel, except string) []*client {
+	var out []*client
+	s.state.Read(func(st *fsm.State) {
+		ch := st.Channels[channel]
+		if ch == nil {
+			return
+		}
+		s.mu.RLock()
+		for id := range ch.Members {
+			if id == except {
+				continue
+			}
+			if rc := s.clients[id]; rc != nil {
+				out = append(out, rc)
+			}
+		}
+		s.mu.RUnlock()
+	})
+	return out
+}
+
+// storedMessage is the event-store record of a message this client sends, or nil when the node
+// keeps no history.
+func (c *client) storedMessage(cmd, venue, text string, tags map[string]string, msgid, replaces string, now time.Time) *eventstore.Message {
 	if c.s.history == nil {
-		return true
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
-	defer cancel()
-	msg := &eventstore.Message{
+	return &eventstore.Message{
 		MsgID: msgid, Venue: venue, Command: cmd, Sender: c.hostmask(), SenderNick: c.nick,
 		SenderDID: c.currentDID(), Text: text, Tags: tags, Time: now, Origin: c.s.cfg.NodeName,
 		ReplacesMsgID: replaces,
 	}
-	if err := c.s.history.Append(ctx, msg); err != nil {
-		if errors.Is(err, eventstore.ErrDuplicate) {
-			failCmd := cmd
-			if replaces != "" {
-				failCmd = "EDIT"
-			}
-			rb.add(c.failMsg(failCmd, "EVENTID_IN_USE", "That event id is already in use"))
-			return false
-		}
-		c.s.log.Error("store message", "msgid", msgid, "err", err)
-		rb.add(c.failMsg(cmd, "TEMPORARILY_UNAVAILABLE", "The message could not be stored; it was not delivered", venue))
-		return false
+}
+
+// failCommand is the command a FAIL about storing a message names: EDIT for an edit.
+func failCommand(cmd, replaces string) string {
+	if replaces != "" {
+		return "EDIT"
 	}
-	if m := c.s.cfg.Metrics; m != nil {
-		m.Messages.Inc()
-	}
-	if c.s.cfg.Publish != nil {
-		c.s.cfg.Publish(*msg)
-	}
-	return true
+	return cmd
 }
 
 // dmVenue is the venue of a conversation between two DIDs: dm:<a>,<b> with the DIDs sorted.
@@ -244,10 +258,11 @@ func dmVenue(a, b string) string {
 	return "dm:" + pair[0] + "," + pair[1]
 }
 
-// privateMessage delivers to a nick or to every session of a DID. Messages between two
-// authenticated users are stored under their dm: venue; a message to an offline DID is stored for
-// CHATHISTORY when the sender is authenticated.
-func (c *client) privateMessage(cmd, target, text string, tags map[string]string, rb *respBuf) {
+// privateMessage finds the recipients of a message to a nick or to every session of a DID and
+// signs it. Messages between two authenticated users are stored under their dm: venue; a message
+// to an offline DID is stored for CHATHISTORY when the sender is authenticated. It returns what is
+// left to do (store, deliver, echo), or nil when the message was refused.
+func (c *client) privateMessage(cmd, target, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
 	type recipient struct {
 		id, nick, away string
@@ -277,68 +292,86 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		if !notice {
 			rb.add(c.numericMsg("401", target, "No such nick/channel"))
 		}
-		return
+		return nil
 	}
 	tags = copyTags(tags)
 	now := time.Now()
 	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
 	if !ok {
-		return
+		return nil
 	}
 	replaces, deletes, ok := c.prepareMutation(rb, cmd, venue, tags, false)
 	if !ok {
-		return
+		return nil
 	}
 	var sigVenue signing.Venue
 	if venue != "" {
 		sigVenue, _ = signing.ParseVenue(venue)
 	}
 	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
-		return
+		return nil
 	}
 	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
-		return
+		return nil
 	}
+	mask := c.hostmask()
+	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if venue != "" && cmd != "TAGMSG" {
-		if !c.store(rb, cmd, venue, text, tags, msgid, replaces, now) {
-			return
-		}
+		step.rec = c.storedMessage(cmd, venue, text, tags, msgid, replaces, now)
 	}
-	for _, r := range rcpts {
-		if r.id == c.id {
-			continue
-		}
-		rc := c.s.localClient(r.id)
-		if rc == nil {
-			continue
-		}
-		if cmd == "TAGMSG" && !rc.has(capMessageTags) {
-			continue
-		}
-		out := &outMsg{
-			msg:        ircmsg.Message{Source: c.hostmask(), Command: cmd, Params: []string{r.nick}},
-			clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
-		}
-		if cmd != "TAGMSG" {
-			out.msg.Params = append(out.msg.Params, text)
-			out.msg.ForceTrailing = true
-		}
-		rc.deliver(out, false)
-	}
+	var away *ircmsg.Message
 	if cmd == "PRIVMSG" && len(rcpts) > 0 && rcpts[0].away != "" {
-		rb.add(c.numericMsg("301", rcpts[0].nick, rcpts[0].away))
+		m := c.numericMsg("301", rcpts[0].nick, rcpts[0].away)
+		away = &m
 	}
-	if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
-		echo := &outMsg{
-			msg:        ircmsg.Message{Source: c.hostmask(), Command: cmd, Params: []string{target}},
-			clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+	step.deliver = func() {
+		if targetDID != "" {
+			// Read the DID's sessions again after the store, as channelMessage reads members: a
+			// session that registered in between would otherwise miss the message.
+			rcpts = rcpts[:0]
+			c.s.state.Read(func(st *fsm.State) {
+				for _, se := range st.SessionsByDID(targetDID) {
+					rcpts = append(rcpts, recipient{id: se.ID, nick: se.Nick})
+				}
+			})
 		}
-		if cmd != "TAGMSG" {
-			echo.msg.Params = append(echo.msg.Params, text)
-			echo.msg.ForceTrailing = true
+		for _, r := range rcpts {
+			if r.id == c.id {
+				continue
+			}
+			rc := c.s.localClient(r.id)
+			if rc == nil {
+				continue
+			}
+			if cmd == "TAGMSG" && !rc.has(capMessageTags) {
+				continue
+			}
+			out := &outMsg{
+				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{r.nick}},
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+			}
+			if cmd != "TAGMSG" {
+				out.msg.Params = append(out.msg.Params, text)
+				out.msg.ForceTrailing = true
+			}
+			rc.deliver(out, false)
 		}
-		rb.add(echo.forCaps(c.capBits()))
+		if away != nil {
+			rb.add(*away)
+		}
+		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
+			echo := &outMsg{
+				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{target}},
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+			}
+			if cmd != "TAGMSG" {
+				echo.msg.Params = append(echo.msg.Params, text)
+				echo.msg.ForceTrailing = true
+			}
+			rb.add(echo.forCaps(c.capBits()))
+		}
 	}
+	return step
 }
 
 func copyTags(t map[string]string) map[string]string {

@@ -77,6 +77,10 @@ type respBuf struct {
 	c     *client
 	label string
 	msgs  []ircmsg.Message
+	// pipelined is set for a command that may leave its store and delivery to the connection's
+	// pipeline; after is what it left (see pipeline.go). Both belong to the reader goroutine.
+	pipelined bool
+	after     *sendStep
 }
 
 // add appends a reply. The client's rbMu guards msgs: an event caused by the command may be added

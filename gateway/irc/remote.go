@@ -13,6 +13,14 @@ import (
 // local sessions it concerns: the local members of its channel, or the local sessions of the
 // recipient of a direct message. The message is rendered as it was sent, with its original msgid,
 // time, account and tags (including the origin's signature).
+//
+// Every local member at the time of delivery gets it, also one whose JOIN is newer than the
+// message's time (a node that restarted pulls what it missed while its users are already
+// rejoining). That is deliberate: the message was not stored here before, so no history answer
+// this node gave, nor the JOIN replay, held it, and live delivery is the only way such a member
+// sees it; it carries its server-time and msgid, so clients order it and drop a copy they read
+// from history elsewhere. Suppressing it by comparing m.Time with the member's JoinedAt would also
+// turn clock skew between nodes into lost messages.
 func (s *Server) DeliverRemote(m eventstore.Message) {
 	base := outMsg{
 		msg:        ircmsg.Message{Source: m.Sender, Command: m.Command, Params: []string{m.Venue}},

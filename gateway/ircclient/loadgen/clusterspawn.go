@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,8 +109,35 @@ func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster,
 
 // start runs one node's process and waits until its IRC and HTTP
 // listeners accept connections (a node opens them only after it found a
-// leader and caught up).
+// leader and caught up). The ports were free when they were picked, but
+// another process (a parallel test, another benchmark) can take one before
+// the node binds it: a first start that fails on a taken port is tried
+// again on new ports, at most three times.
 func (c *SpawnedCluster) start(ctx context.Context, cfg ClusterSpawnConfig, n *SpawnedClusterNode, join string) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = c.startOnce(ctx, cfg, n, join); err == nil || !portTaken(n.LogPath) {
+			return err
+		}
+		addrs, perr := FreeLoopbackAddrs(clusterPortsPerNode)
+		if perr != nil {
+			return errors.Join(err, perr)
+		}
+		n.IRCAddr, n.HTTPAddr, n.RaftAddr, n.GossipAddr, n.RPCAddr = addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
+		if rerr := errors.Join(os.RemoveAll(n.DataDir), os.Remove(n.LogPath)); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// portTaken says whether a node's log shows that it could not bind a port.
+func portTaken(logPath string) bool {
+	data, err := os.ReadFile(logPath)
+	return err == nil && bytes.Contains(data, []byte("address already in use"))
+}
+
+func (c *SpawnedCluster) startOnce(ctx context.Context, cfg ClusterSpawnConfig, n *SpawnedClusterNode, join string) error {
 	args := []string{"serve",
 		"--node-name", n.Name + ".bench", "--server-name", "palaver.bench", "--data", n.DataDir,
 		"--irc-addr", n.IRCAddr, "--tls-addr", "", "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr,
@@ -140,7 +168,7 @@ func (c *SpawnedCluster) restart(ctx context.Context, n *SpawnedClusterNode) err
 		}
 		_ = n.Server.Stop(0) // closes the log of the ended process
 	}
-	return c.start(ctx, c.cfg, n, n.join)
+	return c.startOnce(ctx, c.cfg, n, n.join) // same ports and data: never re-picked
 }
 
 // Target describes the cluster for the scenarios: each node's addresses,

@@ -2,12 +2,15 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -15,8 +18,9 @@ import (
 // DeliveryConfig configures scenario B14: Users clients spread over the
 // nodes of a cluster and over Channels channels; random members send at
 // Rate messages/s in total while one node is killed (SIGKILL) and started
-// again; every acknowledged message must reach every member that was
-// connected when it was sent, exactly once.
+// again; every acknowledged message must reach every member exactly once:
+// live, or, for the users of the killed node, from the CHATHISTORY
+// catch-up their clients make after reconnecting (deliveryaccount.go).
 type DeliveryConfig struct {
 	Users     int           // default 1000
 	Channels  int           // default 5
@@ -34,6 +38,13 @@ type DeliveryConfig struct {
 	Timeout          time.Duration // bound on each setup step, the restart and the final drain; default 30 s
 	Progress         io.Writer
 	Label            string
+	// JoinReplay has the clients do without draft/chathistory: after a
+	// reconnection they get only what the server replays on JOIN (and
+	// messages sent while they were away beyond that are lost to them).
+	JoinReplay bool
+	// Details prints every lost, duplicated and late delivery kept in
+	// DeliveryResult.Details (the counts by class are always printed).
+	Details bool
 }
 
 func (c DeliveryConfig) withDefaults() DeliveryConfig {
@@ -65,26 +76,36 @@ type DeliveryResult struct {
 	Reconnected int           `json:"reconnected"`
 	Sent        int64         `json:"sent"`
 	// Acked counts the messages whose sender read their echo: the server
-	// accepted them. Owed is, over the acknowledged messages, the members
-	// connected from before the message's write to the end of the run
-	// (other than its sender); Delivered the owed deliveries that arrived,
-	// Lost the rest (after the drain).
-	Acked      int64 `json:"acked"`
-	Owed       int64 `json:"owed"`
-	Delivered  int64 `json:"delivered"`
-	Lost       int64 `json:"lost"`
+	// accepted them. Owed is, over the acknowledged messages and the users
+	// connected at the end, each message sent to a user's channel after
+	// its first JOIN completed, not by the user; Delivered the owed
+	// deliveries that arrived, live or from the catch-up after a
+	// reconnection; Lost the rest (after the drain).
+	Acked     int64 `json:"acked"`
+	Owed      int64 `json:"owed"`
+	Delivered int64 `json:"delivered"`
+	Lost      int64 `json:"lost"`
+	// FromHistory counts the owed deliveries that only the CHATHISTORY
+	// catch-up brought (not timed); Overlap the messages a user read both
+	// live and from history (a client removes them by msgid; not
+	// duplicates).
+	FromHistory int64 `json:"from_history"`
+	Overlap     int64 `json:"overlap"`
+	// Duplicates counts messages a user received live twice, on one
+	// connection or on both of its connections.
 	Duplicates int64 `json:"duplicates"`
 	Unknown    int64 `json:"unknown"`
-	// Early counts messages a member received live although they were
-	// sent before its JOIN completed (e.g. caught up by a restarted node).
-	Early      int64          `json:"early"`
-	Refusals   int64          `json:"refusals"`
-	FirstFails []string       `json:"first_failures,omitempty"`
-	Latency    LatencySummary `json:"latency"` // send → delivery, every delivery
-	Echo       LatencySummary `json:"echo"`    // send → echo
-	Drain      time.Duration  `json:"drain_ns"`
-	ClientCPU  time.Duration  `json:"client_cpu_ns"`
-	SetupTime  time.Duration  `json:"setup_ns"`
+	// Early counts messages a connection received live although they were
+	// sent before its JOIN completed (not timed; see Details.Late).
+	Early      int64            `json:"early"`
+	Refusals   int64            `json:"refusals"`
+	FirstFails []string         `json:"first_failures,omitempty"`
+	Latency    LatencySummary   `json:"latency"` // send → delivery, live deliveries
+	Echo       LatencySummary   `json:"echo"`    // send → echo
+	Drain      time.Duration    `json:"drain_ns"`
+	ClientCPU  time.Duration    `json:"client_cpu_ns"`
+	SetupTime  time.Duration    `json:"setup_ns"`
+	Details    *DeliveryDetails `json:"details,omitempty"`
 }
 
 // Completeness is Delivered over Owed (1 when nothing was owed).
@@ -96,12 +117,15 @@ func (r DeliveryResult) Completeness() float64 {
 }
 
 // RunDelivery runs B14. Setup: user i connects to node i mod nodes, as a
-// guest with echo-message, and joins channel i mod Channels. Sending: a
-// random live member of each channel in turn, Rate messages/s in total,
-// for Duration. At KillAfter a follower (or the leader) gets SIGKILL; its
-// clients' connections end; RestartAfter later it is started again on its
-// data, and once it serves its users connect and join again. After the
-// sending the run waits (up to Timeout) until every owed delivery arrived.
+// guest with echo-message, batch, message-tags and draft/chathistory,
+// and joins channel i mod Channels. Sending: a random live member of each
+// channel in turn, Rate messages/s in total, for Duration. At KillAfter a
+// follower (or the leader) gets SIGKILL; its clients' connections end;
+// RestartAfter later it is started again on its data, and once it serves
+// its users connect, join again and catch up with CHATHISTORY AFTER the
+// last msgid they read (historyFetch). After the sending the run waits (up
+// to Timeout) until every owed delivery arrived and every catch-up ended,
+// then classifies what went wrong (deliverydetails.go).
 func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) (DeliveryResult, error) {
 	cfg = cfg.withDefaults()
 	var res DeliveryResult
@@ -136,7 +160,7 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 	setup := flowSetup{
 		dialers: dialers, nodeOf: func(i int) int { return i % len(dialers) },
 		channels: channels, channelOf: func(i int) int { return i % cfg.Channels },
-		clients: cfg.Users, echo: true, concurrency: cfg.SetupConcurrency, timeout: cfg.Timeout,
+		clients: cfg.Users, echo: true, history: true, joinReplay: cfg.JoinReplay, concurrency: cfg.SetupConcurrency, timeout: cfg.Timeout,
 		nickPrefix: "d" + tag,
 	}
 	setupStart := time.Now()
@@ -163,28 +187,42 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 		defer close(paced)
 		p.run(ctx, cfg.Rate, cfg.Duration)
 	}()
-	chaosErr := runKillRestart(ctx, target, victim, setup, group, start, cfg, &res, out)
+	tl := deliveryTimeline{start: start.UnixNano(), killed: victim}
+	chaosErr := runKillRestart(ctx, target, victim, setup, group, start, cfg, &res, &tl, out)
 	<-paced
 	res.Sent = p.sent.Load() - p.failed.Load()
-	owed := func() (owed, delivered int64) { return owedDeliveries(channels, group.all()) }
-	res.Drain = waitFor(ctx, cfg.Timeout, func() bool {
-		o, d := owed()
-		return d >= o
+	users := deliveryUsers(channels)
+	res.Drain = pollFor(ctx, cfg.Timeout, 100*time.Millisecond, func() bool {
+		o, d := userDeliveries(users)
+		return d >= o && catchUpsPending(users) == 0
 	})
 	totals, err := ph.end()
 	if err != nil {
 		return res, err
 	}
 	res.ClientCPU = totals.ClientCPU
-	res.Owed, res.Delivered = owed()
+	res.Owed, res.Delivered = userDeliveries(users)
 	res.Lost = res.Owed - res.Delivered
 	t := takeTally(group.all())
 	res.Acked, res.Duplicates, res.Unknown, res.Refusals, res.FirstFails = t.acked, t.dups, t.unknown, t.refusals, t.first
-	res.Early = t.early
+	res.Early, res.FromHistory, res.Overlap = t.early, t.fromHist, t.overlap
 	res.Latency, res.Echo = SummarizeLatencies(t.latencies), SummarizeLatencies(t.echoes)
-	progressf(out, "%s: %d sent, %d acked; %d/%d owed deliveries arrived (%.4f%%), %d lost, %d duplicates; delivery p50 %s p99 %s",
-		cfg.Label, res.Sent, res.Acked, res.Delivered, res.Owed, 100*res.Completeness(), res.Lost, res.Duplicates,
+
+	for i := range target.Nodes {
+		tl.names = append(tl.names, target.nodeName(i))
+	}
+	tl.byIndex = map[int]*flowClient{}
+	for _, c := range group.all() {
+		tl.byIndex[c.index] = c
+	}
+	details, across := buildDeliveryDetails(users, tl)
+	res.Duplicates += across
+	lookupStored(ctx, health, target.Nodes, tl.names, details.Lost)
+	res.Details = details
+	progressf(out, "%s: %d sent, %d acked; %d/%d owed deliveries arrived (%.4f%%; %d from history), %d lost, %d duplicates; delivery p50 %s p99 %s",
+		cfg.Label, res.Sent, res.Acked, res.Delivered, res.Owed, 100*res.Completeness(), res.FromHistory, res.Lost, res.Duplicates,
 		res.Latency.P50.Round(time.Microsecond), res.Latency.P99.Round(time.Microsecond))
+	printDeliveryDetails(out, cfg.Label, details, cfg.Details)
 	if chaosErr != nil {
 		return res, chaosErr
 	}
@@ -193,11 +231,12 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 
 // runKillRestart kills node victim at cfg.KillAfter, restarts it
 // cfg.RestartAfter later and reconnects its users into their slots.
-func runKillRestart(ctx context.Context, target ClusterTarget, victim int, setup flowSetup, group *flowGroup, start time.Time, cfg DeliveryConfig, res *DeliveryResult, out io.Writer) error {
+func runKillRestart(ctx context.Context, target ClusterTarget, victim int, setup flowSetup, group *flowGroup, start time.Time, cfg DeliveryConfig, res *DeliveryResult, tl *deliveryTimeline, out io.Writer) error {
 	if !sleepCtx(ctx, time.Until(start.Add(cfg.KillAfter))) {
 		return ctx.Err()
 	}
 	res.KilledAt = time.Since(start)
+	tl.killedAt = start.Add(res.KilledAt).UnixNano()
 	if err := target.Nodes[victim].Kill(); err != nil {
 		return fmt.Errorf("loadgen: killing %s: %w", res.Killed, err)
 	}
@@ -213,6 +252,7 @@ func runKillRestart(ctx context.Context, target ClusterTarget, victim int, setup
 		return ctx.Err()
 	}
 	res.RestartedAt = time.Since(start)
+	tl.restartedAt = start.Add(res.RestartedAt).UnixNano()
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	if err := target.Nodes[victim].Restart(rctx); err != nil {
@@ -226,7 +266,7 @@ func runKillRestart(ctx context.Context, target ClusterTarget, victim int, setup
 		id := group.nextID
 		group.nextID++
 		group.mu.Unlock()
-		c, err := connectFlowClient(ctx, setup, id, victim, old.ch)
+		c, err := connectFlowClient(ctx, setup, id, victim, old.ch, old)
 		if err != nil {
 			return fmt.Errorf("reconnecting user %d: %w", old.index, err)
 		}
@@ -242,37 +282,26 @@ func runKillRestart(ctx context.Context, target ClusterTarget, victim int, setup
 	})
 }
 
-// owedDeliveries counts, over the acknowledged messages, the members
-// owed each (alive now, joined before its write, not its sender) and how
-// many of those got it.
-func owedDeliveries(channels []*flowChannel, clients []*flowClient) (owed, delivered int64) {
-	byChannel := make([][]*flowClient, len(channels))
-	for _, c := range clients {
-		if c.alive.Load() {
-			byChannel[c.ch.index] = append(byChannel[c.ch.index], c)
-		}
+// printDeliveryDetails prints the counts of the anomalies by class and,
+// when all is set, every record kept.
+func printDeliveryDetails(out io.Writer, label string, d *DeliveryDetails, all bool) {
+	c := d.CatchUps
+	progressf(out, "%s: %d history catch-ups (%d pages, %d failed, %d unfinished) brought %d messages not read live, %d read live too",
+		label, c.Users, c.Pages, c.Failed, c.Unfinished, c.Messages, c.Overlap)
+	for _, k := range slices.Sorted(maps.Keys(d.Classes)) {
+		progressf(out, "%s:   %6d %s", label, d.Classes[k], k)
 	}
-	for _, ch := range channels {
-		for seq := range ch.sentAt {
-			sentAt := ch.sentAt[seq].Load()
-			if sentAt == 0 {
-				break
-			}
-			if sentAt < 0 || ch.ackedAt[seq].Load() == 0 {
-				continue
-			}
-			for _, c := range byChannel[ch.index] {
-				if int(ch.senders[seq]) == c.index || c.joinedAt >= sentAt {
-					continue
-				}
-				owed++
-				if c.has(seq) {
-					delivered++
-				}
+	if !all {
+		return
+	}
+	for _, list := range [][]DeliveryRecord{d.Lost, d.Duplicates, d.Late} {
+		for _, r := range list {
+			line, err := json.Marshal(r)
+			if err == nil {
+				progressf(out, "%s: %s", label, line)
 			}
 		}
 	}
-	return owed, delivered
 }
 
 // sleepCtx waits d and says whether ctx is still live.

@@ -2,6 +2,8 @@ package loadgen
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -111,8 +113,14 @@ func (r DeliveryResult) Run() Run {
 		Notes: []string{fmt.Sprintf("killed %s (%s) at %.1fs, restarted at %.1fs, %d users reconnected; %d sent, %d acked, %d/%d owed deliveries",
 			r.Killed, r.Role, r.KilledAt.Seconds(), r.RestartedAt.Seconds(), r.Reconnected, r.Sent, r.Acked, r.Delivered, r.Owed)},
 	}
+	run.Notes = append(run.Notes, fmt.Sprintf("%d owed deliveries came only from the reconnected clients' CHATHISTORY catch-up (not timed); %d messages read both live and from history (removed by msgid, not duplicates)", r.FromHistory, r.Overlap))
 	if r.Early > 0 {
-		run.Notes = append(run.Notes, fmt.Sprintf("%d messages sent before a member's JOIN completed reached it live afterwards (not owed, not timed)", r.Early))
+		run.Notes = append(run.Notes, fmt.Sprintf("%d messages sent before a connection's JOIN completed reached it live afterwards (not timed)", r.Early))
+	}
+	if r.Details != nil {
+		for _, k := range slices.Sorted(maps.Keys(r.Details.Classes)) {
+			run.Notes = append(run.Notes, fmt.Sprintf("%d × %s", r.Details.Classes[k], k))
+		}
 	}
 	if r.Refusals > 0 || r.Unknown > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d refusals, %d unmatched PRIVMSGs; first: %s", r.Refusals, r.Unknown, strings.Join(r.FirstFails, " | ")))
