@@ -5,8 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/oklog/ulid/v2"
@@ -23,16 +27,43 @@ const (
 	betaDID  = "did:web:beta.test"  // the single node
 )
 
-// freeAddr reserves a loopback port for a node whose address its peer must know in advance.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// forwarder is a loopback address held for a whole test that forwards HTTP to a node's listener:
+// the base URL a peer is configured with before the node starts, and that survives the node's
+// restarts. (Reserving a port, releasing it and binding it again later is a race: another process
+// of a parallel `go test ./...` may take the port in between.) With no node behind it, it answers
+// 502, as a server that is down would fail.
+type forwarder struct {
+	srv    *httptest.Server
+	target atomic.Pointer[url.URL]
+}
+
+func newForwarder(t *testing.T) *forwarder {
+	f := &forwarder{}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:      func(r *httputil.ProxyRequest) { r.SetURL(f.target.Load()) },
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) },
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.target.Load() == nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// addr is the forwarder's host:port.
+func (f *forwarder) addr() string { return f.srv.Listener.Addr().String() }
+
+// to forwards to n's HTTP listener (nil: to nothing).
+func (f *forwarder) to(n *Node) {
+	if n == nil {
+		f.target.Store(nil)
+		return
+	}
+	f.target.Store(&url.URL{Scheme: "http", Host: n.HTTPAddr()})
 }
 
 // federated configures a node as a server that peers with peerDID at peerAddr over #fed.
@@ -46,24 +77,21 @@ func federated(serverName, peerDID, peerAddr string) func(*Config) {
 	}
 }
 
-// startAlpha starts the alpha.test cluster; its first node listens on httpAddr.
-func startAlpha(t *testing.T, httpAddr, betaAddr string) []*Node {
+// startAlpha starts the alpha.test cluster, which reaches beta.test at betaAddr.
+func startAlpha(t *testing.T, betaAddr string) []*Node {
 	t.Helper()
-	node := func(name, addr string, join []string) func(*Config) {
+	node := func(name string, join []string) func(*Config) {
 		return func(c *Config) {
 			federated("alpha.test", betaDID, betaAddr)(c)
 			c.NodeName = name
 			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
 			c.Join = join
-			if addr != "" {
-				c.HTTPAddr = addr
-			}
 		}
 	}
-	a := startNode(t, t.TempDir(), node("node-a.alpha.test", httpAddr, nil))
+	a := startNode(t, t.TempDir(), node("node-a.alpha.test", nil))
 	nodes := []*Node{a}
 	for _, name := range []string{"node-b.alpha.test", "node-c.alpha.test"} {
-		nodes = append(nodes, startNode(t, t.TempDir(), node(name, "", []string{a.GossipAddr()})))
+		nodes = append(nodes, startNode(t, t.TempDir(), node(name, []string{a.GossipAddr()})))
 	}
 	eventually(t, "three voters", func() bool {
 		voters := 0
@@ -173,14 +201,12 @@ func verifies(t *testing.T, n *Node, msgid, proves string) bool {
 // verify answers valid with key_source origin-server on either side (also on a node that did not
 // receive the envelope), and after the link is cut and restored nothing is lost or duplicated.
 func TestFederationBetweenTwoDeployments(t *testing.T) {
-	alphaAddr, betaAddr := freeAddr(t), freeAddr(t)
-	alpha := startAlpha(t, alphaAddr, betaAddr)
+	betaURL := newForwarder(t) // beta's base URL, configured on alpha before beta starts
+	alpha := startAlpha(t, betaURL.addr())
 	betaDir := t.TempDir()
-	betaCfg := func(c *Config) {
-		federated("beta.test", alphaDID, alphaAddr)(c)
-		c.HTTPAddr = betaAddr
-	}
+	betaCfg := federated("beta.test", alphaDID, alpha[0].HTTPAddr())
 	beta := startNode(t, betaDir, betaCfg)
+	betaURL.to(beta)
 
 	// The cluster's did:web document lists every node's server key.
 	resp, body := httpDo(t, "GET", "http://"+alpha[2].HTTPAddr()+"/.well-known/did.json", "", nil)
@@ -265,8 +291,20 @@ func TestFederationBetweenTwoDeployments(t *testing.T) {
 	alice.Send("MODE #fed -m")
 	expect(t, bob, "MODE", "#fed", "-m")
 
+	// Direct messages cross both ways between users present in the linked channel; alice is on
+	// node b, and beta's envelopes may reach any node of alpha.
+	bob.Send("PRIVMSG " + aliceDID + " :psst alice")
+	if got := expect(t, alice, "PRIVMSG", "psst alice"); got.Params[0] != "alice" || got.Tags["+freeq.at/origin"] != "beta.test" {
+		t.Fatalf("bob's DM arrived as %s", got.String())
+	}
+	alice.Send("PRIVMSG " + bobDID + " :psst bob")
+	if got := expect(t, bob, "PRIVMSG", "psst bob"); got.Params[0] != "bob" || got.Tags["+freeq.at/origin"] != "alpha.test" {
+		t.Fatalf("alice's DM arrived as %s", got.String())
+	}
+
 	// Presence: beta's members are listed on every node of alpha (beta's envelopes reach node a;
-	// Raft spreads them), and leave when the link drops.
+	// Raft spreads them), and leave when beta stops: by their own QUIT when beta's last envelope
+	// carried it, or when alpha notices the link dropped.
 	watch, _ := guest(t, alpha[2], "watch")
 	watch.Send("JOIN #fed")
 	if names := expect(t, watch, "353", "#fed"); !strings.Contains(names.Params[3], "bob") {
@@ -277,8 +315,11 @@ func TestFederationBetweenTwoDeployments(t *testing.T) {
 
 	// Cut the link: beta stops; alpha's users keep talking; beta comes back and catches up.
 	beta.Close()
-	if got := expect(t, watch, "QUIT", "lost"); !strings.HasPrefix(got.Source, "bob!") {
-		t.Fatalf("after the link dropped: %s", got.String())
+	betaURL.to(nil)
+	if _, err := watch.Expect(testCtx(t), func(m ircmsg.Message) bool {
+		return m.Command == "QUIT" && strings.HasPrefix(m.Source, "bob!")
+	}); err != nil {
+		t.Fatalf("bob did not leave when beta stopped: %v\nseen: %v", err, lastSeen(watch))
 	}
 	var sent []string
 	for i, n := range alpha {
@@ -291,6 +332,7 @@ func TestFederationBetweenTwoDeployments(t *testing.T) {
 		sent = append(sent, text)
 	}
 	beta = startNode(t, betaDir, betaCfg)
+	betaURL.to(beta)
 	watcher, _ := guest(t, beta, "watcher")
 	watcher.Send("JOIN #fed") // the channel ended with its last member; history is per channel
 	expect(t, watcher, "366", "#fed")

@@ -38,9 +38,10 @@
 // msgids, so nothing is delivered twice. Catch-up is bounded: events older than 24 hours are not
 // sent. The exact stored text and tags travel, signature included, and are re-verified on
 // arrival. (Sending from the node that originated an event, rather than from one leader, is what
-// makes deletes travel: a node's deletions log holds only the deletes made on that node.) Only
-// messages, edits and deletes are durable: state changes, reactions and presence wait in memory,
-// and what a restart loses of state and presence comes back with the snapshots sent at link up.
+// makes deletes travel: a node's deletions log holds only the deletes made on that node.)
+// Reactions are durable too, from a third cursor (fed-out-react:<peer>) over the node's reaction
+// log. State changes and presence wait in memory, and what a restart loses of them comes back with
+// the snapshots sent at link up.
 //
 // # Inbound
 //
@@ -66,7 +67,9 @@
 // applies it if the actor is an operator in the home's state (for a topic: if the channel is +t),
 // reports a refusal in the Ack (Ack.Refused, by request id: the client gets 482 or FAIL REFUSED),
 // and sends the change back as its own. A request whose envelope fails is dropped and reported as
-// ErrLinkDown (FAIL TEMPORARILY_UNAVAILABLE): nothing changes, and it is never applied late.
+// ErrLinkDown (FAIL TEMPORARILY_UNAVAILABLE): nothing changes, and it is never applied late. A
+// request made while the node's last attempt to reach the home failed is refused at once; one made
+// before the node's first attempt since it started has finished waits for that attempt.
 //
 // The home's answer names one of the requesting server's users, which a home may not otherwise
 // do: it is accepted on that ground only when it carries a request this server made. The request
@@ -84,11 +87,22 @@
 // # Reactions
 //
 // A react or unreact made on a node crosses as the TAGMSG its author sent, signature included
-// (Reaction), from an in-memory queue in the node's outbox (lost if the node restarts before the
-// peer accepted it: the event store files reactions without a sequence an outbox could follow).
-// The receiver files it for a root it holds in that channel only with the reactor's valid
-// signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
-// here from anywhere else; it is shown and tallied on the node that received the envelope.
+// (Reaction). The event store files every reaction in an origin-ordered reaction log
+// (Store.FileReaction); the outbox sends the ones made on its node from that log
+// (Store.ReactionLogAfter) after the durable cursor fed-out-react:<peer>, so a reaction survives a
+// failed send or a restart as a message does. The receiver files it for a root it holds in that
+// channel only with the reactor's valid signature: the reactor's own key, or a key the peer
+// vouches for when the reactor is not known here from anywhere else. It files it in its own
+// reaction log (with the origin tag, so it is never sent on to a peer) and shows it to its
+// members; the other nodes of its cluster copy it from that log and show it to theirs.
+//
+// # Direct messages
+//
+// A DM (venue dm:<didA>,<didB>) that a user of this server sent crosses, with its edits and
+// deletes, as a message does, to the peer whose user the other party is: a user that peer has
+// shown present in a linked channel. A DM from a peer is accepted only for a user of this server
+// (a session here or a session key registered here), from a sender the venue names, and never
+// from a sender who is a user of this server (dm.go).
 //
 // # Presence
 //
@@ -111,7 +125,8 @@
 // signature — a key filed here under that DID, or the peer's server key only for messages that
 // came from that same peer; a relayed signature that is invalid drops the event, one that cannot
 // be checked is relayed intact; a reaction needs the reactor's valid signature; a peer cannot
-// speak, react, act or be present as a DID or nick that has a session here; strings are sanitised
+// speak, react, act or be present as a DID or nick that has a session here, nor send a DM as
+// any user of this server; strings are sanitised
 // (\r, \n and NUL removed, lengths capped); each peer may send at most 100 items a second (a
 // larger envelope is refused whole); trust levels hold: "relay" peers may send messages, edits,
 // deletes, reactions and presence but no state changes, "readonly" peers may originate nothing.

@@ -25,8 +25,11 @@ type Store interface {
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
-	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
-	Unreact(ctx context.Context, root, reactor, emoji string) error
+	// FileReaction files a react or unreact (made here, or from a peer) in the reaction log.
+	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
+	// ReactionLogAfter is the reaction log of the events made on origin, in order: the
+	// outbox sends the reactions made on this node from it.
+	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	Cursor(ctx context.Context, name string) (int64, error)
 	SetCursor(ctx context.Context, name string, seq int64) error
 }

@@ -300,11 +300,15 @@ func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, o
 	if ev.TimeMS <= 0 || len(ev.Tags) > maxTags || ev.SenderNick == "" {
 		return nil, outcomeMalformed
 	}
-	if !f.Linked(peer.DID, ev.Venue) || fsm.Fold(ev.Venue) != ev.Venue {
-		return nil, outcomeNotLinked
-	}
 	if ev.SenderDID != "" && !validDID(ev.SenderDID) {
 		return nil, outcomeMalformed
+	}
+	if isDMVenue(ev.Venue) {
+		if why := f.inboundDM(ev.Venue, ev.SenderDID); why != "" {
+			return nil, why
+		}
+	} else if !f.Linked(peer.DID, ev.Venue) || fsm.Fold(ev.Venue) != ev.Venue {
+		return nil, outcomeNotLinked
 	}
 	nick := sanitizeName(ev.SenderNick)
 	if f.ownedLocally(ev.SenderDID, nick) {
@@ -330,7 +334,11 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if !validMsgID(d.EventID) || !validMsgID(d.RootMsgID) || d.AtMS <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags {
 		return outcomeMalformed, nil
 	}
-	if !f.Linked(peer.DID, d.Venue) {
+	if isDMVenue(d.Venue) {
+		if why := f.inboundDM(d.Venue, d.SenderDID); why != "" {
+			return why, nil
+		}
+	} else if !f.Linked(peer.DID, d.Venue) {
 		return outcomeNotLinked, nil
 	}
 	if f.ownedLocally(d.SenderDID, "") {

@@ -24,10 +24,7 @@ type outbox struct {
 	seq    int64         // last envelope seq sent
 	queued []*queuedItem // state changes waiting to be sent (not durable: the home resends on link up)
 	synced bool          // the home's topics were sent since the link came up
-	up     bool          // the last attempt to reach the peer succeeded
-	// reactions made here waiting to be sent, when the store keeps no reaction log (in memory;
-	// see reactions.go)
-	reactions []Reaction
+	link   linkState     // what the last attempt to reach the peer found
 	// presence of this node's sessions waiting to be sent (in memory; see presence.go)
 	presence []Presence
 	// askPresence: the next envelope asks the peer for its members (this node forgot them, or
@@ -35,6 +32,18 @@ type outbox struct {
 	askPresence, forgot bool
 	lastSent            time.Time // the last envelope the peer accepted
 }
+
+// linkState is what an outbox knows of its peer. Until its first attempt since the node started
+// has finished it knows nothing: a request made then waits for that attempt's outcome instead of
+// being refused as if the link were down (a session can ask for a change before the first
+// envelope of a node that just started has come back).
+type linkState int
+
+const (
+	linkUnknown linkState = iota // no attempt finished yet
+	linkUp                       // the last attempt succeeded
+	linkDown                     // the last attempt failed
+)
 
 // keepaliveEvery is how often an idle outbox sends an empty envelope, so that a link that dropped
 // is noticed (and its remote members forgotten) without waiting for traffic.
@@ -77,7 +86,7 @@ func (o *outbox) run(ctx context.Context) {
 			}
 			o.f.metrics.linkUp.WithLabelValues(o.peer.DID).Set(0)
 			o.mu.Lock()
-			o.synced, o.up = false, false
+			o.synced, o.link = false, linkDown
 			forget := !o.forgot
 			o.forgot, o.askPresence = true, true
 			o.mu.Unlock()
@@ -90,7 +99,7 @@ func (o *outbox) run(ctx context.Context) {
 		} else {
 			o.f.metrics.linkUp.WithLabelValues(o.peer.DID).Set(1)
 			o.mu.Lock()
-			o.up, o.forgot = true, false
+			o.link, o.forgot = linkUp, false
 			o.mu.Unlock()
 			wait = every
 		}
@@ -112,7 +121,6 @@ type pending struct {
 	changes        []Change
 	queued         []*queuedItem // the queued state changes (after the home's snapshot)
 	reactions      []Reaction
-	queuedReacts   int // how many of reactions came from the in-memory queue
 	presence       []Presence
 	queuedPresence int   // how many of presence came from the queue (after the snapshot)
 	wantPresence   bool  // ask the peer for its members
@@ -155,7 +163,6 @@ func (o *outbox) flush(ctx context.Context) error {
 		o.f.metrics.count(o.peer.DID, "out", "sent", p.items())
 		o.sent(p.queued, ack)
 		o.mu.Lock()
-		o.reactions = o.reactions[p.queuedReacts:]
 		o.presence = o.presence[p.queuedPresence:]
 		o.lastSent = o.f.cfg.Now()
 		if p.wantPresence {
@@ -251,8 +258,6 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.wantPresence = o.askPresence
 	p.keepalive = o.f.cfg.Now().Sub(o.lastSent) >= o.keepaliveEvery()
 	p.queued = append(p.queued, o.queued[:min(len(o.queued), queueShare)]...)
-	p.queuedReacts = min(len(o.reactions), queueShare)
-	p.reactions = append(p.reactions, o.reactions[:p.queuedReacts]...)
 	o.mu.Unlock()
 	if err := o.collectReactions(ctx, &p, oldest); err != nil {
 		return p, err
@@ -272,7 +277,8 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.moreToExamine = p.moreToExamine || len(rows) == room
 	for _, m := range rows {
 		p.lastEvent = m.Seq
-		if o.f.Linked(o.peer.DID, m.Venue) && m.Tags[TagOrigin] == "" && !m.Time.Before(oldest) && m.Command != "TAGMSG" {
+		due := o.f.Linked(o.peer.DID, m.Venue) || o.f.dmForPeer(o.peer.DID, m.Venue, m.SenderDID)
+		if due && m.Tags[TagOrigin] == "" && !m.Time.Before(oldest) && m.Command != "TAGMSG" {
 			p.events = append(p.events, eventOf(m))
 		}
 	}
@@ -288,7 +294,8 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.moreToExamine = p.moreToExamine || len(dels) == room
 	for _, d := range dels {
 		p.lastDeletion = d.Seq
-		if o.f.Linked(o.peer.DID, d.Venue) && d.Tags[TagOrigin] == "" && !d.At.Before(oldest) {
+		due := o.f.Linked(o.peer.DID, d.Venue) || o.f.dmForPeer(o.peer.DID, d.Venue, d.SenderDID)
+		if due && d.Tags[TagOrigin] == "" && !d.At.Before(oldest) {
 			p.deletions = append(p.deletions, deletionOf(d))
 		}
 	}

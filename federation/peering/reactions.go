@@ -11,81 +11,35 @@ import (
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
-// outbox reads them from the store's reaction log (eventstore.Store.ReactionLogAfter: the reacts
-// and unreacts made on this node, in order) after a durable per-peer cursor, so a reaction waits
-// across failed sends and restarts as messages do. A store without that log leaves them in the
-// outbox in memory (bounded; lost if the node restarts). The receiver files a reaction only for a root it holds in that linked channel, and only with the
-// reactor's valid signature: the reactor's own key, or a key the peer vouches for when the reactor
-// is not known here from anywhere else. A reaction may not name a user of this server.
+// outbox reads them from the store's reaction log (Store.ReactionLogAfter: the reacts and
+// unreacts made on this node, in order) after a durable per-peer cursor (fed-out-react:<peer>),
+// so a reaction waits across failed sends and restarts as messages do. The receiver files a
+// reaction only for a root it holds in that linked channel, and only with the reactor's valid
+// signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
+// here from anywhere else. A reaction may not name a user of this server.
 
-// maxQueuedReactions bounds the reactions waiting in memory for one peer.
-const maxQueuedReactions = 1000
-
-// reactionFiler files a reaction in the store's reaction log (*eventstore.Store does).
-type reactionFiler interface {
-	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
-}
-
-// reactionLog is the store's durable log of the reactions made on this node (*eventstore.Store
-// keeps one).
-type reactionLog interface {
-	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
-}
-
-// Reacted tells the outbox of a channel linked with a peer that a reaction was made on this node
-// (a no-op for any other channel): with a reaction log, where it is already filed, the outbox is
-// only woken; otherwise it is queued in memory. tags are the TAGMSG's client tags after signing.
-func (f *Federation) Reacted(channel, eventID, sender, senderNick, senderDID string, tags map[string]string, at time.Time) {
-	peerDID := f.PeerOf(channel)
-	o := f.outboxes[peerDID]
-	if o == nil || senderDID == "" || tags[TagOrigin] != "" {
-		return
-	}
-	if _, durable := f.cfg.Store.(reactionLog); durable {
+// Reacted wakes the outbox of the peer channel (folded) is linked with (a no-op for any other
+// channel): a reaction was made on this node, and is already in the store's reaction log.
+func (f *Federation) Reacted(channel string) {
+	if o := f.outboxes[f.PeerOf(channel)]; o != nil {
 		o.kick()
-		return
 	}
-	r := Reaction{EventID: eventID, Venue: channel, Sender: sender, SenderNick: senderNick, SenderDID: senderDID,
-		Tags: make(map[string]string, len(tags)), AtMS: at.UnixMilli()}
-	for k, v := range tags {
-		r.Tags[k] = v
-	}
-	o.mu.Lock()
-	full := len(o.reactions) >= maxQueuedReactions
-	if !full {
-		o.reactions = append(o.reactions, r)
-	}
-	o.mu.Unlock()
-	if full {
-		f.metrics.count(peerDID, "out", "dropped", 1)
-		return
-	}
-	o.kick()
 }
 
 // collectReactions adds to p the reactions of the store's log after the peer's cursor that are
 // due: made here by an authenticated user, in a channel linked with the peer, not relayed from a
 // peer, and newer than oldest. It takes at most a queue's share of the envelope.
 func (o *outbox) collectReactions(ctx context.Context, p *pending, oldest time.Time) error {
-	log, ok := o.f.cfg.Store.(reactionLog)
-	if !ok {
-		return nil
-	}
 	var err error
 	if p.reactCursor, err = o.f.cfg.Store.Cursor(ctx, o.reactionCursor()); err != nil {
 		return err
 	}
 	p.lastReaction = p.reactCursor
-	share := queueShare - len(p.reactions)
-	if share <= 0 {
-		p.moreToExamine = true
-		return nil
-	}
-	rows, err := log.ReactionLogAfter(ctx, o.f.cfg.NodeName, p.reactCursor, share)
+	rows, err := o.f.cfg.Store.ReactionLogAfter(ctx, o.f.cfg.NodeName, p.reactCursor, queueShare)
 	if err != nil {
 		return fmt.Errorf("outbox reactions: %w", err)
 	}
-	p.moreToExamine = p.moreToExamine || len(rows) == share
+	p.moreToExamine = p.moreToExamine || len(rows) == queueShare
 	for _, r := range rows {
 		p.lastReaction = r.Seq
 		if o.f.Linked(o.peer.DID, r.Venue) && r.Tags[TagOrigin] == "" && r.SenderDID != "" && !r.At.Before(oldest) {
@@ -150,22 +104,17 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 		sender = nick + "!~remote@" + originName(peer.DID)
 	}
 	tags[TagOrigin] = originName(peer.DID)
-	applied := true
-	if filer, ok := f.cfg.Store.(reactionFiler); ok {
-		// Filed in this node's reaction log, so the other nodes of the cluster copy it too (the
-		// origin tag keeps it from being sent back to a peer).
-		applied, err = filer.FileReaction(ctx, eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
-			Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
-			Sender: sender, SenderDID: r.SenderDID, Tags: tags})
-		if errors.Is(err, eventstore.ErrDuplicate) {
-			return outcomeDuplicate, nil
-		}
-	} else if remove {
-		err = f.cfg.Store.Unreact(ctx, rootID, r.SenderDID, emoji)
-	} else {
-		err = f.cfg.Store.React(ctx, rootID, r.SenderDID, nick, emoji, at)
-	}
-	if err != nil {
+	// Filed in this node's reaction log, so the other nodes of the cluster copy it too (the origin
+	// tag keeps it from being sent back to a peer).
+	applied, err := f.cfg.Store.FileReaction(ctx, eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
+		Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
+		Sender: sender, SenderDID: r.SenderDID, Tags: tags})
+	switch {
+	case errors.Is(err, eventstore.ErrDuplicate):
+		return outcomeDuplicate, nil
+	case errors.Is(err, eventstore.ErrNotFound):
+		return outcomeNoRoot, nil // the root was deleted (or moved) since it was read
+	case err != nil:
 		return "", err
 	}
 	if f.cfg.Deliver != nil && applied {

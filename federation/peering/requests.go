@@ -76,7 +76,7 @@ func (f *Federation) RequestTopic(ctx context.Context, channel, setBy, setByDID,
 		return fmt.Errorf("peering: %s is not a channel whose home is a peer", channel)
 	}
 	o := f.outboxes[peerDID]
-	if o == nil || !o.isUp() {
+	if o == nil {
 		return ErrLinkDown
 	}
 	t := Topic{Channel: channel, Text: text, SetBy: setBy, SetByDID: setByDID, AtMS: f.cfg.Now().UnixMilli(),
@@ -93,7 +93,7 @@ func (f *Federation) RequestChange(ctx context.Context, c Change) error {
 		return fmt.Errorf("peering: %s is not a channel whose home is a peer", c.Channel)
 	}
 	o := f.outboxes[peerDID]
-	if o == nil || !o.isUp() {
+	if o == nil {
 		return ErrLinkDown
 	}
 	c.AtMS, c.Sync, c.RequestID = f.cfg.Now().UnixMilli(), false, ulid.Make().String()
@@ -113,17 +113,18 @@ func (f *Federation) ActOnRemote(ctx context.Context, c Change) error {
 	if o == nil || !f.peers[peerDID].Trust.mayChangeState() {
 		return fmt.Errorf("peering: %s is not linked with a peer trusted with channel state", c.Channel)
 	}
-	if !o.isUp() {
-		return ErrLinkDown
-	}
 	c.AtMS, c.Sync, c.RequestID = f.cfg.Now().UnixMilli(), false, ulid.Make().String()
 	c.RequestSig = signing.Sign(f.cfg.Key, changeRequestDocument(f.cfg.ServerDID, c))
 	return o.request(ctx, &queuedItem{change: &c, done: make(chan error, 1)})
 }
 
-// request queues a request and waits for its outcome.
+// request queues a request and waits for its outcome. A link known to be down refuses it at
+// once; one whose state is not known yet (no attempt finished since the node started) takes it,
+// and the attempt's outcome is the request's.
 func (o *outbox) request(ctx context.Context, q *queuedItem) error {
-	o.queue(q)
+	if err := o.queueRequest(q); err != nil {
+		return err
+	}
 	select {
 	case err := <-q.done:
 		return err
@@ -202,13 +203,30 @@ func (f *Federation) ownRequest(requestID, requestSig string, doc []byte) bool {
 	return true
 }
 
-// isUp reports whether the outbox's last attempt to reach the peer succeeded.
-func (o *outbox) isUp() bool {
+// queueRequest queues a request unless the link is down or too much is waiting. The link's state
+// is read under the same lock that failRequests takes, so a request is either failed with the
+// send that found the link down or refused here: it never waits in the queue of a link that is
+// down, to be applied late.
+func (o *outbox) queueRequest(q *queuedItem) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.up
+	var err error
+	switch {
+	case o.link == linkDown:
+		err = ErrLinkDown
+	case len(o.queued) >= maxQueued:
+		err = fmt.Errorf("%w: too many changes waiting", ErrLinkDown)
+	default:
+		o.queued = append(o.queued, q)
+	}
+	o.mu.Unlock()
+	if err == nil {
+		o.kick()
+	}
+	return err
 }
 
+// queue queues a state change that is not a request (the home's own changes and answers); it is
+// dropped when too much is waiting (the home's snapshot at the next link up carries the state).
 func (o *outbox) queue(q *queuedItem) {
 	o.mu.Lock()
 	full := len(o.queued) >= maxQueued
@@ -216,13 +234,9 @@ func (o *outbox) queue(q *queuedItem) {
 		o.queued = append(o.queued, q)
 	}
 	o.mu.Unlock()
-	if full {
-		if q.done != nil {
-			q.done <- fmt.Errorf("%w: too many changes waiting", ErrLinkDown)
-		}
-		return
+	if !full {
+		o.kick()
 	}
-	o.kick()
 }
 
 // unqueue drops a change that was not sent yet.

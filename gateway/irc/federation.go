@@ -28,9 +28,9 @@ type Federation interface {
 	// ActOnRemote sends a kick or invite of a user of the linked peer to that peer, with the
 	// same outcomes.
 	ActOnRemote(ctx context.Context, change peering.Change) error
-	// Reacted hands a reaction made on this node to the peer of a linked channel (a no-op for
-	// other channels).
-	Reacted(channel, eventID, sender, senderNick, senderDID string, tags map[string]string, at time.Time)
+	// Reacted tells federation that a reaction was made on this node in channel (a no-op for a
+	// channel that is not linked): the outbox sends it from the event store's reaction log.
+	Reacted(channel string)
 }
 
 // SetFederation connects the edge to federation; call it once, before the edge serves clients.
@@ -168,10 +168,12 @@ func (c *client) federatedPin(rb *respBuf, verb, channel, msgid string, add bool
 	c.requestOutcome(rb, verb, channel, err)
 }
 
-// federatedReaction hands a reaction on a linked channel to federation.
-func (c *client) federatedReaction(channel, eventID string, tags map[string]string, at time.Time) {
+// federatedReaction wakes federation for a reaction made in channel. The reaction itself (its
+// event id, tags and time) is already filed in the event store's reaction log, which the outbox
+// reads; only the channel matters here.
+func (c *client) federatedReaction(channel, _ string, _ map[string]string, _ time.Time) {
 	if c.s.federation != nil {
-		c.s.federation.Reacted(channel, eventID, c.hostmask(), c.nick, c.currentDID(), tags, at)
+		c.s.federation.Reacted(channel)
 	}
 }
 
