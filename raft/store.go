@@ -27,6 +27,11 @@ type Store struct {
 	leadership *leadership
 	membership *broadcast // gossip or configuration changed
 	notifier   *membershipNotifier
+	// seeds are the gossip addresses joined at start and retried while alone: Config.Join, and
+	// with raft state also the members saved at the last membership change (gossippeers.go).
+	seeds      []string
+	peersMu    sync.Mutex
+	savedPeers []string
 
 	// Clustered only (nil otherwise).
 	gossip    *gossip
@@ -127,6 +132,9 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	s.leadership = startLeadership(s)
 	s.notifier = startMembershipNotifier(s)
+	if cfg.clustered() && !cfg.InMemory {
+		s.OnMembership(s.rememberGossipPeers)
+	}
 	if cfg.clustered() {
 		s.rpcServer.start()
 		s.leadership.add(s.reconcileLoop)
@@ -157,12 +165,20 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 	s.rpcServer = newRPCServer(listener, s.handleRPC, s.logger.With("component", "cluster-rpc"))
 	s.rpcClient = newRPCClient(dial)
 
+	var saved []string
+	if !cfg.InMemory {
+		if saved, err = loadGossipPeers(cfg.Dir); err != nil {
+			return err
+		}
+	}
+	s.savedPeers = saved
+	s.seeds = seedsFor(cfg.Join, saved, hasState)
 	s.gossip, err = startGossip(gossipOptions{
 		nodeID:    cfg.NodeID,
 		bindAddr:  cfg.GossipAddr,
 		advertise: cfg.GossipAdvertise,
 		network:   cfg.Network,
-		seeds:     cfg.Join,
+		seeds:     s.seeds,
 		// The cluster id is announced once raft runs (see open).
 		meta: nodeMeta{
 			RaftAddr: string(s.transport.LocalAddr()),
@@ -177,7 +193,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 	if err != nil {
 		return err
 	}
-	if len(cfg.Join) == 0 {
+	if len(s.seeds) == 0 {
 		return nil
 	}
 	return s.join(ctx, hasState)
@@ -225,13 +241,13 @@ func (s *Store) join(ctx context.Context, hasState bool) error {
 	}
 	retry := newBackoff(50*time.Millisecond, time.Second)
 	for {
-		err := s.gossip.join(ctx, s.cfg.Join, !hasState, deadline)
+		err := s.gossip.join(ctx, s.seeds, !hasState, deadline)
 		switch {
 		case errors.Is(err, ErrDuplicateNodeName):
 			return err
 		case err != nil && hasState:
 			s.logger.Warn("no cluster member reached; starting from the existing state and retrying in the background",
-				"join", s.cfg.Join, "err", err)
+				"seeds", s.seeds, "err", err)
 			return nil
 		case err != nil:
 			return err
@@ -261,7 +277,7 @@ func (s *Store) join(ctx context.Context, hasState bool) error {
 			return nil
 		}
 		if err := retry.wait(ctx, nil, deadline); err != nil {
-			return fmt.Errorf("%w: no member reached through %v announces a cluster id", ErrJoinFailed, s.cfg.Join)
+			return fmt.Errorf("%w: no member reached through %v announces a cluster id", ErrJoinFailed, s.seeds)
 		}
 	}
 }
