@@ -169,6 +169,12 @@ func (a *applier) invite(c Invite) Result {
 	if target == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
+	return a.addInvite(ch, c.Channel, target, se.Ref())
+}
+
+// addInvite files target's invitation to ch (evicting the oldest when the list is full) and
+// tells the channel; a member already on it is refused. Local and federated invites share it.
+func (a *applier) addInvite(ch *Channel, channel string, target *Session, actor SessionRef) Result {
 	if ch.Members[target.ID] != nil {
 		return Result{Code: ErrUserOnChannel}
 	}
@@ -179,7 +185,7 @@ func (a *applier) invite(c Invite) Result {
 		evictOldestInvite(ch.Invites)
 	}
 	ch.Invites[InviteKey(target.ID, target.DID)] = a.env.Time
-	a.emit(Event{Kind: EvInvite, Actor: se.Ref(), Target: target.Ref(), Channel: c.Channel})
+	a.emit(Event{Kind: EvInvite, Actor: actor, Target: target.Ref(), Channel: channel})
 	return Result{Code: OK}
 }
 

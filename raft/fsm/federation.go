@@ -240,17 +240,6 @@ func (a *applier) federatedInvite(c FederatedInvite) Result {
 	if target == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
-	if ch.Members[target.ID] != nil {
-		return Result{Code: ErrUserOnChannel}
-	}
-	if ch.Invites == nil {
-		ch.Invites = map[string]int64{}
-	}
-	if len(ch.Invites) >= MaxListEntries {
-		evictOldestInvite(ch.Invites)
-	}
-	ch.Invites[InviteKey(target.ID, target.DID)] = a.env.Time
 	nick, user, host := splitHostmask(c.By)
-	a.emit(Event{Kind: EvInvite, Actor: SessionRef{Nick: nick, User: user, Host: host, DID: c.ByDID}, Target: target.Ref(), Channel: c.Channel})
-	return Result{Code: OK}
+	return a.addInvite(ch, c.Channel, target, SessionRef{Nick: nick, User: user, Host: host, DID: c.ByDID})
 }
