@@ -103,6 +103,27 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 		}
 	}
 
+	// Addressed by the remote user's nick, it goes to the same DID venue.
+	bob.Send("PRIVMSG carol :by nick")
+	byNick := expect(t, bob, "PRIVMSG", "by nick")
+	if byNick.Params[0] != "carol" {
+		t.Fatalf("echo of a DM by nick: %s", byNick.String())
+	}
+	for crossed := false; !crossed; {
+		select {
+		case ev := <-events:
+			if ev.Text != "by nick" {
+				continue
+			}
+			if ev.MsgID != byNick.Tags["msgid"] || ev.Venue != venue.String() || ev.SenderDID != bobRes.DID {
+				t.Fatalf("bob's DM by nick crossed as %+v (want %s in %s)", ev, byNick.Tags["msgid"], venue)
+			}
+			crossed = true
+		case <-testCtx(t).Done():
+			t.Fatal("bob's DM by nick did not reach the peer")
+		}
+	}
+
 	// bob's signed delete of it crosses too.
 	delID := ulid.Make().String()
 	canonical, err := signing.Mutation{Envelope: signing.Envelope{From: bobRes.DID, MsgID: delID, Venue: venue}, Kind: signing.KindDelete, Subject: sent}.Canonical()

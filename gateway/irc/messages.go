@@ -269,6 +269,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	}
 	var rcpts []recipient
 	var targetDID string
+	var remote bool // target is a nick of a linked server's user
 	c.s.state.Read(func(st *fsm.State) {
 		var list []*fsm.Session
 		if strings.HasPrefix(target, "did:") {
@@ -281,6 +282,9 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 			} else {
 				list = []*fsm.Session{se}
 			}
+		} else if rm := st.RemoteByNick(target); rm != nil && rm.DID != "" {
+			targetDID = rm.DID // a user of a linked server: the DM goes to its DID's venue
+			remote = true
 		}
 		for _, se := range list {
 			rcpts = append(rcpts, recipient{id: se.ID, nick: se.Nick, away: se.Away})
@@ -288,7 +292,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	})
 	myDID := c.currentDID()
 	venue := dmVenue(myDID, targetDID)
-	if len(rcpts) == 0 && (venue == "" || !strings.HasPrefix(target, "did:")) {
+	if len(rcpts) == 0 && (venue == "" || !(remote || strings.HasPrefix(target, "did:"))) {
 		if !notice {
 			rb.add(c.numericMsg("401", target, "No such nick/channel"))
 		}
