@@ -4,8 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
-	"net"
-	"strconv"
 	"testing"
 
 	"github.com/oklog/ulid/v2"
@@ -14,6 +12,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/testcluster/loopback"
 )
 
 // signedReaction is the IRC line of a react (or unreact) on #react, signed with key as did.
@@ -38,33 +37,9 @@ func signedReaction(t *testing.T, did string, key ed25519.PrivateKey, root, emoj
 // them (a restarted node keeps its Raft and gossip addresses).
 func reactionAddrs(t *testing.T) (irc, http, raftAddr, gossip, cluster string) {
 	t.Helper()
-	var tcps []net.Listener
-	var udps []net.PacketConn
-	defer func() {
-		for _, l := range tcps {
-			l.Close()
-		}
-		for _, p := range udps {
-			p.Close()
-		}
-	}()
-	var addrs []string
-	for len(addrs) < 5 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tcps = append(tcps, l)
-		addr := l.Addr().String()
-		if len(addrs) == 3 { // gossip needs the UDP port too
-			port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-			p, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", port))
-			if err != nil {
-				continue
-			}
-			udps = append(udps, p)
-		}
-		addrs = append(addrs, addr)
+	addrs, err := loopback.Addrs(5)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
 }

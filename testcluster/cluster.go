@@ -116,7 +116,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		p := ports[5*i : 5*i+5]
 		c.addrs = append(c.addrs, NodeAddrs{
 			Name: name, DataDir: filepath.Join(c.opts.Dir, name),
-			IRC: loopback(p[0]), HTTP: loopback(p[1]), Raft: loopback(p[2]), Gossip: loopback(p[3]), Cluster: loopback(p[4]),
+			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]),
 		})
 		c.byHTTP[c.addrs[i].HTTP] = i
 		c.up = append(c.up, make(chan struct{}))

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/palaver-chat/palaver/testcluster/loopback"
 )
 
 // SpawnConfig describes a server process to start for a run.
@@ -141,25 +143,13 @@ func (s *SpawnedServer) exitError() error {
 	return nil
 }
 
-// FreeLoopbackAddrs returns n distinct 127.0.0.1:port addresses that were
-// free a moment ago (the kernel picked them); another process may take
-// one before the caller binds it, a risk a benchmark on a private machine
-// accepts.
+// FreeLoopbackAddrs returns n distinct 127.0.0.1:port addresses that were free when picked,
+// below the kernel's ephemeral range (package loopback), so that a busy machine's outgoing
+// connections do not take one before the server binds it.
 func FreeLoopbackAddrs(n int) ([]string, error) {
-	out := make([]string, 0, n)
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("loadgen: finding a free port: %w", err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
+	addrs, err := loopback.Addrs(n)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
 	}
-	return out, nil
+	return addrs, nil
 }
