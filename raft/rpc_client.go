@@ -12,7 +12,10 @@ import (
 const (
 	// rpcIdlePerAddr is how many idle connections the client keeps per
 	// address; more concurrent calls dial more and close the extra ones.
-	rpcIdlePerAddr = 8
+	// Every write made on a follower is one call to the leader, so this is
+	// sized for many concurrent writers: at 8, B9's 256 writers spent 8 %
+	// of the leader's CPU accepting and closing connections.
+	rpcIdlePerAddr = 128
 	// rpcDefaultTimeout bounds a call whose context has no deadline.
 	rpcDefaultTimeout = 10 * time.Second
 )
