@@ -12,16 +12,26 @@ import (
 // startCluster starts three real nodes on loopback: the first bootstraps, the others join it.
 func startCluster(t *testing.T) []*Node {
 	t.Helper()
+	return startNamedCluster(t, "test", nil)
+}
+
+// startNamedCluster starts nodes node-a.<domain>, node-b.<domain> and node-c.<domain>, each
+// configured by extra (when set) before it is made clustered, and waits for three live voters.
+func startNamedCluster(t *testing.T, domain string, extra func(*Config)) []*Node {
+	t.Helper()
 	clustered := func(name string, join []string) func(*Config) {
 		return func(c *Config) {
-			c.NodeName = name
+			if extra != nil {
+				extra(c)
+			}
+			c.NodeName = name + "." + domain
 			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
 			c.Join = join
 		}
 	}
-	a := startNode(t, t.TempDir(), clustered("node-a.test", nil))
+	a := startNode(t, t.TempDir(), clustered("node-a", nil))
 	nodes := []*Node{a}
-	for _, name := range []string{"node-b.test", "node-c.test"} {
+	for _, name := range []string{"node-b", "node-c"} {
 		nodes = append(nodes, startNode(t, t.TempDir(), clustered(name, []string{a.GossipAddr()})))
 	}
 	eventually(t, "three voters", func() bool {

@@ -19,7 +19,6 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/gateway/ircclient"
-	"github.com/palaver-chat/palaver/raft"
 )
 
 const (
@@ -80,29 +79,7 @@ func federated(serverName, peerDID, peerAddr string) func(*Config) {
 // startAlpha starts the alpha.test cluster, which reaches beta.test at betaAddr.
 func startAlpha(t *testing.T, betaAddr string) []*Node {
 	t.Helper()
-	node := func(name string, join []string) func(*Config) {
-		return func(c *Config) {
-			federated("alpha.test", betaDID, betaAddr)(c)
-			c.NodeName = name
-			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
-			c.Join = join
-		}
-	}
-	a := startNode(t, t.TempDir(), node("node-a.alpha.test", nil))
-	nodes := []*Node{a}
-	for _, name := range []string{"node-b.alpha.test", "node-c.alpha.test"} {
-		nodes = append(nodes, startNode(t, t.TempDir(), node(name, []string{a.GossipAddr()})))
-	}
-	eventually(t, "three voters", func() bool {
-		voters := 0
-		for _, m := range a.raft.Members() {
-			if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
-				voters++
-			}
-		}
-		return voters == 3
-	})
-	return nodes
+	return startNamedCluster(t, "alpha.test", federated("alpha.test", betaDID, betaAddr))
 }
 
 // fedUser logs in with a did:key, registers a MSGSIG session key, joins #fed and asks for -t (on

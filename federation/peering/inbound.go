@@ -133,10 +133,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		if outcome == outcomeWait {
 			break
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
-		if outcome != outcomeStored && outcome != outcomeDuplicate {
-			f.log.Info("dropped an event from a peer", "peer", peer.DID, "msgid", truncate(ev.MsgID, 40), "why", string(outcome))
-		}
+		f.tally(peer, outcome, !kept(outcome), "an event", "msgid", truncate(ev.MsgID, 40))
 		ack.EventsThrough = ev.Seq
 	}
 	for _, d := range b.Deletions {
@@ -147,10 +144,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		if outcome == outcomeWait {
 			break
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
-		if outcome != outcomeStored && outcome != outcomeDuplicate {
-			f.log.Info("dropped a delete from a peer", "peer", peer.DID, "root", truncate(d.RootMsgID, 40), "why", string(outcome))
-		}
+		f.tally(peer, outcome, !kept(outcome), "a delete", "root", truncate(d.RootMsgID, 40))
 		ack.DeletionsThrough = d.Seq
 	}
 	for _, r := range b.Reactions {
@@ -158,20 +152,14 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		if err != nil {
 			return ack, err
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
-		if outcome != outcomeStored {
-			f.log.Info("dropped a reaction from a peer", "peer", peer.DID, "event", truncate(r.EventID, 40), "why", string(outcome))
-		}
+		f.tally(peer, outcome, outcome != outcomeStored, "a reaction", "event", truncate(r.EventID, 40))
 	}
 	for _, p := range b.Presence {
 		outcome, err := f.applyPresence(ctx, peer, p)
 		if err != nil {
 			return ack, err
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
-		if outcome != outcomeStored && outcome != outcomeDuplicate {
-			f.log.Info("dropped presence from a peer", "peer", peer.DID, "kind", truncate(p.Kind, 10), "why", string(outcome))
-		}
+		f.tally(peer, outcome, !kept(outcome), "presence", "kind", truncate(p.Kind, 10))
 	}
 	if b.WantPresence {
 		if o := f.outboxes[peer.DID]; o != nil {
@@ -189,9 +177,8 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 				return ack, err
 			}
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
-		if outcome != outcomeStored && outcome != outcomeDuplicate {
-			f.log.Info("dropped a channel change from a peer", "peer", peer.DID, "channel", truncate(c.Channel, 60), "kind", truncate(c.Kind, 10), "why", string(outcome))
+		f.tally(peer, outcome, !kept(outcome), "a channel change", "channel", truncate(c.Channel, 60), "kind", truncate(c.Kind, 10))
+		if !kept(outcome) {
 			ack.refuse(f.IsHome(peer.DID) || c.Kind == ChangeKick || c.Kind == ChangeInvite, c.RequestID, outcome)
 		}
 	}
@@ -203,13 +190,23 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 				return ack, err
 			}
 		}
-		f.metrics.count(peer.DID, "in", string(outcome), 1)
+		f.tally(peer, outcome, outcome != outcomeStored, "a topic", "channel", truncate(t.Channel, 60))
 		if outcome != outcomeStored {
-			f.log.Info("dropped a topic from a peer", "peer", peer.DID, "channel", truncate(t.Channel, 60), "why", string(outcome))
 			ack.refuse(f.IsHome(peer.DID), t.RequestID, outcome)
 		}
 	}
 	return ack, nil
+}
+
+// kept says whether an item was taken (stored now, or already).
+func kept(o outcome) bool { return o == outcomeStored || o == outcomeDuplicate }
+
+// tally counts an inbound item's outcome and logs it when it was dropped, naming what it was.
+func (f *Federation) tally(peer Peer, o outcome, dropped bool, what string, attrs ...any) {
+	f.metrics.count(peer.DID, "in", string(o), 1)
+	if dropped {
+		f.log.Info("dropped "+what+" from a peer", append([]any{"peer", peer.DID, "why", string(o)}, attrs...)...)
+	}
 }
 
 // refuse tells the asker that its request was refused (requests reach only the home, except
