@@ -19,6 +19,7 @@ type testCluster struct {
 	// persistent gives every node a data directory, so a closed node
 	// reopens with its state; otherwise storage is in memory.
 	persistent bool
+	base       string // parent of the nodes' data directories
 	grace      time.Duration
 	maxVoters  int
 	logger     *slog.Logger
@@ -64,6 +65,10 @@ func newTestCluster(t testing.TB, opts ...clusterOption) *testCluster {
 	for _, opt := range opts {
 		opt(c)
 	}
+	// The nodes' directories live under one made before closeAll is registered: cleanups run last
+	// first, so the nodes are closed before their directories are removed (a running node writes
+	// there, e.g. its saved gossip peers).
+	c.base = t.TempDir()
 	t.Cleanup(c.closeAll)
 	return c
 }
@@ -102,7 +107,11 @@ func (c *testCluster) config(id string, join ...string) Config {
 		OnNodeRemoved:      c.countRemoval,
 	}
 	if c.persistent {
-		cfg.Dir = c.t.TempDir()
+		dir, err := os.MkdirTemp(c.base, id+"-")
+		if err != nil {
+			c.t.Fatalf("node directory: %v", err)
+		}
+		cfg.Dir = dir
 	}
 	return cfg
 }
