@@ -80,6 +80,7 @@ type commonBenchFlags struct {
 	serverArgs                                 listFlag
 	raiseFDLimit                               bool
 	spawnCluster                               int
+	clusterPprof                               bool
 	clusterIRC, clusterHTTP                    string
 }
 
@@ -98,6 +99,7 @@ func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
 	fs.Var(&c.serverArgs, "server-arg", "extra argument for the spawned 'palaver serve' (repeatable)")
 	fs.BoolVar(&c.raiseFDLimit, "raise-fd-limit", true, "raise this process's open-file limit to its hard limit")
 	fs.IntVar(&c.spawnCluster, "spawn-cluster", 0, "cluster scenarios: start a fresh cluster of this many (3 or 5) 'palaver serve' processes for each run (temporary data dirs under $TMPDIR, loopback ports, --no-flood-limits, --max-conns-per-ip -1) and stop it after")
+	fs.BoolVar(&c.clusterPprof, "cluster-pprof", false, "with --spawn-cluster: give every node its own --pprof-addr on a free loopback port (printed in the progress lines) to profile one node during the run")
 	fs.StringVar(&c.clusterIRC, "cluster-irc", "", "cluster scenarios without --spawn-cluster: comma-separated IRC addresses of the nodes")
 	fs.StringVar(&c.clusterHTTP, "cluster-http", "", "cluster scenarios without --spawn-cluster: comma-separated HTTP base URLs of the same nodes, in the same order (for /api/v1/health)")
 	return c
@@ -467,6 +469,8 @@ func validateClusterFlags(c *commonBenchFlags, bc *benchCase) error {
 		return nil
 	case c.spawn:
 		return errors.New("a cluster scenario runs against a cluster: use --spawn-cluster 3, not --spawn")
+	case c.clusterPprof && c.spawnCluster == 0:
+		return errors.New("--cluster-pprof is for a spawned cluster (--spawn-cluster 3)")
 	case c.spawnCluster != 0 && listed:
 		return errors.New("--spawn-cluster and --cluster-irc/--cluster-http exclude each other")
 	case bc.needsKill && c.spawnCluster == 0:
@@ -524,7 +528,7 @@ func benchClusterOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, e
 		return loadgen.Run{}, fmt.Errorf("temporary directory: %w", err)
 	}
 	cluster, err := loadgen.SpawnCluster(ctx, loadgen.ClusterSpawnConfig{
-		Binary: bin, Nodes: c.spawnCluster, Dir: dir, ExtraArgs: c.serverArgs,
+		Binary: bin, Nodes: c.spawnCluster, Dir: dir, ExtraArgs: c.serverArgs, Pprof: c.clusterPprof,
 		Progress: env.progress, Label: env.label,
 	})
 	if err != nil {

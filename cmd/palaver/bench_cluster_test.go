@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"os/signal"
 	"syscall"
 	"testing"
@@ -41,6 +42,7 @@ func TestRunBenchClusterUsageErrors(t *testing.T) {
 		{"kill after the end", []string{"b10", "--spawn-cluster", "3", "--duration", "2s", "--kill-after", "3s"}},
 		{"unknown change kind", []string{"b8", "--spawn-cluster", "3", "--kinds", "topic,kick"}},
 		{"unknown placement", []string{"b15", "--spawn-cluster", "3", "--placement", "middle"}},
+		{"pprof ports without a spawned cluster", []string{"b8", "--cluster-irc", "a:1,b:1", "--cluster-http", "http://a,http://b", "--cluster-pprof"}},
 		{"no rate", []string{"b15", "--spawn-cluster", "3", "--rate", "0"}},
 	}
 	for _, tt := range tests {
@@ -66,7 +68,7 @@ func TestRunBenchLeaderKillOnSpawnedCluster(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	args := []string{"b10", "--spawn-cluster", "3", "--server-bin", os.Args[0], "--writers", "2",
-		"--duration", "1500ms", "--kill-after", "300ms", "--runs", "1", "--json"}
+		"--duration", "1500ms", "--kill-after", "300ms", "--runs", "1", "--json", "--cluster-pprof"}
 	if code := runBench(ctx, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
 	}
@@ -91,6 +93,9 @@ func TestRunBenchLeaderKillOnSpawnedCluster(t *testing.T) {
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Reports) != 1 || len(out.Reports[0].Runs) != 1 {
 		t.Fatalf("output %v:\n%s", err, stdout.String())
+	}
+	if n := strings.Count(stderr.String(), "/debug/pprof/"); n != 3 {
+		t.Errorf("--cluster-pprof: %d nodes announced a profile address, want 3; stderr:\n%s", n, stderr.String())
 	}
 	r := out.Reports[0]
 	kill := r.Runs[0].Detail.Kill

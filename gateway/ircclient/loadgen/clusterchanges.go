@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,31 +171,20 @@ type changePair struct {
 func RunClusterChanges(ctx context.Context, target ClusterTarget, cfg ClusterChangesConfig) (ClusterChangesResult, error) {
 	cfg = cfg.withDefaults()
 	res := ClusterChangesResult{Writers: cfg.Writers, Window: cfg.Window, Rate: cfg.Rate, Kinds: cfg.Kinds, Placement: cfg.Placement}
-	dialers, err := target.dialers()
+	run, err := startClusterRun(ctx, target, cfg.Timeout)
 	if err != nil {
 		return res, err
 	}
+	defer run.close()
 	out := newLockedWriter(cfg.Progress)
-	health := &http.Client{Timeout: healthTimeout}
-	defer health.CloseIdleConnections()
-
-	h, leader, err := waitSettled(ctx, health, target.Nodes, allIndexes(len(target.Nodes)), cfg.Timeout)
+	target, dialers, health, leader, roles := run.target, run.dialers, run.health, run.leader, run.roles
+	res.Nodes, res.Leader = run.nodes, run.leaderName()
+	places, placements, err := run.place(cfg.Placement, cfg.Writers)
 	if err != nil {
 		return res, err
 	}
-	target = target.namedBy(h)
-	res.Nodes, res.Leader = h.nodes, target.nodeName(leader)
-	roles := make([]string, len(h.nodes))
-	for i, n := range h.nodes {
-		roles[i] = n.Role
-	}
-	places, err := placeClients(cfg.Placement, len(target.Nodes), leader, cfg.Writers)
-	if err != nil {
-		return res, err
-	}
-	res.Placements = map[string]int{}
+	res.Placements = placements
 	for _, p := range places {
-		res.Placements[target.nodeName(p.home)+" → "+target.nodeName(p.other)]++
 		if cfg.KillLeaderAfter > 0 && (p.home == leader || p.other == leader) {
 			return res, errors.New("loadgen: killing the leader needs every writer and observer on another node (placement follower or followers)")
 		}

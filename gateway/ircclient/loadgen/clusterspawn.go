@@ -22,6 +22,10 @@ type ClusterSpawnConfig struct {
 	Dir string
 	// ExtraArgs are appended to every node's `palaver serve` arguments.
 	ExtraArgs []string
+	// Pprof gives every node its own --pprof-addr on a free loopback
+	// port (SpawnedClusterNode.PprofAddr), for profiling one node of the
+	// cluster during a run.
+	Pprof bool
 	// Timeout bounds the start of the whole cluster, up to one leader and
 	// term; default 90 s.
 	Timeout  time.Duration
@@ -33,6 +37,7 @@ type ClusterSpawnConfig struct {
 type SpawnedClusterNode struct {
 	Name                                             string // its --node-name
 	IRCAddr, HTTPAddr, RaftAddr, GossipAddr, RPCAddr string
+	PprofAddr                                        string // empty unless ClusterSpawnConfig.Pprof
 	DataDir, LogPath                                 string
 	Server                                           *SpawnedServer
 	join                                             string // the --join of its first start
@@ -44,9 +49,22 @@ type SpawnedCluster struct {
 	cfg   ClusterSpawnConfig
 }
 
-// clusterPortsPerNode counts a node's listeners: IRC, HTTP, Raft, gossip
-// and cluster RPC.
-const clusterPortsPerNode = 5
+// portsPerNode counts a node's listeners: IRC, HTTP, Raft, gossip,
+// cluster RPC and, when asked for, pprof.
+func (cfg ClusterSpawnConfig) portsPerNode() int {
+	if cfg.Pprof {
+		return 6
+	}
+	return 5
+}
+
+// assignPorts gives n the listen addresses in addrs (portsPerNode of them).
+func (cfg ClusterSpawnConfig) assignPorts(n *SpawnedClusterNode, addrs []string) {
+	n.IRCAddr, n.HTTPAddr, n.RaftAddr, n.GossipAddr, n.RPCAddr = addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
+	if cfg.Pprof {
+		n.PprofAddr = addrs[5]
+	}
+}
 
 // SpawnCluster starts cfg.Nodes `palaver serve` processes with fresh data
 // directories under cfg.Dir and free loopback ports, flood limits and the
@@ -62,22 +80,21 @@ func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster,
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	addrs, err := FreeLoopbackAddrs(clusterPortsPerNode * cfg.Nodes)
+	per := cfg.portsPerNode()
+	addrs, err := FreeLoopbackAddrs(per * cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	c := &SpawnedCluster{cfg: cfg}
 	for i := range cfg.Nodes {
-		a := addrs[i*clusterPortsPerNode:]
 		name := "node-" + string(rune('a'+i))
 		dir := filepath.Join(cfg.Dir, name)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("loadgen: node directory: %w", err)
 		}
-		c.Nodes = append(c.Nodes, &SpawnedClusterNode{
-			Name: name, IRCAddr: a[0], HTTPAddr: a[1], RaftAddr: a[2], GossipAddr: a[3], RPCAddr: a[4],
-			DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log"),
-		})
+		n := &SpawnedClusterNode{Name: name, DataDir: filepath.Join(dir, "data"), LogPath: filepath.Join(dir, "server.log")}
+		cfg.assignPorts(n, addrs[i*per:])
+		c.Nodes = append(c.Nodes, n)
 	}
 	out := newLockedWriter(cfg.Progress)
 	fail := func(err error) (*SpawnedCluster, error) {
@@ -102,6 +119,9 @@ func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster,
 	}
 	for i, n := range c.Nodes {
 		progressf(out, "%s: %s (pid %d) IRC %s HTTP %s: %s, term %d", cfg.Label, n.Name, n.Server.PID(), n.IRCAddr, n.HTTPAddr, health[i].Role, health[i].Term)
+		if n.PprofAddr != "" {
+			progressf(out, "%s: %s profiles at http://%s/debug/pprof/", cfg.Label, n.Name, n.PprofAddr)
+		}
 	}
 	progressf(out, "%s: cluster up, leader %s, data in %s", cfg.Label, c.Nodes[leader].Name, cfg.Dir)
 	return c, nil
@@ -119,11 +139,11 @@ func (c *SpawnedCluster) start(ctx context.Context, cfg ClusterSpawnConfig, n *S
 		if err = c.startOnce(ctx, cfg, n, join); err == nil || !portTaken(n.LogPath) {
 			return err
 		}
-		addrs, perr := FreeLoopbackAddrs(clusterPortsPerNode)
+		addrs, perr := FreeLoopbackAddrs(cfg.portsPerNode())
 		if perr != nil {
 			return errors.Join(err, perr)
 		}
-		n.IRCAddr, n.HTTPAddr, n.RaftAddr, n.GossipAddr, n.RPCAddr = addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
+		cfg.assignPorts(n, addrs)
 		if rerr := errors.Join(os.RemoveAll(n.DataDir), os.Remove(n.LogPath)); rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -146,6 +166,9 @@ func (c *SpawnedCluster) startOnce(ctx context.Context, cfg ClusterSpawnConfig, 
 	}
 	if join != "" {
 		args = append(args, "--join", join)
+	}
+	if n.PprofAddr != "" {
+		args = append(args, "--pprof-addr", n.PprofAddr)
 	}
 	args = append(args, cfg.ExtraArgs...)
 	srv, err := Spawn(ctx, SpawnConfig{

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,31 +144,19 @@ type crossReceiver struct {
 func RunCrossNodeMessages(ctx context.Context, target ClusterTarget, cfg CrossNodeConfig) (CrossNodeResult, error) {
 	cfg = cfg.withDefaults()
 	res := CrossNodeResult{Senders: cfg.Senders, ReceiversPerChannel: cfg.ReceiversPerChannel, TargetRate: cfg.Rate, Placement: cfg.Placement}
-	dialers, err := target.dialers()
+	run, err := startClusterRun(ctx, target, cfg.Timeout)
 	if err != nil {
 		return res, err
 	}
+	defer run.close()
 	out := newLockedWriter(cfg.Progress)
-	health := &http.Client{Timeout: healthTimeout}
-	defer health.CloseIdleConnections()
-	h, leader, err := waitSettled(ctx, health, target.Nodes, allIndexes(len(target.Nodes)), cfg.Timeout)
+	target, dialers, roles := run.target, run.dialers, run.roles
+	res.Nodes, res.Leader = run.nodes, run.leaderName()
+	places, placements, err := run.place(cfg.Placement, cfg.Senders)
 	if err != nil {
 		return res, err
 	}
-	target = target.namedBy(h)
-	res.Nodes, res.Leader = h.nodes, target.nodeName(leader)
-	roles := make([]string, len(h.nodes))
-	for i, n := range h.nodes {
-		roles[i] = n.Role
-	}
-	places, err := placeClients(cfg.Placement, len(target.Nodes), leader, cfg.Senders)
-	if err != nil {
-		return res, err
-	}
-	res.Placements = map[string]int{}
-	for _, p := range places {
-		res.Placements[target.nodeName(p.home)+" → "+target.nodeName(p.other)]++
-	}
+	res.Placements = placements
 
 	perSender := cfg.Rate / float64(cfg.Senders)
 	capacity := int(math.Ceil(perSender*cfg.Duration.Seconds()*1.05)) + 64

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -129,19 +128,14 @@ func (r DeliveryResult) Completeness() float64 {
 func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) (DeliveryResult, error) {
 	cfg = cfg.withDefaults()
 	var res DeliveryResult
-	dialers, err := target.dialers()
+	run, err := startClusterRun(ctx, target, cfg.Timeout)
 	if err != nil {
 		return res, err
 	}
+	defer run.close()
 	out := newLockedWriter(cfg.Progress)
-	health := &http.Client{Timeout: healthTimeout}
-	defer health.CloseIdleConnections()
-	h, leader, err := waitSettled(ctx, health, target.Nodes, allIndexes(len(target.Nodes)), cfg.Timeout)
-	if err != nil {
-		return res, err
-	}
-	target = target.namedBy(h)
-	res.Nodes = h.nodes
+	target, dialers, health, leader, h := run.target, run.dialers, run.health, run.leader, run.nodes
+	res.Nodes = h
 	victim := (leader + 1) % len(target.Nodes)
 	if cfg.KillLeader {
 		victim = leader
@@ -149,7 +143,7 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 	if target.Nodes[victim].Kill == nil || target.Nodes[victim].Restart == nil {
 		return res, errors.New("loadgen: B14 kills and restarts a node: the cluster must be spawned")
 	}
-	res.Killed, res.Role = target.nodeName(victim), h.nodes[victim].Role
+	res.Killed, res.Role = target.nodeName(victim), h[victim].Role
 
 	capacity := int(math.Ceil(cfg.Rate*cfg.Duration.Seconds()*1.05/float64(cfg.Channels))) + 64
 	tag := randomTag(4)
