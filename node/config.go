@@ -26,6 +26,10 @@ type Config struct {
 	// commit index (raft.Config.CommitTimeout; zero: its default). Shorter: a change made on a
 	// follower is seen sooner everywhere, at the cost of more empty appends on an idle cluster.
 	RaftCommitTimeout time.Duration
+	// RaftHeartbeatTimeout and RaftElectionTimeout bound how long followers go without hearing
+	// from a leader before they elect another (zero: raft package defaults); shorter fails over
+	// sooner after a leader dies, at the risk of needless elections on a starved machine.
+	RaftHeartbeatTimeout, RaftElectionTimeout time.Duration
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own (keep it on loopback).
 	PprofAddr string
 

@@ -106,7 +106,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Logger:        n.log,
 		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(),
-		CommitTimeout: cfg.RaftCommitTimeout,
+		CommitTimeout:    cfg.RaftCommitTimeout,
+		HeartbeatTimeout: cfg.RaftHeartbeatTimeout, ElectionTimeout: cfg.RaftElectionTimeout,
 	}, n.machine)
 	if err != nil {
 		return n, fmt.Errorf("raft: %w", err)

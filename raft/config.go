@@ -79,8 +79,8 @@ type Config struct {
 	SnapshotInterval  time.Duration // how often to check the threshold; default 2m
 
 	HeartbeatTimeout   time.Duration // default 500ms
-	ElectionTimeout    time.Duration // default 500ms
-	LeaderLeaseTimeout time.Duration // default 250ms
+	ElectionTimeout    time.Duration // default 500ms; raised to HeartbeatTimeout when shorter
+	LeaderLeaseTimeout time.Duration // default 250ms, or HeartbeatTimeout when that is shorter
 	// CommitTimeout is how long an idle leader waits before sending
 	// followers an empty append that carries the new commit index. A
 	// forwarded write waits for it on its follower, so the default is 10ms
@@ -150,8 +150,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.SnapshotThreshold, defaultSnapshotThreshold)
 	setDefault(&cfg.SnapshotInterval, defaultSnapshotInterval)
 	setDefault(&cfg.HeartbeatTimeout, defaultHeartbeatTimeout)
+	// raft refuses an election timeout shorter than the heartbeat timeout:
+	// one set shorter is raised to it.
 	setDefault(&cfg.ElectionTimeout, defaultElectionTimeout)
-	setDefault(&cfg.LeaderLeaseTimeout, defaultLeaderLeaseTimeout)
+	cfg.ElectionTimeout = max(cfg.ElectionTimeout, cfg.HeartbeatTimeout)
+	// raft refuses a lease longer than the heartbeat timeout.
+	setDefault(&cfg.LeaderLeaseTimeout, min(defaultLeaderLeaseTimeout, cfg.HeartbeatTimeout))
 	setDefault(&cfg.CommitTimeout, defaultCommitTimeout)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
