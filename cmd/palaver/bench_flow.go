@@ -49,6 +49,9 @@ func defineFanoutBench(id string, base loadgen.FanoutConfig, startRate float64, 
 				return fmt.Sprintf("%s %s %dx%d", id, t.Transport, cfg.Channels, cfg.ChannelSize)
 			},
 			validate: func() error {
+				if id == "B3" {
+					clients = cfg.ChannelSize // one channel: every client is a member
+				}
 				if cfg.ChannelSize < 1 || clients < cfg.ChannelSize || cfg.BodyBytes < 16 || cfg.Tick <= 0 {
 					return errors.New("--members/--channel-size must be at least 1 (and at most --clients), --body-bytes at least 16 and --tick positive")
 				}

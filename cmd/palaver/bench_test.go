@@ -29,6 +29,9 @@ func TestRunBenchUsageErrors(t *testing.T) {
 		{"bad transport", []string{"b2", "--transport", "udp"}, 2},
 		{"bad curve", []string{"b2", "--curve", "p256"}, 2},
 		{"zero runs", []string{"b2", "--runs", "0"}, 2},
+		{"B3 without members", []string{"b3", "--members", "0"}, 2},
+		// Past validation: the run itself fails to connect (exit 1), not a usage error (2).
+		{"B3 with more members than the default 1,000", []string{"b3", "--members", "1200", "--target", "127.0.0.1:1", "--runs", "1", "--steps", "1"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
