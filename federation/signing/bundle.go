@@ -206,7 +206,7 @@ func VerifyBundle(data []byte) (Report, error) {
 	default:
 		report.ServerKID = KID(serverKey)
 		keys[report.ServerKID] = serverKey
-		if ed25519.Verify(serverKey, signedBytes, sig) {
+		if Ed25519Verify(serverKey, signedBytes, sig) {
 			report.BundleSignature = Valid
 		} else {
 			report.BundleSignature = Invalid

@@ -22,6 +22,12 @@
 // malformed or legacy tag, an unknown kid, a fetched key that does not hash
 // to its kid, or a document that cannot be rebuilt is Unverifiable.
 //
+// Ed25519 signatures are checked with curve25519-voi against each key's cached
+// precomputed expansion, under options that reproduce crypto/ed25519's rules
+// exactly (Ed25519Verify; differential tests and a fuzz target keep them equal):
+// about 25 µs a check instead of 40 µs, which the per-message checks of signed
+// chat (B6) and the verify endpoint (B7) spend most of their CPU on.
+//
 // What this package does not decide, because it needs state: whether a
 // referenced msgid is a root (signed events naming a revision are refused by
 // the server), whether a key was retired before the message was made, and

@@ -59,7 +59,7 @@ type KeyLookup func(kid string) (ed25519.PublicKey, bool)
 // Verify checks a sig tag value against canonical bytes. lookup resolves the
 // tag's kid; whatever key it returns must hash to that kid.
 func Verify(canonical []byte, tagValue string, lookup KeyLookup) (Verdict, Reason) {
-	return verify(canonical, tagValue, lookup, ed25519.Verify)
+	return verify(canonical, tagValue, lookup, Ed25519Verify)
 }
 
 // verify is Verify with the signature check passed in (VerifyCache remembers its answers).
