@@ -266,13 +266,18 @@ func TestFlowScenariosAgainstANode(t *testing.T) {
 	for _, kind := range []RESTLoadKind{RESTHistory, RESTSearch} {
 		t.Run(string(kind), func(t *testing.T) {
 			res, err := RunRESTLoad(testContext(t), tcp, RESTLoadConfig{
-				Kind: kind, Messages: 120, Channels: 3, SeedRate: 400, Concurrency: 4, Duration: 200 * time.Millisecond, WriteRate: 20,
+				Kind: kind, Messages: 120, Channels: 3, SeedRate: 400, Concurrency: 4, Duration: 400 * time.Millisecond, WriteRate: 40,
+				IndexProbeEvery: 20 * time.Millisecond,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Stored != 120 || res.Requests == 0 || res.OK != res.Requests {
 				t.Errorf("stored %d, %d requests, %d OK: %q", res.Stored, res.Requests, res.OK, res.FirstFails)
+			}
+			// A search load measures how soon written messages become searchable.
+			if kind == RESTSearch && (res.IndexLag.Count == 0 || res.IndexMissing != 0) {
+				t.Errorf("index lag %+v, %d probed messages never found", res.IndexLag, res.IndexMissing)
 			}
 		})
 	}

@@ -38,9 +38,12 @@ type RESTLoadConfig struct {
 	Duration    time.Duration // default 10 s
 	WriteRate   float64       // messages/s written during the load; 0: 1,000 for search, none for history; negative: none
 	Timeout     time.Duration // bound on setup steps, the seeding drain and one request; default 60 s
-	ServerCPU   func() (time.Duration, error)
-	Progress    io.Writer
-	Label       string
+	// IndexProbeEvery is how often a search load measures the index lag
+	// of a newly written message (B13); default 200 ms.
+	IndexProbeEvery time.Duration
+	ServerCPU       func() (time.Duration, error)
+	Progress        io.Writer
+	Label           string
 }
 
 func (c RESTLoadConfig) withDefaults() RESTLoadConfig {
@@ -67,6 +70,11 @@ type RESTLoadResult struct {
 	// Written and WriteEcho describe the writes during a search load.
 	Written   int64          `json:"written,omitempty"`
 	WriteEcho LatencySummary `json:"write_echo"`
+	// IndexLag is, for probed messages written during a search load, the
+	// time from the message's echo until a search first found it;
+	// IndexMissing counts probed messages no search found within 10 s.
+	IndexLag     LatencySummary `json:"index_lag"`
+	IndexMissing int            `json:"index_missing,omitempty"`
 }
 
 // restWords is how many distinct words the seeded texts draw from; a
@@ -141,17 +149,33 @@ func RunRESTLoad(ctx context.Context, target Target, cfg RESTLoadConfig) (RESTLo
 			p.run(writeCtx, cfg.WriteRate, cfg.Duration)
 		}
 	}()
+	var lag *indexLagProbe
+	probing := make(chan struct{})
+	if cfg.Kind == RESTSearch && cfg.WriteRate > 0 {
+		lag = &indexLagProbe{baseURL: target.HTTPURL, channels: channels, interval: cfg.IndexProbeEvery}
+		go func() {
+			defer close(probing)
+			lag.run(ctx, writeCtx)
+		}()
+	} else {
+		close(probing)
+	}
 	ph, err := startPhase(out, cfg.ServerCPU, func(el time.Duration) string {
 		return fmt.Sprintf("%s: %.0fs of load", cfg.Label, el.Seconds())
 	})
 	if err != nil {
 		stopWriting()
 		<-writing
+		<-probing
 		return res, err
 	}
 	get, err := RunHTTPGet(ctx, HTTPGetConfig{BaseURL: target.HTTPURL, Paths: paths, Concurrency: cfg.Concurrency, Duration: cfg.Duration, Timeout: cfg.Timeout})
 	stopWriting()
 	<-writing
+	<-probing
+	if lag != nil {
+		res.IndexLag, res.IndexMissing = SummarizeLatencies(lag.lags), lag.missing
+	}
 	totals, perr := ph.end()
 	res.HTTPGetResult, res.ServerCPU = get, totals.ServerCPU
 	res.Written = p.sent.Load() - sent0
@@ -212,6 +236,12 @@ func (r RESTLoadResult) Run() Run {
 	if r.Written > 0 {
 		w := r.WriteEcho
 		run.Measurements = append(run.Measurements, Measurement{Name: "writes during the load", Value: float64(r.Written), Latency: &w})
+	}
+	if r.IndexLag.Count > 0 || r.IndexMissing > 0 {
+		l := r.IndexLag
+		run.Measurements = append(run.Measurements,
+			Measurement{Name: "index lag p99", Unit: "ms", Value: millis(r.IndexLag.P99), Latency: &l},
+			Measurement{Name: "index lag: not found in 10 s", Value: float64(r.IndexMissing)})
 	}
 	for _, label := range slices.Sorted(maps.Keys(r.ByLabel)) {
 		l := r.ByLabel[label]
