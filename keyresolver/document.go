@@ -19,6 +19,16 @@ type Document struct {
 	Authentication  []json.RawMessage `json:"authentication,omitempty"`
 	AssertionMethod []json.RawMessage `json:"assertionMethod,omitempty"`
 	Service         []Service         `json:"service,omitempty"`
+	// parsed is the key of a document synthesized by DIDKeyDocument, already
+	// parsed: CandidateKeys reuses it for a method whose publicKeyMultibase
+	// is parsed.multibase instead of decoding that again.
+	parsed *parsedKey
+}
+
+// parsedKey is a key with the multibase text it was parsed from.
+type parsedKey struct {
+	multibase string
+	key       PublicKey
 }
 
 // VerificationMethod is one key entry. Only keys given as publicKeyMultibase
@@ -75,7 +85,8 @@ func ParseDocument(data []byte) (*Document, error) {
 // one Multikey verification method "<did>#<multibase>" listed in both
 // authentication and assertionMethod.
 func DIDKeyDocument(did string) (*Document, error) {
-	if _, err := ParseDIDKey(did); err != nil {
+	key, err := ParseDIDKey(did)
+	if err != nil {
 		return nil, err
 	}
 	multibase := strings.TrimPrefix(did, "did:key:")
@@ -91,6 +102,7 @@ func DIDKeyDocument(did string) (*Document, error) {
 		}},
 		Authentication:  []json.RawMessage{ref},
 		AssertionMethod: []json.RawMessage{append(json.RawMessage{}, ref...)},
+		parsed:          &parsedKey{multibase: multibase, key: key},
 	}, nil
 }
 
@@ -128,7 +140,7 @@ func (d *Document) CandidateKeys() []PublicKey {
 				continue
 			}
 			seen[vm.ID] = true
-			key, err := ParseMultikey(vm.PublicKeyMultibase)
+			key, err := d.parseMultikey(vm.PublicKeyMultibase)
 			if err != nil {
 				continue
 			}
@@ -137,6 +149,17 @@ func (d *Document) CandidateKeys() []PublicKey {
 		}
 	}
 	return keys
+}
+
+// parseMultikey is ParseMultikey, reusing the key parsed with the document
+// when mb is its text.
+func (d *Document) parseMultikey(mb string) (PublicKey, error) {
+	if d.parsed != nil && d.parsed.multibase == mb {
+		key := d.parsed.key
+		key.Raw = slices.Clone(key.Raw)
+		return key, nil
+	}
+	return ParseMultikey(mb)
 }
 
 // lookupMethod turns an authentication/assertionMethod entry into a

@@ -37,6 +37,9 @@ type PublicKey struct {
 	ID   string  // the verification method id ("did:...#frag"); empty from ParseMultikey
 	Type KeyType // which algorithm Raw is for; a key is only ever used with its own algorithm
 	Raw  []byte  // 32 bytes for ed25519, 33 bytes compressed SEC1 for secp256k1
+	// secpPoint is Raw decompressed, kept by ParseMultikey so that Verify
+	// does not decompress it again (a field square root, ~30 µs).
+	secpPoint *secp256k1.PublicKey
 }
 
 // Multicodec prefixes (unsigned varints) of the key types, and key sizes.
@@ -85,10 +88,11 @@ func ParseMultikey(mb string) (PublicKey, error) {
 		if key[0] != 0x02 && key[0] != 0x03 {
 			return PublicKey{}, fmt.Errorf("keyresolver: secp256k1 multikey is not a compressed point")
 		}
-		if _, err := secp256k1.ParsePubKey(key); err != nil {
+		point, err := secp256k1.ParsePubKey(key)
+		if err != nil {
 			return PublicKey{}, fmt.Errorf("keyresolver: secp256k1 multikey: %w", err)
 		}
-		return PublicKey{Type: Secp256k1, Raw: key}, nil
+		return PublicKey{Type: Secp256k1, Raw: key, secpPoint: point}, nil
 	default:
 		return PublicKey{}, fmt.Errorf("keyresolver: unsupported multicodec prefix %x", prefix)
 	}
@@ -129,19 +133,23 @@ func (k PublicKey) Verify(msg, sig []byte) bool {
 		}
 		return ed25519.Verify(ed25519.PublicKey(k.Raw), msg, sig)
 	case Secp256k1:
-		return verifySecp256k1(k.Raw, msg, sig)
+		return verifySecp256k1(k.Raw, k.secpPoint, msg, sig)
 	default:
 		return false
 	}
 }
 
-func verifySecp256k1(rawKey, msg, sig []byte) bool {
+// verifySecp256k1 checks sig with rawKey, decompressed as pub when the
+// caller has it (nil: decompressed here).
+func verifySecp256k1(rawKey []byte, pub *secp256k1.PublicKey, msg, sig []byte) bool {
 	if len(rawKey) != secp256k1CompressedLength || len(sig) != compactSignatureLength {
 		return false
 	}
-	pub, err := secp256k1.ParsePubKey(rawKey)
-	if err != nil {
-		return false
+	if pub == nil {
+		var err error
+		if pub, err = secp256k1.ParsePubKey(rawKey); err != nil {
+			return false
+		}
 	}
 	var r, s secp256k1.ModNScalar
 	if overflow := r.SetByteSlice(sig[:32]); overflow || r.IsZero() {

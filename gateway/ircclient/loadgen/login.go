@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,17 @@ type LoginStormConfig struct {
 	// i mod Keys and a nick of its own: a nick is not free again the
 	// moment the server has closed the connection of its last user.
 	Keys    int
-	Timeout time.Duration // bound on one login, QUIT included; default 10 s
+	Timeout time.Duration // bound on one login, and separately on its QUIT; default 10 s
+	// AwaitQuit holds a login's slot until the server has closed the
+	// connection after QUIT. By default the slot is free at 001, as the
+	// scenario (connect → CAP LS 302 → SASL → 001, Concurrency in flight)
+	// defines a login: QUIT and the wait for the server's close then run in
+	// the background, at most QuitBacklog at once (a login waits for room),
+	// and the phase ends only once they are all done, so the server's work
+	// for them stays inside the measured time and CPU.
+	AwaitQuit bool
+	// QuitBacklog bounds the quits in the background; default 4 × Concurrency.
+	QuitBacklog int
 	// ServerCPU, when set, reads the server's CPU time used so far
 	// (ReadProcessCPU of its PID), so the result tells whether the server
 	// was saturated.
@@ -49,6 +60,7 @@ func (c LoginStormConfig) withDefaults() LoginStormConfig {
 		c.Keys = min(c.Keys, c.Count)
 	}
 	orDefault(&c.Timeout, 10*time.Second)
+	orDefault(&c.QuitBacklog, 4*c.Concurrency)
 	labelOr(&c.Label, "B2")
 	return c
 }
@@ -94,8 +106,8 @@ type stormWorker struct {
 // to the previous one), signs the challenge, waits for 903 and the
 // API-BEARER NOTICE, sends NICK/USER/CAP END and waits for 001: the
 // latency is connect → 001. It then sends QUIT and reads until the server
-// closes, so the slot is free only once the server is done with the
-// session (and the TIME_WAIT sockets stay on the server's side).
+// closes (so the TIME_WAIT sockets stay on the server's side): in the
+// background by default, within the login's slot with AwaitQuit.
 func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (LoginStormResult, error) {
 	cfg = cfg.withDefaults()
 	d, err := newDialer(target)
@@ -134,6 +146,7 @@ func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (Lo
 	if cfg.Count == 0 {
 		deadline = time.Now().Add(cfg.Duration)
 	}
+	quits := newQuitBacklog(cfg.QuitBacklog)
 	closedLoop(ctx, cfg.Concurrency, deadline, func(w int) bool {
 		i := next.Add(1) - 1
 		if cfg.Count > 0 && i >= int64(cfg.Count) {
@@ -142,7 +155,7 @@ func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (Lo
 		sw := workers[w]
 		id := &ids[int(i)%len(ids)]
 		nick := "b2" + tag + strconv.FormatInt(i, 36)
-		lat, quitOK, err := loginOnce(ctx, d, id, nick, cfg.Timeout)
+		conn, lat, err := loginUntilWelcome(ctx, d, id, nick, cfg.Timeout)
 		if err != nil {
 			failed.Add(1)
 			sw.recordFailure(err)
@@ -150,17 +163,23 @@ func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (Lo
 		}
 		done.Add(1)
 		sw.latencies = append(sw.latencies, lat)
-		if !quitOK {
-			sw.quitTimeouts++
+		if cfg.AwaitQuit {
+			if !quitAndDrain(ctx, conn, cfg.Timeout) {
+				sw.quitTimeouts++
+			}
+			return true
 		}
+		quits.quit(ctx, conn, cfg.Timeout)
 		return true
 	})
+	quits.wait()
 	totals, err := ph.end()
 	if err != nil {
 		return res, err
 	}
 	res.Elapsed, res.ClientCPU, res.ServerCPU = totals.Elapsed, totals.ClientCPU, totals.ServerCPU
 	res.merge(workers)
+	res.QuitTimeouts += quits.timeouts()
 	res.LoginsPerSecond = perSecond(int64(res.Succeeded), res.Elapsed)
 	progressf(out, "%s: %d logins in %.2fs = %.0f/s, p50 %s p99 %s, %d failed",
 		cfg.Label, res.Succeeded, res.Elapsed.Seconds(), res.LoginsPerSecond,
@@ -225,3 +244,67 @@ func (r LoginStormResult) FailureKinds() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// loginUntilWelcome connects and logs in up to 001 within timeout, and
+// returns the open connection and the connect → 001 latency.
+func loginUntilWelcome(ctx context.Context, d *dialer, id *identity, nick string, timeout time.Duration) (lineConn, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	conn, err := d.dial(ctx)
+	if err != nil {
+		return nil, 0, &loginError{"connect", err}
+	}
+	if err := saslLogin(ctx, conn, id, nick); err != nil {
+		conn.close()
+		return nil, 0, err
+	}
+	return conn, time.Since(start), nil
+}
+
+// quitAndDrain sends QUIT, reads until the server closes the connection
+// and closes it; it says whether the server closed it within timeout.
+func quitAndDrain(ctx context.Context, conn lineConn, timeout time.Duration) bool {
+	defer conn.close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := conn.writeLines(ctx, "QUIT"); err != nil {
+		return false
+	}
+	return drainUntilClosed(ctx, conn)
+}
+
+// quitBacklog runs the logins' QUITs in the background, at most a fixed
+// number at once.
+type quitBacklog struct {
+	slots    chan struct{}
+	wg       sync.WaitGroup
+	unclosed atomic.Int64 // connections the server did not close in time
+}
+
+func newQuitBacklog(n int) *quitBacklog {
+	return &quitBacklog{slots: make(chan struct{}, n)}
+}
+
+// quit hands conn to a background QUIT, waiting while the backlog is full.
+// When ctx ends first the connection is closed without a QUIT.
+func (q *quitBacklog) quit(ctx context.Context, conn lineConn, timeout time.Duration) {
+	select {
+	case q.slots <- struct{}{}:
+	case <-ctx.Done():
+		conn.close()
+		return
+	}
+	q.wg.Go(func() {
+		defer func() { <-q.slots }()
+		if !quitAndDrain(ctx, conn, timeout) {
+			q.unclosed.Add(1)
+		}
+	})
+}
+
+// wait returns once every background QUIT is done.
+func (q *quitBacklog) wait() { q.wg.Wait() }
+
+// timeouts is how many connections were not closed by the server in time.
+func (q *quitBacklog) timeouts() int { return int(q.unclosed.Load()) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )
@@ -26,27 +25,6 @@ type loginError struct {
 
 func (e *loginError) Error() string { return e.stage + ": " + e.err.Error() }
 func (e *loginError) Unwrap() error { return e.err }
-
-// loginOnce performs one login and returns its connect → 001 latency and
-// whether the server closed the connection after QUIT within the timeout.
-func loginOnce(ctx context.Context, d *dialer, id *identity, nick string, timeout time.Duration) (time.Duration, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	start := time.Now()
-	conn, err := d.dial(ctx)
-	if err != nil {
-		return 0, false, &loginError{"connect", err}
-	}
-	defer conn.close()
-	if err := saslLogin(ctx, conn, id, nick); err != nil {
-		return 0, false, err
-	}
-	latency := time.Since(start)
-	if err := conn.writeLines(ctx, "QUIT"); err != nil {
-		return latency, false, nil
-	}
-	return latency, drainUntilClosed(ctx, conn), nil
-}
 
 // saslLogin runs the login steps up to 001, asking for the capabilities
 // in caps along with sasl.
