@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,11 +103,13 @@ func BenchmarkAppendGroupCommit(b *testing.B) {
 	}
 }
 
-// BenchmarkPageBeforeUnix measures the REST history page (limit 50) over 100k stored messages.
+// BenchmarkPageBeforeUnix measures the REST history page (limit 50) over 100k stored messages (or
+// EVENTSTORE_BENCH_MESSAGES).
 func BenchmarkPageBeforeUnix(b *testing.B) {
-	s := buildFixture(b, 100_000)
+	n := benchMessages(b)
+	s := buildFixture(b, n)
 	ctx := context.Background()
-	middle := at(50_000 * 250 * time.Millisecond).Unix()
+	middle := at(time.Duration(n/2) * 250 * time.Millisecond).Unix()
 	for _, bc := range []struct {
 		name   string
 		before int64
@@ -132,23 +136,47 @@ func BenchmarkPageBeforeUnix(b *testing.B) {
 	}
 }
 
-// BenchmarkSearchNewestFirst measures Search (limit 25) over 100k stored messages for a very
-// common word, a rare one, two words, and a word of another venue.
+// benchMessagesEnv sets the size of the search and paging fixtures (default 100,000): B13 is
+// defined at 1M (EVENTSTORE_BENCH_MESSAGES=1000000; seeding takes about half a minute).
+const benchMessagesEnv = "EVENTSTORE_BENCH_MESSAGES"
+
+func benchMessages(b *testing.B) int {
+	b.Helper()
+	v := os.Getenv(benchMessagesEnv)
+	if v == "" {
+		return 100_000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1000 {
+		b.Fatalf("%s=%q: want a number of messages >= 1000", benchMessagesEnv, v)
+	}
+	return n
+}
+
+// BenchmarkSearchNewestFirst measures Search (limit 25) for a very common word, a rare one, two
+// words, and a word of another venue (B13), over 100k stored messages or EVENTSTORE_BENCH_MESSAGES,
+// and reports the p99 of single searches. (Searching while messages are written is B13 over
+// HTTP: BenchmarkSearchWhileWriting in gateway/rest.)
 func BenchmarkSearchNewestFirst(b *testing.B) {
-	s := buildFixture(b, 100_000)
+	s := buildFixture(b, benchMessages(b))
 	ctx := context.Background()
-	for _, bc := range []struct{ name, query string }{
+	queries := []struct{ name, query string }{
 		{"common", "w1"},
 		{"rare", "needle"},
 		{"two-words", "w1 w2"},
 		{"absent", "nosuchword"},
-	} {
+	}
+	for _, bc := range queries {
 		b.Run(bc.name, func(b *testing.B) {
+			delays := make([]time.Duration, 0, 1<<16)
 			for b.Loop() {
+				start := time.Now()
 				if _, err := s.Search(ctx, benchVenue, bc.query, 0, 25); err != nil {
 					b.Fatal(err)
 				}
+				delays = append(delays, time.Since(start))
 			}
+			b.ReportMetric(float64(percentile(delays, 0.99).Microseconds())/1000, "p99-ms")
 		})
 	}
 }

@@ -8,9 +8,12 @@
 //
 // # Why SQLite through modernc.org/sqlite
 //
-//   - Durable writes: WAL mode with synchronous=FULL fsyncs the log at every commit, so a returned
-//     Append survives a crash or a power loss. One writer goroutine batches concurrent Append calls
-//     into one transaction (group commit), so one fsync covers many messages.
+//   - Durable writes: in WAL mode every transaction is appended to one log file, and the store
+//     fsyncs that file before it answers, so a returned Append survives a crash or a power loss.
+//     One writer goroutine batches concurrent Append calls into one transaction (group commit),
+//     and a syncer goroutine fsyncs the log once for every batch committed meanwhile, so the
+//     writer commits batch n+1 while batch n syncs (see walsync.go for why synchronous=NORMAL plus
+//     the store's own fsync is as durable as synchronous=FULL).
 //   - Full-text search: FTS5 is compiled into the driver; no second engine to keep in step.
 //   - Fast paging: every view is one walk of a partial index that holds only live roots, so
 //     deleted rows and edit rows cost nothing at read time.

@@ -27,8 +27,14 @@ func (s *Store) OriginAfter(ctx context.Context, origin string, afterSeq int64, 
 	if err != nil {
 		return nil, s.wrapReadErr("origin after", err)
 	}
-	defer rows.Close()
-	return scanMessages(rows, limit)
+	out, err := scanMessages(rows, min(limit, 256))
+	if err != nil {
+		return nil, s.wrapReadErr("origin after", err)
+	}
+	if err := s.awaitDurable(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Cursor returns the last origin seq stored from origin (0 when nothing was).
@@ -53,12 +59,14 @@ func (s *Store) SetCursor(ctx context.Context, origin string, seq int64) error {
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
+	committed := s.committing()
 	_, err := s.writeDB.ExecContext(ctx, `INSERT INTO peer_cursors(origin, seq) VALUES (?, ?)
 		ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > peer_cursors.seq`, origin, seq)
+	committed()
 	if err != nil {
 		return fmt.Errorf("eventstore: set cursor %s: %w", origin, err)
 	}
-	return nil
+	return s.syncCommitted()
 }
 
 // Deletion is a delete made on some node, in that node's order.
@@ -102,6 +110,9 @@ func (s *Store) DeletionsAfter(ctx context.Context, origin string, afterSeq int6
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrapReadErr("deletions after", err)
+	}
+	if err := s.awaitDurable(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

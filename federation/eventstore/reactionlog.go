@@ -72,8 +72,14 @@ func (s *Store) FileReaction(ctx context.Context, r ReactionEvent) (applied bool
 	if err != nil {
 		return false, err
 	}
-	if err := tx.Commit(); err != nil {
+	committed := s.committing()
+	err = tx.Commit()
+	committed()
+	if err != nil {
 		return false, fmt.Errorf("eventstore: file reaction %s: commit: %w", r.EventID, err)
+	}
+	if err := s.syncCommitted(); err != nil {
+		return false, err
 	}
 	return applied, nil
 }
@@ -154,6 +160,9 @@ func (s *Store) ReactionLogAfter(ctx context.Context, origin string, afterSeq in
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrapReadErr("reaction log after", err)
+	}
+	if err := s.awaitDurable(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

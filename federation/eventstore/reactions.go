@@ -18,13 +18,15 @@ func (s *Store) React(ctx context.Context, root, reactor, nick, emoji string, at
 	if root == "" || reactor == "" || emoji == "" || len(emoji) > MaxEmojiBytes {
 		return fmt.Errorf("%w: reaction needs a root, a reactor and an emoji of at most %d bytes", ErrInvalidArgument, MaxEmojiBytes)
 	}
+	committed := s.committing()
 	_, err := s.writeDB.ExecContext(ctx, `INSERT OR IGNORE INTO reactions(root_msgid, reactor, emoji, reactor_nick, time_ms)
 		VALUES (?, ?, ?, ?, ?)`, root, reactor, emoji, nick, at.UnixMilli())
+	committed()
 	s.generation.Add(1)
 	if err != nil {
 		return fmt.Errorf("eventstore: react: %w", err)
 	}
-	return nil
+	return s.syncCommitted()
 }
 
 // Unreact removes a reaction; removing one that does not exist changes nothing.
@@ -32,13 +34,15 @@ func (s *Store) Unreact(ctx context.Context, root, reactor, emoji string) error 
 	if err := s.checkOpen(ctx); err != nil {
 		return err
 	}
+	committed := s.committing()
 	_, err := s.writeDB.ExecContext(ctx, `DELETE FROM reactions WHERE root_msgid = ? AND reactor = ? AND emoji = ?`,
 		root, reactor, emoji)
+	committed()
 	s.generation.Add(1)
 	if err != nil {
 		return fmt.Errorf("eventstore: unreact: %w", err)
 	}
-	return nil
+	return s.syncCommitted()
 }
 
 // Reactions returns, for each of the given roots that has any, the count of reactors per emoji.

@@ -22,18 +22,22 @@ type Store struct {
 	log      *slog.Logger
 	maxBatch int
 
-	writeDB *sql.DB // one connection, used only by the writer goroutine (and migrations)
+	writeDB *sql.DB // one connection: the writer goroutine, migrations, and the direct writes of reactions and cursors
 	readDB  *sql.DB // a pool of query_only connections
 	w       writeStatements
 	r       readStatements
 
 	reqs       chan *writeRequest // group-commit queue; closed by Close
-	writerDone chan struct{}
-	sendMu     sync.RWMutex // held (read) while sending on reqs, (write) while closing it
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	closeErr   error
-	count      atomic.Int64 // rows stored, kept by the writer after each commit
+	writerDone chan struct{}      // closed once the writer and the syncer have answered every request
+	// wal makes commits durable (see walsync.go); nil with NoSync. acks carries committed batches
+	// from the writer to the syncer goroutine, which fsyncs and then answers them.
+	wal       *walSync
+	acks      chan committedBatch
+	sendMu    sync.RWMutex // held (read) while sending on reqs, (write) while closing it
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	count     atomic.Int64 // rows stored, kept by the writer after each commit
 	// generation changes after every write that can change what a read returns (see Generation).
 	generation atomic.Uint64
 	// orphanEdits counts stored edits whose root is not stored. Set by Open, then owned by the
@@ -74,6 +78,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.openDatabases(ctx, abs, opts.NoSync); err != nil {
 		return nil, err
 	}
+	if s.wal != nil {
+		// Unbuffered: the writer commits batch n+1 while batch n syncs, and then waits for the
+		// syncer, so that requests arriving meanwhile make one large batch n+2 rather than many
+		// small ones (each commit rewrites the pages it touched, and indexes a segment).
+		s.acks = make(chan committedBatch)
+	}
 	go s.runWriter()
 	s.log.Info("event store opened", "rows", s.count.Load(), "fsync", !opts.NoSync)
 	return s, nil
@@ -97,7 +107,9 @@ func dsn(abs string, params url.Values) string {
 }
 
 func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err error) {
-	syncMode := "FULL"
+	// NORMAL: commits do not fsync; the store fsyncs the WAL itself before acknowledging them
+	// (walsync.go).
+	syncMode := "NORMAL"
 	if noSync {
 		syncMode = "OFF"
 	}
@@ -132,6 +144,12 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	if err = prepareAll(ctx, s.writeDB, s.w.all()); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
+	if !noSync {
+		s.wal = newWALSync(abs)
+		if err = s.wal.syncAll(); err != nil { // the migrations committed without an fsync
+			return err
+		}
+	}
 
 	readParams := url.Values{"_pragma": {"busy_timeout(10000)", "query_only(1)"}}
 	s.readDB, err = sql.Open("sqlite", dsn(abs, readParams))
@@ -157,6 +175,9 @@ func (s *Store) closeDatabases() error {
 	}
 	if s.writeDB != nil {
 		errs = append(errs, s.writeDB.Close())
+	}
+	if s.wal != nil {
+		errs = append(errs, s.wal.close())
 	}
 	return errors.Join(errs...)
 }

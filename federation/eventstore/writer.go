@@ -157,9 +157,19 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 
 // runWriter is the group-commit loop: it takes the first waiting request, adds whatever else is
 // already queued (up to maxBatch messages), and commits them in one transaction. While it commits,
-// new requests queue up for the next batch, so one fsync covers many callers under load.
+// new requests queue up for the next batch, so one fsync covers many callers under load. A
+// committed batch goes to the syncer (runSyncer), which answers it once it is durable; meanwhile
+// the writer commits the next one.
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
+	if s.acks != nil {
+		syncerDone := make(chan struct{})
+		go s.runSyncer(syncerDone)
+		defer func() {
+			close(s.acks)
+			<-syncerDone
+		}()
+	}
 	batch := make([]*writeRequest, 0, s.maxBatch)
 	for first := range s.reqs {
 		batch = append(batch[:0], first)
@@ -182,6 +192,59 @@ func (s *Store) runWriter() {
 	}
 }
 
+// committedBatch is a committed transaction's requests and their results, waiting for its fsync.
+type committedBatch struct {
+	reqs    []*writeRequest
+	results []error
+}
+
+// runSyncer answers committed batches once they are durable: it takes every batch waiting, fsyncs
+// the WAL once for all of them, and answers their requests (with the fsync's error if it failed).
+func (s *Store) runSyncer(done chan<- struct{}) {
+	defer close(done)
+	var waiting []committedBatch
+	for first := range s.acks {
+		waiting = append(waiting[:0], first)
+	drain:
+		for {
+			select {
+			case b, ok := <-s.acks:
+				if !ok {
+					break drain
+				}
+				waiting = append(waiting, b)
+			default:
+				break drain
+			}
+		}
+		err := s.wal.sync()
+		if err != nil {
+			s.log.Error("committed writes are not durable", "err", err)
+		}
+		for _, b := range waiting {
+			for i, req := range b.reqs {
+				if err != nil {
+					req.done <- err
+					continue
+				}
+				req.done <- b.results[i]
+			}
+		}
+		clear(waiting)
+	}
+}
+
+// answer hands a committed batch to the syncer, or answers it at once without fsync (NoSync).
+func (s *Store) answer(reqs []*writeRequest, results []error) {
+	if s.acks == nil {
+		for i, req := range reqs {
+			req.done <- results[i]
+		}
+		return
+	}
+	s.acks <- committedBatch{reqs: reqs, results: results}
+}
+
 // commitBatch writes the batch in one transaction and answers every request. If the transaction
 // fails, each request is retried in a transaction of its own so one bad request fails alone.
 func (s *Store) commitBatch(batch []*writeRequest) {
@@ -202,9 +265,7 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 	results, added, err := s.writeTx(live)
 	if err == nil {
 		s.count.Add(added)
-		for i, req := range live {
-			req.done <- results[i]
-		}
+		s.answer(live, results)
 		return
 	}
 	if len(live) == 1 {
@@ -255,7 +316,10 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	if err := tx.flushIndex(ctx); err != nil {
 		return nil, 0, err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	committed := s.committing()
+	err = sqlTx.Commit()
+	committed()
+	if err != nil {
 		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
 	}
 	s.orphanEdits = tx.orphans
