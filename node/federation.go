@@ -48,10 +48,15 @@ func (n *Node) publishStored(m eventstore.Message) {
 	}
 }
 
-// observe hands the replicated state's events to the IRC edge and to federation.
-func (n *Node) observe(events []fsm.Event) {
+// observe hands the replicated state's events to the IRC edge and to federation. The render
+// queue calls it, in log order, on its own goroutine.
+func (n *Node) observe(_ uint64, events []fsm.Event) {
 	n.irc.Observe(events)
 	if n.federation != nil {
 		n.federation.Observe(events)
 	}
 }
+
+// resync has the IRC edge rebuild its view of local channel members after a snapshot restore,
+// whose entries' events were never rendered.
+func (n *Node) resync(uint64) { n.irc.Resync() }

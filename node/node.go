@@ -38,6 +38,7 @@ type Node struct {
 	cfg     Config
 	log     *slog.Logger
 	machine *fsm.Machine
+	render  *renderQueue // applied events, rendered off Raft's apply path (render.go)
 	raft    *raft.Store
 	events  *eventstore.Store
 	irc     *irc.Server
@@ -132,7 +133,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	prop := &proposer{store: n.raft, node: cfg.NodeName}
+	n.render = newRenderQueue(0, n.observe, n.resync)
+	n.render.start()
+	prop := &proposer{store: n.raft, node: cfg.NodeName, rendered: n.render}
 	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
 	if err != nil {
 		return n, err
@@ -152,7 +155,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.startFederation(prop, resolver); err != nil {
 		return n, err
 	}
-	n.machine.SetObserver(n.observe)
+	n.machine.SetObserver(n.render.push)
+	n.machine.SetRestoreObserver(n.render.pushResync)
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
@@ -302,6 +306,9 @@ func (n *Node) Close() error {
 				errs = append(errs, fmt.Errorf("raft: %w", err))
 			}
 		}
+		if n.render != nil { // after Raft: an Apply waiting on a full queue is drained first
+			n.render.close()
+		}
 		if n.events != nil {
 			if err := n.events.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("event store: %w", err))
@@ -373,9 +380,12 @@ func readMOTD(path string) ([]string, error) {
 }
 
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.
+// It returns once the entry's events have been rendered here too (rendered), so that a command's
+// own effects reach its client before the command's replies.
 type proposer struct {
-	store *raft.Store
-	node  string
+	store    *raft.Store
+	node     string
+	rendered *renderQueue
 }
 
 func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error) {
@@ -383,9 +393,14 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 	if err != nil {
 		return fsm.Result{}, err
 	}
-	resp, _, err := p.store.Propose(ctx, data)
+	resp, index, err := p.store.Propose(ctx, data)
 	if err != nil {
 		return fsm.Result{}, fmt.Errorf("propose: %w", err)
+	}
+	if p.rendered != nil {
+		// The entry is applied: its result stands even if ctx ends before its events are
+		// rendered (they are rendered later, outside the command).
+		_ = p.rendered.waitRendered(ctx, index)
 	}
 	res, ok := resp.(fsm.Result)
 	if !ok {

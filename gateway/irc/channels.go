@@ -3,6 +3,7 @@ package irc
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -87,19 +88,82 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 		if i < len(keys) {
 			key = keys[i]
 		}
+		wasUnsure := c.unsure.take(name)
 		res, err := c.propose(fsm.Join{Session: c.id, Channel: name, Key: key})
 		if err != nil {
-			rb.add(c.failMsg("JOIN", "TEMPORARILY_UNAVAILABLE", "The channel could not be joined; try again", name))
+			c.joinOutcomeUnknown(rb, name)
 			continue
 		}
 		switch res.Code {
 		case fsm.OK:
 			c.afterJoin(rb, name)
 		case fsm.NoChange:
+			if wasUnsure { // the earlier JOIN applied late, during this one: its echo came without names
+				c.afterJoin(rb, name)
+			}
 		default:
 			c.codeReply(rb, res.Code, name, "")
 		}
 	}
+}
+
+// joinOutcomeUnknown answers a JOIN whose proposal ended without a result (its deadline passed,
+// the node is stopping): the entry may still be applied. The channel is remembered, so that when
+// the JOIN is applied after all the client gets the topic and names with its echo (see
+// renderJoin); if the echo was rendered already, they are sent now.
+func (c *client) joinOutcomeUnknown(rb *respBuf, name string) {
+	rb.add(c.failMsg("JOIN", "TEMPORARILY_UNAVAILABLE", "The join's outcome is unknown: it may still take effect", name))
+	c.unsure.mark(name)
+	if c.s.rendered.joinRendered(name, c.id) && c.unsure.take(name) {
+		c.afterJoin(rb, name)
+	}
+}
+
+// lateJoinReplies sends the topic and names to a client whose JOIN was applied after it was told
+// the outcome was unknown. The renderer calls it right after the JOIN echo: the replies follow the
+// echo into the running command's replies, or straight to the connection when none runs.
+func (c *client) lateJoinReplies(channel string) {
+	tmp := &respBuf{c: c}
+	c.sendTopic(tmp, channel, false)
+	c.sendNames(tmp, channel)
+	c.rbMu.Lock()
+	if rb := c.rb; rb != nil {
+		rb.msgs = append(rb.msgs, tmp.msgs...)
+		c.rbMu.Unlock()
+		return
+	}
+	c.rbMu.Unlock()
+	lines := make([][]byte, 0, len(tmp.msgs))
+	for i := range tmp.msgs {
+		lines = append(lines, tmp.msgs[i].AppendTo(nil))
+	}
+	c.q.enqueue(lines...)
+}
+
+// unsureJoins is the channels of a client's JOINs whose outcome it was told is unknown.
+type unsureJoins struct {
+	mu       sync.Mutex
+	channels map[string]bool
+}
+
+func (u *unsureJoins) mark(channel string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.channels == nil {
+		u.channels = map[string]bool{}
+	}
+	u.channels[channel] = true
+}
+
+// take forgets channel and reports whether it was marked.
+func (u *unsureJoins) take(channel string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.channels[channel] {
+		return false
+	}
+	delete(u.channels, channel)
+	return true
 }
 
 // afterJoin sends the topic, the names and the recent history to a client that just joined.

@@ -64,6 +64,8 @@ type client struct {
 	// closedBy is why the server closed the connection itself (ping timeout, key expiry), shown
 	// to the others as the QUIT reason.
 	closedBy atomic.Value
+
+	unsure unsureJoins // JOINs told FAIL whose outcome was unknown (channels.go)
 }
 
 // closeWith closes the connection from the server side, after sending lines, with a reason.

@@ -1,70 +1,104 @@
 package irc
 
 import (
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// Observe renders replicated state changes for the sessions connected to this node. The state
-// machine calls it after each applied command, in log order.
+// Observe renders replicated state changes for the sessions connected to this node. The node
+// calls it for each applied command, in log order, from one goroutine (its render queue, off
+// Raft's apply path). The audience of an event is the local members of its channel as of that
+// event (see renderedMembers), not as of the state now, which may already be further on.
 func (s *Server) Observe(events []fsm.Event) {
+	s.rendered.mu.Lock()
+	defer s.rendered.mu.Unlock()
 	for i := range events {
 		s.render(&events[i])
 	}
 }
 
-// audience is a set of local clients to send one change to, with the actor marked so that its
-// copy goes to its labeled response when it caused the change.
-type audience struct {
-	s       *Server
-	actorID string
-	seen    map[string]bool
-	list    []*client
-}
-
-func (a *audience) addID(id string) {
-	if a.seen[id] {
-		return
+// Resync rebuilds the local channel members from the state after a snapshot restore, whose
+// entries' events are never observed.
+func (s *Server) Resync() {
+	s.rendered.mu.Lock()
+	defer s.rendered.mu.Unlock()
+	s.mu.RLock()
+	clients := make(map[string]*client, len(s.clients))
+	for id, c := range s.clients {
+		clients[id] = c
 	}
-	a.seen[id] = true
-	if c := a.s.localClient(id); c != nil {
-		a.list = append(a.list, c)
-	}
-}
-
-func (a *audience) send(o *outMsg, want capBits) {
-	for _, c := range a.list {
-		if want != 0 && !c.has(want) {
-			continue
-		}
-		c.deliver(o, c.id == a.actorID)
-	}
-}
-
-// channelAudience collects the local members of the given channels, plus extra session ids.
-func (s *Server) channelAudience(actorID string, channels []string, extra ...string) *audience {
-	a := &audience{s: s, actorID: actorID, seen: map[string]bool{}}
-	var ids []string
+	s.mu.RUnlock()
+	s.rendered.channels = nil
 	s.state.Read(func(st *fsm.State) {
-		for _, name := range channels {
-			if ch := st.Channels[name]; ch != nil {
-				for id := range ch.Members {
-					ids = append(ids, id)
+		for id, c := range clients {
+			if se := st.Sessions[id]; se != nil {
+				for name := range se.Channels {
+					s.rendered.add(name, c)
 				}
 			}
 		}
 	})
-	for _, id := range extra {
-		a.addID(id)
-	}
-	for _, id := range ids {
-		a.addID(id)
-	}
-	return a
 }
 
+// channelsAudience lists the local members of the given channels (as rendered), plus the local
+// sessions extra, once each. For one channel and no extra it is the channel's own list: valid
+// until the next change to the rendered members, and not to be modified.
+func (s *Server) channelsAudience(channels []string, extra ...string) []*client {
+	if len(channels) == 1 && len(extra) == 0 {
+		return s.rendered.members(channels[0])
+	}
+	seen := map[*client]bool{}
+	var out []*client
+	add := func(c *client) {
+		if c != nil && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	for _, id := range extra {
+		add(s.localClient(id))
+	}
+	for _, name := range channels {
+		for _, c := range s.rendered.members(name) {
+			add(c)
+		}
+	}
+	return out
+}
+
+// sendChannel delivers o to the local members of a channel and to the local sessions extra that
+// are not members (a kicker, a target), to those with want (0: everyone). The actor's copy is
+// marked as its own.
+func (s *Server) sendChannel(o *outMsg, want capBits, actorID, channel string, extra ...string) {
+	for _, c := range s.rendered.members(channel) {
+		if want == 0 || c.has(want) {
+			c.deliver(o, c.id == actorID)
+		}
+	}
+	for i, id := range extra {
+		if id == "" || s.rendered.has(channel, id) || slices.Contains(extra[:i], id) {
+			continue
+		}
+		if c := s.localClient(id); c != nil && (want == 0 || c.has(want)) {
+			c.deliver(o, c.id == actorID)
+		}
+	}
+}
+
+// sendTo delivers o to every client of list with want (0: everyone); the actor's copy is its own.
+func sendTo(list []*client, o *outMsg, want capBits, actorID string) {
+	for _, c := range list {
+		if want == 0 || c.has(want) {
+			c.deliver(o, c.id == actorID)
+		}
+	}
+}
+
+// render delivers one event. s.rendered.mu is held.
 func (s *Server) render(e *fsm.Event) {
 	src := e.Actor.Hostmask()
 	msg := func(command string, params ...string) *outMsg {
@@ -72,110 +106,200 @@ func (s *Server) render(e *fsm.Event) {
 	}
 	switch e.Kind {
 	case fsm.EvJoin:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel}, e.Actor.ID)
-		plain := msg("JOIN", e.Channel)
-		account := e.Actor.DID
-		if account == "" {
-			account = "*"
-		}
-		extended := msg("JOIN", e.Channel, account, e.Actor.Realname)
-		extended.msg.ForceTrailing = true
-		for _, c := range aud.list {
-			if c.has(capExtendedJoin) {
-				c.deliver(extended, c.id == e.Actor.ID)
-			} else {
-				c.deliver(plain, c.id == e.Actor.ID)
-			}
-		}
-		var away string
-		s.state.Read(func(st *fsm.State) {
-			if se := st.Sessions[e.Actor.ID]; se != nil {
-				away = se.Away
-			}
-		})
-		if away != "" {
-			out := msg("AWAY", away)
-			for _, c := range aud.list {
-				if c.id != e.Actor.ID && c.has(capAwayNotify) {
-					c.deliver(out, false)
-				}
-			}
-		}
-		if !e.Created && (e.Member.Op || e.Member.Voice) {
-			modes, args := "+", []string{}
-			if e.Member.Op {
-				modes += "o"
-				args = append(args, e.Actor.Nick)
-			}
-			if e.Member.Voice {
-				modes += "v"
-				args = append(args, e.Actor.Nick)
-			}
-			m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: append([]string{e.Channel, modes}, args...)}, time: serverTimeMS(e.Time)}
-			aud.send(m, 0)
-		}
+		s.renderJoin(e, msg)
 	case fsm.EvPart:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel}, e.Actor.ID)
 		params := []string{e.Channel}
 		if e.Text != "" {
 			params = append(params, e.Text)
 		}
-		aud.send(msg("PART", params...), 0)
+		s.sendChannel(msg("PART", params...), 0, e.Actor.ID, e.Channel, e.Actor.ID)
+		s.rendered.remove(e.Channel, e.Actor.ID)
 	case fsm.EvKick:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel}, e.Target.ID, e.Actor.ID)
-		aud.send(msg("KICK", e.Channel, e.Target.Nick, e.Text), 0)
+		s.sendChannel(msg("KICK", e.Channel, e.Target.Nick, e.Text), 0, e.Actor.ID, e.Channel, e.Target.ID, e.Actor.ID)
+		s.rendered.remove(e.Channel, e.Target.ID)
 	case fsm.EvQuit:
-		aud := s.channelAudience(e.Actor.ID, e.Channels)
-		delete(aud.seen, e.Actor.ID)
-		aud.send(msg("QUIT", e.Text), 0)
+		sendTo(s.channelsAudience(e.Channels), msg("QUIT", e.Text), 0, e.Actor.ID)
+		for _, name := range e.Channels {
+			s.rendered.remove(name, e.Actor.ID)
+		}
 	case fsm.EvNick:
 		old := e.Actor
 		old.Nick = e.OldNick
 		src = old.Hostmask()
-		aud := s.channelAudience(e.Actor.ID, e.Channels, e.Actor.ID)
-		aud.send(msg("NICK", e.Actor.Nick), 0)
+		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), msg("NICK", e.Actor.Nick), 0, e.Actor.ID)
 	case fsm.EvAccount:
-		aud := s.channelAudience(e.Actor.ID, e.Channels)
-		aud.send(msg("ACCOUNT", e.Actor.DID), capAccountNotify)
+		sendTo(s.channelsAudience(e.Channels), msg("ACCOUNT", e.Actor.DID), capAccountNotify, e.Actor.ID)
 	case fsm.EvAway:
-		aud := s.channelAudience(e.Actor.ID, e.Channels)
-		delete(aud.seen, e.Actor.ID)
 		params := []string{}
 		if e.Text != "" {
 			params = append(params, e.Text)
 		}
 		out := msg("AWAY", params...)
-		for _, c := range aud.list {
+		for _, c := range s.channelsAudience(e.Channels) {
 			if c.id != e.Actor.ID && c.has(capAwayNotify) {
 				c.deliver(out, false)
 			}
 		}
 	case fsm.EvTopic:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel})
 		t := msg("TOPIC", e.Channel, e.Text)
 		t.msg.ForceTrailing = true
-		aud.send(t, 0)
+		s.sendChannel(t, 0, e.Actor.ID, e.Channel)
 	case fsm.EvMode:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel})
-		aud.send(msg("MODE", append([]string{e.Channel}, modeParams(e.Modes)...)...), 0)
+		s.sendChannel(msg("MODE", append([]string{e.Channel}, modeParams(e.Modes)...)...), 0, e.Actor.ID, e.Channel)
 	case fsm.EvInvite:
 		if c := s.localClient(e.Target.ID); c != nil {
 			c.deliver(msg("INVITE", e.Target.Nick, e.Channel), false)
 		}
 	case fsm.EvPin, fsm.EvUnpin:
-		aud := s.channelAudience(e.Actor.ID, []string{e.Channel})
 		action, tag := "pinned", "+freeq.at/pin"
 		if e.Kind == fsm.EvUnpin {
 			action, tag = "unpinned", "+freeq.at/unpin"
 		}
 		out := msg("NOTICE", e.Channel, "\x01ACTION "+action+" a message\x01")
 		out.clientTags = map[string]string{tag: e.MsgID}
-		aud.send(out, 0)
+		s.sendChannel(out, 0, e.Actor.ID, e.Channel)
 	case fsm.EvOper:
 		if c := s.localClient(e.Actor.ID); c != nil {
 			c.deliver(&outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: []string{e.Actor.Nick, "+o"}}}, true)
 		}
 	}
+}
+
+// renderJoin announces a JOIN to the channel's local members, the joiner included (it becomes one
+// here). Each message is serialized once per capability variant; the member list is the
+// rendered one, so no per-event copy or set of all members is built. A joiner that was told its
+// JOIN's outcome was unknown gets the topic and names after the echo (see unsureJoins).
+func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
+	actor := s.localClient(e.Actor.ID)
+	if actor != nil {
+		s.rendered.add(e.Channel, actor)
+	}
+	members := s.rendered.members(e.Channel)
+	plain := msg("JOIN", e.Channel)
+	account := e.Actor.DID
+	if account == "" {
+		account = "*"
+	}
+	extended := msg("JOIN", e.Channel, account, e.Actor.Realname)
+	extended.msg.ForceTrailing = true
+	for _, c := range members {
+		if c.has(capExtendedJoin) {
+			c.deliver(extended, c == actor)
+		} else {
+			c.deliver(plain, c == actor)
+		}
+	}
+	var away string
+	s.state.Read(func(st *fsm.State) {
+		if se := st.Sessions[e.Actor.ID]; se != nil {
+			away = se.Away
+		}
+	})
+	if away != "" {
+		out := msg("AWAY", away)
+		for _, c := range members {
+			if c != actor && c.has(capAwayNotify) {
+				c.deliver(out, false)
+			}
+		}
+	}
+	if !e.Created && (e.Member.Op || e.Member.Voice) {
+		modes, args := "+", []string{}
+		if e.Member.Op {
+			modes += "o"
+			args = append(args, e.Actor.Nick)
+		}
+		if e.Member.Voice {
+			modes += "v"
+			args = append(args, e.Actor.Nick)
+		}
+		m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: append([]string{e.Channel, modes}, args...)}, time: serverTimeMS(e.Time)}
+		sendTo(members, m, 0, e.Actor.ID)
+	}
+	if actor != nil && actor.unsure.take(e.Channel) {
+		actor.lateJoinReplies(e.Channel)
+	}
+}
+
+// renderedMembers is, per channel, the clients of this node that are members as of the last
+// rendered event. Rendering runs behind the state (off Raft's apply path), so reading the
+// members from the state would announce an event to members who joined after it, and miss
+// members who left after it; this view moves with the rendered events instead. mu is held for a
+// whole Observe (or Resync); the member lists are only read or changed under it.
+type renderedMembers struct {
+	mu       sync.Mutex
+	channels map[string]*memberList // folded channel name → local members
+}
+
+// memberList is a channel's local members in a slice (cheap to walk for every event) with each
+// one's position (cheap to remove).
+type memberList struct {
+	list []*client
+	pos  map[string]int // session id → index in list
+}
+
+func (r *renderedMembers) add(channel string, c *client) {
+	if r.channels == nil {
+		r.channels = map[string]*memberList{}
+	}
+	ml := r.channels[channel]
+	if ml == nil {
+		ml = &memberList{pos: map[string]int{}}
+		r.channels[channel] = ml
+	}
+	if i, ok := ml.pos[c.id]; ok {
+		ml.list[i] = c
+		return
+	}
+	ml.pos[c.id] = len(ml.list)
+	ml.list = append(ml.list, c)
+}
+
+func (r *renderedMembers) remove(channel, id string) {
+	ml := r.channels[channel]
+	if ml == nil {
+		return
+	}
+	i, ok := ml.pos[id]
+	if !ok {
+		return
+	}
+	last := len(ml.list) - 1
+	if i != last {
+		moved := ml.list[last]
+		ml.list[i] = moved
+		ml.pos[moved.id] = i
+	}
+	ml.list[last] = nil
+	ml.list = ml.list[:last]
+	delete(ml.pos, id)
+	if len(ml.list) == 0 {
+		delete(r.channels, channel)
+	}
+}
+
+func (r *renderedMembers) members(channel string) []*client {
+	if ml := r.channels[channel]; ml != nil {
+		return ml.list
+	}
+	return nil
+}
+
+func (r *renderedMembers) has(channel, id string) bool {
+	ml := r.channels[channel]
+	if ml == nil {
+		return false
+	}
+	_, ok := ml.pos[id]
+	return ok
+}
+
+// joinRendered reports whether a session's JOIN of a channel has been rendered here (it is a
+// rendered member). It takes mu, so it waits for an Observe in progress.
+func (r *renderedMembers) joinRendered(channel, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.has(channel, id)
 }
 
 // modeParams renders applied changes as "+ob-v nick mask nick".

@@ -115,6 +115,8 @@ type Server struct {
 	cancel context.CancelFunc
 
 	federation Federation // nil without peer servers; set once before serving (federation.go)
+
+	rendered renderedMembers // local channel members as of the last rendered event (events.go)
 }
 
 // New builds the IRC edge.

@@ -11,7 +11,7 @@ import (
 // machine with some population. Entries carry request ids, so the exactly-once memory is in play.
 func BenchmarkApplyJoinPart(b *testing.B) {
 	m := New(quietLogger())
-	m.SetObserver(func([]Event) {})
+	m.SetObserver(func(uint64, []Event) {})
 	var index uint64
 	apply := func(data []byte) Result {
 		index++

@@ -16,7 +16,7 @@ type recorder struct {
 func newRecorder(t *testing.T) *recorder {
 	r := &recorder{m: New(quietLogger())}
 	enc := json.NewEncoder(&r.events)
-	r.m.SetObserver(func(evs []Event) {
+	r.m.SetObserver(func(_ uint64, evs []Event) {
 		if err := enc.Encode(evs); err != nil {
 			t.Errorf("encode events: %v", err)
 		}

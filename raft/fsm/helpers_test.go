@@ -31,7 +31,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 func newHarness(tb testing.TB) *harness {
 	tb.Helper()
 	h := &harness{tb: tb, m: New(quietLogger())}
-	h.m.SetObserver(func(evs []Event) { h.events = append(h.events, evs...) })
+	h.m.SetObserver(func(_ uint64, evs []Event) { h.events = append(h.events, evs...) })
 	return h
 }
 

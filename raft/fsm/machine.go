@@ -12,16 +12,25 @@ import (
 	"sync"
 )
 
-// Observer receives the events of each applied command, in log order, after the state lock is
-// released. It must not block for long: gateways enqueue lines and return.
-type Observer func(events []Event)
+// Observer receives the events of each applied command that had any, with the command's log
+// index, in log order, after the state lock is released. It runs on Raft's apply path (on the
+// leader and on every follower), so it must return quickly: the node hands the events to its
+// render queue and renders them on another goroutine. It may block briefly to apply
+// back-pressure, never drop or reorder.
+type Observer func(index uint64, events []Event)
+
+// RestoreObserver is told that the state was replaced by a snapshot at index: the events of the
+// entries the snapshot covers are never observed, so whoever keeps a view derived from events
+// rebuilds it from the state.
+type RestoreObserver func(index uint64)
 
 // Machine is the replicated state machine. It implements the StateMachine interface of package raft.
 type Machine struct {
-	mu       sync.RWMutex
-	state    *State
-	observer Observer
-	logger   *slog.Logger
+	mu        sync.RWMutex
+	state     *State
+	observer  Observer
+	onRestore RestoreObserver
+	logger    *slog.Logger
 }
 
 // New returns a machine with an empty state.
@@ -36,6 +45,14 @@ func New(logger *slog.Logger) *Machine {
 func (m *Machine) SetObserver(o Observer) {
 	m.mu.Lock()
 	m.observer = o
+	m.mu.Unlock()
+}
+
+// SetRestoreObserver installs the hook told about snapshot restores. Call it before the machine
+// receives entries.
+func (m *Machine) SetRestoreObserver(o RestoreObserver) {
+	m.mu.Lock()
+	m.onRestore = o
 	m.mu.Unlock()
 }
 
@@ -77,7 +94,7 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 	obs := m.observer
 	m.mu.Unlock()
 	if obs != nil && len(a.events) > 0 {
-		obs(a.events)
+		obs(index, a.events)
 	}
 	return res
 }
@@ -118,7 +135,11 @@ func (m *Machine) Restore(r io.Reader) error {
 	st.normalize()
 	m.mu.Lock()
 	m.state = st
+	hook := m.onRestore
 	m.mu.Unlock()
+	if hook != nil {
+		hook(st.Index)
+	}
 	return nil
 }
 

@@ -210,7 +210,7 @@ func TestObserverRunsWithoutLock(t *testing.T) {
 		members int
 	}
 	var got []seen
-	m.SetObserver(func(evs []Event) {
+	m.SetObserver(func(_ uint64, evs []Event) {
 		for _, e := range evs {
 			n := -1
 			m.Read(func(st *State) {

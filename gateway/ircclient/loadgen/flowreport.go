@@ -80,6 +80,7 @@ func (r JoinStormResult) Run() Run {
 			{Name: "time to the last NAMES", Unit: "s", Value: r.Total.Seconds(), Latency: &lat},
 			{Name: "joined", Value: float64(r.Joined)},
 			{Name: "killed", Value: float64(r.Killed)},
+			{Name: "FAIL JOIN", Value: float64(r.Failed)},
 			{Name: "lines read", Value: float64(r.Lines)},
 		},
 		ClientCPU: r.ClientCPU,
@@ -93,6 +94,12 @@ func (r JoinStormResult) Run() Run {
 	}
 	if len(r.FirstErrors) > 0 {
 		run.Notes = append(run.Notes, "first kills: "+strings.Join(r.FirstErrors, " | "))
+	}
+	if len(r.FirstFails) > 0 {
+		run.Notes = append(run.Notes, "first FAIL JOIN: "+strings.Join(r.FirstFails, " | "))
+	}
+	if !r.Success {
+		run.Notes = append(run.Notes, fmt.Sprintf("NOT A SUCCESS: %d/%d got their NAMES, %d killed, %d answered FAIL JOIN", r.Joined, r.Clients, r.Killed, r.Failed))
 	}
 	return run
 }

@@ -44,12 +44,18 @@ type JoinStormResult struct {
 	Latency LatencySummary `json:"latency"`
 	// Killed counts the clients whose connection the server ended during
 	// the storm (an ERROR, e.g. a send-queue overflow, or a close).
-	Killed      int           `json:"killed"`
-	FirstErrors []string      `json:"first_errors,omitempty"`
-	Lines       int64         `json:"lines"` // lines the clients read during the storm
-	ClientCPU   time.Duration `json:"client_cpu_ns"`
-	ServerCPU   time.Duration `json:"server_cpu_ns,omitempty"`
-	SetupTime   time.Duration `json:"setup_ns"`
+	Killed      int      `json:"killed"`
+	FirstErrors []string `json:"first_errors,omitempty"`
+	// Failed counts the clients answered FAIL JOIN (e.g. TEMPORARILY_UNAVAILABLE when the
+	// server's proposal deadline passed); FirstFails are the first such lines.
+	Failed     int      `json:"failed"`
+	FirstFails []string `json:"first_fails,omitempty"`
+	// Success is set when every client got its NAMES and none was killed or answered FAIL.
+	Success   bool          `json:"success"`
+	Lines     int64         `json:"lines"` // lines the clients read during the storm
+	ClientCPU time.Duration `json:"client_cpu_ns"`
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+	SetupTime time.Duration `json:"setup_ns"`
 }
 
 // stormClient is one joiner.
@@ -59,6 +65,7 @@ type stormClient struct {
 	joinedAt atomic.Int64 // unix ns of its 366
 	killed   atomic.Bool  // ERROR or a close while held
 	errLine  atomic.Value // string: the ERROR line
+	failLine atomic.Value // string: the first FAIL JOIN line
 	lines    *atomic.Int64
 	joined   *atomic.Int64
 	done     chan struct{}
@@ -122,8 +129,8 @@ func RunJoinStorm(ctx context.Context, target Target, cfg JoinStormConfig) (Join
 	}
 	waitFor(ctx, cfg.Timeout, func() bool {
 		n := joined.Load()
-		for _, c := range clients {
-			if c.killed.Load() && c.joinedAt.Load() == 0 {
+		for _, c := range clients { // a kill or a FAIL JOIN ends a client's wait: the run failed
+			if (c.killed.Load() || c.failLine.Load() != nil) && c.joinedAt.Load() == 0 {
 				n++
 			}
 		}
@@ -147,13 +154,20 @@ func RunJoinStorm(ctx context.Context, target Target, cfg JoinStormConfig) (Join
 				res.FirstErrors = append(res.FirstErrors, s)
 			}
 		}
+		if s, _ := c.failLine.Load().(string); s != "" {
+			res.Failed++
+			if len(res.FirstFails) < maxFirstErrors {
+				res.FirstFails = append(res.FirstFails, s)
+			}
+		}
 	}
 	res.Joined, res.Latency = len(lat), SummarizeLatencies(lat)
+	res.Success = res.Joined == cfg.Clients && res.Killed == 0 && res.Failed == 0
 	if last != 0 {
 		res.Total = time.Duration(last - start.UnixNano())
 	}
-	progressf(out, "%s: %d/%d joined in %.2fs, JOIN → NAMES p50 %s p99 %s, %d killed, %d lines read",
-		cfg.Label, res.Joined, cfg.Clients, res.Total.Seconds(), res.Latency.P50.Round(time.Millisecond), res.Latency.P99.Round(time.Millisecond), res.Killed, res.Lines)
+	progressf(out, "%s: %d/%d joined in %.2fs, JOIN → NAMES p50 %s p99 %s, %d killed, %d FAIL JOIN, %d lines read",
+		cfg.Label, res.Joined, cfg.Clients, res.Total.Seconds(), res.Latency.P50.Round(time.Millisecond), res.Latency.P99.Round(time.Millisecond), res.Killed, res.Failed, res.Lines)
 	return res, ctx.Err()
 }
 
@@ -177,6 +191,8 @@ func (c *stormClient) readLoop() {
 			if c.joinedAt.CompareAndSwap(0, time.Now().UnixNano()) {
 				c.joined.Add(1)
 			}
+		case strings.Contains(line, "FAIL JOIN "):
+			c.failLine.CompareAndSwap(nil, truncate(line, 200))
 		case strings.HasPrefix(line, "ERROR"):
 			c.errLine.Store(truncate(line, 200))
 			c.killed.Store(true)
