@@ -23,6 +23,7 @@ type testCluster struct {
 	grace      time.Duration
 	maxVoters  int
 	logger     *slog.Logger
+	commit     time.Duration // CommitTimeout; default 5ms
 
 	mu    sync.Mutex
 	nodes map[string]*testNode
@@ -44,6 +45,9 @@ func withPersistence() clusterOption          { return func(c *testCluster) { c.
 func withGrace(d time.Duration) clusterOption { return func(c *testCluster) { c.grace = d } }
 func withMaxVoters(n int) clusterOption       { return func(c *testCluster) { c.maxVoters = n } }
 func withLogger(l *slog.Logger) clusterOption { return func(c *testCluster) { c.logger = l } }
+func withCommitTimeout(d time.Duration) clusterOption {
+	return func(c *testCluster) { c.commit = d }
+}
 
 // testLogger is silent unless PALAVER_TEST_LOG is set.
 func testLogger() *slog.Logger {
@@ -58,6 +62,7 @@ func newTestCluster(t testing.TB, opts ...clusterOption) *testCluster {
 		t:       t,
 		network: NewInmemNetwork(),
 		grace:   time.Hour,
+		commit:  5 * time.Millisecond,
 		logger:  testLogger(),
 		nodes:   map[string]*testNode{},
 		removed: map[string]*atomic.Int64{},
@@ -101,7 +106,7 @@ func (c *testCluster) config(id string, join ...string) Config {
 		HeartbeatTimeout:   100 * time.Millisecond,
 		ElectionTimeout:    100 * time.Millisecond,
 		LeaderLeaseTimeout: 50 * time.Millisecond,
-		CommitTimeout:      5 * time.Millisecond,
+		CommitTimeout:      c.commit,
 		Meta:               map[string]string{"http": id + ":http"},
 		Logger:             c.logger,
 		OnNodeRemoved:      c.countRemoval,

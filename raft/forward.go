@@ -176,12 +176,15 @@ func (s *Store) handlePropose(ctx context.Context, data []byte) *rpcResponse {
 	if err != nil {
 		return s.errorResponse(err)
 	}
+	s.nudgeBegin()
 	future := s.raft.Apply(data, timeout)
 	drop := false
 	if hook := s.hooks.forwardAccepted.Load(); hook != nil {
 		drop = (*hook)(data)
 	}
-	if err := waitFuture(ctx, future); err != nil {
+	err = waitFuture(ctx, future)
+	s.nudgeEnd(err == nil)
+	if err != nil {
 		return s.errorResponse(s.futureError("propose", err))
 	}
 	if drop {

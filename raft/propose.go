@@ -44,8 +44,11 @@ func (s *Store) proposeLocal(ctx context.Context, data []byte) (any, uint64, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("raft: propose: %w", err)
 	}
+	s.nudgeBegin()
 	future := s.raft.Apply(data, timeout)
-	if err := waitFuture(ctx, future); err != nil {
+	err = waitFuture(ctx, future)
+	s.nudgeEnd(err == nil)
+	if err != nil {
 		return nil, 0, s.futureError("propose", err)
 	}
 	return future.Response(), future.Index(), nil

@@ -43,6 +43,9 @@ type Store struct {
 	clusterID string
 
 	hooks testHooks
+	// nudge tells followers about commits at once (commitnudge.go); nil
+	// unclustered, where there are no followers.
+	nudge *commitNudge
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -136,6 +139,8 @@ func (s *Store) open(ctx context.Context) error {
 		s.OnMembership(s.rememberGossipPeers)
 	}
 	if cfg.clustered() {
+		s.nudge = newCommitNudge()
+		go s.nudge.run(s)
 		s.rpcServer.start()
 		s.leadership.add(s.reconcileLoop)
 		// Announced only now that raft runs: the leader adds a node once it
