@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -73,10 +74,10 @@ func TestRampRates(t *testing.T) {
 }
 
 func TestFanoutStepJudge(t *testing.T) {
-	cfg := FanoutConfig{Ramp: RampConfig{P99Limit: 50 * time.Millisecond}}
+	cfg := FanoutConfig{Ramp: RampConfig{P99Limit: 50 * time.Millisecond, StepDuration: time.Second}}
 	acks := cfg
 	acks.Acks = true
-	ok := FanoutStep{Rate: 100, Sent: 100, SendRate: 100, Expected: 900, Delivered: 900, Latency: LatencySummary{P99: 10 * time.Millisecond}}
+	ok := FanoutStep{Rate: 100, Sent: 100, SendRate: 100, Expected: 900, Delivered: 900, Latency: LatencySummary{P99: 10 * time.Millisecond}, sendTime: time.Second}
 	tests := []struct {
 		name string
 		cfg  FanoutConfig
@@ -87,7 +88,9 @@ func TestFanoutStepJudge(t *testing.T) {
 		{"all delivered in time", cfg, ok, true, ""},
 		{"one missing", cfg, with(ok, func(s *FanoutStep) { s.Delivered = 899 }), false, "1 missing"},
 		{"slow", cfg, with(ok, func(s *FanoutStep) { s.Latency.P99 = time.Second }), false, "p99"},
-		{"sender behind", cfg, with(ok, func(s *FanoutStep) { s.SendRate = 50 }), false, "sent only"},
+		{"sender behind", cfg, with(ok, func(s *FanoutStep) { s.Sent, s.SendRate = 50, 50 }), false, "sent only"},
+		{"writes finished late", cfg, with(ok, func(s *FanoutStep) { s.sendTime, s.SendRate = 2*time.Second, 50 }), false, "sent only"},
+		{"last tick a little late", cfg, with(ok, func(s *FanoutStep) { s.sendTime, s.SendRate = 1050*time.Millisecond, 95 }), true, ""},
 		{"nothing sent", cfg, FanoutStep{Rate: 10}, false, "nothing sent"},
 		{"acks judged by echo", acks, with(ok, func(s *FanoutStep) { s.Acked = 100; s.Echo.P99 = time.Millisecond }), true, ""},
 		{"ack missing", acks, with(ok, func(s *FanoutStep) { s.Acked = 99 }), false, "1 missing"},
@@ -194,7 +197,11 @@ func TestFanoutAgainstAPlainServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Connected != 10 || len(res.Steps) != 2 {
-		t.Fatalf("connected %d, %d steps", res.Connected, len(res.Steps))
+		var why []string
+		for _, s := range res.Steps {
+			why = append(why, fmt.Sprintf("%+v", s))
+		}
+		t.Fatalf("connected %d, %d steps: %s", res.Connected, len(res.Steps), strings.Join(why, " | "))
 	}
 	for i, s := range res.Steps {
 		if s.Sent == 0 || s.Expected != 4*s.Sent || s.Delivered != s.Expected || s.Duplicates != 0 {
