@@ -44,7 +44,10 @@
 // query stops after limit hits however many messages match. The index is maintained in the same
 // transaction as the write it reflects: roots are indexed when stored, re-indexed when a newer
 // revision arrives, and removed when deleted. User queries are sanitized by ftsQuery: every
-// whitespace-separated term is matched literally as a phrase, and the terms are ANDed.
+// whitespace-separated term is matched literally as a phrase, and the terms are ANDed. Search
+// picks its plan per venue: in a venue holding most of the matches it walks the terms' matches of
+// every venue and keeps the venue's; in a sparse one it intersects the terms with the venue's token
+// (see Search).
 //
 // # Paging by unix seconds
 //

@@ -16,6 +16,7 @@ func TestQueryPlans(t *testing.T) {
 		sqlRangeDesc:         {"messages_live_by_okey"},
 		sqlExport:            {"messages_live_by_seq"},
 		sqlSearch:            {"SCAN messages_fts", "okey=?"},
+		sqlSearchWalk:        {"SCAN messages_fts", "okey=?"},
 		sqlLatestEdit:        {"messages_edits"},
 		sqlInsertRoot:        {"okey>? AND okey<?"},
 		sqlDeleteRevisionsOf: {"messages_edits"},

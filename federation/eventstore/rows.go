@@ -44,8 +44,12 @@ func scanMessage(sc scanner) (Message, error) {
 
 // scanMessages reads every row; rows is closed.
 func scanMessages(rows *sql.Rows, capacity int) ([]Message, error) {
+	return appendMessages(make([]Message, 0, capacity), rows)
+}
+
+// appendMessages appends every row to out; rows is closed.
+func appendMessages(out []Message, rows *sql.Rows) ([]Message, error) {
 	defer rows.Close()
-	out := make([]Message, 0, capacity)
 	for rows.Next() {
 		m, err := scanMessage(rows)
 		if err != nil {

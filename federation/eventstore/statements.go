@@ -72,6 +72,11 @@ const (
 	sqlSearch = `SELECT ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
 		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND m.venue = ?3 AND ` + liveRoot + `
 		ORDER BY messages_fts.rowid ASC LIMIT ?4`
+	// sqlSearchWalk takes the MATCH expression, exclusive high okey, limit: the newest matches of
+	// every venue, each with its okey first, for Search to pick a venue's from (see search.go).
+	sqlSearchWalk = `SELECT m.okey, ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
+		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND ` + liveRoot + `
+		ORDER BY messages_fts.rowid ASC LIMIT ?3`
 )
 
 // writeStatements are prepared once on the writer's single connection and bound to each batch's
@@ -95,14 +100,14 @@ func (w *writeStatements) all() []namedStatement {
 // connection.
 type readStatements struct {
 	has, raw, current, position, rangeAsc, rangeDesc, exportFrom, search *sql.Stmt
-	reactions                                                            *sql.Stmt
+	searchWalk, reactions                                                *sql.Stmt
 }
 
 func (r *readStatements) all() []namedStatement {
 	return []namedStatement{
 		{&r.has, sqlHas}, {&r.raw, sqlRaw}, {&r.current, sqlCurrent}, {&r.position, sqlPosition},
 		{&r.rangeAsc, sqlRangeAsc}, {&r.rangeDesc, sqlRangeDesc}, {&r.exportFrom, sqlExport}, {&r.search, sqlSearch},
-		{&r.reactions, sqlReactions},
+		{&r.searchWalk, sqlSearchWalk}, {&r.reactions, sqlReactions},
 	}
 }
 

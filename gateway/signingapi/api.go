@@ -59,6 +59,8 @@ type API struct {
 	// verified remembers signature checks: a message verified again and again (GET verify of a
 	// popular message) costs a digest, not an ed25519 verification. Key state is still read each time.
 	verified *signing.VerifyCache
+	// answers keeps encoded verify answers (see answerCache).
+	answers answerCache
 }
 
 // New builds the API.

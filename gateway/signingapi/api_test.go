@@ -348,3 +348,46 @@ func TestEvidenceBundleRoundTrip(t *testing.T) {
 		t.Fatal("a bundle with tampered text verified")
 	}
 }
+
+// TestVerifyAnswersFollowKeys checks that a cached verify answer is not served once the key it was
+// built with has changed: a key registered after a first "unknown key" answer, and a retirement
+// that the answer's signing_key must show.
+func TestVerifyAnswersFollowKeys(t *testing.T) {
+	f := newFixture(t)
+	did := "did:key:bob"
+	f.channel("#c", did)
+	_, session, _ := ed25519.GenerateKey(rand.Reader)
+	spub := session.Public().(ed25519.PublicKey)
+	msg := f.storeMsg("#c", did, "signed before the key was known", f.now, func(c []byte) string { return signing.Sign(session, c) })
+	path := "/api/v1/verify/" + msg.MsgID
+
+	steps := []struct {
+		name       string
+		change     func()
+		verifiedBy string
+		removed    bool
+	}{
+		{"unknown key", func() {}, "unverifiable-unknown-key", false},
+		{"unknown key, again", func() {}, "unverifiable-unknown-key", false},
+		{"key registered", func() {
+			f.mustPropose(fsm.RegisterKey{DID: did, KID: signing.KID(spub), PublicKey: spub, Source: "local-session"})
+		}, "client-session-key", false},
+		{"key registered, again", func() {}, "client-session-key", false},
+		{"key retired after the message", func() {
+			f.now = f.now.Add(2 * time.Second)
+			f.mustPropose(fsm.RetireKey{DID: did, KID: signing.KID(spub)})
+		}, "client-session-key", true},
+	}
+	for _, st := range steps {
+		st.change()
+		code, body := f.doT(t, "GET", path, "", "")
+		v, _ := body["verification"].(map[string]any)
+		if code != 200 || v["verified_by"] != st.verifiedBy {
+			t.Fatalf("%s: verify = %d %v", st.name, code, body)
+		}
+		key, _ := body["signing_key"].(map[string]any)
+		if removed := key["removed_at"] != nil; st.removed != removed || (st.verifiedBy == "client-session-key") != (key != nil) {
+			t.Fatalf("%s: signing_key = %v, want removed_at shown: %v", st.name, key, st.removed)
+		}
+	}
+}

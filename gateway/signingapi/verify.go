@@ -3,6 +3,7 @@ package signingapi
 import (
 	"crypto/ed25519"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -28,6 +29,9 @@ type verdict struct {
 	keySource  string // "" when no key was found
 	key        *fsm.KeyRecord
 	keyDID     string
+	// keyLookup is set when the verdict depended on looking up kid (see verifyAnswer).
+	keyLookup bool
+	kid       string
 }
 
 func (v verdict) word() string {
@@ -84,13 +88,13 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	}
 	key, keyDID := a.findKey(m.SenderDID, tag.KID)
 	if key == nil {
-		return verdict{verifiedBy: "unverifiable-unknown-key", proves: "nothing"}, canonical
+		return verdict{verifiedBy: "unverifiable-unknown-key", proves: "nothing", keyLookup: true, kid: tag.KID}, canonical
 	}
 	// A server key of this cluster's nodes or of a peer server (filed from its did:web document
 	// with source origin-server) vouches for the relay, not the author; a user's key a peer
 	// relayed (filed under the user's DID, source origin-server) proves authorship.
 	serverKey := key.Source == "server-key" || (key.Source == "origin-server" && keyDID != m.SenderDID)
-	v = verdict{key: key, keyDID: keyDID, keySource: key.Source, verifiedBy: "client-session-key"}
+	v = verdict{key: key, keyDID: keyDID, keySource: key.Source, verifiedBy: "client-session-key", keyLookup: true, kid: tag.KID}
 	if serverKey {
 		v.verifiedBy = "server-key"
 		if keyDID != a.ServerDID() {
@@ -146,12 +150,28 @@ func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 	return rec, did
 }
 
-// verify serves GET /api/v1/verify/{msgid}.
+// verify serves GET /api/v1/verify/{msgid}, from the answer cache when the key it was built with
+// is still the one the signature names.
 func (a *API) verify(c *gin.Context) {
 	msgid := c.Param("msgid")
 	if _, err := ulid.ParseStrict(msgid); err != nil {
 		rest.WriteError(c, http.StatusNotFound, "Message "+truncate(msgid, 40)+" not found")
 		return
+	}
+	if cached := a.answers.get(msgid); cached != nil {
+		if status, msg := a.readable(cached.venue, rest.DID(c)); status != 0 {
+			rest.WriteError(c, status, msg)
+			return
+		}
+		var key *fsm.KeyRecord
+		var keyDID string
+		if cached.keyLookup {
+			key, keyDID = a.findKey(cached.senderDID, cached.kid)
+		}
+		if cached.stillHolds(key, keyDID) {
+			c.Data(http.StatusOK, jsonContentType, cached.body)
+			return
+		}
 	}
 	m, err := a.cfg.Messages.Get(c.Request.Context(), msgid)
 	if errors.Is(err, eventstore.ErrNotFound) {
@@ -189,8 +209,19 @@ func (a *API) verify(c *gin.Context) {
 		verification["key_source"], out["key_source"] = v.keySource, v.keySource
 		out["signing_key"] = toJSON(v.keyDID, v.key, true)
 	}
-	c.JSON(http.StatusOK, out)
+	body, err := json.Marshal(out) // as c.JSON encodes it
+	if err != nil {
+		a.cfg.Logger.ErrorContext(c.Request.Context(), "encoding a verify answer failed", "msgid", msgid, "err", err)
+		rest.WriteError(c, http.StatusInternalServerError, "The answer could not be encoded")
+		return
+	}
+	a.answers.put(msgid, &verifyAnswer{venue: m.Venue, keyLookup: v.keyLookup, senderDID: m.SenderDID, kid: v.kid,
+		keyDID: v.keyDID, key: v.key, body: body})
+	c.Data(http.StatusOK, jsonContentType, body)
 }
+
+// jsonContentType is what c.JSON sends.
+const jsonContentType = "application/json; charset=utf-8"
 
 // readable applies channel read authorization to a message's venue: 0 when the reader may see it.
 func (a *API) readable(venue, did string) (int, string) {
