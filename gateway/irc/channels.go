@@ -284,12 +284,16 @@ func (c *client) sendNames(rb *respBuf, name string) {
 				return
 			}
 		}
-		for _, id := range ch.MemberIDs() {
+		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
+		// under the state's read lock, which Apply waits for) was a third of the server's CPU
+		// when 5,000 clients joined one channel (B5).
+		entries = make([]string, 0, len(ch.Members))
+		for id, m := range ch.Members {
 			se := st.Sessions[id]
 			if se == nil {
 				continue
 			}
-			entries = append(entries, ch.Members[id].Prefixes(multi)+se.Nick)
+			entries = append(entries, m.Prefixes(multi)+se.Nick)
 		}
 		for _, m := range st.RemoteIn(name) { // users of peer servers (federation)
 			entries = append(entries, m.Nick)
