@@ -93,12 +93,12 @@ func (c FanoutConfig) withDefaults() FanoutConfig {
 
 // FanoutStep is one rate of a ramp.
 type FanoutStep struct {
-	Rate     float64 `json:"rate"`      // messages/s asked for
-	Sent     int64   `json:"sent"`      // messages written
-	SendRate float64 `json:"send_rate"` // Sent over the step's time
+	Rate     float64       `json:"rate"`      // messages/s asked for
+	Sent     int64         `json:"sent"`      // messages written
+	SendRate float64       `json:"send_rate"` // Sent over the step's time
 	sendTime time.Duration // from the step's first write to its last
-	Failed   int64   `json:"failed"`    // writes that failed
-	Skipped  int64   `json:"skipped"`   // messages not sent (no live sender)
+	Failed   int64         `json:"failed"`  // writes that failed
+	Skipped  int64         `json:"skipped"` // messages not sent (no live sender)
 	// Expected counts the deliveries owed (the other members of the
 	// channel at each write), Delivered the distinct ones received by the
 	// end of the drain; DeliveriesPerSecond is Delivered over the sending
