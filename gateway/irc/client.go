@@ -48,9 +48,7 @@ type client struct {
 
 	flood floodState
 
-	idleMu   sync.Mutex
-	idle     *time.Timer
-	pingSent bool
+	alive clientKeepalive // the last input and an unanswered PING (keepalive.go)
 
 	pipe pipeline // messages being stored and delivered behind the read loop
 
@@ -89,60 +87,125 @@ func (s *Server) newClient(conn transport.Conn) *client {
 }
 
 // Handle serves one connection until it closes. Every transport calls it.
+//
+// The calling goroutine becomes the connection's reader, parked in a read while the connection
+// idles; everything else runs on short-lived goroutines (see readLoop) and this frame stays small,
+// so that the reader keeps the runtime's smallest stack.
 func (s *Server) Handle(conn transport.Conn) {
+	var c *client
+	offReader(func() { c = s.connect(conn) })
+	reason := c.readLoop()
+	offReader(func() { c.disconnect(reason) })
+}
+
+// connect sets up the session of a new connection.
+func (s *Server) connect(conn transport.Conn) *client {
 	c := s.newClient(conn)
 	s.conns.Add(1)
 	if m := s.cfg.Metrics; m != nil {
 		m.Connections.WithLabelValues(conn.Kind()).Inc()
 		m.ConnectionsTotal.WithLabelValues(conn.Kind()).Inc()
 	}
-	defer func() {
-		s.conns.Add(-1)
-		if m := s.cfg.Metrics; m != nil {
-			m.Connections.WithLabelValues(conn.Kind()).Dec()
-		}
-	}()
-	c.idle = time.AfterFunc(s.cfg.PingAfter, c.onIdle)
-	reason := c.readLoop()
-	c.pipe.wait() // messages already read are stored and delivered before the session ends
-	c.idleMu.Lock()
-	c.idle.Stop()
-	c.idleMu.Unlock()
-	c.finish(reason)
+	s.keepalive.add(c)
+	return c
 }
 
+// disconnect ends the session once its input has ended.
+func (c *client) disconnect(reason string) {
+	s := c.s
+	c.pipe.wait() // messages already read are stored and delivered before the session ends
+	s.keepalive.remove(c)
+	c.finish(reason)
+	s.conns.Add(-1)
+	if m := s.cfg.Metrics; m != nil {
+		m.Connections.WithLabelValues(c.conn.Kind()).Dec()
+	}
+}
+
+// readLoop reads the connection's lines and returns the reason the session ended.
+//
+// The goroutine that waits in ReadLine only reads: each line is handled on a short-lived goroutine
+// while the reader waits for it, so lines are still handled one at a time and in order. Handling
+// a command goes deep (proposals, rendering, replies) and grows a goroutine's stack to 8 KiB or
+// more; the runtime gives a grown stack back only by halves, at a GC, and only while little of it
+// is in use, so a reader that handled commands itself would keep that stack for as long as its
+// connection idles. A reader that never handles anything stays at its small starting stack.
 func (c *client) readLoop() string {
+	h := &lineHandoff{c: c}
+	// Bound once: a go statement with a method call would allocate a closure per line, and an
+	// allocation on the reader can go deep into the runtime (a span refill, the start of a GC).
+	run := h.run
 	for {
-		raw, err := c.conn.ReadLine()
-		if errors.Is(err, transport.ErrLineTooLong) {
-			c.touch()
-			c.pipe.wait()
-			c.sendNow(c.numericMsg("417", "Input line was too long"))
-			continue
+		h.line, h.readErr = c.conn.ReadLine()
+		if h.readErr != nil && !errors.Is(h.readErr, transport.ErrLineTooLong) {
+			return c.closeReason()
 		}
-		if err != nil {
-			if r, ok := c.closedBy.Load().(string); ok {
-				return r
-			}
-			if c.q.overflowed() {
-				return "SendQ exceeded"
-			}
-			return "Connection closed"
-		}
-		c.touch()
-		msg, err := ircmsg.Parse(string(raw))
-		if err != nil {
-			if !errors.Is(err, ircmsg.ErrEmpty) {
-				c.pipe.wait()
-				c.sendNow(c.failMsg("*", "INVALID_LINE", "Malformed IRC line"))
-			}
-			continue
-		}
-		c.dispatch(msg)
-		if c.quit {
-			return c.quitReason
+		h.done.Add(1)
+		go run()
+		h.done.Wait()
+		if h.stop {
+			return h.reason
 		}
 	}
+}
+
+// lineHandoff carries a line from the connection's reader to the goroutine that handles it, and
+// the outcome back. The reader waits on done while the line is handled.
+type lineHandoff struct {
+	c       *client
+	line    []byte
+	readErr error
+	reason  string
+	stop    bool
+	done    sync.WaitGroup
+}
+
+func (h *lineHandoff) run() {
+	h.reason, h.stop = h.c.handleInput(h.line, h.readErr)
+	h.done.Done()
+}
+
+// offReader runs f on a short-lived goroutine and waits for it, keeping f's stack growth off the
+// connection's reader goroutine (see readLoop).
+func offReader(f func()) {
+	done := make(chan struct{})
+	go func() {
+		f()
+		close(done)
+	}()
+	<-done
+}
+
+// closeReason is the QUIT reason of a connection whose input ended.
+func (c *client) closeReason() string {
+	if r, ok := c.closedBy.Load().(string); ok {
+		return r
+	}
+	if c.q.overflowed() {
+		return "SendQ exceeded"
+	}
+	return "Connection closed"
+}
+
+// handleInput handles one line read from the connection (or an over-long line that was dropped)
+// and reports whether the session ends with it, and why.
+func (c *client) handleInput(raw []byte, readErr error) (reason string, stop bool) {
+	c.touch()
+	if readErr != nil { // transport.ErrLineTooLong: the line was dropped
+		c.pipe.wait()
+		c.sendNow(c.numericMsg("417", "Input line was too long"))
+		return "", false
+	}
+	msg, err := ircmsg.Parse(string(raw))
+	if err != nil {
+		if !errors.Is(err, ircmsg.ErrEmpty) {
+			c.pipe.wait()
+			c.sendNow(c.failMsg("*", "INVALID_LINE", "Malformed IRC line"))
+		}
+		return "", false
+	}
+	c.dispatch(msg)
+	return c.quitReason, c.quit
 }
 
 // finish removes the session everywhere once the connection is gone.
@@ -171,31 +234,14 @@ func (c *client) finish(reason string) {
 	// The transport closes the connection when Handle returns: let the last lines (ERROR, 904)
 	// reach the client first, but never wait long for a client that does not read.
 	select {
-	case <-c.q.done:
+	case <-c.q.whenClosed():
 	case <-time.After(5 * time.Second):
 		c.q.closeNow()
 	}
 }
 
 // touch records input activity for the keepalive.
-func (c *client) touch() {
-	c.idleMu.Lock()
-	c.pingSent = false
-	c.idle.Reset(c.s.cfg.PingAfter)
-	c.idleMu.Unlock()
-}
-
-func (c *client) onIdle() {
-	c.idleMu.Lock()
-	defer c.idleMu.Unlock()
-	if c.pingSent {
-		c.closeWith("Ping timeout", c.line("", "ERROR", "Closing Link: "+c.host+" (Ping timeout)"))
-		return
-	}
-	c.pingSent = true
-	c.q.enqueue(c.line("", "PING", c.s.cfg.ServerName))
-	c.idle.Reset(c.s.cfg.PingTimeout)
-}
+func (c *client) touch() { c.s.keepalive.touch(c) }
 
 func (c *client) capBits() capBits   { return capBits(c.caps.Load()) }
 func (c *client) has(b capBits) bool { return c.capBits()&b != 0 }

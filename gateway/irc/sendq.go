@@ -24,13 +24,15 @@ type sendQueue struct {
 	closing  bool // close the connection once drained
 	closed   bool
 	overflow func()
-	done     chan struct{} // closed when the connection is closed by the queue
-	doneOnce sync.Once
-	over     bool // closed because the budget was exceeded
+	// done is closed when the connection is closed by the queue; it is made on first use (an idle
+	// connection does not need one), and signalled says whether it is due closed.
+	done      chan struct{}
+	signalled bool
+	over      bool // closed because the budget was exceeded
 }
 
 func newSendQueue(conn transport.Conn, limit int, overflow func()) *sendQueue {
-	return &sendQueue{conn: conn, limit: limit, overflow: overflow, done: make(chan struct{})}
+	return &sendQueue{conn: conn, limit: limit, overflow: overflow}
 }
 
 // enqueue appends lines; it reports false when the queue is closed or just overflowed.
@@ -127,7 +129,30 @@ func (q *sendQueue) closeNow() {
 	q.signalDone()
 }
 
-func (q *sendQueue) signalDone() { q.doneOnce.Do(func() { close(q.done) }) }
+func (q *sendQueue) signalDone() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.signalled {
+		return
+	}
+	q.signalled = true
+	if q.done != nil {
+		close(q.done)
+	}
+}
+
+// whenClosed returns a channel that is closed once the queue has closed the connection.
+func (q *sendQueue) whenClosed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.done == nil {
+		q.done = make(chan struct{})
+		if q.signalled {
+			close(q.done)
+		}
+	}
+	return q.done
+}
 
 // exceed closes the queue because its client fell too far behind.
 func (q *sendQueue) exceed() {

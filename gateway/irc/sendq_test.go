@@ -69,7 +69,7 @@ func TestSendQueueKeepsOrderAcrossReusedBatches(t *testing.T) {
 					for {
 						select {
 						case conn.gate <- struct{}{}:
-						case <-q.done:
+						case <-q.whenClosed():
 							return
 						}
 					}
@@ -87,7 +87,7 @@ func TestSendQueueKeepsOrderAcrossReusedBatches(t *testing.T) {
 			q.closeAfterFlush([]byte("last\r\n"))
 			want = append(want, "last\r\n")
 			select {
-			case <-q.done:
+			case <-q.whenClosed():
 			case <-time.After(30 * time.Second):
 				t.Fatal("the queue never closed")
 			}
@@ -128,5 +128,5 @@ func TestSendQueueOverflowCloses(t *testing.T) {
 		t.Error("overflowed() = false")
 	}
 	close(conn.gate)
-	<-q.done
+	<-q.whenClosed()
 }

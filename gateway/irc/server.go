@@ -117,6 +117,8 @@ type Server struct {
 	federation Federation // nil without peer servers; set once before serving (federation.go)
 
 	rendered renderedMembers // local channel members as of the last rendered event (events.go)
+
+	keepalive *keepalive // pings idle connections (keepalive.go)
 }
 
 // New builds the IRC edge.
@@ -155,6 +157,8 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		cfg.KeySweepEvery = time.Minute
 	}
 	go s.sweepKeys(cfg.KeySweepEvery)
+	s.keepalive = newKeepalive()
+	go s.keepalive.run(ctx, cfg.PingAfter, cfg.PingTimeout)
 	return s
 }
 

@@ -28,8 +28,8 @@ func BenchmarkWriteLines(b *testing.B) {
 		server, client net.Conn
 		lines          [][]byte // default: the whole batch
 	}{
-		{"loopback-tcp-vectored", tcpServer, tcpClient, nil},
-		{"pipe-coalesced", pipeServer, pipeClient, nil},
+		{"loopback-tcp-batch", tcpServer, tcpClient, nil},
+		{"pipe-batch", pipeServer, pipeClient, nil},
 		// One line per write: a fan-out delivery to a connection that keeps up.
 		{"loopback-tcp-one-line", oneServer, oneClient, lines[:1]},
 	} {

@@ -7,6 +7,12 @@
 // message-based, so each transport implements Conn directly. The IRC gateway
 // reads and writes through Conn only and never sees the transport.
 //
+// An idle TCP connection holds no read or write buffer: its socket is read through its
+// syscall.RawConn, waiting for input without a buffer (rawread_unix.go), and writes go through
+// shared pooled buffers. Its goroutine, parked in that wait, keeps a call chain short enough for
+// the runtime's smallest stack (benchmark B1). WebSocket connections are served by
+// nhooyr.io/websocket, which keeps net/http's buffers of the hijacked connection.
+//
 // Line framing for streams is hand-written on top of bufio.Reader.ReadSlice
 // rather than bufio.Scanner because the IRC rule for an over-long line (reply
 // 417, drop the line, keep the connection) needs the reader to skip to the

@@ -15,7 +15,10 @@ const initialLineBuffer = 512
 // before it is removed too), enforcing a maximum line length that includes
 // the terminator.
 type lineReader struct {
-	r          io.Reader
+	r io.Reader
+	// fresh, when set, reads without a buffer being held while it waits: the buffer is given
+	// back whenever no unread bytes are left, and fresh returns a new one holding the next input.
+	fresh      freshReader
 	buf        []byte
 	start, end int // unread bytes are buf[start:end]
 	maxLine    int
@@ -26,7 +29,31 @@ type lineReader struct {
 // newLineReader returns a reader for lines of at most maxLine bytes
 // including the terminator.
 func newLineReader(r io.Reader, maxLine, maxDrain int) *lineReader {
-	return &lineReader{r: r, buf: make([]byte, min(initialLineBuffer, maxLine)), maxLine: maxLine, maxDrain: maxDrain}
+	lr := &lineReader{r: r, maxLine: maxLine, maxDrain: maxDrain}
+	if f, ok := r.(freshReader); ok && maxLine >= initialLineBuffer {
+		lr.fresh = f
+	} else {
+		lr.buf = make([]byte, min(initialLineBuffer, maxLine))
+	}
+	return lr
+}
+
+// releaseIdle gives the buffer back while no unread bytes are left (with a fresh source only),
+// before the caller waits for input.
+func (lr *lineReader) releaseIdle() {
+	if lr.fresh != nil && lr.start == lr.end && lr.buf != nil {
+		lr.fresh.release(lr.buf)
+		lr.buf, lr.start, lr.end = nil, 0, 0
+	}
+}
+
+// freshReader is a source that can wait for input before it takes a buffer (rawReader).
+type freshReader interface {
+	// readFresh waits for input and returns a buffer of initialLineBuffer bytes holding the n
+	// bytes read; the buffer is nil when nothing was read.
+	readFresh() (buf []byte, n int, err error)
+	// release takes back a buffer that holds no unread bytes.
+	release(buf []byte)
 }
 
 // readLine returns the next complete line without CR/LF. A partial line
@@ -58,7 +85,14 @@ func (lr *lineReader) fill() error {
 		return lr.err
 	}
 	pending := lr.end - lr.start
+	var n int
+	var err error
 	switch {
+	case pending == 0 && lr.fresh != nil:
+		lr.fresh.release(lr.buf)
+		lr.buf, lr.start, lr.end = nil, 0, 0
+		lr.buf, n, err = lr.fresh.readFresh()
+		return lr.filled(n, err)
 	case pending == 0 && len(lr.buf) > initialLineBuffer:
 		lr.buf = make([]byte, initialLineBuffer)
 		lr.start, lr.end = 0, 0
@@ -71,7 +105,12 @@ func (lr *lineReader) fill() error {
 		copy(grown, lr.buf[:lr.end])
 		lr.buf = grown
 	}
-	n, err := lr.r.Read(lr.buf[lr.end:])
+	n, err = lr.r.Read(lr.buf[lr.end:])
+	return lr.filled(n, err)
+}
+
+// filled records the outcome of a read of n bytes into buf[end:].
+func (lr *lineReader) filled(n int, err error) error {
 	lr.end += n
 	if err != nil {
 		lr.err = err

@@ -185,3 +185,61 @@ func FuzzLineReader(f *testing.F) {
 		}
 	})
 }
+
+// freshSource is a freshReader over fixed chunks that counts the buffers it hands out and gets back.
+type freshSource struct {
+	chunks         []string
+	lent, released int
+}
+
+func (f *freshSource) Read(p []byte) (int, error) {
+	if len(f.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, f.chunks[0])
+	f.chunks = f.chunks[1:]
+	return n, nil
+}
+
+func (f *freshSource) readFresh() ([]byte, int, error) {
+	buf := make([]byte, initialLineBuffer)
+	n, err := f.Read(buf)
+	if n == 0 {
+		return nil, 0, err
+	}
+	f.lent++
+	return buf, n, nil
+}
+
+func (f *freshSource) release(buf []byte) {
+	if buf != nil {
+		f.released++
+	}
+}
+
+// TestLineReaderReleasesIdleBuffer: with a fresh source, the buffer goes back once every byte is
+// used, and not while part of a line is pending.
+func TestLineReaderReleasesIdleBuffer(t *testing.T) {
+	src := &freshSource{chunks: []string{"PING a\r\nPI", "NG b\r\n"}}
+	lr := newLineReader(src, MaxLineBytes, maxDrainBytes)
+	tests := []struct {
+		wantLine string
+		wantHeld bool
+	}{
+		{"PING a", true}, // "PI" is still unread
+		{"PING b", false},
+	}
+	for i, tt := range tests {
+		line, err := lr.readLine()
+		if err != nil || string(line) != tt.wantLine {
+			t.Fatalf("line %d: %q, %v", i, line, err)
+		}
+		lr.releaseIdle()
+		if held := lr.buf != nil; held != tt.wantHeld {
+			t.Fatalf("after line %d: buffer held = %v, want %v", i, held, tt.wantHeld)
+		}
+	}
+	if src.released != src.lent {
+		t.Fatalf("%d buffers lent, %d released", src.lent, src.released)
+	}
+}

@@ -8,26 +8,61 @@ import (
 	"sync"
 )
 
-// maxRetainedScratch is the largest coalescing buffer a connection keeps
-// between writes; a bigger one is dropped after use.
-const maxRetainedScratch = 64 << 10
+// writeBufSize is the size of the buffers a batch of lines is copied into and written from.
+const writeBufSize = 16 << 10
 
-// maxRetainedLines is the largest batch whose slice of line headers a
-// connection keeps for its next vectored write.
-const maxRetainedLines = 64
+// smallWriteBufSize is the size of the buffers used for batches that fit one: most do, and a burst
+// of small batches then leaves small buffers, not 16 KiB ones, in the pool until the next GCs.
+const smallWriteBufSize = 2 << 10
+
+// writeBufs and smallWriteBufs hold the write buffers between writes, shared by all connections: an
+// idle connection keeps no write buffer (nor the iovec array a vectored write would keep in its
+// file descriptor). They are package-level because they are caches with no observable state;
+// every buffer in them is empty.
+var (
+	writeBufs = sync.Pool{New: func() any {
+		b := make([]byte, 0, writeBufSize)
+		return &b
+	}}
+	smallWriteBufs = sync.Pool{New: func() any {
+		b := make([]byte, 0, smallWriteBufSize)
+		return &b
+	}}
+)
+
+// getWriteBuf returns an empty pooled buffer for a batch of about size bytes.
+func getWriteBuf(size int) *[]byte {
+	if size <= smallWriteBufSize {
+		return smallWriteBufs.Get().(*[]byte)
+	}
+	return writeBufs.Get().(*[]byte)
+}
+
+// putWriteBuf empties a buffer from getWriteBuf and gives it back.
+func putWriteBuf(bp *[]byte) {
+	*bp = (*bp)[:0]
+	if cap(*bp) == smallWriteBufSize {
+		smallWriteBufs.Put(bp)
+	} else {
+		writeBufs.Put(bp)
+	}
+}
+
+// inputWaiter is a source that can wait for input without a buffer (rawReader).
+type inputWaiter interface {
+	awaitInput() error
+}
 
 // streamConn is a Conn over a byte stream (plain TCP or TLS).
 type streamConn struct {
-	conn  net.Conn
-	kind  string
-	lines *lineReader
+	conn   net.Conn
+	kind   string
+	lines  *lineReader
+	waiter inputWaiter // set for a socket read through its RawConn
 
-	// writeMu serializes writers and guards the scratch buffers. Close never
-	// takes it: closing the socket is what unblocks a stuck writer.
-	writeMu  sync.Mutex
-	vec      net.Buffers
-	coalesce []byte
-	vectored bool
+	// writeMu serializes writers. Close never takes it: closing the socket is what unblocks a
+	// stuck writer.
+	writeMu sync.Mutex
 
 	closeOnce sync.Once
 	closeErr  error
@@ -35,35 +70,59 @@ type streamConn struct {
 
 // NewStreamConn wraps a TCP or TLS connection; kind is "tcp" or "tls".
 //
-// Writes to a *net.TCPConn or *net.UnixConn are one vectored write
-// (writev through net.Buffers). Other connections (TLS, net.Pipe) do not
-// support vectored writes, so each batch is copied into one buffer and
-// written at once, which keeps a TLS batch in as few records as possible.
-func NewStreamConn(c net.Conn, kind string) Conn {
-	vectored := false
+// A batch of lines is copied into a shared buffer (2 or 16 KiB) and written with one write (a
+// longer batch with one write per 16 KiB), which also keeps a TLS batch in as few records as possible.
+// A single line is written as it is.
+func NewStreamConn(c net.Conn, kind string) Conn { return newStreamConn(c, kind) }
+
+func newStreamConn(c net.Conn, kind string) *streamConn {
+	var r io.Reader = c
 	switch c.(type) {
 	case *net.TCPConn, *net.UnixConn:
-		vectored = true
+		if raw := newRawReader(c); raw != nil {
+			r = raw
+		}
 	}
+	waiter, _ := r.(inputWaiter)
 	return &streamConn{
-		conn:     c,
-		kind:     kind,
-		lines:    newLineReader(c, MaxLineBytes, maxDrainBytes),
-		vectored: vectored,
+		conn:   c,
+		kind:   kind,
+		lines:  newLineReader(r, MaxLineBytes, maxDrainBytes),
+		waiter: waiter,
 	}
 }
 
 func (s *streamConn) ReadLine() ([]byte, error) {
+	if s.waiter != nil && s.lines.start == s.lines.end && s.lines.err == nil {
+		// An idle connection waits here, and reads what arrived here, not deeper in the line
+		// reader: both keep its goroutine's stack shallow (see rawReader).
+		s.lines.releaseIdle()
+		if err := s.waiter.awaitInput(); err != nil {
+			return nil, s.readError(err)
+		}
+		if err := s.lines.fill(); err != nil {
+			return nil, s.readError(err)
+		}
+	}
 	line, err := s.lines.readLine()
-	if err == nil || errors.Is(err, ErrLineTooLong) || errors.Is(err, ErrInputFlood) {
-		return line, err
+	if err != nil {
+		return nil, s.readError(err)
+	}
+	return line, nil
+}
+
+// readError maps the end of the stream to io.EOF and wraps other read errors. It is kept out of
+// ReadLine so that ReadLine's frame, on the stack of a connection parked in a read, stays small.
+func (s *streamConn) readError(err error) error {
+	if errors.Is(err, ErrLineTooLong) || errors.Is(err, ErrInputFlood) {
+		return err
 	}
 	// A peer that drops a TLS connection without close_notify ends it with
 	// io.ErrUnexpectedEOF; that is still just the end of the connection.
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return nil, io.EOF
+		return io.EOF
 	}
-	return nil, fmt.Errorf("transport: read %s from %s: %w", s.kind, s.conn.RemoteAddr(), err)
+	return fmt.Errorf("transport: read %s from %s: %w", s.kind, s.conn.RemoteAddr(), err)
 }
 
 func (s *streamConn) WriteLines(lines [][]byte) error {
@@ -73,10 +132,10 @@ func (s *streamConn) WriteLines(lines [][]byte) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	var err error
-	if s.vectored {
-		err = s.writeVectored(lines)
+	if len(lines) == 1 {
+		_, err = s.conn.Write(lines[0])
 	} else {
-		err = s.writeCoalesced(lines)
+		err = s.writeBatch(lines)
 	}
 	if err != nil {
 		return fmt.Errorf("transport: write %s to %s: %w", s.kind, s.conn.RemoteAddr(), err)
@@ -84,39 +143,39 @@ func (s *streamConn) WriteLines(lines [][]byte) error {
 	return nil
 }
 
-// writeVectored sends the batch with one writev, or a single line with one
-// write (no slice header escapes to the heap for it). net.Buffers.WriteTo
-// consumes the slice it is given, so it works on a private copy of the
-// slice headers, never on the caller's; a copy longer than
-// maxRetainedLines is dropped after use, so one burst (a NAMES list, a
-// history replay) does not stay with an idle connection.
-func (s *streamConn) writeVectored(lines [][]byte) error {
-	if len(lines) == 1 {
-		_, err := s.conn.Write(lines[0])
+// writeBatch copies lines into a pooled buffer, writing it out whenever the next line would not
+// fit; a line longer than the buffer is written on its own.
+func (s *streamConn) writeBatch(lines [][]byte) error {
+	size := 0
+	for _, line := range lines {
+		size += len(line)
+	}
+	bp := getWriteBuf(size)
+	defer putWriteBuf(bp)
+	buf := (*bp)[:0]
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := s.conn.Write(buf)
+		buf = buf[:0]
 		return err
 	}
-	s.vec = append(s.vec[:0], lines...)
-	bufs := s.vec
-	_, err := bufs.WriteTo(s.conn)
-	clear(s.vec)
-	if len(lines) > maxRetainedLines {
-		s.vec = nil
-	}
-	return err
-}
-
-func (s *streamConn) writeCoalesced(lines [][]byte) error {
-	buf := s.coalesce[:0]
 	for _, line := range lines {
+		if len(buf)+len(line) > cap(buf) {
+			if err := flush(); err != nil {
+				return err
+			}
+			if len(line) > cap(buf) {
+				if _, err := s.conn.Write(line); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		buf = append(buf, line...)
 	}
-	_, err := s.conn.Write(buf)
-	if cap(buf) <= maxRetainedScratch {
-		s.coalesce = buf[:0]
-	} else {
-		s.coalesce = nil
-	}
-	return err
+	return flush()
 }
 
 func (s *streamConn) Close() error {

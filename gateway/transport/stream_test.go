@@ -42,28 +42,40 @@ func loopbackPair(t testing.TB) (server, client net.Conn) {
 }
 
 func TestStreamConnReadLine(t *testing.T) {
-	server, client := net.Pipe()
-	conn := NewStreamConn(server, KindTCP)
-	go func() {
-		client.Write([]byte("NICK a\r\nUS"))
-		client.Write([]byte("ER b\n" + strings.Repeat("x", MaxLineBytes) + "\r\nPING\r\n"))
-		client.Close()
-	}()
-	want := []readResult{{line: "NICK a"}, {line: "USER b"}, {err: ErrLineTooLong}, {line: "PING"}, {err: io.EOF}}
-	var got []readResult
-	for {
-		line, err := conn.ReadLine()
-		if err != nil && !errors.Is(err, ErrLineTooLong) {
-			got = append(got, readResult{err: err})
-			break
-		}
-		got = append(got, readResult{line: string(line), err: err})
+	pipeServer, pipeClient := net.Pipe()
+	tcpServer, tcpClient := loopbackPair(t)
+	tests := []struct {
+		name           string
+		server, client net.Conn
+	}{
+		{"pipe (net.Conn.Read)", pipeServer, pipeClient},
+		{"tcp (RawConn)", tcpServer, tcpClient},
 	}
-	if !equalResults(got, want) {
-		t.Fatalf("got %s, want %s", describe(got), describe(want))
-	}
-	if got[len(got)-1].err != io.EOF {
-		t.Fatalf("end of stream is %v, want io.EOF itself", got[len(got)-1].err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn := NewStreamConn(tt.server, KindTCP)
+			go func() {
+				tt.client.Write([]byte("NICK a\r\nUS"))
+				tt.client.Write([]byte("ER b\n" + strings.Repeat("x", MaxLineBytes) + "\r\nPING\r\n"))
+				tt.client.Close()
+			}()
+			want := []readResult{{line: "NICK a"}, {line: "USER b"}, {err: ErrLineTooLong}, {line: "PING"}, {err: io.EOF}}
+			var got []readResult
+			for {
+				line, err := conn.ReadLine()
+				if err != nil && !errors.Is(err, ErrLineTooLong) {
+					got = append(got, readResult{err: err})
+					break
+				}
+				got = append(got, readResult{line: string(line), err: err})
+			}
+			if !equalResults(got, want) {
+				t.Fatalf("got %s, want %s", describe(got), describe(want))
+			}
+			if got[len(got)-1].err != io.EOF {
+				t.Fatalf("end of stream is %v, want io.EOF itself", got[len(got)-1].err)
+			}
+		})
 	}
 }
 
@@ -99,17 +111,13 @@ func TestStreamConnWriteLines(t *testing.T) {
 	tests := []struct {
 		name           string
 		server, client net.Conn
-		vectored       bool
 	}{
-		{"pipe coalesced", pipeServer, pipeClient, false},
-		{"tcp vectored", tcpServer, tcpClient, true},
+		{"pipe", pipeServer, pipeClient},
+		{"tcp", tcpServer, tcpClient},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conn := NewStreamConn(tt.server, KindTCP)
-			if got := conn.(*streamConn).vectored; got != tt.vectored {
-				t.Fatalf("vectored = %v, want %v", got, tt.vectored)
-			}
 			snapshot := make([][]byte, len(lines))
 			copy(snapshot, lines)
 			received := make(chan string, 1)
@@ -135,6 +143,48 @@ func TestStreamConnWriteLines(t *testing.T) {
 			}
 			if err := conn.WriteLines(nil); err != nil {
 				t.Fatalf("empty batch: %v", err)
+			}
+		})
+	}
+}
+
+// TestStreamConnWriteLongBatch checks batches that do not fit one write buffer: several buffers,
+// and lines longer than a buffer written on their own, all in order.
+func TestStreamConnWriteLongBatch(t *testing.T) {
+	line := func(size int, fill byte) []byte {
+		return append(bytes.Repeat([]byte{fill}, size-2), '\r', '\n')
+	}
+	tests := []struct {
+		name  string
+		lines [][]byte
+	}{
+		{"many short lines", func() [][]byte {
+			var ls [][]byte
+			for i := range 1000 {
+				ls = append(ls, line(100, byte('a'+i%26)))
+			}
+			return ls
+		}()},
+		{"a line longer than the buffer in the middle", [][]byte{line(10, 'a'), line(writeBufSize+100, 'b'), line(10, 'c')}},
+		{"a line longer than the buffer first", [][]byte{line(3*writeBufSize, 'a'), line(10, 'b')}},
+		{"lines that fill the buffer exactly", [][]byte{line(writeBufSize/2, 'a'), line(writeBufSize/2, 'b'), line(10, 'c')}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server, client := loopbackPair(t)
+			conn := NewStreamConn(server, KindTCP)
+			want := bytes.Join(tt.lines, nil)
+			received := make(chan []byte, 1)
+			go func() {
+				buf := make([]byte, len(want))
+				n, _ := io.ReadFull(client, buf)
+				received <- buf[:n]
+			}()
+			if err := conn.WriteLines(tt.lines); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-received; !bytes.Equal(got, want) {
+				t.Fatalf("received %d bytes that differ from the %d written", len(got), len(want))
 			}
 		})
 	}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package transport
+
+import (
+	"io"
+	"net"
+)
+
+// newRawReader has no raw socket reads to offer here: connections are read through net.Conn.
+func newRawReader(net.Conn) io.Reader { return nil }
