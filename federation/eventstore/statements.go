@@ -15,11 +15,18 @@ import (
 const (
 	// sqlInsertRoot gives a new root the next free okey of its millisecond: bind ?11 to
 	// firstKeyOf(time_ms) and ?12 to firstKeyOf(time_ms+1). A full millisecond violates the
-	// table's CHECK. Nothing changes when the msgid is stored.
+	// table's CHECK. Nothing changes (and no row returns) when the msgid is stored. The writer
+	// uses it only for a root older than the newest stored millisecond; newer roots go in runs
+	// (sqlInsertRoots, roots.go).
 	sqlInsertRoot = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
 		tags_json, time_ms, replaces_msgid, origin, okey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
 		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12))
-		ON CONFLICT(msgid) DO NOTHING`
+		ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`
+	// sqlSeqByOkey finds a root the writer stored under an okey it chose (roots.go).
+	sqlSeqByOkey = `SELECT seq FROM messages WHERE okey = ?`
+	// sqlMaxOkey is the greatest okey stored (math.MinInt64 when none): one step down the okey
+	// index, at Open.
+	sqlMaxOkey    = `SELECT COALESCE(MAX(okey), ?) FROM messages`
 	sqlInsertEdit = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
 		tags_json, time_ms, replaces_msgid, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(msgid) DO NOTHING`
@@ -36,11 +43,10 @@ const (
 	sqlMarkDeleted       = `UPDATE messages SET deleted_at_ms = ? WHERE seq = ?`
 	sqlDeleteRevisionsOf = `UPDATE messages SET deleted_at_ms = ?1
 		WHERE replaces_msgid = ?2 AND deleted_at_ms IS NULL`
-	// sqlFTSInsertMany takes a JSON array of [root seq, venue token, body] rows, and indexes them
+	// sqlFTSInsertMany takes a JSON array of [root okey, venue token, body] rows, and indexes them
 	// in that order under -okey.
 	sqlFTSInsertMany = `INSERT INTO messages_fts(rowid, venue, body)
-		SELECT -m.okey, j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j
-		CROSS JOIN messages m ON m.seq = j.value ->> 0`
+		SELECT -(j.value ->> 0), j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j`
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
 	// sqlRecordDeletion files a delete made on this node in the deletions log, which the event
 	// exchange copies to the other nodes.
@@ -84,7 +90,7 @@ const (
 type writeStatements struct {
 	insertRoot, insertEdit, findRow, latestEdit, countEdits, setRevision *sql.Stmt
 	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete             *sql.Stmt
-	recordDeletion                                                       *sql.Stmt
+	recordDeletion, seqByOkey                                            *sql.Stmt
 }
 
 func (w *writeStatements) all() []namedStatement {
@@ -92,8 +98,20 @@ func (w *writeStatements) all() []namedStatement {
 		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
 		{&w.latestEdit, sqlLatestEdit}, {&w.countEdits, sqlCountEdits}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
 		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
-		{&w.recordDeletion, sqlRecordDeletion},
+		{&w.recordDeletion, sqlRecordDeletion}, {&w.seqByOkey, sqlSeqByOkey},
 	}
+}
+
+// rootChunkStatements are the multi-row root inserts, for 1, 2, 4, ..., maxRootChunk rows
+// (roots.go). A transaction binds them only when it uses them.
+type rootChunkStatements [rootChunkSizes]*sql.Stmt
+
+func (c *rootChunkStatements) all() []namedStatement {
+	stmts := make([]namedStatement, len(c))
+	for level := range c {
+		stmts[level] = namedStatement{&c[level], sqlInsertRoots(1 << level)}
+	}
+	return stmts
 }
 
 // readStatements are prepared on the reader pool; database/sql re-prepares them lazily per

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,10 +29,11 @@ type Store struct {
 	log      *slog.Logger
 	maxBatch int
 
-	writeDB *sql.DB // one connection: the writer goroutine, migrations, and the direct writes of reactions and cursors
-	readDB  *sql.DB // a pool of query_only connections
-	w       writeStatements
-	r       readStatements
+	writeDB    *sql.DB // one connection: the writer goroutine, migrations, and the direct writes of reactions and cursors
+	readDB     *sql.DB // a pool of query_only connections
+	w          writeStatements
+	rootChunks rootChunkStatements // the writer's multi-row root inserts (roots.go)
+	r          readStatements
 
 	reqs       chan *writeRequest // group-commit queue; closed by Close
 	writerDone chan struct{}      // closed once the writer and the syncer have answered every request
@@ -48,9 +50,12 @@ type Store struct {
 	generation atomic.Uint64
 	// sparse steers Search's plan per venue (see search.go).
 	sparse sparseVenues
-	// orphanEdits counts stored edits whose root is not stored. Set by Open, then owned by the
-	// writer goroutine.
-	orphanEdits int64
+	// orphanEdits counts stored edits whose root is not stored, and maxOkey is the greatest okey
+	// stored (math.MinInt64 when none; see roots.go). Set by Open, then owned by the writer
+	// goroutine.
+	orphanEdits, maxOkey int64
+	// scratch holds the writer's buffers between transactions (writer goroutine only).
+	scratch writerScratch
 	// taken, when set (tests only), runs in the writer after it has taken a batch and before it
 	// commits it.
 	taken func()
@@ -149,7 +154,10 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	if err = s.writeDB.QueryRowContext(ctx, sqlCountOrphanEdits).Scan(&s.orphanEdits); err != nil {
 		return fmt.Errorf("eventstore: count orphan edits: %w", err)
 	}
-	if err = prepareAll(ctx, s.writeDB, s.w.all()); err != nil {
+	if err = s.writeDB.QueryRowContext(ctx, sqlMaxOkey, int64(math.MinInt64)).Scan(&s.maxOkey); err != nil {
+		return fmt.Errorf("eventstore: read the newest order key: %w", err)
+	}
+	if err = prepareAll(ctx, s.writeDB, append(s.w.all(), s.rootChunks.all()...)); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 	if !noSync {
@@ -181,7 +189,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 
 func (s *Store) closeDatabases() error {
 	var errs []error
-	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()))
+	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()), closeAll(s.rootChunks.all()))
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}

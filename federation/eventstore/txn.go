@@ -22,20 +22,39 @@ import (
 //
 // Orphan edits (whose root is not stored yet) are counted so that storing a root looks for early
 // revisions only while some exist: the count starts from the store's, and the store adopts the
-// transaction's count when it commits.
+// transaction's count when it commits. The greatest okey stored (maxOkey) is kept the same way;
+// new roots are queued in a run and stored together (roots.go).
 type writeTxn struct {
 	writeStatements
-	toIndex map[int64]indexRow // by root seq
-	orphans int64
+	sqlTx    *sql.Tx
+	chunkSrc *rootChunkStatements // the store's, prepared on the write connection
+	chunks   rootChunkStatements  // those bound to sqlTx so far
+	run      []*pendingMessage    // new roots queued for flushRoots
+	args     []any                // flushRoots' parameter buffer
+	toIndex  map[int64]indexRow   // by root okey
+	orphans  int64
+	maxOkey  int64
 }
 
 type indexRow struct {
-	timeMs      int64
 	venue, body string
 }
 
+// writerScratch is what one transaction's writeTxn lends from the last: its buffers, empty.
+type writerScratch struct {
+	run     []*pendingMessage
+	args    []any
+	toIndex map[int64]indexRow
+}
+
 func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
-	bound := &writeTxn{toIndex: make(map[int64]indexRow), orphans: s.orphanEdits}
+	if s.scratch.toIndex == nil {
+		s.scratch.toIndex = make(map[int64]indexRow)
+	}
+	bound := &writeTxn{
+		sqlTx: tx, chunkSrc: &s.rootChunks, run: s.scratch.run, args: s.scratch.args, toIndex: s.scratch.toIndex,
+		orphans: s.orphanEdits, maxOkey: s.maxOkey,
+	}
 	dst, src := bound.all(), s.w.all()
 	for i := range src {
 		*dst[i].dst = tx.StmtContext(ctx, *src[i].dst)
@@ -43,20 +62,28 @@ func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
 	return bound
 }
 
+// giveBack empties the transaction's buffers for the next one.
+func (tx *writeTxn) giveBack() writerScratch {
+	clear(tx.run)
+	clear(tx.args)
+	clear(tx.toIndex)
+	return writerScratch{run: tx.run[:0], args: tx.args[:0], toIndex: tx.toIndex}
+}
+
 // index queues (or replaces) the search-index row of a root.
-func (tx *writeTxn) index(seq, timeMs int64, venue, body string) {
-	tx.toIndex[seq] = indexRow{timeMs: timeMs, venue: venue, body: body}
+func (tx *writeTxn) index(okey int64, venue, body string) {
+	tx.toIndex[okey] = indexRow{venue: venue, body: body}
 }
 
 // unindex removes a root from the search index, or from the queue when it was indexed in this
 // transaction.
-func (tx *writeTxn) unindex(ctx context.Context, seq, okey int64) error {
-	if _, queued := tx.toIndex[seq]; queued {
-		delete(tx.toIndex, seq)
+func (tx *writeTxn) unindex(ctx context.Context, okey int64) error {
+	if _, queued := tx.toIndex[okey]; queued {
+		delete(tx.toIndex, okey)
 		return nil
 	}
 	if _, err := tx.ftsDelete.ExecContext(ctx, okey); err != nil {
-		return fmt.Errorf("unindex %d: %w", seq, err)
+		return fmt.Errorf("unindex okey %d: %w", okey, err)
 	}
 	return nil
 }
@@ -68,18 +95,12 @@ func (tx *writeTxn) flushIndex(ctx context.Context) error {
 	}
 	// FTS5 flushes its pending data whenever a rowid is not greater than the previous one, so the
 	// rows go in ascending rowid (-okey) order: newest (time, seq) first.
-	seqs := slices.Collect(maps.Keys(tx.toIndex))
-	slices.SortFunc(seqs, func(a, b int64) int {
-		ta, tb := tx.toIndex[a].timeMs, tx.toIndex[b].timeMs
-		if ta != tb {
-			return cmp.Compare(tb, ta)
-		}
-		return cmp.Compare(b, a)
-	})
-	rows := make([][3]any, 0, len(seqs))
-	for _, seq := range seqs {
-		r := tx.toIndex[seq]
-		rows = append(rows, [3]any{seq, venueToken(r.venue), r.body})
+	okeys := slices.Collect(maps.Keys(tx.toIndex))
+	slices.SortFunc(okeys, func(a, b int64) int { return cmp.Compare(b, a) })
+	rows := make([][3]any, 0, len(okeys))
+	for _, okey := range okeys {
+		r := tx.toIndex[okey]
+		rows = append(rows, [3]any{okey, venueToken(r.venue), r.body})
 	}
 	doc, err := json.Marshal(rows)
 	if err != nil {
@@ -92,18 +113,35 @@ func (tx *writeTxn) flushIndex(ctx context.Context) error {
 	return nil
 }
 
-// insertAll stores one Append call's messages. result is the call's own outcome (nil or
-// duplicates); err is a database failure that aborts the transaction.
-func (tx *writeTxn) insertAll(ctx context.Context, msgs []pendingMessage) (result error, added int64, err error) {
-	var dups []string
+// insertAll stores, or queues for flushRoots, one Append call's messages; a non-nil error is a
+// database failure that aborts the transaction. Once the run is flushed, every message stored has
+// its seq (appendOutcome).
+func (tx *writeTxn) insertAll(ctx context.Context, msgs []pendingMessage) error {
 	for i := range msgs {
 		m := &msgs[i]
-		stored, err := tx.insert(ctx, m)
-		if err != nil {
-			return nil, 0, fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
+		if m.ReplacesMsgID == "" {
+			if okey, ok := tx.newRootKey(m.Time.UnixMilli()); ok {
+				tx.queueRoot(m, okey)
+				continue
+			}
 		}
-		if !stored {
-			dups = append(dups, m.MsgID)
+		if err := tx.flushRoots(ctx); err != nil {
+			return err
+		}
+		if err := tx.insert(ctx, m); err != nil {
+			return fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
+		}
+	}
+	return nil
+}
+
+// appendOutcome is an Append call's own result once its messages went through the writer (nil,
+// or the duplicates: those left without a seq), and how many it stored.
+func appendOutcome(msgs []pendingMessage) (result error, added int64) {
+	var dups []string
+	for i := range msgs {
+		if msgs[i].seq == 0 {
+			dups = append(dups, msgs[i].MsgID)
 			continue
 		}
 		added++
@@ -111,7 +149,7 @@ func (tx *writeTxn) insertAll(ctx context.Context, msgs []pendingMessage) (resul
 	if len(dups) > 0 {
 		result = fmt.Errorf("%w: %s", ErrDuplicate, strings.Join(dups, ", "))
 	}
-	return result, added, nil
+	return result, added
 }
 
 // storedRow is what the writer needs to know about an existing row.
@@ -141,24 +179,31 @@ func (tx *writeTxn) find(ctx context.Context, msgid string) (storedRow, error) {
 	return r, nil
 }
 
-// insert stores one message and sets its seq; stored is false for a duplicate msgid.
-func (tx *writeTxn) insert(ctx context.Context, m *pendingMessage) (stored bool, err error) {
+// insert stores one message (the run of queued roots flushed) and sets its seq; a duplicate msgid
+// leaves it 0.
+func (tx *writeTxn) insert(ctx context.Context, m *pendingMessage) error {
 	if m.ReplacesMsgID == "" {
 		return tx.storeRoot(ctx, m)
 	}
 	return tx.storeEdit(ctx, m)
 }
 
-func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) (stored bool, err error) {
+// storeRoot stores a root that is not for a run: one older than the newest stored millisecond
+// (the database picks its okey).
+func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) error {
 	timeMs := m.Time.UnixMilli()
-	res, err := tx.insertRoot.ExecContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, m.tagsJSON, timeMs, m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1))
-	seq, err := insertedSeq(res, err)
-	if seq == 0 || err != nil {
-		return false, err
+	var seq, okey int64
+	err := tx.insertRoot.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
+		m.Text, m.tagsJSON, timeMs, m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1)).Scan(&seq, &okey)
+	if errors.Is(err, sql.ErrNoRows) { // a duplicate
+		return nil
 	}
-	m.seq = seq
-	return true, tx.linkEarlyRevisions(ctx, &m.Message, seq, timeMs)
+	if err != nil {
+		return err
+	}
+	m.seq, m.okey = seq, okey
+	tx.maxOkey = max(tx.maxOkey, okey)
+	return tx.linkEarlyRevisions(ctx, &m.Message, seq, okey)
 }
 
 // insertedSeq is the seq of the row an INSERT ... ON CONFLICT DO NOTHING stored, 0 if none.
@@ -172,11 +217,11 @@ func insertedSeq(res sql.Result, err error) (int64, error) {
 	return res.LastInsertId()
 }
 
-// linkEarlyRevisions indexes a root just stored, in the form of its newest revision when
-// revisions arrived before it.
-func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, timeMs int64) error {
+// linkEarlyRevisions indexes a root just stored (its seq set), in the form of its newest revision
+// when revisions arrived before it.
+func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, okey int64) error {
 	if tx.orphans == 0 {
-		tx.index(seq, timeMs, m.Venue, m.Text)
+		tx.index(okey, m.Venue, m.Text)
 		return nil
 	}
 	var (
@@ -185,7 +230,7 @@ func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, tim
 	)
 	err := tx.latestEdit.QueryRowContext(ctx, m.MsgID).Scan(&editSeq, &editID, &editText, &tag, &editTimeMs)
 	if errors.Is(err, sql.ErrNoRows) {
-		tx.index(seq, timeMs, m.Venue, m.Text)
+		tx.index(okey, m.Venue, m.Text)
 		return nil
 	}
 	if err != nil {
@@ -199,20 +244,20 @@ func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, tim
 	if _, err := tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq); err != nil {
 		return err
 	}
-	tx.index(seq, timeMs, m.Venue, editText)
+	tx.index(okey, m.Venue, editText)
 	return nil
 }
 
-func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) (stored bool, err error) {
+func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) error {
 	rootID := m.ReplacesMsgID
 	root, err := tx.find(ctx, rootID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if root.found && root.isRevision { // an edit of an edit revises the same root
 		rootID = root.replaces
 		if root, err = tx.find(ctx, rootID); err != nil {
-			return false, err
+			return err
 		}
 	}
 	timeMs := m.Time.UnixMilli()
@@ -220,30 +265,30 @@ func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) (stored bo
 		m.Text, m.tagsJSON, timeMs, rootID, m.Origin)
 	seq, err := insertedSeq(res, err)
 	if seq == 0 || err != nil {
-		return false, err
+		return err
 	}
 	m.seq = seq
 	switch {
 	case !root.found || root.isRevision: // the root has not arrived; linkEarlyRevisions will link it
 		tx.orphans++
-		return true, nil
+		return nil
 	case root.deletedAt.Valid: // a late revision of a deleted message stays deleted
 		_, err := tx.markDeleted.ExecContext(ctx, root.deletedAt.Int64, seq)
-		return true, err
+		return err
 	}
 	newer := !root.revTimeMs.Valid || timeMs > root.revTimeMs.Int64 ||
 		(timeMs == root.revTimeMs.Int64 && seq > root.revSeq.Int64)
 	if !newer {
-		return true, nil
+		return nil
 	}
 	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, m.tagsJSON, timeMs, seq, root.seq); err != nil {
-		return true, err
+		return err
 	}
-	if err := tx.unindex(ctx, root.seq, root.okey); err != nil {
-		return true, err
+	if err := tx.unindex(ctx, root.okey); err != nil {
+		return err
 	}
-	tx.index(root.seq, root.timeMs, root.venue, m.Text)
-	return true, nil
+	tx.index(root.okey, root.venue, m.Text)
+	return nil
 }
 
 // deleteRoot soft-deletes the root of op.msgid and its revisions. result is ErrNotFound or nil.
@@ -271,7 +316,7 @@ func (tx *writeTxn) deleteRoot(ctx context.Context, op *deleteOp) (result, err e
 	if _, err := tx.deleteRevisionsOf.ExecContext(ctx, op.atMs, rootID); err != nil {
 		return nil, fmt.Errorf("eventstore: delete revisions of %s: %w", rootID, err)
 	}
-	if err := tx.unindex(ctx, row.seq, row.okey); err != nil {
+	if err := tx.unindex(ctx, row.okey); err != nil {
 		return nil, fmt.Errorf("eventstore: %w", err)
 	}
 	if op.origin != "" {

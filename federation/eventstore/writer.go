@@ -21,6 +21,7 @@ type pendingMessage struct {
 	Message
 	tagsJSON string // encoded by the caller's goroutine, off the writer's critical path
 	seq      int64  // set by the writer, 0 when not stored
+	okey     int64  // a stored root's, set by the writer
 }
 
 type deleteOp struct {
@@ -300,17 +301,28 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	}
 	defer sqlTx.Rollback() //nolint:errcheck // after Commit this is a no-op
 	tx := s.newWriteTxn(ctx, sqlTx)
+	defer func() { s.scratch = tx.giveBack() }()
 	results = make([]error, len(reqs))
 	for i, req := range reqs {
 		if req.del != nil {
-			results[i], err = tx.deleteRoot(ctx, req.del)
+			if err = tx.flushRoots(ctx); err == nil {
+				results[i], err = tx.deleteRoot(ctx, req.del)
+			}
 		} else {
-			var n int64
-			results[i], n, err = tx.insertAll(ctx, req.msgs)
-			added += n
+			err = tx.insertAll(ctx, req.msgs)
 		}
 		if err != nil {
 			return nil, 0, err
+		}
+	}
+	if err := tx.flushRoots(ctx); err != nil {
+		return nil, 0, err
+	}
+	for i, req := range reqs {
+		if req.del == nil {
+			var n int64
+			results[i], n = appendOutcome(req.msgs)
+			added += n
 		}
 	}
 	if err := tx.flushIndex(ctx); err != nil {
@@ -322,6 +334,6 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	if err != nil {
 		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
 	}
-	s.orphanEdits = tx.orphans
+	s.orphanEdits, s.maxOkey = tx.orphans, tx.maxOkey
 	return results, added, nil
 }
