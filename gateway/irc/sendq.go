@@ -2,6 +2,7 @@ package irc
 
 import (
 	"sync"
+	"time"
 
 	"github.com/palaver-chat/palaver/gateway/transport"
 )
@@ -13,17 +14,28 @@ const spareLines = 8
 // sendQueue is a connection's bounded output queue. Enqueue never blocks: lines are appended and a
 // writer goroutine, which exists only while there is data, drains them with one vectored write. A
 // queue that grows past its byte budget is closed and the overflow callback disconnects the client.
+//
+// Writes are coalesced while the server is busy (sendq_coalesce.go): a queue whose writer ran late
+// waits until coalesceWindow after its previous write, so that one write carries every line queued
+// meanwhile; otherwise every line is written as soon as the writer runs.
 type sendQueue struct {
-	mu       sync.Mutex
-	conn     transport.Conn
-	lines    [][]byte
-	spare    [][]byte // the last written batch, cleared, reused by the next enqueue
-	bytes    int
-	limit    int
-	writing  bool
-	closing  bool // close the connection once drained
-	closed   bool
-	overflow func()
+	mu    sync.Mutex
+	conn  transport.Conn
+	clock clock
+	// lastWrite is when the previous write began, due when the writer was due to run (started or
+	// woken).
+	lastWrite time.Duration
+	due       time.Duration
+	lines     [][]byte
+	spare     [][]byte // the last written batch, cleared, reused by the next enqueue
+	bytes     int
+	limit     int
+	writing   bool
+	closing   bool // close the connection once drained
+	closed    bool
+	measure   bool // due is set and not yet compared with the time the writer ran
+	busy      bool // the writer last ran busyLag or more late: coalesce
+	overflow  func()
 	// done is closed when the connection is closed by the queue; it is made on first use (an idle
 	// connection does not need one), and signalled says whether it is due closed.
 	done      chan struct{}
@@ -32,7 +44,11 @@ type sendQueue struct {
 }
 
 func newSendQueue(conn transport.Conn, limit int, overflow func()) *sendQueue {
-	return &sendQueue{conn: conn, limit: limit, overflow: overflow}
+	return newSendQueueClock(conn, limit, overflow, systemClock{})
+}
+
+func newSendQueueClock(conn transport.Conn, limit int, overflow func(), clk clock) *sendQueue {
+	return &sendQueue{conn: conn, limit: limit, overflow: overflow, clock: clk}
 }
 
 // enqueue appends lines; it reports false when the queue is closed or just overflowed.
@@ -65,6 +81,7 @@ func (q *sendQueue) enqueue(lines ...[]byte) bool {
 func (q *sendQueue) start() {
 	if !q.writing {
 		q.writing = true
+		q.due, q.measure = q.clock.Now(), true
 		go q.drain()
 	}
 }
@@ -85,6 +102,15 @@ func (q *sendQueue) drain() {
 			}
 			return
 		}
+		now := q.clock.Now()
+		q.noteLag(now)
+		if wait := q.coalesceWait(now); wait > 0 {
+			q.due, q.measure = now+wait, true
+			q.mu.Unlock()
+			q.clock.Sleep(wait)
+			continue
+		}
+		q.lastWrite = now
 		batch := q.lines
 		q.lines, q.bytes = nil, 0
 		q.mu.Unlock()
