@@ -35,9 +35,10 @@ type renderQueue struct {
 	mu        sync.Mutex
 	pending   []renderBatch // FIFO; pending[head:] are waiting
 	head      int
-	queued    int    // events pushed and not rendered yet, the batch being rendered included
-	busy      uint64 // index of the batch being rendered, 0 when idle
-	changed   chan struct{}
+	queued    int           // events pushed and not rendered yet, the batch being rendered included
+	busy      uint64        // index of the batch being rendered, 0 when idle
+	changed   chan struct{} // closed at the next progress; see watch
+	watched   bool          // someone holds changed: broadcast must replace it
 	closed    bool
 	wake      chan struct{} // 1-buffered: work was pushed
 	done      chan struct{}
@@ -76,7 +77,7 @@ func (q *renderQueue) pushResync(index uint64) {
 func (q *renderQueue) enqueue(b renderBatch) {
 	q.mu.Lock()
 	for !q.closed && q.queued > 0 && q.queued+len(b.events) > q.limit {
-		ch := q.changed
+		ch := q.watch()
 		q.mu.Unlock()
 		<-ch
 		q.mu.Lock()
@@ -103,7 +104,7 @@ func (q *renderQueue) waitRendered(ctx context.Context, index uint64) error {
 			q.mu.Unlock()
 			return nil
 		}
-		ch := q.changed
+		ch := q.watch()
 		q.mu.Unlock()
 		select {
 		case <-ch:
@@ -122,10 +123,20 @@ func (q *renderQueue) renderedThrough(index uint64) bool {
 	return q.head == len(q.pending) || q.pending[q.head].index > index
 }
 
-// broadcast wakes everyone waiting for progress. q.mu is held.
+// watch returns the channel closed at the next progress. q.mu is held.
+func (q *renderQueue) watch() <-chan struct{} {
+	q.watched = true
+	return q.changed
+}
+
+// broadcast wakes everyone waiting for progress. Every applied entry passes here, so with no one
+// waiting (a follower's entries, commands proposed elsewhere) it costs nothing. q.mu is held.
 func (q *renderQueue) broadcast() {
+	if !q.watched {
+		return
+	}
 	close(q.changed)
-	q.changed = make(chan struct{})
+	q.changed, q.watched = make(chan struct{}), false
 }
 
 func (q *renderQueue) loop() {

@@ -90,31 +90,33 @@ func newestAcked(ch *flowChannel, after int) (seq int, ackedAt int64) {
 	return seq, ackedAt
 }
 
-// find polls the search until its answer holds message seq of ch, and
-// returns when it first did.
+// find polls the search (pollFor) until its answer holds message seq of ch, and returns when it
+// first did.
 func (p *indexLagProbe) find(ctx context.Context, ch *flowChannel, seq int) (time.Time, bool) {
 	word := "q" + strconv.Itoa(seq)
 	path := p.baseURL + "/api/v1/search?channel=" + url.QueryEscape(strings.TrimPrefix(ch.name, "#")) + "&q=" + word
-	want := []byte(`"` + word + ` `) // the text starts with the word (restText)
-	deadline := time.Now().Add(p.timeout)
-	for time.Now().Before(deadline) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
-		if err != nil {
-			return time.Time{}, false
+	want := `"` + word + ` ` // the text starts with the word (restText)
+	var found time.Time
+	pollFor(ctx, p.timeout, p.poll, func() bool {
+		if p.searchHolds(ctx, path, want) {
+			found = time.Now()
 		}
-		resp, err := p.client.Do(req)
-		if err == nil {
-			body, rerr := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if rerr == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), string(want)) {
-				return time.Now(), true
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, false
-		case <-time.After(p.poll):
-		}
+		return !found.IsZero()
+	})
+	return found, !found.IsZero()
+}
+
+// searchHolds reports whether GET path answers 200 with a body containing want.
+func (p *indexLagProbe) searchHolds(ctx context.Context, path, want string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return false
 	}
-	return time.Time{}, false
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), want)
 }
