@@ -62,8 +62,13 @@ func NewIdentity(s *Secret, nodeID string) (*Identity, error) {
 // NodeID is the node this identity names.
 func (id *Identity) NodeID() string { return id.nodeID }
 
-// GossipKeys are the cluster's gossip keys, newest first.
-func (id *Identity) GossipKeys() [][]byte { return id.secret.GossipKeys }
+// GossipKeys are the cluster's gossip keys, newest first; nil for a nil identity.
+func (id *Identity) GossipKeys() [][]byte {
+	if id == nil {
+		return nil
+	}
+	return id.secret.GossipKeys
+}
 
 // certificate returns the node certificate, issuing a new one when the current one ends within
 // nodeCertRenew.
