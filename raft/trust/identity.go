@@ -70,6 +70,9 @@ func (id *Identity) GossipKeys() [][]byte {
 	return id.secret.GossipKeys
 }
 
+// Certificate is the node's current certificate (its chain and key), renewed as needed.
+func (id *Identity) Certificate() (*tls.Certificate, error) { return id.certificate() }
+
 // certificate returns the node certificate, issuing a new one when the current one ends within
 // nodeCertRenew.
 func (id *Identity) certificate() (*tls.Certificate, error) {
