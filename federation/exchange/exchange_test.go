@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/goccy/go-yaml"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -301,5 +304,31 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 	a.x.PullAll(ctx)
 	if m, _ := a.store.Get(ctx, id); m.DeletedAt.IsZero() {
 		t.Fatal("a did not apply b's delete")
+	}
+}
+
+// TestContractFragmentDescribesTheMountedRoutes: the cluster plane's OpenAPI fragment documents
+// exactly the routes Mount registers.
+func TestContractFragmentDescribesTheMountedRoutes(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(ContractFragment, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	e := gin.New()
+	New(Config{}).Mount(e)
+	mounted := map[string]bool{}
+	for _, r := range e.Routes() {
+		mounted[r.Method+" "+r.Path] = true
+	}
+	if !maps.Equal(documented, mounted) {
+		t.Fatalf("documented %v, mounted %v", documented, mounted)
 	}
 }
