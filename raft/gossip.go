@@ -366,6 +366,9 @@ func (g *gossip) chooseKey() {
 		}
 	}
 	g.mu.Unlock()
+	if len(held) == 0 {
+		return // alone: keep the key the joins are trying (nextKey)
+	}
 	for i, k := range g.keys {
 		common := true
 		for _, h := range held {
