@@ -3,19 +3,102 @@ package node
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
-// Gossiped node metadata: where the other nodes find this node's event exchange, and its DID.
+// Gossiped node metadata: the node's DID and its public HTTP server's URL. The other nodes reach
+// its event exchange at its cluster address (raft.Member.ClusterAddr), never at the public one.
 const (
 	metaDID  = "did"
 	metaHTTP = "http"
 )
+
+// clusterSecretFile is where the first node of a cluster writes the cluster secret, under its
+// data directory.
+var clusterSecretFile = filepath.Join("cluster", "secret")
+
+// clustered reports whether the node gossips and serves the cluster planes.
+func (c Config) clustered() bool { return c.GossipAddr != "" || c.Faults.network() != nil }
+
+// clusterIdentity loads the cluster secret and issues this node's certificate from it: nil for an
+// unclustered node, which opens no cluster port. Without --cluster-secret (refused with --join) a
+// clustered node uses <data>/cluster/secret, creating it when missing: it is the first node.
+func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
+	if !cfg.clustered() {
+		return nil, nil
+	}
+	path := cfg.ClusterSecret
+	if path == "" {
+		path = filepath.Join(cfg.DataDir, clusterSecretFile)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			secret, err := trust.Generate()
+			if err != nil {
+				return nil, fmt.Errorf("cluster secret: %w", err)
+			}
+			if err := secret.Save(path); err != nil {
+				return nil, fmt.Errorf("cluster secret: %w", err)
+			}
+			log.Info("created the cluster secret; give it to every node that joins (--cluster-secret)", "path", path)
+		}
+	}
+	secret, err := trust.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("cluster secret: %w", err)
+	}
+	identity, err := trust.NewIdentity(secret, cfg.NodeName)
+	if err != nil {
+		return nil, fmt.Errorf("cluster identity: %w", err)
+	}
+	return identity, nil
+}
+
+// serveClusterPlane serves the event exchange on the cluster listener's HTTP plane (mutual TLS,
+// peers of the cluster only); an unclustered node has no such plane and no peers.
+func (n *Node) serveClusterPlane() {
+	ln := n.raft.ClusterHTTPListener()
+	if ln == nil {
+		return
+	}
+	e := gin.New()
+	e.Use(gin.Recovery())
+	n.exchange.Mount(e)
+	n.clusterSrv = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(n.log.With("component", "cluster-http").Handler(), slog.LevelDebug)}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.clusterSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			n.log.Error("cluster http server", "err", err)
+		}
+	}()
+}
+
+// clusterPeer names the node DID at the other end of a cluster-plane request: the node its TLS
+// certificate names, which must be a server of the Raft configuration.
+func (n *Node) clusterPeer(r *http.Request) (string, error) {
+	node, err := n.raft.ClusterPeer(r.TLS)
+	if err != nil {
+		return "", err
+	}
+	return "did:web:" + node, nil
+}
 
 // peers lists the other live nodes for the event exchange: the list the last membership change
 // left (refreshMembers), read for every message sent, so it must not ask Raft each time.
@@ -36,10 +119,10 @@ func (n *Node) refreshMembers(members []raft.Member) {
 func peersOf(members []raft.Member) []exchange.Peer {
 	var out []exchange.Peer
 	for _, m := range members {
-		if m.Self || m.State != raft.MemberAlive || m.Meta[metaDID] == "" || m.Meta[metaHTTP] == "" {
+		if m.Self || m.State != raft.MemberAlive || m.Meta[metaDID] == "" || m.ClusterAddr == "" {
 			continue
 		}
-		out = append(out, exchange.Peer{DID: m.Meta[metaDID], BaseURL: m.Meta[metaHTTP]})
+		out = append(out, exchange.Peer{DID: m.Meta[metaDID], BaseURL: "https://" + m.ClusterAddr})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/oklog/ulid/v2"
@@ -90,19 +91,23 @@ func expectTagmsg(t *testing.T, c *ircclient.Client, tag, value string) ircmsg.M
 // made, catches up when it returns; a typing TAGMSG from A reaches B.
 func TestReactionsCrossTheCluster(t *testing.T) {
 	ircC, httpC, raftC, gossipC, clusterC := reactionAddrs(t)
-	dirC := t.TempDir()
+	dirC, dirA := t.TempDir(), t.TempDir()
+	secretA := filepath.Join(dirA, clusterSecretFile)
 	nodeConfig := func(name string, join []string, fixed bool) func(*Config) {
 		return func(c *Config) {
 			c.NodeName = name
 			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
 			c.Join = join
+			if len(join) > 0 {
+				c.ClusterSecret = secretA
+			}
 			if fixed {
 				c.IRCAddr, c.HTTPAddr, c.RaftAddr, c.GossipAddr, c.ClusterAddr = ircC, httpC, raftC, gossipC, clusterC
 				c.TLSAddr = ""
 			}
 		}
 	}
-	a := startNode(t, t.TempDir(), nodeConfig("node-a.test", nil, false))
+	a := startNode(t, dirA, nodeConfig("node-a.test", nil, false))
 	join := []string{a.GossipAddr()}
 	b := startNode(t, t.TempDir(), nodeConfig("node-b.test", join, false))
 	c := startNode(t, dirC, nodeConfig("node-c.test", join, true))

@@ -3,10 +3,12 @@ package node
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // startCluster starts three real nodes on loopback: the first bootstraps, the others join it.
@@ -32,7 +34,8 @@ func startNamedCluster(t *testing.T, domain string, extra func(*Config)) []*Node
 	a := startNode(t, t.TempDir(), clustered("node-a", nil))
 	nodes := []*Node{a}
 	for _, name := range []string{"node-b", "node-c"} {
-		nodes = append(nodes, startNode(t, t.TempDir(), clustered(name, []string{a.GossipAddr()})))
+		joining := clustered(name, []string{a.GossipAddr()})
+		nodes = append(nodes, startNode(t, t.TempDir(), func(c *Config) { joining(c); c.ClusterSecret = secretOf(a) }))
 	}
 	eventually(t, "three voters", func() bool {
 		voters := 0
@@ -45,6 +48,9 @@ func startNamedCluster(t *testing.T, domain string, extra func(*Config)) []*Node
 	})
 	return nodes
 }
+
+// secretOf is the cluster secret file a first node created in its data directory.
+func secretOf(n *Node) string { return filepath.Join(n.cfg.DataDir, clusterSecretFile) }
 
 func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 	nodes := startCluster(t)
@@ -124,9 +130,29 @@ func TestBadClusterStartsFailClearly(t *testing.T) {
 	t.Run("join address where nobody listens", func(t *testing.T) {
 		cfg := base(t.TempDir())
 		cfg.NodeName, cfg.Join = "lonely", []string{"127.0.0.1:1"}
-		if n, err := Start(ctx, cfg, nil); err == nil {
-			n.Close()
-			t.Fatal("a node joined nothing and started")
+		secret, err := trust.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ClusterSecret = filepath.Join(t.TempDir(), "secret")
+		if err := secret.Save(cfg.ClusterSecret); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := Start(ctx, cfg, nil); err == nil || !strings.Contains(err.Error(), "join") {
+			if n != nil {
+				n.Close()
+			}
+			t.Fatalf("a node joined nothing: %v", err)
+		}
+	})
+	t.Run("join without the cluster secret", func(t *testing.T) {
+		cfg := base(t.TempDir())
+		cfg.NodeName, cfg.Join = "secretless", []string{"127.0.0.1:1"}
+		if n, err := Start(ctx, cfg, nil); err == nil || !strings.Contains(err.Error(), "--cluster-secret") {
+			if n != nil {
+				n.Close()
+			}
+			t.Fatalf("join without a secret: %v", err)
 		}
 	})
 	t.Run("duplicate node name", func(t *testing.T) {
@@ -134,7 +160,7 @@ func TestBadClusterStartsFailClearly(t *testing.T) {
 			c.NodeName, c.GossipAddr, c.ClusterAddr = "twin", "127.0.0.1:0", "127.0.0.1:0"
 		})
 		cfg := base(t.TempDir())
-		cfg.NodeName, cfg.Join = "twin", []string{first.GossipAddr()}
+		cfg.NodeName, cfg.Join, cfg.ClusterSecret = "twin", []string{first.GossipAddr()}, secretOf(first)
 		if n, err := Start(ctx, cfg, nil); err == nil {
 			n.Close()
 			t.Fatal("a second node named twin joined")

@@ -43,8 +43,12 @@ type Config struct {
 	RaftAdvertise           string
 	GossipAdvertise         string
 	ClusterAdvertise        string
-	MaxVoters               int           // 3 (default) or 5
-	DeadNodeGrace           time.Duration // default 60 s
+	// ClusterSecret is the cluster secret file (raft/trust): the cluster's CAs and gossip keys.
+	// Required with Join; without it a clustered node uses <DataDir>/cluster/secret, creating it
+	// when missing (the first node of a cluster). Unused by an unclustered node.
+	ClusterSecret string
+	MaxVoters     int           // 3 (default) or 5
+	DeadNodeGrace time.Duration // default 60 s
 
 	MOTDFile string
 	Opers    map[string]string // OPER name → password
@@ -151,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Join) > 0 && c.GossipAddr == "" {
 		return errors.New("--join needs --gossip-addr (and --cluster-addr): a joining node gossips")
+	}
+	if len(c.Join) > 0 && c.ClusterSecret == "" {
+		return errors.New("--join needs --cluster-secret FILE: the cluster's secret file (the first node wrote it to <its data>/cluster/secret); only nodes holding it can join")
 	}
 	if c.GossipAddr != "" && c.ClusterAddr == "" {
 		return errors.New("--gossip-addr needs --cluster-addr for forwarded writes")

@@ -3,7 +3,17 @@
 // and by starting the IRC edge on TCP and TLS and the HTTP server that carries the REST API and
 // IRC over WebSocket. It holds no protocol logic; it owns start and stop order.
 //
-// Start order: data directory → state machine → Raft (a node without peers bootstraps a one-node
-// cluster) → event store → IRC edge → purge of sessions left by an earlier process of this node →
-// listeners. Stop order is the reverse: listeners, clients, Raft, the event store.
+// Start order: data directory → cluster identity (clustered nodes only: the cluster secret file,
+// created in <data>/cluster/secret by a first node, given with --cluster-secret to joining ones,
+// and this node's certificate issued from it; see raft/trust) → state machine → Raft (a node
+// without peers bootstraps a one-node cluster) → event store → IRC edge → purge of sessions left
+// by an earlier process of this node → listeners. Stop order is the reverse: listeners, clients,
+// Raft, the event store.
+//
+// Two planes face the network. The public one is the HTTP server (REST, WebSocket IRC) and the IRC
+// listeners. The cluster one is Raft's port and the cluster listener (--cluster-addr), both mutual
+// TLS with certificates of the cluster, and gossip, encrypted with the cluster's keys; the
+// cluster listener carries the cluster RPC and, over HTTP, the event exchange between nodes
+// (federation/exchange), whose requests are accepted only from servers of the Raft configuration.
+// The exchange is not on the public HTTP server. An unclustered node opens no cluster port.
 package node

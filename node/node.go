@@ -59,6 +59,7 @@ type Node struct {
 
 	ircLn, tlsLn, httpLn net.Listener
 	httpSrv              *http.Server
+	clusterSrv           *http.Server // the cluster's HTTP plane (the event exchange); nil unclustered
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -97,6 +98,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
 	}
 	n.cfg = cfg
+	identity, err := clusterIdentity(cfg, n.log)
+	if err != nil {
+		return n, err
+	}
 	n.raft, err = raft.Open(ctx, raft.Config{
 		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
 		AdvertiseAddr: cfg.RaftAdvertise, Bootstrap: len(cfg.Join) == 0,
@@ -106,7 +111,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		OnNodeRemoved: n.purgeRemovedNode,
 		Logger:        n.log,
 		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
-		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(),
+		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
 		CommitTimeout:    cfg.RaftCommitTimeout,
 		HeartbeatTimeout: cfg.RaftHeartbeatTimeout, ElectionTimeout: cfg.RaftElectionTimeout,
 	}, n.machine)
@@ -161,7 +166,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
 		DeliverReaction: n.irc.DeliverReaction, DeliverEphemeral: n.irc.DeliverRemote,
-		Client: cfg.Faults.exchangeClient(),
+		Client: n.raft.ClusterHTTPClient(), Authenticate: n.clusterPeer,
 	})
 	n.raft.OnMembership(func(members []raft.Member) {
 		n.refreshMembers(members)
@@ -231,10 +236,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.signing.Mount(n.rest); err != nil {
 		return n, err
 	}
-	n.exchange.Mount(n.rest.Engine())
-	if err := n.rest.DescribeRoutes(exchange.ContractFragment); err != nil {
-		return n, fmt.Errorf("exchange routes: %w", err)
-	}
+	n.serveClusterPlane()
 	n.exchange.Start()
 	if n.federation != nil {
 		n.federation.Mount(n.rest.Engine())
@@ -290,6 +292,9 @@ func (n *Node) Close() error {
 			cancel()
 		} else if n.httpLn != nil {
 			n.httpLn.Close()
+		}
+		if n.clusterSrv != nil {
+			n.clusterSrv.Close()
 		}
 		if n.irc != nil {
 			n.irc.Close()

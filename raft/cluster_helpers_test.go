@@ -98,6 +98,7 @@ func (c *testCluster) config(id string, join ...string) Config {
 		NodeID:             id,
 		InMemory:           !c.persistent,
 		Network:            c.network,
+		Identity:           testIdentity(c.t, id),
 		Bootstrap:          len(join) == 0,
 		Join:               join,
 		JoinTimeout:        5 * time.Second,

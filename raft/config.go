@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	hraft "github.com/hashicorp/raft"
+
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // Config configures a Store. Zero durations and thresholds take the defaults
@@ -54,6 +56,11 @@ type Config struct {
 	// ClusterAdvertise is the cluster RPC address other nodes dial, when
 	// ClusterAddr is not dialable. Optional.
 	ClusterAdvertise string
+	// Identity is this node's identity in its cluster (raft/trust): raft, the cluster RPC and
+	// the cluster's HTTP plane run over mutual TLS with its certificate, and gossip is encrypted
+	// and authenticated with its gossip keys. Required when clustered over TCP; optional with
+	// Network (nil: the in-process links stay in the clear).
+	Identity *trust.Identity
 	// Join lists gossip addresses of any cluster members. Empty: bootstrap
 	// (when Bootstrap) or restart alone. A node without raft state must
 	// reach one of them within JoinTimeout.
@@ -133,7 +140,12 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, errors.New("raft: config: a clustered InMemory store needs Network: an unconnected in-memory raft transport cannot reach other nodes")
 		case cfg.GossipAddr != "" && cfg.ClusterAddr == "":
 			return cfg, errors.New("raft: config: GossipAddr needs ClusterAddr for forwarded proposals")
+		case cfg.GossipAddr != "" && cfg.Identity == nil:
+			return cfg, errors.New("raft: config: a clustered node needs Identity: the cluster planes face a network and accept only the cluster's own nodes")
 		}
+	}
+	if cfg.Identity != nil && cfg.Identity.NodeID() != cfg.NodeID {
+		return cfg, fmt.Errorf("raft: config: the identity names node %q, this node is %q", cfg.Identity.NodeID(), cfg.NodeID)
 	}
 	switch cfg.MaxVoters {
 	case 0:

@@ -4,8 +4,40 @@
 // membership (hashicorp/memberlist), the cluster RPC that followers use to
 // reach the leader, and the leader-only jobs, reconciliation of the raft
 // configuration with gossip among them. It is the only package that imports
-// hashicorp/raft; the deterministic state machine lives in raft/fsm and is
+// hashicorp/raft (with raft/rafttest, which plays an outsider against these
+// planes in tests); the deterministic state machine lives in raft/fsm and is
 // seen here only through the StateMachine interface.
+//
+// # Who is in the cluster
+//
+// Every plane between nodes is authenticated and encrypted with the cluster
+// identity of Config.Identity (raft/trust: the cluster's CAs and gossip keys,
+// from the cluster secret file, and the node's certificate, which names its
+// node id):
+//
+//   - raft runs hashicorp/raft's NetworkTransport over a TLS stream layer
+//     (tls.go): the listener requires a client certificate of the cluster,
+//     the dialer accepts only a server certificate of the cluster; ALPN
+//     "palaver-raft". raft's transport itself keeps the heartbeat gate below.
+//   - memberlist encrypts and authenticates every packet and stream with the
+//     gossip keys (GossipVerifyIncoming and GossipVerifyOutgoing), so a
+//     process without a key can neither join nor read gossip. Members
+//     announce which keys they hold (fingerprints), and each node encrypts
+//     with the newest key all live members hold; a joining node tries its
+//     keys in turn. The cluster id in the metadata still tells clusters apart
+//     but is no longer what keeps outsiders away.
+//   - the cluster listener (ClusterAddr) is mutual TLS too, and dispatches
+//     by ALPN: "palaver-rpc" to the cluster RPC, "http/1.1" to the cluster's
+//     HTTP plane (ClusterHTTPListener, ClusterHTTPClient), which the node
+//     layer uses for the event exchange. The caller of the RPC and of the
+//     HTTP plane is the node its certificate names, and it must be a server
+//     of the current raft configuration (ClusterPeer); what a request says
+//     about its sender is not trusted.
+//
+// Holding the secret file is what makes a process a node of the cluster; the
+// raft configuration then decides which nodes may propose. A node that is
+// not clustered has no peers and opens no port at all: its raft transport is
+// an in-memory one named by BindAddr.
 //
 // # Storage
 //
@@ -111,19 +143,24 @@
 //
 // # Cluster RPC
 //
-// A small request/response protocol over TCP: each message is a 4-byte
-// big-endian length and a JSON object (see rpc.go); calls carry the
-// caller's cluster id, node and deadline, answers an index or an error code
+// A small request/response protocol over the cluster listener's TLS: each
+// message is a 4-byte big-endian length (at most 16 MiB, checked before the
+// body is read) and a JSON object (see rpc.go); calls carry the caller's
+// cluster id, node and deadline, answers an index or an error code
 // (not_leader with the leader's id, leadership_lost, closed, timeout,
-// cluster_mismatch, bad_request). A connection carries one call at a time
+// cluster_mismatch, forbidden, bad_request). A connection carries one call at a time
 // and the client keeps a few idle ones per address. net/rpc was not used:
 // gob is Go-only and it has no per-call deadline.
 //
 // # In-process clusters
 //
 // Config.Network (NewInmemNetwork) wires raft's in-memory transports, an
-// in-process memberlist transport and in-process RPC pipes together, and can
-// partition and heal pairs of nodes. memberlist.MockNetwork was not used:
+// in-process memberlist transport and in-process pipes for the cluster
+// listener together, and can partition and heal pairs of nodes. With an
+// Identity the cluster listener runs the same mutual TLS over those pipes
+// (so a partition cuts the cluster RPC and the cluster's HTTP plane alike)
+// and gossip is encrypted as over UDP and TCP; raft's in-memory transport
+// stays as it is: it faces no network. memberlist.MockNetwork was not used:
 // it cannot partition, its address maps are unsafe when a node joins while
 // others gossip, and a packet to a stopped node blocks the sender forever.
 // With Dir set instead of InMemory such nodes keep their state across

@@ -133,6 +133,9 @@ func responseError(op string, resp *rpcResponse) error {
 		return fmt.Errorf("raft: %s at the leader: %w", op, ErrLeadershipLost)
 	case codeClosed, codeTimeout:
 		return fmt.Errorf("raft: %s at the leader: %w: %s", op, errForwardFailed, resp.Error)
+	case codeForbidden:
+		// A node removed while away is added back by the leader's reconcile: retry.
+		return fmt.Errorf("raft: %s at the leader: %w: %s", op, errForwardFailed, resp.Error)
 	case codeClusterMismatch:
 		return fmt.Errorf("raft: %s at the leader: %w: %s", op, ErrClusterMismatch, resp.Error)
 	default:
@@ -140,8 +143,15 @@ func responseError(op string, resp *rpcResponse) error {
 	}
 }
 
-// handleRPC answers a cluster RPC call.
-func (s *Store) handleRPC(ctx context.Context, req *rpcRequest) *rpcResponse {
+// handleRPC answers a cluster RPC call. Over TLS the caller is the node its
+// certificate names, and it must be a server of the current raft
+// configuration; what the request says about its sender is only logged.
+func (s *Store) handleRPC(ctx context.Context, peer string, req *rpcRequest) *rpcResponse {
+	if s.cfg.Identity != nil && !s.isServer(peer) {
+		s.logger.Warn("cluster RPC refused: the caller is not a server of this cluster", "peer", peer, "op", req.Op)
+		return &rpcResponse{Code: codeForbidden,
+			Error: fmt.Sprintf("node %q is not a server of the cluster of node %s", peer, s.cfg.NodeID)}
+	}
 	if mine := s.ClusterID(); req.Cluster == "" || req.Cluster != mine {
 		return &rpcResponse{Code: codeClusterMismatch,
 			Error: fmt.Sprintf("node %s of cluster %q called node %s of cluster %q", req.From, req.Cluster, s.cfg.NodeID, mine)}

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // reconnectRounds: see gossip.reconnectEvery.
@@ -28,6 +31,11 @@ type gossip struct {
 	advertised string // gossip address, host:port
 	seeds      []string
 	onChange   func()
+	// keys are the gossip keys, newest first (nil: gossip in the clear, in-process only);
+	// fingerprints their names in the metadata.
+	keys         [][]byte
+	fingerprints []string
+	keyring      *memberlist.Keyring
 
 	// reconnectEvery is how often the seeds are retried while this node is
 	// alone; dead members are asked to merge state again every
@@ -66,6 +74,7 @@ type gossipOptions struct {
 	meta        nodeMeta
 	joinTimeout time.Duration
 	deadGrace   time.Duration
+	keys        [][]byte // newest first; nil: no encryption (in-process only)
 	logger      *slog.Logger
 	onChange    func()
 }
@@ -79,15 +88,20 @@ func startGossip(opts gossipOptions) (*gossip, error) {
 	if _, err := encodeNodeMeta(withID); err != nil {
 		return nil, err
 	}
+	for _, k := range opts.keys {
+		opts.meta.Keys = append(opts.meta.Keys, keyFingerprint(k))
+	}
 	g := &gossip{
-		self:        opts.nodeID,
-		logger:      opts.logger,
-		seeds:       opts.seeds,
-		onChange:    opts.onChange,
-		meta:        opts.meta,
-		members:     map[string]*memberRecord{},
-		forgetAfter: 3 * opts.deadGrace,
-		done:        make(chan struct{}),
+		keys:         opts.keys,
+		fingerprints: opts.meta.Keys,
+		self:         opts.nodeID,
+		logger:       opts.logger,
+		seeds:        opts.seeds,
+		onChange:     opts.onChange,
+		meta:         opts.meta,
+		members:      map[string]*memberRecord{},
+		forgetAfter:  3 * opts.deadGrace,
+		done:         make(chan struct{}),
 	}
 	mc, err := g.memberlistConfig(opts)
 	if err != nil {
@@ -149,6 +163,20 @@ func (g *gossip) memberlistConfig(opts gossipOptions) (*memberlist.Config, error
 		mc.TCPTimeout = min(mc.TCPTimeout, opts.joinTimeout)
 	}
 	mc.Name = opts.nodeID
+	if len(opts.keys) > 0 {
+		// Every packet and stream is encrypted and authenticated with the cluster's keys: a
+		// process without one can neither join nor read. It starts with the oldest key, which
+		// every member of a cluster mid-rotation holds, and moves to the newest all members
+		// hold once it sees them (chooseKey).
+		keyring, err := memberlist.NewKeyring(opts.keys, opts.keys[len(opts.keys)-1])
+		if err != nil {
+			return nil, fmt.Errorf("raft: gossip keyring: %w", err)
+		}
+		mc.Keyring = keyring
+		g.keyring = keyring
+		mc.GossipVerifyIncoming = true
+		mc.GossipVerifyOutgoing = true
+	}
 	mc.Delegate = (*gossipDelegate)(g)
 	mc.Events = (*gossipDelegate)(g)
 	mc.Conflict = (*gossipDelegate)(g)
@@ -201,6 +229,7 @@ func (g *gossip) join(ctx context.Context, seeds []string, retry bool, deadline 
 		if err == nil {
 			err = errors.New("no seed answered")
 		}
+		g.nextKey()
 		if !retry || time.Now().After(deadline) {
 			return fmt.Errorf("%w: %v: %w", ErrJoinFailed, seeds, err)
 		}
@@ -293,8 +322,11 @@ func (g *gossip) reconnectLoop() {
 		if len(g.seeds) > 0 && g.aliveOthers() == 0 {
 			if _, err := g.ml.Join(g.seeds); err == nil {
 				g.logger.Info("gossip rejoined through a seed", "seeds", g.seeds)
+			} else {
+				g.nextKey()
 			}
 		}
+		g.chooseKey()
 		if round%reconnectRounds != 0 {
 			continue
 		}
@@ -314,6 +346,73 @@ func (g *gossip) reconnectLoop() {
 			g.ml.Join(dead)
 		}
 	}
+}
+
+// keyFingerprint names a gossip key in the metadata: 4 bytes of its SHA-256.
+func keyFingerprint(key []byte) string { return trust.Fingerprint(key)[:8] }
+
+// chooseKey makes the newest key that every live member announces holding the one this node
+// encrypts with: during a rotation the members holding only the old key keep reading, and the
+// cluster moves to the new key once every member holds it.
+func (g *gossip) chooseKey() {
+	if len(g.keys) < 2 {
+		return
+	}
+	g.mu.Lock()
+	held := make([]map[string]bool, 0, len(g.members))
+	for _, r := range g.members {
+		if r.alive && r.name != g.self {
+			held = append(held, setOf(r.meta.Keys))
+		}
+	}
+	g.mu.Unlock()
+	if len(held) == 0 {
+		return // alone: keep the key the joins are trying (nextKey)
+	}
+	for i, k := range g.keys {
+		common := true
+		for _, h := range held {
+			common = common && h[g.fingerprints[i]]
+		}
+		if common {
+			g.useKey(k)
+			return
+		}
+	}
+}
+
+// nextKey moves to the next older key (from the oldest: the newest) after a join that reached no
+// seed: the seeds may hold only some of this node's keys.
+func (g *gossip) nextKey() {
+	if len(g.keys) < 2 {
+		return
+	}
+	primary := g.keyring.GetPrimaryKey()
+	for i, k := range g.keys {
+		if bytes.Equal(k, primary) {
+			g.useKey(g.keys[(i+1)%len(g.keys)])
+			return
+		}
+	}
+}
+
+func (g *gossip) useKey(k []byte) {
+	if bytes.Equal(g.keyring.GetPrimaryKey(), k) {
+		return
+	}
+	if err := g.keyring.UseKey(k); err != nil {
+		g.logger.Error("gossip key change failed", "err", err)
+		return
+	}
+	g.logger.Info("gossip now encrypts with another key", "key", keyFingerprint(k))
+}
+
+func setOf(items []string) map[string]bool {
+	out := make(map[string]bool, len(items))
+	for _, it := range items {
+		out[it] = true
+	}
+	return out
 }
 
 // shutdown leaves gossip without a leave message: the others see the node

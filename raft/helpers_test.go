@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // testTimeout bounds every wait in these tests; generous for a loaded CI box.
@@ -32,6 +34,23 @@ func fastConfig(nodeID, dir string) Config {
 		LeaderLeaseTimeout: 25 * time.Millisecond,
 		Logger:             slog.New(slog.DiscardHandler),
 	}
+}
+
+// testSecret is the cluster secret of every test cluster of this package.
+var testSecret = sync.OnceValues(trust.Generate)
+
+// testIdentity issues node id's identity from testSecret.
+func testIdentity(t testing.TB, id string) *trust.Identity {
+	t.Helper()
+	secret, err := testSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, err := trust.NewIdentity(secret, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return identity
 }
 
 func memoryConfig(nodeID string) Config {

@@ -122,6 +122,7 @@ func TestJoinNowhereFails(t *testing.T) {
 			cfg.Bootstrap = false
 			cfg.GossipAddr = "127.0.0.1:0"
 			cfg.ClusterAddr = "127.0.0.1:0"
+			cfg.Identity = testIdentity(t, cfg.NodeID)
 			cfg.Join = []string{free}
 			cfg.JoinTimeout = 300 * time.Millisecond
 			return cfg
@@ -194,6 +195,8 @@ func TestClusterConfigErrors(t *testing.T) {
 		{"negative grace", func(c *Config) { c.DeadNodeGrace = -time.Second }},
 		{"Join without gossip", func(c *Config) { c.Join = []string{"127.0.0.1:7946"} }},
 		{"gossip without cluster address", func(c *Config) { c.GossipAddr = "127.0.0.1:0" }},
+		{"clustered over TCP without an identity", func(c *Config) { c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0" }},
+		{"identity of another node", func(c *Config) { c.Network, c.Identity = network, testIdentity(t, "someone-else") }},
 		{"clustered in memory without a network", func(c *Config) {
 			c.InMemory, c.GossipAddr, c.ClusterAddr = true, "127.0.0.1:0", "127.0.0.1:0"
 		}},
@@ -265,6 +268,7 @@ func TestTCPClusterRestartsFromDisk(t *testing.T) {
 		cfg := fastConfig(fmt.Sprintf("tcp%d", i+1), t.TempDir())
 		cfg.HeartbeatTimeout, cfg.ElectionTimeout, cfg.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 		cfg.GossipAddr, cfg.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
+		cfg.Identity = testIdentity(t, cfg.NodeID)
 		cfg.Logger = logger
 		if i > 0 {
 			cfg.Bootstrap = false

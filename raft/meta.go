@@ -11,11 +11,13 @@ import (
 // nodeMeta is what a node gossips about itself: where its raft and cluster
 // RPC listen, which cluster it belongs to, and the caller's opaque Meta.
 type nodeMeta struct {
-	Version   int               `json:"v"`
-	RaftAddr  string            `json:"r"`
-	RPCAddr   string            `json:"c"`
-	ClusterID string            `json:"id,omitempty"` // empty until the node joined a cluster
-	Meta      map[string]string `json:"m,omitempty"`
+	Version   int    `json:"v"`
+	RaftAddr  string `json:"r"`
+	RPCAddr   string `json:"c"`
+	ClusterID string `json:"id,omitempty"` // empty until the node joined a cluster
+	// Keys are the fingerprints of the gossip keys the node holds (see gossip.chooseKey).
+	Keys []string          `json:"k,omitempty"`
+	Meta map[string]string `json:"m,omitempty"`
 }
 
 const nodeMetaVersion = 1

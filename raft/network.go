@@ -1,12 +1,14 @@
 package raft
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	hraft "github.com/hashicorp/raft"
 )
@@ -252,38 +254,141 @@ func (n *InmemNetwork) pipeLocked(from, to string) (local, remote net.Conn) {
 	a, b := net.Pipe()
 	p := &inmemPipe{network: n, ends: [2]net.Conn{a, b}, from: from, to: to}
 	n.conns[p] = struct{}{}
-	return &inmemConn{Conn: a, pipe: p}, &inmemConn{Conn: b, pipe: p}
+	p.conns = [2]*inmemConn{newInmemConn(a, p), newInmemConn(b, p)}
+	return p.conns[0], p.conns[1]
 }
 
 var errNoRoute = errors.New("no route to host")
 
-// inmemPipe is an in-process connection between two nodes. Closing either
-// end, or a partition between its nodes, closes both ends.
+// inmemPipe is an in-process connection between two nodes. Closing one end
+// closes that end (the peer reads EOF); a partition between its nodes closes
+// both. The network forgets the pipe once both ends are closed.
 type inmemPipe struct {
 	network  *InmemNetwork
 	ends     [2]net.Conn
+	conns    [2]*inmemConn
 	from, to string
 	once     sync.Once
+
+	mu     sync.Mutex
+	closed int // ends closed through closeEnd
 }
 
+// close cuts the pipe: both ends, and later writes to either fail.
 func (p *inmemPipe) close() {
 	p.once.Do(func() {
-		p.network.mu.Lock()
-		delete(p.network.conns, p)
-		p.network.mu.Unlock()
+		p.forget()
 		p.ends[0].Close()
 		p.ends[1].Close()
+		for _, c := range p.conns {
+			c.fail(net.ErrClosed)
+		}
 	})
 }
 
-// inmemConn is one end of an inmemPipe.
+// closeEnd closes one end, and forgets the pipe once both are closed.
+func (p *inmemPipe) closeEnd(end net.Conn) {
+	end.Close()
+	p.mu.Lock()
+	p.closed++
+	both := p.closed == 2
+	p.mu.Unlock()
+	if both {
+		p.forget()
+	}
+}
+
+func (p *inmemPipe) forget() {
+	p.network.mu.Lock()
+	delete(p.network.conns, p)
+	p.network.mu.Unlock()
+}
+
+// inmemCloseLinger bounds how long a closed inmemConn keeps trying to hand its last writes to a
+// peer that does not read.
+const inmemCloseLinger = time.Second
+
+// inmemConn is one end of an inmemPipe. As on TCP, a write does not wait for the peer to read
+// it: writes are queued and handed to the synchronous pipe by a goroutine. This matters for TLS,
+// which writes a close alert in Close: over a bare net.Pipe that write would wait (up to TLS's 5 s)
+// for a peer that may never read again, such as an idle pooled connection. Close makes this
+// end's reads fail at once, lets the queued writes go for at most inmemCloseLinger, then closes
+// this end (the peer reads EOF).
 type inmemConn struct {
-	net.Conn
-	pipe *inmemPipe
+	net.Conn // the pipe end
+	pipe     *inmemPipe
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	queue   [][]byte
+	closing bool
+	err     error // the first failed write; later writes fail with it
+}
+
+func newInmemConn(end net.Conn, p *inmemPipe) *inmemConn {
+	c := &inmemConn{Conn: end, pipe: p}
+	c.wake = sync.NewCond(&c.mu)
+	go c.writeLoop()
+	return c
+}
+
+func (c *inmemConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closing:
+		return 0, net.ErrClosed
+	case c.err != nil:
+		return 0, c.err
+	}
+	c.queue = append(c.queue, bytes.Clone(b))
+	c.wake.Signal()
+	return len(b), nil
+}
+
+func (c *inmemConn) writeLoop() {
+	defer c.pipe.closeEnd(c.Conn)
+	for {
+		c.mu.Lock()
+		for len(c.queue) == 0 && !c.closing && c.err == nil {
+			c.wake.Wait()
+		}
+		if len(c.queue) == 0 {
+			c.mu.Unlock()
+			return // closed (everything handed over) or cut
+		}
+		b := c.queue[0]
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		if _, err := c.Conn.Write(b); err != nil {
+			c.mu.Lock()
+			c.err, c.queue = err, nil
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// fail makes later writes fail with err and drops the queued ones.
+func (c *inmemConn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.queue = nil
+	c.wake.Signal()
 }
 
 func (c *inmemConn) Close() error {
-	c.pipe.close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closing {
+		c.closing = true
+		c.Conn.SetReadDeadline(time.Unix(1, 0))
+		c.Conn.SetWriteDeadline(time.Now().Add(inmemCloseLinger))
+		c.wake.Signal()
+	}
 	return nil
 }
 

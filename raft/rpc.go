@@ -56,6 +56,7 @@ const (
 	codeTimeout         = "timeout"          // the handler's deadline passed
 	codeClusterMismatch = "cluster_mismatch" // the caller belongs to another cluster
 	codeBadRequest      = "bad_request"      // unknown op or malformed call
+	codeForbidden       = "forbidden"        // the caller is not a server of the raft configuration
 	codeFailed          = "failed"           // any other error
 )
 

@@ -3,21 +3,25 @@ package raft
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // rpcIdleTimeout closes a server connection that carried no call for this
 // long; the client redials.
 const rpcIdleTimeout = 5 * time.Minute
 
-// rpcHandler answers one call. A nil response closes the connection
-// without an answer (the fault-injection hook uses it).
-type rpcHandler func(ctx context.Context, req *rpcRequest) *rpcResponse
+// rpcHandler answers one call from peer, the node id in the caller's TLS
+// certificate ("" on an in-process link without TLS). A nil response closes
+// the connection without an answer (the fault-injection hook uses it).
+type rpcHandler func(ctx context.Context, peer string, req *rpcRequest) *rpcResponse
 
 // rpcServer accepts cluster RPC connections and answers their calls.
 type rpcServer struct {
@@ -87,6 +91,16 @@ func (s *rpcServer) serve(conn net.Conn) {
 		s.mu.Unlock()
 		conn.Close()
 	}()
+	peer := ""
+	if tc, ok := conn.(*tls.Conn); ok {
+		state := tc.ConnectionState()
+		node, err := trust.PeerNode(&state)
+		if err != nil {
+			s.logger.Warn("cluster RPC connection without a node identity", "remote", conn.RemoteAddr(), "err", err)
+			return
+		}
+		peer = node
+	}
 	reader := bufio.NewReader(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(rpcIdleTimeout))
@@ -98,7 +112,7 @@ func (s *rpcServer) serve(conn net.Conn) {
 			return
 		}
 		conn.SetReadDeadline(time.Time{})
-		resp := s.handle(s.ctx, &req)
+		resp := s.handle(s.ctx, peer, &req)
 		if resp == nil {
 			return
 		}

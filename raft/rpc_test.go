@@ -158,17 +158,20 @@ func TestHandleRPCRefusals(t *testing.T) {
 	clusterID := n.store.ClusterID()
 	tests := []struct {
 		name     string
+		peer     string
 		req      rpcRequest
 		wantCode string
 	}{
-		{"another cluster", rpcRequest{Op: opPropose, Cluster: "not-" + clusterID, Body: []byte("a|b")}, codeClusterMismatch},
-		{"no cluster", rpcRequest{Op: opReadIndex}, codeClusterMismatch},
-		{"unknown operation", rpcRequest{Op: "launch", Cluster: clusterID}, codeBadRequest},
-		{"read index", rpcRequest{Op: opReadIndex, Cluster: clusterID, TimeoutMS: 5000}, ""},
+		{"another cluster", "n1", rpcRequest{Op: opPropose, Cluster: "not-" + clusterID, Body: []byte("a|b")}, codeClusterMismatch},
+		{"no cluster", "n1", rpcRequest{Op: opReadIndex}, codeClusterMismatch},
+		{"unknown operation", "n1", rpcRequest{Op: "launch", Cluster: clusterID}, codeBadRequest},
+		{"read index", "n1", rpcRequest{Op: opReadIndex, Cluster: clusterID, TimeoutMS: 5000}, ""},
+		{"caller not in the configuration", "n9", rpcRequest{Op: opPropose, Cluster: clusterID, From: "n1", Body: []byte("a|b")}, codeForbidden},
+		{"caller without identity", "", rpcRequest{Op: opReadIndex, Cluster: clusterID, From: "n1"}, codeForbidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := n.store.handleRPC(testContext(t), &tt.req)
+			resp := n.store.handleRPC(testContext(t), tt.peer, &tt.req)
 			if resp.Code != tt.wantCode {
 				t.Fatalf("code = %q (%s), want %q", resp.Code, resp.Error, tt.wantCode)
 			}
@@ -188,6 +191,7 @@ func TestResponseErrors(t *testing.T) {
 		{rpcResponse{Code: codeClosed}, errForwardFailed, true},
 		{rpcResponse{Code: codeTimeout}, errForwardFailed, true},
 		{rpcResponse{Code: codeClusterMismatch}, ErrClusterMismatch, false},
+		{rpcResponse{Code: codeForbidden}, errForwardFailed, true},
 		{rpcResponse{Code: codeBadRequest, Error: "unknown operation"}, nil, false},
 		{rpcResponse{Code: "from-the-future", Error: "?"}, nil, false},
 	}
@@ -223,7 +227,7 @@ func TestRPCClientReusesAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Uint64
-	server := newRPCServer(listener, func(ctx context.Context, req *rpcRequest) *rpcResponse {
+	server := newRPCServer(listener, func(ctx context.Context, _ string, req *rpcRequest) *rpcResponse {
 		n := calls.Add(1)
 		if req.Op == "drop" {
 			return nil

@@ -132,10 +132,11 @@ func writeFileSynced(path string, data []byte) error {
 }
 
 // openTransport chooses the raft transport: connected through the
-// in-memory network, in memory and alone, or TCP. It returns the transport
-// and how to release it.
+// in-memory network, in memory and alone (also an unclustered node on disk:
+// it has no peers, so it opens no port), or mutual TLS over TCP. It returns
+// the transport and how to release it.
 func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() error, error) {
-	if cfg.Network != nil || cfg.InMemory {
+	if cfg.Network != nil || cfg.InMemory || !cfg.clustered() {
 		addr := cfg.AdvertiseAddr
 		if addr == "" {
 			addr = cfg.BindAddr
@@ -161,14 +162,16 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() err
 		}
 		advertise = resolved
 	}
-	transport, err := hraft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &hraft.NetworkTransportConfig{
+	stream, err := newTLSStreamLayer(cfg.BindAddr, advertise, cfg.Identity)
+	if err != nil {
+		return nil, nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
+	}
+	transport := hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
+		Stream:  stream,
 		MaxPool: tcpMaxPool,
 		Timeout: tcpIOTimeout,
 		Logger:  logger,
 	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
-	}
 	gated := &gatedTransport{NetworkTransport: transport}
 	return gated, gated.Close, nil
 }

@@ -38,6 +38,9 @@ type Store struct {
 	rpcServer *rpcServer
 	rpcClient *rpcClient
 	rpcAddr   string // advertised cluster RPC address
+	// With an Identity: the TLS front of the cluster listener, and the plain dialer under it.
+	mux         *clusterMux
+	clusterDial func(context.Context, string) (net.Conn, error)
 
 	clusterMu sync.Mutex
 	clusterID string
@@ -142,6 +145,9 @@ func (s *Store) open(ctx context.Context) error {
 		s.nudge = newCommitNudge()
 		go s.nudge.run(s)
 		s.rpcServer.start()
+		if s.mux != nil {
+			s.mux.start()
+		}
 		s.leadership.add(s.reconcileLoop)
 		// Announced only now that raft runs: the leader adds a node once it
 		// gossips the leader's cluster id, and a node added before its raft
@@ -167,6 +173,14 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 	if s.rpcAddr == "" {
 		s.rpcAddr = listener.Addr().String()
 	}
+	if cfg.Identity != nil {
+		s.mux = newClusterMux(listener, cfg.Identity, s.logger.With("component", "cluster-listener"))
+		s.clusterDial = dial
+		listener = s.mux.rpc
+		dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			return s.dialClusterTLS(ctx, s.clusterDial, addr, alpnRPC)
+		}
+	}
 	s.rpcServer = newRPCServer(listener, s.handleRPC, s.logger.With("component", "cluster-rpc"))
 	s.rpcClient = newRPCClient(dial)
 
@@ -190,6 +204,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 			RPCAddr:  s.rpcAddr,
 			Meta:     cfg.Meta,
 		},
+		keys:        cfg.Identity.GossipKeys(),
 		joinTimeout: cfg.JoinTimeout,
 		deadGrace:   cfg.DeadNodeGrace,
 		logger:      s.logger,
@@ -365,6 +380,11 @@ func (s *Store) release() error {
 			errs = append(errs, fmt.Errorf("raft: close cluster RPC: %w", err))
 		}
 		s.rpcClient.close()
+	}
+	if s.mux != nil {
+		if err := s.mux.close(); err != nil {
+			errs = append(errs, fmt.Errorf("raft: close cluster listener: %w", err))
+		}
 	}
 	if s.gossip != nil {
 		if err := s.gossip.shutdown(); err != nil {

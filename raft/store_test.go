@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -373,13 +374,36 @@ func TestOnApplyObservesEachProposal(t *testing.T) {
 	}
 }
 
+// clusteredConfig is fastConfig gossiping over TCP with its identity.
+func clusteredConfig(t testing.TB, nodeID string) Config {
+	cfg := fastConfig(nodeID, t.TempDir())
+	cfg.GossipAddr, cfg.ClusterAddr, cfg.Identity = "127.0.0.1:0", "127.0.0.1:0", testIdentity(t, nodeID)
+	return cfg
+}
+
 func TestBindAddressInUse(t *testing.T) {
-	first := openLeader(t, fastConfig("node-a", t.TempDir()), &listMachine{})
-	cfg := fastConfig("node-b", t.TempDir())
+	first := openLeader(t, clusteredConfig(t, "node-a"), &listMachine{})
+	cfg := clusteredConfig(t, "node-b")
 	cfg.BindAddr = first.Addr()
 	s, err := Open(testContext(t), cfg, &listMachine{})
 	if err == nil {
 		s.Close()
 		t.Fatalf("second store bound %s too", cfg.BindAddr)
+	}
+}
+
+// TestUnclusteredStoreListensNowhere: a node that is not clustered has no peers, so its raft
+// transport opens no port anyone could send raft messages to.
+func TestUnclusteredStoreListensNowhere(t *testing.T) {
+	cfg := fastConfig("alone", t.TempDir())
+	cfg.BindAddr = freeLoopbackAddr(t)
+	s := openLeader(t, cfg, &listMachine{})
+	mustPropose(t, s, "x")
+	if s.Addr() != cfg.BindAddr {
+		t.Fatalf("Addr = %q, want the configured name %q", s.Addr(), cfg.BindAddr)
+	}
+	if conn, err := net.DialTimeout("tcp", cfg.BindAddr, time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("an unclustered store accepts connections at %s", cfg.BindAddr)
 	}
 }

@@ -72,10 +72,9 @@ type Cluster struct {
 	addrs   []NodeAddrs
 	tempDir string // removed by Close when Start created it
 
-	// In-process only: the network between the nodes, the node each HTTP address belongs to
-	// (for cutting the event exchange) and each node's injected log write delay.
+	// In-process only: the network between the nodes (Raft, gossip and the cluster listener,
+	// whose HTTP plane carries the event exchange) and each node's injected log write delay.
 	network  *raft.InmemNetwork
-	byHTTP   map[string]int
 	diskSlow []atomic.Int64 // nanoseconds added to each Raft log write
 
 	mu      sync.RWMutex
@@ -90,7 +89,7 @@ type Cluster struct {
 // non-voters).
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.defaults()
-	c := &Cluster{opts: opts, byHTTP: map[string]int{}, diskSlow: make([]atomic.Int64, opts.Nodes)}
+	c := &Cluster{opts: opts, diskSlow: make([]atomic.Int64, opts.Nodes)}
 	if opts.Processes == nil {
 		c.network = raft.NewInmemNetwork()
 	} else if opts.Processes.Binary == "" {
@@ -118,7 +117,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			Name: name, DataDir: filepath.Join(c.opts.Dir, name),
 			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]),
 		})
-		c.byHTTP[c.addrs[i].HTTP] = i
 		c.up = append(c.up, make(chan struct{}))
 		c.clients = append(c.clients, map[*ircclient.Client]struct{}{})
 	}
@@ -139,23 +137,31 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 }
 
 // config is node i's in-process configuration; join lists the gossip addresses it joins
-// through. Raft, gossip and the cluster RPC go through c.network (the addresses are names
-// there), the event exchange's requests through the same cuts, Raft log writes through the
-// node's disk delay.
+// through, with the secret file the first node created. Raft, gossip and the cluster listener
+// (cluster RPC and the event exchange, over mutual TLS) go through c.network (the addresses are
+// names there), Raft log writes through the node's disk delay.
 func (c *Cluster) config(i int, join []string) node.Config {
 	a := c.addrs[i]
 	return node.Config{
 		ServerName: "palaver.test", NodeName: a.Name, DataDir: a.DataDir,
 		IRCAddr: a.IRC, HTTPAddr: a.HTTP, RaftAddr: a.Raft, GossipAddr: a.Gossip, ClusterAddr: a.Cluster,
-		Join: join, DeadNodeGrace: c.opts.DeadNodeGrace,
+		Join: join, ClusterSecret: c.secretFor(join), DeadNodeGrace: c.opts.DeadNodeGrace,
 		MaxConnsPerIP: -1, NoFloodLimits: true,
 		Opers: map[string]string{operName: operPassword},
 		Faults: &node.Faults{
 			Network:       c.network,
-			Reachable:     func(hostport string) bool { return c.reachable(i, hostport) },
 			LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
 		},
 	}
+}
+
+// secretFor is the --cluster-secret of a node that joins through join: the secret file the first
+// node created in its data directory ("" for a node that does not join).
+func (c *Cluster) secretFor(join []string) string {
+	if len(join) == 0 {
+		return ""
+	}
+	return filepath.Join(c.addrs[0].DataDir, "cluster", "secret")
 }
 
 func (c *Cluster) startNode(ctx context.Context, i int, join []string) error {

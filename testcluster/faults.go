@@ -47,13 +47,6 @@ func (c *Cluster) Partitioned(i, j int) bool {
 	return c.network != nil && c.network.Partitioned(c.addrs[i].Name, c.addrs[j].Name)
 }
 
-// reachable tells node from's event exchange whether hostport (another node's HTTP address) is
-// on its side of the partitions.
-func (c *Cluster) reachable(from int, hostport string) bool {
-	to, ok := c.byHTTP[hostport]
-	return !ok || !c.Partitioned(from, to)
-}
-
 // SetDiskDelay makes every Raft log write of node i take d longer (0 restores the disk). It
 // lasts across restarts of the node. It needs the nodes in this process.
 func (c *Cluster) SetDiskDelay(i int, d time.Duration) error {

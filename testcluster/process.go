@@ -52,6 +52,9 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 	for _, j := range join {
 		args = append(args, "--join", j)
 	}
+	if secret := c.secretFor(join); secret != "" {
+		args = append(args, "--cluster-secret", secret)
+	}
 	args = append(args, c.opts.Processes.Args...)
 	logPath := filepath.Join(c.opts.Dir, a.Name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)

@@ -5,6 +5,7 @@
 //	palaver bench    load scenarios of the benchmark plan against any IRC server
 //	palaver verify   check an evidence bundle offline
 //	palaver testcluster  chaos run of an in-process cluster with its verdict table
+//	palaver cluster  the cluster secret file: init, rotate, retire, show
 //	palaver version  print the version
 package main
 
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "testcluster":
 		return runTestCluster(ctx, args[1:], stdout, stderr)
+	case "cluster":
+		return runCluster(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "palaver", version)
 		return 0
@@ -64,6 +67,7 @@ Commands:
   verify    check an evidence bundle offline (palaver verify bundle.json)
   testcluster  run N in-process nodes under a seeded nemesis and check linearizability,
             exactly-once delivery and equal state (palaver testcluster --nodes 3 --duration 60s --chaos)
+  cluster   the cluster secret file (palaver cluster secret init|rotate|retire|show)
   version   print the version
 
 Run 'palaver <command> --help' for the flags of a command.

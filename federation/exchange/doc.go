@@ -11,10 +11,15 @@
 // when stored, and only a newly stored event is delivered to local members, so nothing is
 // delivered twice.
 //
-// Every request between nodes is signed by the sending node's server key (ed25519, the key
-// published at its did:web document and registered through Raft), and a receiver accepts only
-// nodes whose server key is in the replicated registry: a push must come from the origin of every
-// event in it, and a pull is answered only to a cluster node. Individual messages keep their own
+// The routes (GET and POST /internal/v1/events) are served on the cluster listener's HTTP plane
+// only, never on the public HTTP server: a node reaches its peers at https://<cluster address>
+// over mutual TLS with certificates of the cluster (raft/trust), and a receiver first asks
+// Config.Authenticate who is at the other end of the connection (the node its certificate names,
+// which must be a server of the Raft configuration) before it reads a byte of the body. In
+// defence in depth every request is also signed by the sending node's server key (ed25519, the
+// key published at its did:web document and registered through Raft), and the signer must be
+// that same node: a push must come from the origin of every event in it, and a pull is answered
+// only to the cluster node that asks. Individual messages keep their own
 // +freeq.at/sig, so a third party can verify each one against the origin (key_source
 // origin-server).
 //

@@ -39,7 +39,7 @@ func deletionCursor(origin string) string { return "del:" + origin }
 // Peer is another node of the cluster.
 type Peer struct {
 	DID     string // did:web:<node name>
-	BaseURL string // its HTTP server
+	BaseURL string // its cluster HTTP plane, https://<cluster address>
 }
 
 // Name is the node name behind a node DID (did:web:<name>).
@@ -60,12 +60,17 @@ type Config struct {
 	DeliverReaction func(r eventstore.ReactionEvent)
 	// DeliverEphemeral shows local members a channel TAGMSG relayed from another node, never stored.
 	DeliverEphemeral func(m eventstore.Message)
-	Client           *http.Client  // default: 10 s timeout
-	PullEvery        time.Duration // default 1 s
-	PageSize         int           // default 500
-	QueueSize        int           // pushed events queued per peer; default 4096
-	Logger           *slog.Logger
-	Now              func() time.Time
+	// Authenticate names the node DID at the other end of a request's connection (the cluster
+	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
+	// request's body is read. Nil refuses every request.
+	Authenticate func(r *http.Request) (did string, err error)
+	// Client reaches the peers' cluster HTTP planes (mutual TLS); default: 10 s timeout.
+	Client    *http.Client
+	PullEvery time.Duration // default 1 s
+	PageSize  int           // default 500
+	QueueSize int           // pushed events queued per peer; default 4096
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
@@ -104,12 +109,14 @@ func New(cfg Config) *Exchange {
 	return &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 }
 
-// ContractFragment is the OpenAPI description of the node-to-node routes.
+// ContractFragment is the OpenAPI description of the node-to-node routes, served on the cluster
+// plane only (it is not part of the public HTTP server's document).
 //
 //go:embed openapi.yaml
 var ContractFragment []byte
 
-// Mount registers the node-to-node routes.
+// Mount registers the node-to-node routes, on the engine of the cluster's HTTP plane: never on a
+// public listener.
 func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET("/internal/v1/events", x.serveEvents)
 	e.POST("/internal/v1/events", x.receivePush)
@@ -242,8 +249,28 @@ func (x *Exchange) push(p Peer, b Batch) error {
 
 const maxBody = 32 << 20
 
+// peer names the node at the other end of a request, or answers 403 and returns false, before
+// anything of the request's body is read.
+func (x *Exchange) peer(c *gin.Context) (string, bool) {
+	if x.cfg.Authenticate == nil {
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "not a node of this cluster"})
+		return "", false
+	}
+	did, err := x.cfg.Authenticate(c.Request)
+	if err != nil {
+		x.cfg.Logger.Warn("exchange request refused", "remote", c.Request.RemoteAddr, "err", err)
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "not a node of this cluster"})
+		return "", false
+	}
+	return did, true
+}
+
 // receivePush stores events pushed by their origin and delivers the new ones.
 func (x *Exchange) receivePush(c *gin.Context) {
+	peer, ok := x.peer(c)
+	if !ok {
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxBody+1))
 	if err != nil || len(body) > maxBody {
 		c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": "batch too large"})
@@ -259,7 +286,7 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "malformed batch"})
 		return
 	}
-	if b.Origin != signer {
+	if b.Origin != signer || signer != peer {
 		c.JSON(http.StatusForbidden, gin.H{"error": "a node may only push its own events"})
 		return
 	}
@@ -308,8 +335,17 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 
 // serveEvents answers a cluster node's pull: this node's own events after a seq.
 func (x *Exchange) serveEvents(c *gin.Context) {
-	if _, err := verify(c.Request.Header, x.cfg.Keys, http.MethodGet, c.Request.URL.RequestURI(), nil, x.cfg.Now()); err != nil {
+	peer, ok := x.peer(c)
+	if !ok {
+		return
+	}
+	signer, err := verify(c.Request.Header, x.cfg.Keys, http.MethodGet, c.Request.URL.RequestURI(), nil, x.cfg.Now())
+	if err != nil {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
+		return
+	}
+	if signer != peer {
+		c.JSON(http.StatusForbidden, gin.H{"error": "the request is signed by another node than the connection's"})
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)

@@ -5,17 +5,21 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/goccy/go-yaml"
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -70,7 +74,8 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		t.Cleanup(n.srv.Close)
 		c.nodes[n.did] = n
 		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Authenticate: headerPeer,
+			Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Deliver: func(m eventstore.Message) {
 				n.mu.Lock()
 				n.delivered[m.MsgID]++
@@ -92,6 +97,57 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		t.Cleanup(self.x.Close)
 	}
 	return c
+}
+
+// headerPeer stands in for the cluster listener's TLS identity in these tests: the node named by
+// the Test-Tls-Peer header ("none": no cluster node), or else the node the request's signature
+// header claims (the handlers still verify the signature against it).
+func headerPeer(r *http.Request) (string, error) {
+	switch peer := r.Header.Get("Test-Tls-Peer"); peer {
+	case "":
+		return r.Header.Get("Palaver-Node"), nil
+	case "none":
+		return "", errors.New("no certificate of the cluster")
+	default:
+		return peer, nil
+	}
+}
+
+// readFlag is a request body that records whether anything read it.
+type readFlag struct{ read atomic.Bool }
+
+func (r *readFlag) Read([]byte) (int, error) { r.read.Store(true); return 0, io.EOF }
+
+// TestUnauthenticatedRequestsAreRefusedUnread: a request whose connection is not a cluster
+// node's is refused before its body is read, and an exchange without Authenticate refuses all.
+func TestUnauthenticatedRequestsAreRefusedUnread(t *testing.T) {
+	c := newCluster(t, "a")
+	a := c.nodes["did:web:a"]
+	noAuth := New(Config{Self: "did:web:z", Store: a.store, Keys: c.keys, Logger: a.x.cfg.Logger})
+	defer noAuth.Close()
+	for _, tc := range []struct {
+		name string
+		x    *Exchange
+		peer string
+	}{
+		{"connection of no node", a.x, "none"},
+		{"exchange without Authenticate", noAuth, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := gin.New()
+			tc.x.Mount(e)
+			for _, method := range []string{"POST", "GET"} {
+				body := &readFlag{}
+				req := httptest.NewRequest(method, "/internal/v1/events", body)
+				req.Header.Set("Test-Tls-Peer", tc.peer)
+				rec := httptest.NewRecorder()
+				e.ServeHTTP(rec, req)
+				if rec.Code != http.StatusForbidden || body.read.Load() {
+					t.Fatalf("%s: status %d, body read %v", method, rec.Code, body.read.Load())
+				}
+			}
+		})
+	}
 }
 
 // say stores a message originated by n and publishes it.
@@ -162,18 +218,22 @@ func TestRequestsMustBeSignedByTheirOrigin(t *testing.T) {
 	_, stranger, _ := ed25519.GenerateKey(rand.Reader)
 	batch := []byte(`{"origin":"did:web:a","events":[{"origin_seq":1,"msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","venue":"#x","command":"PRIVMSG","sender":"x!u@h","sender_nick":"x","text":"forged","time_ms":1700000000000}]}`)
 	cases := []struct {
-		name   string
-		key    ed25519.PrivateKey
-		did    string
-		method string
-		body   []byte
-		want   int
+		name    string
+		key     ed25519.PrivateKey
+		did     string
+		method  string
+		body    []byte
+		want    int
+		tlsPeer string
 	}{
-		{"unsigned push", nil, "", "POST", batch, 401},
-		{"push signed by a stranger", stranger, "did:web:evil", "POST", batch, 401},
-		{"b pushing a's events", c.nodes["did:web:b"].key, "did:web:b", "POST", batch, 403},
-		{"pull by a stranger", stranger, "did:web:evil", "GET", nil, 401},
-		{"pull by b", c.nodes["did:web:b"].key, "did:web:b", "GET", nil, 200},
+		{"unsigned push", nil, "", "POST", batch, 401, ""},
+		{"push signed by a stranger", stranger, "did:web:evil", "POST", batch, 401, ""},
+		{"b pushing a's events", c.nodes["did:web:b"].key, "did:web:b", "POST", batch, 403, ""},
+		{"pull by a stranger", stranger, "did:web:evil", "GET", nil, 401, ""},
+		{"pull by b", c.nodes["did:web:b"].key, "did:web:b", "GET", nil, 200, ""},
+		{"pull signed by b over another node's connection", c.nodes["did:web:b"].key, "did:web:b", "GET", nil, 403, "did:web:c"},
+		{"a's push replayed over b's connection", a.key, "did:web:a", "POST", batch, 403, "did:web:b"},
+		{"pull by b over no node's connection", c.nodes["did:web:b"].key, "did:web:b", "GET", nil, 403, "none"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +244,9 @@ func TestRequestsMustBeSignedByTheirOrigin(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, a.srv.URL+path, bytes.NewReader(tc.body))
 			if tc.key != nil {
 				sign(req.Header, tc.key, tc.did, tc.method, path, tc.body, time.Now())
+			}
+			if tc.tlsPeer != "" {
+				req.Header.Set("Test-Tls-Peer", tc.tlsPeer)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -241,5 +304,31 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 	a.x.PullAll(ctx)
 	if m, _ := a.store.Get(ctx, id); m.DeletedAt.IsZero() {
 		t.Fatal("a did not apply b's delete")
+	}
+}
+
+// TestContractFragmentDescribesTheMountedRoutes: the cluster plane's OpenAPI fragment documents
+// exactly the routes Mount registers.
+func TestContractFragmentDescribesTheMountedRoutes(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(ContractFragment, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	e := gin.New()
+	New(Config{}).Mount(e)
+	mounted := map[string]bool{}
+	for _, r := range e.Routes() {
+		mounted[r.Method+" "+r.Path] = true
+	}
+	if !maps.Equal(documented, mounted) {
+		t.Fatalf("documented %v, mounted %v", documented, mounted)
 	}
 }

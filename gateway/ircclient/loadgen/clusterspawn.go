@@ -68,7 +68,8 @@ func (cfg ClusterSpawnConfig) assignPorts(n *SpawnedClusterNode, addrs []string)
 
 // SpawnCluster starts cfg.Nodes `palaver serve` processes with fresh data
 // directories under cfg.Dir and free loopback ports, flood limits and the
-// per-IP cap off: the first bootstraps the cluster, the others --join it.
+// per-IP cap off: the first bootstraps the cluster (and writes its secret
+// file), the others --join it with that file (--cluster-secret).
 // It returns once every node answers /api/v1/health and all report the
 // same term and exactly one leader. On failure it stops what it started.
 func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster, error) {
@@ -165,7 +166,8 @@ func (c *SpawnedCluster) startOnce(ctx context.Context, cfg ClusterSpawnConfig, 
 		"--no-flood-limits", "--max-conns-per-ip", "-1", "--log-level", "warn",
 	}
 	if join != "" {
-		args = append(args, "--join", join)
+		// The first node created the cluster secret in its data directory: only holders join.
+		args = append(args, "--join", join, "--cluster-secret", filepath.Join(c.Nodes[0].DataDir, "cluster", "secret"))
 	}
 	if n.PprofAddr != "" {
 		args = append(args, "--pprof-addr", n.PprofAddr)
