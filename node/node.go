@@ -123,7 +123,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("raft: waiting for a leader: %w", err)
 	}
-	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log})
+	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log,
+		Scope: n.channelScope})
 	if err != nil {
 		return n, fmt.Errorf("event store: %w", err)
 	}

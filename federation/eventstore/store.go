@@ -56,6 +56,8 @@ type Store struct {
 	orphanEdits, maxOkey int64
 	// scratch holds the writer's buffers between transactions (writer goroutine only).
 	scratch writerScratch
+	// scope is Options.Scope (see scope.go).
+	scope Scope
 	// taken, when set (tests only), runs in the writer after it has taken a batch and before it
 	// commits it.
 	taken func()
@@ -87,6 +89,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		maxBatch:   maxBatch,
 		reqs:       make(chan *writeRequest, maxBatch),
 		writerDone: make(chan struct{}),
+		scope:      opts.Scope,
 	}
 	if err := s.openDatabases(ctx, abs, opts.NoSync); err != nil {
 		return nil, err

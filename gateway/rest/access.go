@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -87,4 +88,29 @@ func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f f
 		WriteError(c, http.StatusForbidden, name+" is restricted (+i, +k or +E); send the bearer token of a member, its founder or one of its operators")
 	}
 	return found && allowed
+}
+
+// messageReadable checks that the request may read a message looked up by msgid, answering 404 or
+// 403 itself otherwise. A message its channel no longer shows (the channel is gone, or it is a
+// restricted message of an earlier channel of that name: fsm.Channel.MessageVisible) is not found.
+// Neither answer names the channel: the reader does not know which one holds the message.
+func (s *Server) messageReadable(c *gin.Context, m eventstore.Message) bool {
+	visible, allowed := false, false
+	s.cfg.State.Read(func(st *fsm.State) {
+		ch := st.Channels[m.Venue]
+		visible = ch.MessageVisible(m.Incarnation, m.Public)
+		allowed = visible && canRead(st, ch, DID(c))
+	})
+	switch {
+	case !visible:
+		WriteError(c, http.StatusNotFound, "Message "+m.MsgID+" not found")
+	case !allowed:
+		WriteError(c, http.StatusForbidden, "The message is in a restricted channel (+i, +k or +E); send the bearer token of a member, its founder or one of its operators")
+	}
+	return allowed
+}
+
+// incarnationInto is a withChannel callback that copies the channel's incarnation into dst.
+func incarnationInto(dst *string) func(*fsm.State, *fsm.Channel) {
+	return func(_ *fsm.State, ch *fsm.Channel) { *dst = ch.Incarnation }
 }

@@ -1,5 +1,7 @@
 package fsm
 
+import "strconv"
+
 // removeMember takes a session out of a channel and deletes the channel when it is left empty and
 // holds nothing worth keeping (no founder, DID ops, topic or lists).
 func (a *applier) removeMember(c *Channel, id string) {
@@ -14,6 +16,12 @@ func (a *applier) removeMember(c *Channel, id string) {
 		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
 		delete(a.st.Channels, c.Name)
 	}
+}
+
+// incarnation names a channel created by the entry being applied: the proposer's time and the
+// log index, both the same on every node, and unique for the life of the log.
+func (a *applier) incarnation() string {
+	return strconv.FormatInt(a.env.Time, 36) + "." + strconv.FormatUint(a.index, 36)
 }
 
 func validChannelName(name string) bool {
@@ -38,8 +46,8 @@ func (a *applier) join(c Join) Result {
 	created := false
 	member := &Member{JoinedAt: a.env.Time}
 	if ch == nil {
-		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, NoExternal: true, TopicLock: true,
-			FounderDID: se.DID, Members: map[string]*Member{}}
+		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, Incarnation: a.incarnation(), NoExternal: true,
+			TopicLock: true, FounderDID: se.DID, Members: map[string]*Member{}}
 		a.st.Channels[c.Channel] = ch
 		created = true
 		member.Op = true
