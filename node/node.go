@@ -169,6 +169,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.exchange.Kick()
 	})
 	n.raft.OnLeadership(n.purgeDepartedNodes)
+	n.raft.OnLeadership(n.sweepChannels)
 
 	// Sessions held by an earlier process of this node died with it.
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)

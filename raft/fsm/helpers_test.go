@@ -186,12 +186,21 @@ func checkInvariants(st *State) error {
 			}
 		}
 	}
+	founded := map[string]int{}
 	for name, ch := range st.Channels {
+		if ch.FounderDID != "" {
+			if founded[ch.FounderDID]++; founded[ch.FounderDID] > MaxFoundedPerDID {
+				return fmt.Errorf("%s founds more than %d channels", ch.FounderDID, MaxFoundedPerDID)
+			}
+		}
 		if ch.Name != name {
 			return fmt.Errorf("channel key %q holds name %q", name, ch.Name)
 		}
 		if !validChannelName(name) {
 			return fmt.Errorf("invalid channel name %q", name)
+		}
+		if len(ch.Members) > 0 && ch.EmptySince != 0 {
+			return fmt.Errorf("channel %q has members and an empty-since time", name)
 		}
 		for id, mem := range ch.Members {
 			if mem == nil {

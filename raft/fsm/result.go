@@ -27,6 +27,8 @@ const (
 	ErrAlreadyPinned     Code = 19 // PIN of a pinned message
 	ErrNotPinned         Code = 20 // UNPIN of a message that is not pinned
 	ErrKeyEnded          Code = 21 // registering a key that is retired or already expired
+	ErrTooManyFounded    Code = 22 // 405: the DID founds MaxFoundedPerDID channels already
+	ErrTooManyKeys       Code = 23 // MSGSIG: every one of the DID's MaxSessionKeysPerDID keys is in use
 )
 
 // codeNames is the registration table of result codes: each code's name.
@@ -37,7 +39,7 @@ var codeNames = map[Code]string{
 	ErrBanned: "banned", ErrInviteOnly: "invite-only", ErrBadKey: "bad-key", ErrTooManyChannels: "too-many-channels",
 	ErrListFull: "list-full", ErrAlreadyRegistered: "already-registered", ErrTopicTooLong: "topic-too-long",
 	ErrInvalid: "invalid", NoChange: "no-change", ErrAlreadyPinned: "already-pinned", ErrNotPinned: "not-pinned",
-	ErrKeyEnded: "key-ended",
+	ErrKeyEnded: "key-ended", ErrTooManyFounded: "too-many-founded", ErrTooManyKeys: "too-many-keys",
 }
 
 func (c Code) String() string {

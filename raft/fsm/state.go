@@ -101,6 +101,9 @@ type Channel struct {
 	// same name is a new incarnation, and its readers see only what the history rule allows (see
 	// MessageVisible). "" for a channel created before incarnations existed.
 	Incarnation string `json:"incarnation,omitempty"`
+	// EmptySince is when the channel was last left without members (unix ms; 0 while it has
+	// members): ExpireChannels deletes it after a while.
+	EmptySince int64 `json:"empty_since,omitempty"`
 }
 
 // PinEntry is one pinned message.
