@@ -74,8 +74,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	if err := secureDataDir(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now()}
 	defer func() {
@@ -198,6 +198,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.keepDataDirPrivate(runCtx)
+	}()
 	limiter := transport.NewIPLimiter(cfg.MaxConnsPerIP)
 	if cfg.IRCAddr != "" {
 		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
