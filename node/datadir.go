@@ -68,16 +68,9 @@ func secureDataDir(dir string) error {
 
 // keepDataDirPrivate tightens the data directory every dataDirCheckEvery until ctx ends.
 func (n *Node) keepDataDirPrivate(ctx context.Context) {
-	tick := time.NewTicker(dataDirCheckEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if err := secureDataDir(n.cfg.DataDir); err != nil {
-				n.log.Error("keeping the data directory private", "err", err)
-			}
+	runEvery(ctx, dataDirCheckEvery, func() {
+		if err := secureDataDir(n.cfg.DataDir); err != nil {
+			n.log.Error("keeping the data directory private", "err", err)
 		}
-	}
+	})
 }

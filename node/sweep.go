@@ -22,20 +22,27 @@ func (n *Node) sweepChannels(ctx context.Context) {
 		return
 	}
 	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
-	tick := time.NewTicker(n.cfg.ChannelSweepEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	runEvery(ctx, n.cfg.ChannelSweepEvery, func() {
 		res, err := prop.Propose(ctx, cmd)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			n.log.Warn("sweeping empty channels", "err", err)
 		case err == nil && res.Count > 0:
 			n.log.Info("expired empty channels", "count", res.Count)
+		}
+	})
+}
+
+// runEvery calls f every interval until ctx ends.
+func runEvery(ctx context.Context, interval time.Duration, f func()) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			f()
 		}
 	}
 }
