@@ -23,6 +23,9 @@ type Faults struct {
 	Reachable func(hostport string) bool
 	// LogWriteDelay, when set, delays every Raft log write by its answer: a slow disk.
 	LogWriteDelay func() time.Duration
+	// PanicAt, when set, is asked at the points panics.go names and makes the code there panic
+	// when it answers true: a bug, for the tests that show a panic ends only what it should.
+	PanicAt func(point string) bool
 }
 
 // ErrUnreachable is the error of an event-exchange request across a cut link.

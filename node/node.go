@@ -134,7 +134,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	n.render = newRenderQueue(0, n.observe, n.resync)
+	n.render = newRenderQueue(0, cfg.Faults.render(n.observe), n.resync)
+	n.render.log = n.log.With("component", "render")
 	n.render.start()
 	prop := &proposer{store: n.raft, node: cfg.NodeName, rendered: n.render}
 	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
@@ -152,7 +153,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
 		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
 		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
-	}, n.machine, prop, n.events, verifier)
+	}, n.machine, prop, cfg.Faults.ircHistory(n.events), verifier)
 	if err := n.startFederation(prop, resolver); err != nil {
 		return n, err
 	}
