@@ -55,11 +55,12 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// Bounds of one FuzzApply input: the minimizer's cost grows with the square of the input length,
-// so a few hundred bytes (each command takes a handful) keep it, and every execution, short.
+// Bounds of one FuzzApply input. The minimizer's cost grows with the square of the input length
+// (and it may run for a minute per new input by default), so inputs stay short: a command takes a
+// handful of bytes, and a few dozen commands reach channels with modes, bans, invites and keys.
 const (
-	maxFuzzInput    = 384
-	maxFuzzCommands = 64
+	maxFuzzInput    = 160
+	maxFuzzCommands = 48
 )
 
 // fuzzLog turns the fuzzer's bytes into a log: each entry is a command drawn by the structured
@@ -68,9 +69,6 @@ const (
 // an entry is mangled (cut short: an undecodable entry) or replaced by an unknown command marked
 // ignorable. An unknown mandatory command stops the node by design and is never drawn.
 func fuzzLog(tb testing.TB, data []byte) [][]byte {
-	if len(data) > maxFuzzInput {
-		data = data[:maxFuzzInput]
-	}
 	c := &byteChooser{data: data}
 	var out [][]byte
 	ts := int64(1_700_000_000_000)
@@ -88,14 +86,14 @@ func fuzzLog(tb testing.TB, data []byte) [][]byte {
 	return out
 }
 
-// FuzzApply applies the log fuzzLog builds from the fuzzer's bytes. Nothing may panic, every
-// answer is a Result, the state stays self-consistent, a second machine fed the same log reaches
-// the same hash, and the state survives a snapshot round trip.
+// FuzzApply applies the log fuzzLog builds from the fuzzer's bytes (at most maxFuzzInput of them).
+// Nothing may panic, every answer is a Result, the state stays self-consistent, and a snapshot
+// restores to the same state (TestDeterminism checks that replicas agree).
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 1, 5, 3, 7, 13, 2, 9, 4, 11, 6, 8})
 	f.Add([]byte("\x00\x00\x00\x00\x01\x00\x00\x05\x00\x00\x00\x00\x0d\x00\x00\x02\x00\x01\x05\x01\x00"))
-	f.Add(bytes.Repeat([]byte{0, 1, 5, 3, 7, 13, 2, 9, 4, 11, 6, 8, 26, 27, 22, 29}, 12))
+	f.Add(bytes.Repeat([]byte{0, 1, 5, 3, 7, 13, 2, 9, 4, 11, 6, 8, 26, 27, 22, 29}, 8))
 	for i := range 4 {
 		seed := make([]byte, 96)
 		for j := range seed {
@@ -104,16 +102,14 @@ func FuzzApply(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxFuzzInput {
+			return
+		}
 		entries := fuzzLog(t, data)
-		m, twin := New(quietLogger()), New(quietLogger())
+		m := New(quietLogger())
 		for i, entry := range entries {
-			index := uint64(i + 1)
-			res, ok := m.Apply(index, entry).(Result)
-			if !ok {
+			if _, ok := m.Apply(uint64(i+1), entry).(Result); !ok {
 				t.Fatalf("Apply returned a non-Result")
-			}
-			if again, _ := twin.Apply(index, entry).(Result); !sameJSON(t, again, res) {
-				t.Fatalf("entry %d: the twin answered %+v, the machine %+v", index, again, res)
 			}
 		}
 		m.Read(func(st *State) {
@@ -124,15 +120,13 @@ func FuzzApply(f *testing.F) {
 				t.Fatalf("index %d, want %d", st.Index, len(entries))
 			}
 		})
-		if m.Hash() != twin.Hash() {
-			t.Fatalf("two machines fed the same log disagree")
-		}
+		snap := snapshotBytes(t, m)
 		restored := New(quietLogger())
-		if err := restored.Restore(bytes.NewReader(snapshotBytes(t, m))); err != nil {
+		if err := restored.Restore(bytes.NewReader(snap)); err != nil {
 			t.Fatalf("restore: %v", err)
 		}
-		if restored.Hash() != m.Hash() {
-			t.Fatalf("snapshot round trip changed the hash")
+		if again := snapshotBytes(t, restored); !bytes.Equal(again, snap) {
+			t.Fatalf("snapshot round trip changed the state:\n%s\n%s", snap, again)
 		}
 	})
 }

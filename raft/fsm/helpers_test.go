@@ -186,6 +186,13 @@ func checkInvariants(st *State) error {
 			}
 		}
 	}
+	owned := map[string]string{}
+	for nick, did := range st.NickOwners {
+		if other, ok := owned[did]; ok {
+			return fmt.Errorf("%s owns two nicks: %q and %q", did, other, nick)
+		}
+		owned[did] = nick
+	}
 	founded := map[string]int{}
 	for name, ch := range st.Channels {
 		if ch.FounderDID != "" {
