@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -58,6 +59,19 @@ func TestRestrictedHistoryDiesWithItsChannel(t *testing.T) {
 	_, body := batchBody(t, replayer, "chathistory")
 	if got := texts(body); !slices.Equal(got, []string{"public words"}) {
 		t.Fatalf("JOIN replay of the new #x: %q", got)
+	}
+	// The new channel's operator may pin the old msgid, but PINS does not show its text.
+	sendLines(t, replayer, "PIN #x "+secretID, "PINS #x")
+	pins := readUntil(t, replayer, "the end of PINS", func(m ircmsg.Message) bool {
+		return m.Command == "NOTICE" && strings.Contains(m.Param(1), "pinned message(s)")
+	})
+	for _, m := range pins {
+		if strings.Contains(m.String(), "secret") {
+			t.Fatalf("PINS shows the earlier channel's secret: %s", m.String())
+		}
+	}
+	if _, ok := findMsg(pins, "NOTICE", secretID, "[message not found]"); !ok {
+		t.Fatalf("PINS of the old msgid: %q", lines(pins))
 	}
 	fetcher, _ := guest(t, n, "hifetcher", historyCaps...)
 	joinChannels(t, fetcher, "#x")
