@@ -92,6 +92,10 @@ func TestRestrictedHistoryDiesWithItsChannel(t *testing.T) {
 			t.Fatalf("GET %s: %q", path, got)
 		}
 	}
+	resp, pinsBody := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/channels/"+x+"/pins", "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(pinsBody), "secret") || !strings.Contains(string(pinsBody), "[message not found]") {
+		t.Fatalf("GET pins: %d %s", resp.StatusCode, pinsBody)
+	}
 	for _, path := range []string{"/api/v1/messages/" + secretID, "/api/v1/verify/" + secretID} {
 		resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+path, "", nil)
 		if resp.StatusCode != 404 || strings.Contains(string(body), "secret") || strings.Contains(string(body), "#x") {

@@ -110,6 +110,18 @@ func (s *Server) messageReadable(c *gin.Context, m eventstore.Message) bool {
 	return allowed
 }
 
+// shownIn reports whether a message read by msgid may be shown through
+// channel as it is now: it was written there, in the channel's current
+// incarnation or while the channel was public (fsm.Channel.MessageVisible).
+func (s *Server) shownIn(channel string, m eventstore.Message) bool {
+	if m.Venue != channel {
+		return false
+	}
+	shown := false
+	s.cfg.State.Read(func(st *fsm.State) { shown = st.Channels[channel].MessageVisible(m.Incarnation, m.Public) })
+	return shown
+}
+
 // incarnationInto is a withChannel callback that copies the channel's incarnation into dst.
 func incarnationInto(dst *string) func(*fsm.State, *fsm.Channel) {
 	return func(_ *fsm.State, ch *fsm.Channel) { *dst = ch.Incarnation }
