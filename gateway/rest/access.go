@@ -14,7 +14,11 @@ import (
 // +k or +E) are open to anyone. A restricted channel is readable with a
 // bearer whose DID is the founder's, a DID op's, or the DID of a session
 // that is a member now. Channels that are not in the replica are unknown
-// (404, failing closed); DM venues are never served (403).
+// (404, failing closed); DM venues are never served (403). A channel
+// created again under an old name serves only its own history and the
+// earlier channels' public messages (eventstore's "Channel incarnations");
+// a message looked up by msgid that its channel no longer shows is not
+// found, and the 403 of a message lookup does not name the channel.
 
 // canRead reports whether the reader known by did ("" = anonymous) may
 // read ch. The caller holds the state's read lock.
