@@ -17,7 +17,7 @@ func (a *applier) removeMember(c *Channel, id string) {
 	}
 	if c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
 		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
-		delete(a.st.Channels, c.Name)
+		a.st.deleteChannel(c.Name)
 		return
 	}
 	c.EmptySince = a.env.Time
@@ -56,7 +56,7 @@ func (a *applier) join(c Join) Result {
 		}
 		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, Incarnation: a.incarnation(), NoExternal: true,
 			TopicLock: true, FounderDID: se.DID, Members: map[string]*Member{}}
-		a.st.Channels[c.Channel] = ch
+		a.st.addChannel(ch)
 		created = true
 		member.Op = true
 	} else {
@@ -85,7 +85,7 @@ func (a *applier) join(c Join) Result {
 		if ch.FounderDID == "" && len(ch.Members) == 0 && se.DID != "" && a.st.foundedBy(se.DID) < MaxFoundedPerDID {
 			// An unowned channel that everyone left is founded again by its next authenticated
 			// joiner (who joins it unowned when it founds too many already).
-			ch.FounderDID = se.DID
+			a.st.setFounder(ch, se.DID)
 			member.Op = true
 		}
 	}

@@ -193,6 +193,20 @@ func checkInvariants(st *State) error {
 		}
 		owned[did] = nick
 	}
+	recount := map[string]int{}
+	for _, ch := range st.Channels {
+		if ch.FounderDID != "" {
+			recount[ch.FounderDID]++
+		}
+	}
+	if len(recount) != len(st.founded) {
+		return fmt.Errorf("founded index %v, channels say %v", st.founded, recount)
+	}
+	for did, n := range recount {
+		if st.founded[did] != n {
+			return fmt.Errorf("founded index %v, channels say %v", st.founded, recount)
+		}
+	}
 	founded := map[string]int{}
 	for name, ch := range st.Channels {
 		if ch.FounderDID != "" {

@@ -65,20 +65,40 @@ func (a *applier) expireChannels(c ExpireChannels) Result {
 	}
 	sort.Strings(expired)
 	for _, name := range expired {
-		delete(a.st.Channels, name)
+		a.st.deleteChannel(name)
 	}
 	return Result{Code: OK, Count: len(expired)}
 }
 
 // foundedBy counts the channels did is the founder of.
-func (s *State) foundedBy(did string) int {
-	n := 0
-	for _, ch := range s.Channels {
-		if ch.FounderDID == did {
-			n++
+func (s *State) foundedBy(did string) int { return s.founded[did] }
+
+// addChannel files a new channel (its founder, if any, counted in founded).
+func (s *State) addChannel(ch *Channel) {
+	s.Channels[ch.Name] = ch
+	if ch.FounderDID != "" {
+		s.founded[ch.FounderDID]++
+	}
+}
+
+// setFounder makes did the founder of ch, which has none.
+func (s *State) setFounder(ch *Channel, did string) {
+	ch.FounderDID = did
+	s.founded[did]++
+}
+
+// deleteChannel removes a channel (and its founder's count).
+func (s *State) deleteChannel(name string) {
+	ch := s.Channels[name]
+	if ch == nil {
+		return
+	}
+	if did := ch.FounderDID; did != "" {
+		if s.founded[did]--; s.founded[did] <= 0 {
+			delete(s.founded, did)
 		}
 	}
-	return n
+	delete(s.Channels, name)
 }
 
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more

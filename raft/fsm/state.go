@@ -29,6 +29,10 @@ type State struct {
 	// member), kept while the link is up (see federation.go); nil until the first one.
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
 
+	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
+	// Channels, never encoded, rebuilt by normalize.
+	founded map[string]int
+
 	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
 	RequestOrder []string          `json:"request_order"`
 	Index        uint64            `json:"index"` // last applied Raft index
@@ -215,6 +219,7 @@ func NewState() *State {
 		Favorites:  map[string][]string{},
 		Keys:       map[string]map[string]*KeyRecord{},
 		Requests:   map[string]Result{},
+		founded:    map[string]int{},
 	}
 }
 
@@ -283,9 +288,13 @@ func (s *State) normalize() {
 			se.Channels = map[string]bool{}
 		}
 	}
+	s.founded = map[string]int{}
 	for _, c := range s.Channels {
 		if c.Members == nil {
 			c.Members = map[string]*Member{}
+		}
+		if c.FounderDID != "" {
+			s.founded[c.FounderDID]++
 		}
 	}
 }
