@@ -89,6 +89,11 @@ type Config struct {
 	// (--peer-allow-private); the SSRF guard otherwise refuses them.
 	PeerAllowPrivate bool
 
+	// Empty channels expire (the leader sweeps every ChannelSweepEvery, default 1 h): unowned ones
+	// after UnownedChannelExpiry (default 7 days), founded ones after FoundedChannelExpiry
+	// (default 90 days); negative keeps them.
+	ChannelSweepEvery, UnownedChannelExpiry, FoundedChannelExpiry time.Duration
+
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
 	// real network and disk). See faults.go.
 	Faults *Faults
@@ -128,6 +133,15 @@ func (c *Config) Defaults() {
 	}
 	if c.Version == "" {
 		c.Version = "0.1.0"
+	}
+	if c.ChannelSweepEvery == 0 {
+		c.ChannelSweepEvery = time.Hour
+	}
+	if c.UnownedChannelExpiry == 0 {
+		c.UnownedChannelExpiry = 7 * 24 * time.Hour
+	}
+	if c.FoundedChannelExpiry == 0 {
+		c.FoundedChannelExpiry = 90 * 24 * time.Hour
 	}
 }
 

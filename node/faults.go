@@ -19,6 +19,9 @@ type Faults struct {
 	Network *raft.InmemNetwork
 	// LogWriteDelay, when set, delays every Raft log write by its answer: a slow disk.
 	LogWriteDelay func() time.Duration
+	// PanicAt, when set, is asked at the points panics.go names and makes the code there panic
+	// when it answers true: a bug, for the tests that show a panic ends only what it should.
+	PanicAt func(point string) bool
 }
 
 func (f *Faults) network() *raft.InmemNetwork {

@@ -75,8 +75,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	if err := secureDataDir(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now()}
 	defer func() {
@@ -128,7 +128,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("raft: waiting for a leader: %w", err)
 	}
-	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log})
+	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log,
+		Scope: n.channelScope})
 	if err != nil {
 		return n, fmt.Errorf("event store: %w", err)
 	}
@@ -138,7 +139,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	n.render = newRenderQueue(0, n.observe, n.resync)
+	n.render = newRenderQueue(0, cfg.Faults.render(n.observe), n.resync)
+	n.render.log = n.log.With("component", "render")
 	n.render.start()
 	prop := &proposer{store: n.raft, node: cfg.NodeName, rendered: n.render}
 	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
@@ -156,7 +158,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
 		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
 		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
-	}, n.machine, prop, n.events, verifier)
+	}, n.machine, prop, cfg.Faults.ircHistory(n.events), verifier)
 	if err := n.startFederation(prop, resolver); err != nil {
 		return n, err
 	}
@@ -173,6 +175,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.exchange.Kick()
 	})
 	n.raft.OnLeadership(n.purgeDepartedNodes)
+	n.raft.OnLeadership(n.sweepChannels)
 
 	// Sessions held by an earlier process of this node died with it.
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
@@ -201,6 +204,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.keepDataDirPrivate(runCtx)
+	}()
 	limiter := transport.NewIPLimiter(cfg.MaxConnsPerIP)
 	if cfg.IRCAddr != "" {
 		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -31,6 +33,7 @@ type renderQueue struct {
 	render func(index uint64, events []fsm.Event)
 	resync func(index uint64)
 	limit  int
+	log    *slog.Logger // where a renderer's panic is reported (renderBatch)
 
 	mu        sync.Mutex
 	pending   []renderBatch // FIFO; pending[head:] are waiting
@@ -52,7 +55,7 @@ func newRenderQueue(limit int, render func(index uint64, events []fsm.Event), re
 		limit = defaultRenderQueueEvents
 	}
 	return &renderQueue{
-		render: render, resync: resync, limit: limit,
+		render: render, resync: resync, limit: limit, log: slog.Default(),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 }
@@ -165,17 +168,38 @@ func (q *renderQueue) loop() {
 		q.busy = max(b.index, 1)
 		q.mu.Unlock()
 
-		if b.resync {
-			q.resync(b.index)
-		} else {
-			q.render(b.index, b.events)
-		}
+		q.renderBatch(b)
 
 		q.mu.Lock()
 		q.busy = 0
 		q.queued -= len(b.events)
 		q.broadcast()
 		q.mu.Unlock()
+	}
+}
+
+// renderBatch renders one batch. A panic in a renderer is logged with its stack and the views are
+// rebuilt from the state (resync), as after a snapshot restore: the batch's lines may be lost for
+// local clients, but the loop, and the node, keep running.
+func (q *renderQueue) renderBatch(b renderBatch) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		q.log.Error("panic while rendering applied events; rebuilding the views", "index", b.index, "panic", r,
+			"stack", string(debug.Stack()))
+		defer func() {
+			if r := recover(); r != nil {
+				q.log.Error("panic while rebuilding the views", "index", b.index, "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		q.resync(b.index)
+	}()
+	if b.resync {
+		q.resync(b.index)
+	} else {
+		q.render(b.index, b.events)
 	}
 }
 

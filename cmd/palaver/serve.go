@@ -63,6 +63,9 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	var keyLifetimeDays, peerKeyRetrySecs int
 	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
 	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
+	var unownedExpiryDays, foundedExpiryDays int
+	fs.IntVar(&unownedExpiryDays, "channel-expiry-days", 7, "days an empty channel without a founder is kept (-1 keeps it)")
+	fs.IntVar(&foundedExpiryDays, "founded-channel-expiry-days", 90, "days an empty channel with a founder is kept (-1 keeps it)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", "", "serve runtime profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; keep it private")
 	var peers, peerTrust, links listFlag
@@ -91,6 +94,16 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			return cfg, 0, fmt.Errorf("--signing-key-lifetime-days %d: must be at least 1", keyLifetimeDays)
 		}
 		cfg.SigningKeyLifetime = time.Duration(keyLifetimeDays) * 24 * time.Hour
+		for _, e := range []struct {
+			flag string
+			days int
+			dst  *time.Duration
+		}{{"channel-expiry-days", unownedExpiryDays, &cfg.UnownedChannelExpiry}, {"founded-channel-expiry-days", foundedExpiryDays, &cfg.FoundedChannelExpiry}} {
+			if e.days == 0 || e.days < -1 {
+				return cfg, 0, fmt.Errorf("--%s %d: must be at least 1, or -1 to keep empty channels", e.flag, e.days)
+			}
+			*e.dst = time.Duration(e.days) * 24 * time.Hour
+		}
 		if peerKeyRetrySecs < 1 {
 			return cfg, 0, fmt.Errorf("--peer-key-retry-secs %d: must be at least 1", peerKeyRetrySecs)
 		}

@@ -84,6 +84,8 @@ func TestServeSettingsRefused(t *testing.T) {
 		{"missing file", []string{"--config", filepath.Join(t.TempDir(), "absent.conf")}},
 		{"bad log level", []string{"--log-level", "loud"}},
 		{"key lifetime under a day", []string{"--signing-key-lifetime-days", "0"}},
+		{"channel expiry of zero days", []string{"--channel-expiry-days", "0"}},
+		{"founded channel expiry below -1", []string{"--founded-channel-expiry-days", "-2"}},
 		{"oper without password", []string{"--oper", "root"}},
 	}
 	for _, tc := range cases {

@@ -49,6 +49,27 @@
 // every venue and keeps the venue's; in a sparse one it intersects the terms with the venue's token
 // (see Search).
 //
+// # Channel incarnations
+//
+// A channel's name outlives the channel: when the last member of an unowned channel leaves, the
+// channel is deleted, and whoever joins the name next creates a new one. Its history must not hand
+// the new channel what the old one kept private. Every channel therefore has an incarnation (an
+// id the state machine gives it when it is created, fsm.Channel.Incarnation), and every message of
+// a channel venue is stamped, when it is first stored, with the incarnation it was written in and
+// whether the channel was public (discoverable: no +i, +k or +E) then. The node's Options.Scope
+// tells the store what a venue's channel is now, and every view of a channel venue (the history
+// walks, the REST pages, export, search) serves only:
+//
+//   - the messages of the channel's current incarnation, and
+//   - the messages of earlier incarnations that were public when written.
+//
+// So a restricted channel's history is private to that channel for good; a venue whose channel
+// does not exist serves its public messages only. Reads by msgid (Get, Root, Current) return raw
+// rows: callers that serve them check Visible. A message copied from another node keeps the stamp
+// it was given where it was first stored. Rows stored before incarnations existed carry the
+// incarnation "" and count as restricted: the channels that existed then (incarnation "" too)
+// still serve them, a channel created after the upgrade does not.
+//
 // # Paging by unix seconds
 //
 // PageBeforeUnix keeps freeq's REST semantics: a strict "<" on whole seconds. A client that pages

@@ -24,6 +24,11 @@ type Message struct {
 	Origin        string            // node name that originated it
 	DeletedAt     time.Time         // zero when not deleted (set on reads of raw rows only)
 	Revision      string            // views only: msgid of the latest edit, "" if none
+	// Incarnation and Public say where in a channel's life the message was written: the channel's
+	// incarnation then, and whether the channel was discoverable then. Append fills them in for a
+	// channel message that comes without an Incarnation (see Options.Scope); "" and false for DMs.
+	Incarnation string
+	Public      bool
 }
 
 // Bound is a position in a venue's history: by msgid (resolved to its root's (time, seq)) or by
@@ -44,10 +49,19 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBatch caps how many messages one group-commit transaction holds (default 512).
 	MaxBatch int
+	// Scope tells the store about the channel a venue names now (see "Channel incarnations" in
+	// doc.go). Append stamps channel messages with it, and every view of a channel venue serves
+	// only the messages the channel may show. Nil: nothing is stamped or filtered (tests, tools).
+	Scope Scope
 	// NoSync turns fsync off (synchronous=OFF). For benchmarks and tests only: a crash may lose
 	// acknowledged messages.
 	NoSync bool
 }
+
+// Scope answers, for a channel venue, the channel's current incarnation and whether it is public
+// (discoverable) now; ok is false when no such channel exists. It must be cheap and safe for
+// concurrent use: every Append and every read of a channel venue calls it.
+type Scope func(venue string) (incarnation string, public, ok bool)
 
 // MaxLimit caps the number of messages any single read returns.
 const MaxLimit = 10000

@@ -34,19 +34,19 @@ import (
 const (
 	rootChunkSizes = 8
 	maxRootChunk   = 1 << (rootChunkSizes - 1)
-	rootColumns    = 11 // parameters per row of sqlInsertRoots
+	rootColumns    = 13 // parameters per row of sqlInsertRoots
 )
 
 // sqlInsertRoots inserts rows roots given their okeys (see roots.go).
 func sqlInsertRoots(rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, origin, okey) VALUES `)
+		tags_json, time_ms, origin, okey, incarnation, public) VALUES `)
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?)")
 	}
 	b.WriteString(` ON CONFLICT(msgid) DO NOTHING`)
 	return b.String()
@@ -107,7 +107,7 @@ func (tx *writeTxn) insertRootChunk(ctx context.Context, level int, chunk []*pen
 	args := tx.args[:0]
 	for _, m := range chunk {
 		args = append(args, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey)
+			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey, m.Incarnation, m.Public)
 	}
 	tx.args = args
 	defer clear(args) // the strings are the callers'; do not keep them past the batch

@@ -11,9 +11,9 @@ import (
 const (
 	viewColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
 		COALESCE(m.rev_text, m.text), COALESCE(m.rev_tags_json, m.tags_json), m.time_ms,
-		COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, COALESCE(m.rev_msgid, '')`
+		COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, COALESCE(m.rev_msgid, ''), m.incarnation, m.public`
 	rawColumns = `m.seq, m.msgid, m.venue, m.command, m.sender, m.sender_nick, m.sender_did,
-		m.text, m.tags_json, m.time_ms, COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, ''`
+		m.text, m.tags_json, m.time_ms, COALESCE(m.replaces_msgid, ''), m.origin, m.deleted_at_ms, '', m.incarnation, m.public`
 	// liveRoot is the condition of the partial indexes: a root that is not deleted.
 	liveRoot = `m.replaces_msgid IS NULL AND m.deleted_at_ms IS NULL`
 )
@@ -28,7 +28,7 @@ func scanMessage(sc scanner) (Message, error) {
 		deletedAt sql.NullInt64
 	)
 	err := sc.Scan(&m.Seq, &m.MsgID, &m.Venue, &m.Command, &m.Sender, &m.SenderNick, &m.SenderDID,
-		&m.Text, &tagsJSON, &timeMs, &m.ReplacesMsgID, &m.Origin, &deletedAt, &m.Revision)
+		&m.Text, &tagsJSON, &timeMs, &m.ReplacesMsgID, &m.Origin, &deletedAt, &m.Revision, &m.Incarnation, &m.Public)
 	if err != nil {
 		return Message{}, err
 	}

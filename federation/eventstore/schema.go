@@ -94,6 +94,12 @@ var migrations = [...]string{
 	);
 	CREATE INDEX reaction_log_by_origin ON reaction_log(origin, seq);
 	CREATE INDEX reaction_log_by_key ON reaction_log(root_msgid, reactor, emoji, time_ms, event_msgid);`,
+	// 6: the incarnation of the channel a message was written in, and whether the channel was
+	// public then (see "Channel incarnations" in doc.go). Rows stored before have incarnation ''
+	// and count as restricted: only a channel that has existed since before this migration (whose
+	// incarnation is '' too) serves them.
+	`ALTER TABLE messages ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
+	ALTER TABLE messages ADD COLUMN public INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -51,7 +51,8 @@ func (s *Store) Search(ctx context.Context, venue, query string, beforeUnix int6
 		}
 	}
 	match := `venue : "` + venueToken(venue) + `" AND ` + body
-	rows, err := s.r.search.QueryContext(ctx, match, hi, venue, limit-len(out))
+	all, inc := s.scopeArgs(venue)
+	rows, err := s.r.search.QueryContext(ctx, match, hi, venue, limit-len(out), all, inc)
 	if err != nil {
 		return nil, s.wrapReadErr("search "+venue, err)
 	}
@@ -80,6 +81,7 @@ func (s *Store) searchWalk(ctx context.Context, body, venue string, hi int64, li
 	}
 	defer rows.Close()
 	out = make([]Message, 0, min(limit, 64))
+	all, inc := s.scopeArgs(venue)
 	read := 0
 	next = hi
 	for rows.Next() {
@@ -88,7 +90,7 @@ func (s *Store) searchWalk(ctx context.Context, body, venue string, hi int64, li
 			return nil, 0, false, err
 		}
 		read++
-		if m.Venue != venue {
+		if m.Venue != venue || !(all || m.Public || m.Incarnation == inc) {
 			continue
 		}
 		if out = append(out, m); len(out) == limit {

@@ -19,8 +19,8 @@ const (
 	// uses it only for a root older than the newest stored millisecond; newer roots go in runs
 	// (sqlInsertRoots, roots.go).
 	sqlInsertRoot = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, replaces_msgid, origin, okey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
-		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12))
+		tags_json, time_ms, replaces_msgid, origin, okey, incarnation, public) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
+		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12), ?13, ?14)
 		ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`
 	// sqlSeqByOkey finds a root the writer stored under an okey it chose (roots.go).
 	sqlSeqByOkey = `SELECT seq FROM messages WHERE okey = ?`
@@ -28,7 +28,7 @@ const (
 	// index, at Open.
 	sqlMaxOkey    = `SELECT COALESCE(MAX(okey), ?) FROM messages`
 	sqlInsertEdit = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, replaces_msgid, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		tags_json, time_ms, replaces_msgid, origin, incarnation, public) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(msgid) DO NOTHING`
 	sqlCountEdits = `SELECT COUNT(*) FROM messages WHERE replaces_msgid = ?`
 	// sqlCountOrphanEdits counts the edits whose root is not stored. It runs once, at Open.
@@ -63,20 +63,29 @@ const (
 	sqlPosition = `SELECT m.okey FROM messages e JOIN messages m
 		ON m.msgid = COALESCE(e.replaces_msgid, e.msgid)
 		WHERE e.msgid = ? AND m.venue = ? AND m.replaces_msgid IS NULL`
-	rangeWhere = `FROM messages m WHERE m.venue = ? AND ` + liveRoot + ` AND m.okey > ? AND m.okey < ?`
-	// sqlRangeAsc and sqlRangeDesc take venue, exclusive low okey, exclusive high okey, limit.
-	sqlRangeAsc  = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey ASC LIMIT ?`
-	sqlRangeDesc = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey DESC LIMIT ?`
-	// sqlExport takes venue, seq, limit.
+	// scope45 and scope56 are the history rule of a channel venue (see "Channel incarnations" in
+	// doc.go) on parameters 4 and 5, or 5 and 6: the first is 1 to let every row through (a DM
+	// venue, or a store without Scope), the second the channel's current incarnation. A row passes
+	// when it was public when written or belongs to that incarnation. A channel that does not
+	// exist binds an incarnation no row holds (noIncarnation).
+	scope45    = `(?4 OR m.public OR m.incarnation = ?5)`
+	scope56    = `(?5 OR m.public OR m.incarnation = ?6)`
+	rangeWhere = `FROM messages m WHERE m.venue = ?1 AND ` + liveRoot + ` AND m.okey > ?2 AND m.okey < ?3 AND ` +
+		scope56
+	// sqlRangeAsc and sqlRangeDesc take venue, exclusive low okey, exclusive high okey, limit and
+	// the scope (see scopeCond).
+	sqlRangeAsc  = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey ASC LIMIT ?4`
+	sqlRangeDesc = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey DESC LIMIT ?4`
+	// sqlExport takes venue, seq, limit and the scope.
 	sqlExport = `SELECT ` + viewColumns + ` FROM messages m
-		WHERE m.venue = ? AND ` + liveRoot + ` AND m.seq > ? ORDER BY m.seq ASC LIMIT ?`
-	// sqlSearch takes the MATCH expression, exclusive high okey, venue, limit. The search index's
+		WHERE m.venue = ?1 AND ` + liveRoot + ` AND m.seq > ?2 AND ` + scope45 + ` ORDER BY m.seq ASC LIMIT ?3`
+	// sqlSearch takes the MATCH expression, exclusive high okey, venue, limit and the scope. The search index's
 	// rowid is -okey, so ascending rowid is newest first: FTS5 walks its doclists forwards, where
 	// it can skip through them with their indexes (walking backwards reads every page of a
 	// doclist). CROSS JOIN keeps FTS5 the outer loop and LIMIT stops the walk, however many
 	// messages match.
 	sqlSearch = `SELECT ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
-		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND m.venue = ?3 AND ` + liveRoot + `
+		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND m.venue = ?3 AND ` + liveRoot + ` AND ` + scope56 + `
 		ORDER BY messages_fts.rowid ASC LIMIT ?4`
 	// sqlSearchWalk takes the MATCH expression, exclusive high okey, limit: the newest matches of
 	// every venue, each with its okey first, for Search to pick a venue's from (see search.go).

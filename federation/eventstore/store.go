@@ -56,6 +56,8 @@ type Store struct {
 	orphanEdits, maxOkey int64
 	// scratch holds the writer's buffers between transactions (writer goroutine only).
 	scratch writerScratch
+	// scope is Options.Scope (see scope.go).
+	scope Scope
 	// taken, when set (tests only), runs in the writer after it has taken a batch and before it
 	// commits it.
 	taken func()
@@ -87,10 +89,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		maxBatch:   maxBatch,
 		reqs:       make(chan *writeRequest, maxBatch),
 		writerDone: make(chan struct{}),
+		scope:      opts.Scope,
+	}
+	if err := makePrivate(abs); err != nil {
+		return nil, err
 	}
 	if err := s.openDatabases(ctx, abs, opts.NoSync); err != nil {
 		return nil, err
 	}
+
 	if s.wal != nil {
 		// Unbuffered: the writer commits batch n+1 while batch n syncs, and then waits for the
 		// syncer, so that requests arriving meanwhile make one large batch n+2 rather than many
@@ -184,7 +191,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	if err = prepareAll(ctx, s.readDB, s.r.all()); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
-	return nil
+	return chmodPrivate(abs+"-wal", abs+"-shm") // created by the opening (filemode.go)
 }
 
 func (s *Store) closeDatabases() error {

@@ -84,6 +84,7 @@ func (s *Store) Around(ctx context.Context, venue string, center Bound, limit in
 	if center.MsgID != "" {
 		cur, err := s.Current(ctx, center.MsgID)
 		switch {
+		case err == nil && !s.Visible(cur): // a restricted message of an earlier incarnation
 		case err == nil:
 			middle = append(middle, cur)
 		case !errors.Is(err, ErrNotFound): // ErrNotFound: the center is deleted
@@ -144,7 +145,8 @@ func (s *Store) ExportAfter(ctx context.Context, venue string, afterSeq int64, l
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.exportFrom.QueryContext(ctx, venue, afterSeq, limit)
+	all, inc := s.scopeArgs(venue)
+	rows, err := s.r.exportFrom.QueryContext(ctx, venue, afterSeq, limit, all, inc)
 	if err != nil {
 		return nil, s.wrapReadErr("export "+venue, err)
 	}
@@ -175,7 +177,8 @@ func (s *Store) rangeQuery(ctx context.Context, st *sql.Stmt, venue string, lo, 
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, venue, lo, hi, limit)
+	all, inc := s.scopeArgs(venue)
+	rows, err := st.QueryContext(ctx, venue, lo, hi, limit, all, inc)
 	if err != nil {
 		return nil, s.wrapReadErr("history of "+venue, err)
 	}

@@ -69,6 +69,7 @@ func (s *Store) Append(ctx context.Context, msgs ...*Message) error {
 			return fmt.Errorf("%w: message %s: %w", ErrInvalidArgument, m.MsgID, err)
 		}
 		m.Seq = 0
+		s.stamp(m)
 		pending[i] = pendingMessage{Message: *m, tagsJSON: tags}
 	}
 	req := &writeRequest{ctx: ctx, msgs: pending, done: make(chan error, 1)}

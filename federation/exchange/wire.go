@@ -26,6 +26,10 @@ type Event struct {
 	Tags          map[string]string `json:"tags,omitempty"`
 	TimeMS        int64             `json:"time_ms"`
 	ReplacesMsgID string            `json:"replaces_msgid,omitempty"`
+	// Incarnation and Public: where in its channel's life the message was written, as the origin
+	// stamped it (see eventstore's "Channel incarnations").
+	Incarnation string `json:"incarnation,omitempty"`
+	Public      bool   `json:"public,omitempty"`
 }
 
 // Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
@@ -58,13 +62,13 @@ func deletionOf(d eventstore.Deletion) Deletion {
 func eventOf(m eventstore.Message) Event {
 	return Event{OriginSeq: m.Seq, MsgID: m.MsgID, Venue: m.Venue, Command: m.Command, Sender: m.Sender,
 		SenderNick: m.SenderNick, SenderDID: m.SenderDID, Text: m.Text, Tags: m.Tags, TimeMS: m.Time.UnixMilli(),
-		ReplacesMsgID: m.ReplacesMsgID}
+		ReplacesMsgID: m.ReplacesMsgID, Incarnation: m.Incarnation, Public: m.Public}
 }
 
 func (e Event) message(originName string) *eventstore.Message {
 	return &eventstore.Message{MsgID: e.MsgID, Venue: e.Venue, Command: e.Command, Sender: e.Sender,
 		SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, Time: time.UnixMilli(e.TimeMS),
-		ReplacesMsgID: e.ReplacesMsgID, Origin: originName}
+		ReplacesMsgID: e.ReplacesMsgID, Origin: originName, Incarnation: e.Incarnation, Public: e.Public}
 }
 
 // validate checks what a receiver relies on before storing an event.

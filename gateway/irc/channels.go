@@ -31,6 +31,8 @@ func (c *client) codeReply(rb *respBuf, code fsm.Code, channel, target string) {
 		rb.add(c.numericMsg("475", channel, "Cannot join channel (+k)"))
 	case fsm.ErrTooManyChannels:
 		rb.add(c.numericMsg("405", channel, "You have joined too many channels"))
+	case fsm.ErrTooManyFounded:
+		rb.add(c.numericMsg("405", channel, "You have founded too many channels (at most "+strconv.Itoa(fsm.MaxFoundedPerDID)+"): leave one of yours and let it expire"))
 	case fsm.ErrListFull:
 		rb.add(c.numericMsg("478", channel, target, "Channel list is full"))
 	case fsm.ErrBadName:

@@ -161,8 +161,13 @@ type lineHandoff struct {
 }
 
 func (h *lineHandoff) run() {
+	defer h.done.Done()
+	defer func() {
+		if h.c.recovered(recover(), "command") { // recover.go
+			h.reason, h.stop = panicReason, true
+		}
+	}()
 	h.reason, h.stop = h.c.handleInput(h.line, h.readErr)
-	h.done.Done()
 }
 
 // offReader runs f on a short-lived goroutine and waits for it, keeping f's stack growth off the

@@ -221,7 +221,7 @@ func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
 	for _, p := range pins {
 		from, text := "unknown", "[message not found]"
 		if c.s.history != nil {
-			if cur, err := c.s.history.Current(ctx, p.MsgID); err == nil {
+			if cur, err := c.s.history.Current(ctx, p.MsgID); err == nil && c.s.shownIn(name, cur) {
 				from, text = cur.SenderNick, cur.Text
 			}
 		}

@@ -97,12 +97,19 @@ func (p *pipeline) run() {
 		}
 		p.queue = nil
 		p.mu.Unlock()
-		p.c.completeQueued(batch)
+		p.complete(batch)
 		p.mu.Lock()
 		p.inFlight -= len(batch)
 		p.changed.Broadcast()
 		p.mu.Unlock()
 	}
+}
+
+// complete runs completeQueued; a panic there closes the connection (recover.go), and the batch
+// counts as completed so that the connection's end does not wait for it.
+func (p *pipeline) complete(batch []queuedCommand) {
+	defer func() { p.c.recovered(recover(), "pipeline") }()
+	p.c.completeQueued(batch)
 }
 
 // completeQueued stores the batch's messages in one Append, then completes each command in order.

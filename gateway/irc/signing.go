@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,8 @@ func handleMSGSIG(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MSGSIG", Params: []string{"OK"}})
 	case fsm.ErrKeyEnded:
 		rb.add(c.failMsg("MSGSIG", "KEY_EXPIRED", "That key was retired or has expired; register a new one"))
+	case fsm.ErrTooManyKeys:
+		rb.add(c.failMsg("MSGSIG", "TOO_MANY_KEYS", "Every one of your session keys is in use (at most "+strconv.Itoa(fsm.MaxSessionKeysPerDID)+"); end a session first"))
 	default:
 		rb.add(c.failMsg("MSGSIG", "INVALID_KEY", "The key could not be registered"))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -13,7 +14,11 @@ import (
 // +k or +E) are open to anyone. A restricted channel is readable with a
 // bearer whose DID is the founder's, a DID op's, or the DID of a session
 // that is a member now. Channels that are not in the replica are unknown
-// (404, failing closed); DM venues are never served (403).
+// (404, failing closed); DM venues are never served (403). A channel
+// created again under an old name serves only its own history and the
+// earlier channels' public messages (eventstore's "Channel incarnations");
+// a message looked up by msgid that its channel no longer shows is not
+// found, and the 403 of a message lookup does not name the channel.
 
 // canRead reports whether the reader known by did ("" = anonymous) may
 // read ch. The caller holds the state's read lock.
@@ -87,4 +92,41 @@ func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f f
 		WriteError(c, http.StatusForbidden, name+" is restricted (+i, +k or +E); send the bearer token of a member, its founder or one of its operators")
 	}
 	return found && allowed
+}
+
+// messageReadable checks that the request may read a message looked up by msgid, answering 404 or
+// 403 itself otherwise. A message its channel no longer shows (the channel is gone, or it is a
+// restricted message of an earlier channel of that name: fsm.Channel.MessageVisible) is not found.
+// Neither answer names the channel: the reader does not know which one holds the message.
+func (s *Server) messageReadable(c *gin.Context, m eventstore.Message) bool {
+	visible, allowed := false, false
+	s.cfg.State.Read(func(st *fsm.State) {
+		ch := st.Channels[m.Venue]
+		visible = ch.MessageVisible(m.Incarnation, m.Public)
+		allowed = visible && canRead(st, ch, DID(c))
+	})
+	switch {
+	case !visible:
+		WriteError(c, http.StatusNotFound, "Message "+m.MsgID+" not found")
+	case !allowed:
+		WriteError(c, http.StatusForbidden, "The message is in a restricted channel (+i, +k or +E); send the bearer token of a member, its founder or one of its operators")
+	}
+	return allowed
+}
+
+// shownIn reports whether a message read by msgid may be shown through
+// channel as it is now: it was written there, in the channel's current
+// incarnation or while the channel was public (fsm.Channel.MessageVisible).
+func (s *Server) shownIn(channel string, m eventstore.Message) bool {
+	if m.Venue != channel {
+		return false
+	}
+	shown := false
+	s.cfg.State.Read(func(st *fsm.State) { shown = st.Channels[channel].MessageVisible(m.Incarnation, m.Public) })
+	return shown
+}
+
+// incarnationInto is a withChannel callback that copies the channel's incarnation into dst.
+func incarnationInto(dst *string) func(*fsm.State, *fsm.Channel) {
+	return func(_ *fsm.State, ch *fsm.Channel) { *dst = ch.Incarnation }
 }

@@ -123,7 +123,7 @@ func (s *Server) pins(c *gin.Context, raw string) (string, []Pin, bool) {
 	}
 	pins := make([]Pin, 0, len(entries))
 	for _, e := range entries {
-		from, text, err := s.pinnedMessage(c.Request.Context(), e.MsgID)
+		from, text, err := s.pinnedMessage(c.Request.Context(), name, e.MsgID)
 		if err != nil {
 			s.storeFailed(c, "pins", err)
 			return "", nil, false
@@ -136,9 +136,10 @@ func (s *Server) pins(c *gin.Context, raw string) (string, []Pin, bool) {
 	return name, pins, true
 }
 
-// pinnedMessage is the author and current text of a pinned message, or
-// the placeholders when it is deleted, unknown or there is no store.
-func (s *Server) pinnedMessage(ctx context.Context, msgid string) (from, text string, err error) {
+// pinnedMessage is the author and current text of a message pinned in
+// channel, or the placeholders when it is deleted, unknown, not one the
+// channel may show (shownIn), or there is no store.
+func (s *Server) pinnedMessage(ctx context.Context, channel, msgid string) (from, text string, err error) {
 	const unknownFrom, missingText = "unknown", "[message not found]"
 	if s.cfg.Events == nil {
 		return unknownFrom, missingText, nil
@@ -149,6 +150,8 @@ func (s *Server) pinnedMessage(ctx context.Context, msgid string) (from, text st
 		return unknownFrom, missingText, nil
 	case err != nil:
 		return "", "", err
+	case !s.shownIn(channel, m):
+		return unknownFrom, missingText, nil
 	}
 	return m.SenderNick, m.Text, nil
 }

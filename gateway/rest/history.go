@@ -89,10 +89,11 @@ func (s *Server) pageByUnix(ctx context.Context, venue string, before cursor, li
 // page before a Unix-seconds cursor, oldest first.
 func (s *Server) channelHistory(c *gin.Context) {
 	req, ok := parsePage(c, c.Param("name"), historyLimits)
-	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, nil) {
+	var inc string
+	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, incarnationInto(&inc)) {
 		return
 	}
-	s.serveHistoryPage(c, pageKey{venue: req.channel, before: req.before, limit: req.limit}, func(ctx context.Context) ([]eventstore.Message, error) {
+	s.serveHistoryPage(c, pageKey{venue: req.channel, incarnation: inc, before: req.before, limit: req.limit}, func(ctx context.Context) ([]eventstore.Message, error) {
 		return s.pageByUnix(ctx, req.channel, req.before, req.limit)
 	})
 }
@@ -102,10 +103,11 @@ func (s *Server) channelHistory(c *gin.Context) {
 // accepted too, with the same meaning as on the channel history route.
 func (s *Server) historyByMsgID(c *gin.Context) {
 	req, ok := parsePage(c, c.Param("channel"), historyLimits)
-	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, nil) {
+	var inc string
+	if !ok || !s.requireStore(c) || !s.withChannel(c, req.channel, membersToo, incarnationInto(&inc)) {
 		return
 	}
-	key := pageKey{byMsgID: true, venue: req.channel, before: req.before, limit: req.limit}
+	key := pageKey{byMsgID: true, venue: req.channel, incarnation: inc, before: req.before, limit: req.limit}
 	s.serveHistoryPage(c, key, func(ctx context.Context) ([]eventstore.Message, error) {
 		if req.before.kind != cursorMsgID {
 			return s.pageByUnix(ctx, req.channel, req.before, req.limit)

@@ -39,7 +39,7 @@ func (s *Server) message(c *gin.Context) {
 		WriteError(c, http.StatusForbidden, "Direct messages are not readable over the REST API")
 		return
 	}
-	if !s.withChannel(c, m.Venue, membersToo, nil) {
+	if !s.messageReadable(c, m) {
 		return
 	}
 	c.PureJSON(http.StatusOK, storedMessage(m))

@@ -28,8 +28,11 @@ type generationSource interface {
 type pageKey struct {
 	byMsgID bool // the /history/{channel} route, whose msgid cursor is an exact walk
 	venue   string
-	before  cursor
-	limit   int
+	// incarnation is the channel's: a channel created again under the name serves another history
+	// from the same store content (eventstore's "Channel incarnations").
+	incarnation string
+	before      cursor
+	limit       int
 }
 
 // pageCache keeps encoded history pages for one store generation. The many readers of a busy

@@ -24,6 +24,10 @@ type answerCache struct {
 // verifyAnswer is one encoded answer and what it was built from besides the row.
 type verifyAnswer struct {
 	venue string
+	// incarnation and public: where in the channel's life the message was written, for the
+	// history rule (fsm.Channel.MessageVisible).
+	incarnation string
+	public      bool
 	// keyLookup is set when the verdict depended on a key: the one filed as kid for senderDID
 	// (or a server key with that kid), found under keyDID (key is nil when none was found).
 	keyLookup      bool

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -52,10 +51,11 @@ type Config struct {
 
 // API serves the signing routes.
 type API struct {
-	cfg    Config
-	pub    ed25519.PublicKey
-	kid    string
-	misses sync.Map // did → time of the last fruitless did:web read
+	cfg Config
+	pub ed25519.PublicKey
+	kid string
+	// fetched holds the keys of did:web documents read for the batch lookup (fetched.go).
+	fetched *fetchedKeys
 	// verified remembers signature checks: a message verified again and again (GET verify of a
 	// popular message) costs a digest, not an ed25519 verification. Key state is still read each time.
 	verified *signing.VerifyCache
@@ -75,7 +75,8 @@ func New(cfg Config) *API {
 		cfg.PeerKeyRetry = 60 * time.Second
 	}
 	pub := cfg.ServerKey.Public().(ed25519.PublicKey)
-	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16)}
+	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16),
+		fetched: newFetchedKeys(maxFetchedDIDs)}
 }
 
 // ServerDID is did:web:<server name>.

@@ -65,7 +65,11 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, server, _ := ed25519.GenerateKey(rand.Reader)
 	f := &fixture{t: t, machine: fsm.New(nil), now: time.Now(), server: server}
-	store, err := eventstore.Open(context.Background(), eventstore.Options{Path: t.TempDir() + "/events.db", NoSync: true})
+	store, err := eventstore.Open(context.Background(), eventstore.Options{Path: t.TempDir() + "/events.db", NoSync: true,
+		Scope: func(venue string) (inc string, public, ok bool) {
+			f.machine.Read(func(st *fsm.State) { inc, public, ok = st.ChannelScope(venue) })
+			return inc, public, ok
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@
 // /api/v1/devices/sign-out), and the evidence bundles behind /api/v1/channels/{name}/evidence.
 //
 // It reads keys from the replicated state (raft/fsm) and messages from the node's event store,
-// rebuilds canonical documents with federation/signing, and files keys it learns from did:web
-// documents through Raft, so every node answers the same. The private server key is used only
-// to seal evidence bundles; it is never serialized.
+// and rebuilds canonical documents with federation/signing. Keys the anonymous batch lookup reads
+// from did:web documents stay in a bounded cache on this node (fetched.go), never in the
+// replicated state: anyone may ask for any did:web. A message is served (verify) only when its
+// channel as it is now may show it (fsm.Channel.MessageVisible), and a refusal never names the
+// channel. The private server key is used only to seal evidence bundles; it is never serialized.
 package signingapi

@@ -23,7 +23,9 @@ import (
 const (
 	maxBatchPairs     = 50
 	maxDIDWebPerBatch = 5
-	sigTagFormat      = "ed25519:<kid>:<base64url-nopad signature>"
+	// maxFetchedKeysPerDoc caps the keys kept from one did:web document read for the batch lookup.
+	maxFetchedKeysPerDoc = 16
+	sigTagFormat         = "ed25519:<kid>:<base64url-nopad signature>"
 )
 
 // keyJSON is a Signing key as the contract lists it.
@@ -233,13 +235,16 @@ func parsePairs(raw string) ([]pair, string) {
 	return out, ""
 }
 
-// batchKeys serves GET /api/v1/signing-keys?keys=did/kid,...
+// batchKeys serves GET /api/v1/signing-keys?keys=did/kid,... from the replicated keys, and for a
+// did:web key the state does not hold, from the document read on demand (at most
+// maxDIDWebPerBatch reads per request) into the node's bounded cache (fetched.go).
 func (a *API) batchKeys(c *gin.Context) {
 	pairs, problem := parsePairs(c.Query("keys"))
 	if problem != "" {
 		rest.WriteError(c, http.StatusBadRequest, problem)
 		return
 	}
+	now := a.cfg.Now()
 	held := func(p pair) (keyJSON, bool) {
 		var out keyJSON
 		found := false
@@ -248,6 +253,11 @@ func (a *API) batchKeys(c *gin.Context) {
 				out, found = toJSON(p.did, k, false), true
 			}
 		})
+		if !found && strings.HasPrefix(p.did, "did:web:") {
+			if k := a.fetched.key(p.did, p.kid, now, fetchedKeyTTL, a.cfg.PeerKeyRetry); k != nil {
+				out, found = toJSON(p.did, k, false), true
+			}
+		}
 		return out, found
 	}
 	fetched := 0
@@ -256,14 +266,12 @@ func (a *API) batchKeys(c *gin.Context) {
 		if _, ok := held(p); ok || !strings.HasPrefix(p.did, "did:web:") || asked[p.did] || fetched >= maxDIDWebPerBatch {
 			continue
 		}
-		if last, ok := a.misses.Load(p.did); ok && a.cfg.Now().Sub(last.(time.Time)) < a.cfg.PeerKeyRetry {
-			continue
+		if _, fresh := a.fetched.lookup(p.did, now, fetchedKeyTTL, a.cfg.PeerKeyRetry); fresh {
+			continue // read recently: the kid is not in it
 		}
 		asked[p.did] = true
 		fetched++
-		if !a.fileDIDWebKeys(c.Request.Context(), p.did) {
-			a.misses.Store(p.did, a.cfg.Now())
-		}
+		a.fetched.put(p.did, now, a.readDIDWebKeys(c.Request.Context(), p.did, now))
 	}
 	out := []keyJSON{}
 	for _, p := range pairs {
@@ -274,32 +282,33 @@ func (a *API) batchKeys(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"keys": out})
 }
 
-// fileDIDWebKeys reads a did:web document and files its ed25519 keys (never expiring) through
-// Raft. It reports whether any key was found.
-func (a *API) fileDIDWebKeys(ctx context.Context, did string) bool {
+// readDIDWebKeys reads a did:web document and returns its ed25519 keys by kid, as read at now
+// (none when the document cannot be read or has none).
+func (a *API) readDIDWebKeys(ctx context.Context, did string, now time.Time) map[string]*fsm.KeyRecord {
 	if a.cfg.Resolver == nil {
-		return false
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	doc, err := a.cfg.Resolver.Resolve(ctx, did)
 	if err != nil {
-		a.cfg.Logger.Debug("did:web key fetch failed", "did", did, "err", err)
-		return false
+		a.cfg.Logger.Debug("did:web key fetch failed", "did", truncate(did, 128), "err", err)
+		return nil
 	}
-	filed := false
+	keys := map[string]*fsm.KeyRecord{}
 	for _, vm := range doc.VerificationMethod {
 		k, err := keyresolver.ParseMultikey(vm.PublicKeyMultibase)
 		if err != nil || k.Type != keyresolver.Ed25519 {
 			continue
 		}
-		pub := ed25519.PublicKey(k.Raw)
-		res, err := a.cfg.Proposer.Propose(ctx, fsm.RegisterKey{DID: did, KID: signing.KID(pub), PublicKey: k.Raw, Source: "did-document"})
-		if err == nil && (res.Code == fsm.OK || res.Code == fsm.NoChange) {
-			filed = true
+		kid := signing.KID(ed25519.PublicKey(k.Raw))
+		keys[kid] = &fsm.KeyRecord{KID: kid, PublicKey: append([]byte(nil), k.Raw...), Source: "did-document",
+			RegisteredAt: now.Unix(), LastSeenAt: now.Unix()}
+		if len(keys) == maxFetchedKeysPerDoc {
+			break
 		}
 	}
-	return filed
+	return keys
 }
 
 // signOut serves POST /api/v1/devices/sign-out {kid}: the caller retires one of its own keys.

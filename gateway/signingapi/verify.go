@@ -159,7 +159,7 @@ func (a *API) verify(c *gin.Context) {
 		return
 	}
 	if cached := a.answers.get(msgid); cached != nil {
-		if status, msg := a.readable(cached.venue, rest.DID(c)); status != 0 {
+		if status, msg := a.readable(cached.venue, cached.incarnation, cached.public, rest.DID(c)); status != 0 {
 			rest.WriteError(c, status, msg)
 			return
 		}
@@ -182,7 +182,7 @@ func (a *API) verify(c *gin.Context) {
 		rest.WriteError(c, http.StatusServiceUnavailable, "the message store is unavailable")
 		return
 	}
-	if status, msg := a.readable(m.Venue, rest.DID(c)); status != 0 {
+	if status, msg := a.readable(m.Venue, m.Incarnation, m.Public, rest.DID(c)); status != 0 {
 		rest.WriteError(c, status, msg)
 		return
 	}
@@ -215,7 +215,7 @@ func (a *API) verify(c *gin.Context) {
 		rest.WriteError(c, http.StatusInternalServerError, "The answer could not be encoded")
 		return
 	}
-	a.answers.put(msgid, &verifyAnswer{venue: m.Venue, keyLookup: v.keyLookup, senderDID: m.SenderDID, kid: v.kid,
+	a.answers.put(msgid, &verifyAnswer{venue: m.Venue, incarnation: m.Incarnation, public: m.Public, keyLookup: v.keyLookup, senderDID: m.SenderDID, kid: v.kid,
 		keyDID: v.keyDID, key: v.key, body: body})
 	c.Data(http.StatusOK, jsonContentType, body)
 }
@@ -223,20 +223,23 @@ func (a *API) verify(c *gin.Context) {
 // jsonContentType is what c.JSON sends.
 const jsonContentType = "application/json; charset=utf-8"
 
-// readable applies channel read authorization to a message's venue: 0 when the reader may see it.
-func (a *API) readable(venue, did string) (int, string) {
+// readable applies channel read authorization to a message written in venue during incarnation
+// inc (public when written): 0 when the reader may see it. A message its channel no longer shows
+// (the channel is gone, or it is a restricted message of an earlier channel of that name) is not
+// found; a refusal never names the channel.
+func (a *API) readable(venue, inc string, public bool, did string) (int, string) {
 	if strings.HasPrefix(venue, "dm:") {
 		return http.StatusForbidden, "Direct messages are not readable over the REST API"
 	}
-	status, msg := http.StatusNotFound, "Channel "+venue+" not found"
+	status, msg := http.StatusNotFound, "Message not found"
 	a.cfg.State.Read(func(st *fsm.State) {
 		ch := st.Channels[venue]
 		switch {
-		case ch == nil:
+		case !ch.MessageVisible(inc, public):
 		case st.MayRead(ch, did):
 			status, msg = 0, ""
 		default:
-			status, msg = http.StatusForbidden, "Channel "+venue+" is restricted: present a bearer token of a member"
+			status, msg = http.StatusForbidden, "The message is in a restricted channel: present a bearer token of a member"
 		}
 	})
 	return status, msg

@@ -1,5 +1,7 @@
 package fsm
 
+import "strconv"
+
 // removeMember takes a session out of a channel and deletes the channel when it is left empty and
 // holds nothing worth keeping (no founder, DID ops, topic or lists).
 func (a *applier) removeMember(c *Channel, id string) {
@@ -10,10 +12,21 @@ func (a *applier) removeMember(c *Channel, id string) {
 	if se := a.st.Sessions[id]; se != nil {
 		delete(se.Channels, c.Name)
 	}
-	if len(c.Members) == 0 && c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
-		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
-		delete(a.st.Channels, c.Name)
+	if len(c.Members) > 0 {
+		return
 	}
+	if c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
+		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
+		a.st.deleteChannel(c.Name)
+		return
+	}
+	c.EmptySince = a.env.Time
+}
+
+// incarnation names a channel created by the entry being applied: the proposer's time and the
+// log index, both the same on every node, and unique for the life of the log.
+func (a *applier) incarnation() string {
+	return strconv.FormatInt(a.env.Time, 36) + "." + strconv.FormatUint(a.index, 36)
 }
 
 func validChannelName(name string) bool {
@@ -38,9 +51,12 @@ func (a *applier) join(c Join) Result {
 	created := false
 	member := &Member{JoinedAt: a.env.Time}
 	if ch == nil {
-		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, NoExternal: true, TopicLock: true,
-			FounderDID: se.DID, Members: map[string]*Member{}}
-		a.st.Channels[c.Channel] = ch
+		if se.DID != "" && a.st.foundedBy(se.DID) >= MaxFoundedPerDID {
+			return Result{Code: ErrTooManyFounded}
+		}
+		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, Incarnation: a.incarnation(), NoExternal: true,
+			TopicLock: true, FounderDID: se.DID, Members: map[string]*Member{}}
+		a.st.addChannel(ch)
 		created = true
 		member.Op = true
 	} else {
@@ -66,12 +82,14 @@ func (a *applier) join(c Join) Result {
 		if founder || (se.DID != "" && ch.DIDOps[se.DID]) {
 			member.Op = true
 		}
-		if ch.FounderDID == "" && len(ch.Members) == 0 && se.DID != "" {
-			// An unowned channel that everyone left is founded again by its next authenticated joiner.
-			ch.FounderDID = se.DID
+		if ch.FounderDID == "" && len(ch.Members) == 0 && se.DID != "" && a.st.foundedBy(se.DID) < MaxFoundedPerDID {
+			// An unowned channel that everyone left is founded again by its next authenticated
+			// joiner (who joins it unowned when it founds too many already).
+			a.st.setFounder(ch, se.DID)
 			member.Op = true
 		}
 	}
+	ch.EmptySince = 0
 	ch.Members[se.ID] = member
 	se.Channels[ch.Name] = true
 	a.emit(Event{Kind: EvJoin, Actor: se.Ref(), Channel: ch.Name, Member: *member, Created: created})

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +42,7 @@ func sampleCommands() []Command {
 		RemotePresence{Peer: "did:web:peer.example", Op: RemoteJoin, Channel: "#c", Member: RemoteMember{Nick: "bob", User: "u", Host: "peer.example", DID: "did:plc:bob"}},
 		FederatedKick{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob", Reason: "spam"},
 		FederatedInvite{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob"},
+		ExpireChannels{UnownedAfter: 1000, OwnedAfter: 2000},
 	}
 }
 
@@ -54,9 +58,10 @@ func testKey(seed byte) []byte {
 // knownTypes lists every command type this build decodes.
 func knownTypes() []CommandType {
 	var out []CommandType
-	for typ := CommandType(1); newCommand(typ) != nil; typ++ {
+	for typ := range commands {
 		out = append(out, typ)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -119,6 +124,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x16\x00" + env + `{"peer":"did:web:peer.example","op":"join","channel":"#c","member":{"peer":"","nick":"bob","user":"u","host":"peer.example","did":"did:plc:bob"}}}`,
 		"\x17\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob","reason":"spam"}}`,
 		"\x18\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob"}}`,
+		"\x20\x00" + env + `{"unowned_after_ms":1000,"owned_after_ms":2000}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {
@@ -202,7 +208,6 @@ func TestApplyUndecodable(t *testing.T) {
 	}{
 		{"garbage", []byte("\x05\x00{{{"), ErrInvalid},
 		{"empty", nil, ErrInvalid},
-		{"unknown mandatory", append([]byte{99, 0}, env...), ErrInvalid},
 		{"unknown ignorable", append([]byte{99, flagIgnorable}, env...), NoChange},
 	}
 	for _, tc := range tests {
@@ -268,4 +273,54 @@ func TestCodeValuesPinned(t *testing.T) {
 	if err != nil || !bytes.Equal(b, []byte(`{"code":10}`)) {
 		t.Errorf("Result encodes as %s, %v", b, err)
 	}
+}
+
+// TestCommandTable: every registered type decodes to a command that reports that type, under a
+// distinct name, and the persisted numbers stay where they are.
+func TestCommandTable(t *testing.T) {
+	names := map[string]bool{}
+	for _, typ := range knownTypes() {
+		sp := commands[typ]
+		cmd, err := sp.decode([]byte(`{}`))
+		if err != nil {
+			t.Fatalf("type %d (%s): decode {}: %v", typ, sp.name, err)
+		}
+		if cmd.commandType() != typ {
+			t.Errorf("type %d (%s) decodes to %T of type %d", typ, sp.name, cmd, cmd.commandType())
+		}
+		if sp.name == "" || names[sp.name] {
+			t.Errorf("type %d has name %q", typ, sp.name)
+		}
+		names[sp.name] = true
+	}
+	for typ, want := range map[CommandType]string{1: "register-session", 5: "join", 9: "mode", 17: "register-key",
+		24: "federated-invite"} {
+		if got := commands[typ].name; got != want {
+			t.Errorf("type %d is %q, want %q", typ, got, want)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "twice") {
+				t.Errorf("registering a taken number: recover() = %v", r)
+			}
+		}()
+		registerCommands(map[CommandType]commandSpec{TypeJoin: spec("join-again", (*applier).join)})
+	}()
+}
+
+// TestApplyUnknownMandatoryStops: an entry of a command type this build does not know (and that
+// is not marked ignorable) stops the node rather than being answered and skipped.
+func TestApplyUnknownMandatoryStops(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(world()...)
+	env := []byte(`{"rid":"r-x","node":"n","ts":1,"body":{}}`)
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(fmt.Sprint(r), "unknown command type 99") || !strings.Contains(fmt.Sprint(r), "upgrade") {
+			t.Fatalf("recover() = %v, want a panic naming the type and the fix", r)
+		}
+	}()
+	h.applyRaw(append([]byte{99, 0}, env...))
+	t.Fatalf("Apply returned for an unknown mandatory command")
 }

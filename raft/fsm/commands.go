@@ -6,7 +6,8 @@ import (
 	"fmt"
 )
 
-// CommandType is the first byte of every log entry. Persisted: never reorder, never reuse.
+// CommandType is the first byte of every log entry. Persisted: never renumber, never reuse. Each
+// type is registered in the commands table below.
 type CommandType uint8
 
 const (
@@ -251,120 +252,76 @@ func Decode(data []byte) (cmd Command, env Envelope, ignorable bool, err error) 
 	if err := json.Unmarshal(data[2:], &env); err != nil {
 		return nil, env, false, fmt.Errorf("decode envelope: %w", err)
 	}
-	cmd = newCommand(typ)
-	if cmd == nil {
+	spec, ok := commands[typ]
+	if !ok {
 		return nil, env, flags&flagIgnorable != 0, fmt.Errorf("%w %d", ErrUnknownCommand, typ)
 	}
-	if err := json.Unmarshal(env.Body, cmd); err != nil {
-		return nil, env, false, fmt.Errorf("decode command %d: %w", typ, err)
+	if cmd, err = spec.decode(env.Body); err != nil {
+		return nil, env, false, fmt.Errorf("decode command %d (%s): %w", typ, spec.name, err)
 	}
-	return derefCommand(cmd), env, false, nil
+	return cmd, env, false, nil
 }
 
-func newCommand(t CommandType) Command {
-	switch t {
-	case TypeRegisterSession:
-		return &RegisterSession{}
-	case TypeChangeNick:
-		return &ChangeNick{}
-	case TypeAuthenticate:
-		return &Authenticate{}
-	case TypeEndSession:
-		return &EndSession{}
-	case TypeJoin:
-		return &Join{}
-	case TypePart:
-		return &Part{}
-	case TypeKick:
-		return &Kick{}
-	case TypeTopic:
-		return &Topic{}
-	case TypeMode:
-		return &Mode{}
-	case TypeInvite:
-		return &Invite{}
-	case TypeAway:
-		return &Away{}
-	case TypeOper:
-		return &Oper{}
-	case TypePurgeNode:
-		return &PurgeNode{}
-	case TypeSetFavorites:
-		return &SetFavorites{}
-	case TypePin:
-		return &Pin{}
-	case TypeUnpin:
-		return &Unpin{}
-	case TypeRegisterKey:
-		return &RegisterKey{}
-	case TypeRetireKey:
-		return &RetireKey{}
-	case TypeFederatedTopic:
-		return &FederatedTopic{}
-	case TypeFederatedMode:
-		return &FederatedMode{}
-	case TypeFederatedPin:
-		return &FederatedPin{}
-	case TypeRemotePresence:
-		return &RemotePresence{}
-	case TypeFederatedKick:
-		return &FederatedKick{}
-	case TypeFederatedInvite:
-		return &FederatedInvite{}
-	}
-	return nil
+// commandSpec registers one command type: its name (for logs), how its body decodes and how
+// Apply applies it.
+type commandSpec struct {
+	name   string
+	decode func(body []byte) (Command, error)
+	apply  func(a *applier, cmd Command) Result
 }
 
-func derefCommand(c Command) Command {
-	switch v := c.(type) {
-	case *RegisterSession:
-		return *v
-	case *ChangeNick:
-		return *v
-	case *Authenticate:
-		return *v
-	case *EndSession:
-		return *v
-	case *Join:
-		return *v
-	case *Part:
-		return *v
-	case *Kick:
-		return *v
-	case *Topic:
-		return *v
-	case *Mode:
-		return *v
-	case *Invite:
-		return *v
-	case *Away:
-		return *v
-	case *Oper:
-		return *v
-	case *PurgeNode:
-		return *v
-	case *SetFavorites:
-		return *v
-	case *Pin:
-		return *v
-	case *Unpin:
-		return *v
-	case *RegisterKey:
-		return *v
-	case *RetireKey:
-		return *v
-	case *FederatedTopic:
-		return *v
-	case *FederatedMode:
-		return *v
-	case *FederatedPin:
-		return *v
-	case *RemotePresence:
-		return *v
-	case *FederatedKick:
-		return *v
-	case *FederatedInvite:
-		return *v
+// spec builds the registration of command type C, applied by f.
+func spec[C Command](name string, f func(*applier, C) Result) commandSpec {
+	return commandSpec{
+		name: name,
+		decode: func(body []byte) (Command, error) {
+			var c C
+			if err := json.Unmarshal(body, &c); err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		apply: func(a *applier, cmd Command) Result { return f(a, cmd.(C)) },
 	}
-	return c
+}
+
+// commands is the registration table: every command type this build knows, by its persisted
+// number (the Type constants). Never renumber or reuse a number. A command defined in another
+// file may register itself from that file's init with registerCommands.
+var commands = map[CommandType]commandSpec{
+	TypeRegisterSession: spec("register-session", (*applier).registerSession),
+	TypeChangeNick:      spec("change-nick", (*applier).changeNick),
+	TypeAuthenticate:    spec("authenticate", (*applier).authenticate),
+	TypeEndSession:      spec("end-session", func(a *applier, c EndSession) Result { return a.endSession(c.Session, c.Reason) }),
+	TypeJoin:            spec("join", (*applier).join),
+	TypePart:            spec("part", (*applier).part),
+	TypeKick:            spec("kick", (*applier).kick),
+	TypeTopic:           spec("topic", (*applier).topic),
+	TypeMode:            spec("mode", (*applier).mode),
+	TypeInvite:          spec("invite", (*applier).invite),
+	TypeAway:            spec("away", (*applier).away),
+	TypeOper:            spec("oper", (*applier).oper),
+	TypePurgeNode:       spec("purge-node", (*applier).purgeNode),
+	TypeSetFavorites:    spec("set-favorites", (*applier).setFavorites),
+	TypePin:             spec("pin", (*applier).pin),
+	TypeUnpin:           spec("unpin", (*applier).unpin),
+	TypeRegisterKey:     spec("register-key", (*applier).registerKey),
+	TypeRetireKey:       spec("retire-key", (*applier).retireKey),
+	TypeFederatedTopic:  spec("federated-topic", (*applier).federatedTopic),
+	TypeFederatedMode:   spec("federated-mode", (*applier).federatedMode),
+	TypeFederatedPin:    spec("federated-pin", (*applier).federatedPin),
+	TypeRemotePresence:  spec("remote-presence", (*applier).remotePresence),
+	TypeFederatedKick:   spec("federated-kick", (*applier).federatedKick),
+	TypeFederatedInvite: spec("federated-invite", (*applier).federatedInvite),
+}
+
+// registerCommands adds command types to the table; call it from an init function. A number that
+// is already registered is a programming error and panics.
+func registerCommands(specs map[CommandType]commandSpec) {
+	for typ, sp := range specs {
+		if old, taken := commands[typ]; taken {
+			panic(fmt.Sprintf("fsm: command type %d registered twice (%s, %s)", typ, old.name, sp.name))
+		}
+		commands[typ] = sp
+	}
 }

@@ -19,5 +19,22 @@
 // that applied the same log produce the same bytes and the same Hash). Restore builds a fresh State
 // and swaps it in: it replaces, never merges.
 //
-// Command type bytes are persisted in the Raft log: never reorder or reuse them.
+// Command type bytes are persisted in the Raft log, and result codes in snapshots: both have
+// explicit numbers, the command types in one registration table (commands, in commands.go; a
+// command defined elsewhere registers with registerCommands). Never renumber or reuse either. An
+// entry of a command type this build does not know stops the node with a panic naming the type
+// (unless the writer marked it ignorable): skipping it would let this replica diverge silently
+// from the nodes that applied it, so the fix is to upgrade the node. An entry of a known type
+// that does not decode is answered ErrInvalid and changes nothing.
+//
+// A DID costs nothing to mint, so what a DID leaves in the state after its sessions end is bounded
+// per DID (limits.go): one owned nick, MaxFoundedPerDID founded channels, MaxSessionKeysPerDID
+// session keys, MaxFavorites favourites; and empty channels expire through ExpireChannels, which
+// the leader proposes periodically with the expiries from its configuration (Apply compares the
+// stamped time with the time each channel was left empty; it reads no clock).
+//
+// A channel has an incarnation (Channel.Incarnation), named from the log index and time of the
+// entry that created it: a channel deleted and created again under the same name is a new
+// incarnation, which is how the event store keeps an earlier channel's restricted history from
+// its successor (MessageVisible).
 package fsm

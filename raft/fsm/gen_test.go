@@ -91,6 +91,9 @@ func randomCommand(c chooser) Command {
 	case 17:
 		return Away{Session: sess(), Text: pick(c, genTexts)}
 	case 18:
+		if c.intn(5) == 0 {
+			return ExpireChannels{UnownedAfter: pick(c, []int64{0, 1000, 3_600_000}), OwnedAfter: pick(c, []int64{0, 1000, 86_400_000})}
+		}
 		if c.intn(6) == 0 {
 			return PurgeNode{Node: pick(c, genNodes), Keep: pick(c, append([]string{""}, genIncs...)), Reason: "purge"}
 		}

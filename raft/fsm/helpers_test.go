@@ -186,12 +186,42 @@ func checkInvariants(st *State) error {
 			}
 		}
 	}
+	owned := map[string]string{}
+	for nick, did := range st.NickOwners {
+		if other, ok := owned[did]; ok {
+			return fmt.Errorf("%s owns two nicks: %q and %q", did, other, nick)
+		}
+		owned[did] = nick
+	}
+	recount := map[string]int{}
+	for _, ch := range st.Channels {
+		if ch.FounderDID != "" {
+			recount[ch.FounderDID]++
+		}
+	}
+	if len(recount) != len(st.founded) {
+		return fmt.Errorf("founded index %v, channels say %v", st.founded, recount)
+	}
+	for did, n := range recount {
+		if st.founded[did] != n {
+			return fmt.Errorf("founded index %v, channels say %v", st.founded, recount)
+		}
+	}
+	founded := map[string]int{}
 	for name, ch := range st.Channels {
+		if ch.FounderDID != "" {
+			if founded[ch.FounderDID]++; founded[ch.FounderDID] > MaxFoundedPerDID {
+				return fmt.Errorf("%s founds more than %d channels", ch.FounderDID, MaxFoundedPerDID)
+			}
+		}
 		if ch.Name != name {
 			return fmt.Errorf("channel key %q holds name %q", name, ch.Name)
 		}
 		if !validChannelName(name) {
 			return fmt.Errorf("invalid channel name %q", name)
+		}
+		if len(ch.Members) > 0 && ch.EmptySince != 0 {
+			return fmt.Errorf("channel %q has members and an empty-since time", name)
 		}
 		for id, mem := range ch.Members {
 			if mem == nil {

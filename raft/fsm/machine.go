@@ -63,16 +63,23 @@ func (m *Machine) Read(f func(*State)) {
 	f(m.state)
 }
 
-// Apply applies one log entry and returns its Result (or an error value for an undecodable entry).
+// Apply applies one log entry and returns its Result. An entry that does not decode is answered
+// ErrInvalid and changes nothing. An entry of a command type this build does not know stops the
+// node (it panics), unless the entry is marked ignorable: the node that wrote it runs a newer
+// version, and applying the log without it would make this replica silently diverge from theirs.
 func (m *Machine) Apply(index uint64, data []byte) any {
 	cmd, env, ignorable, err := Decode(data)
 	if err != nil {
 		m.mu.Lock()
 		m.state.Index = index
 		m.mu.Unlock()
-		if errors.Is(err, ErrUnknownCommand) && ignorable {
-			m.logger.Warn("skipping unknown ignorable command", "index", index, "err", err)
-			return Result{Code: NoChange}
+		if errors.Is(err, ErrUnknownCommand) {
+			if ignorable {
+				m.logger.Warn("skipping unknown ignorable command", "index", index, "err", err)
+				return Result{Code: NoChange}
+			}
+			m.logger.Error("log entry of an unknown command type: upgrade this node", "index", index, "err", err)
+			panic(fmt.Sprintf("fsm: log entry %d: %v; this build cannot apply it without diverging from the nodes that can: upgrade it", index, err))
 		}
 		m.logger.Error("undecodable log entry", "index", index, "err", err)
 		return Result{Code: ErrInvalid}
@@ -87,7 +94,7 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 		}
 	}
 	a := applier{st: st, env: env, index: index}
-	res := a.apply(cmd)
+	res := commands[cmd.commandType()].apply(&a, cmd)
 	if env.RequestID != "" {
 		st.remember(env.RequestID, res)
 	}
@@ -166,60 +173,6 @@ func (a *applier) emit(e Event) {
 	e.Index = a.index
 	e.Time = a.env.Time
 	a.events = append(a.events, e)
-}
-
-func (a *applier) apply(cmd Command) Result {
-	switch c := cmd.(type) {
-	case RegisterSession:
-		return a.registerSession(c)
-	case ChangeNick:
-		return a.changeNick(c)
-	case Authenticate:
-		return a.authenticate(c)
-	case EndSession:
-		return a.endSession(c.Session, c.Reason)
-	case Join:
-		return a.join(c)
-	case Part:
-		return a.part(c)
-	case Kick:
-		return a.kick(c)
-	case Topic:
-		return a.topic(c)
-	case Mode:
-		return a.mode(c)
-	case Invite:
-		return a.invite(c)
-	case Away:
-		return a.away(c)
-	case Oper:
-		return a.oper(c)
-	case PurgeNode:
-		return a.purgeNode(c)
-	case SetFavorites:
-		return a.setFavorites(c)
-	case Pin:
-		return a.pin(c)
-	case Unpin:
-		return a.unpin(c)
-	case RegisterKey:
-		return a.registerKey(c)
-	case RetireKey:
-		return a.retireKey(c)
-	case FederatedTopic:
-		return a.federatedTopic(c)
-	case FederatedMode:
-		return a.federatedMode(c)
-	case FederatedPin:
-		return a.federatedPin(c)
-	case RemotePresence:
-		return a.remotePresence(c)
-	case FederatedKick:
-		return a.federatedKick(c)
-	case FederatedInvite:
-		return a.federatedInvite(c)
-	}
-	return Result{Code: ErrInvalid}
 }
 
 func sortedKeys(m map[string]bool) []string {

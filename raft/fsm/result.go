@@ -1,43 +1,50 @@
 package fsm
 
-// Code is the stable outcome of a command. Persisted in snapshots: never reorder.
+// Code is the stable outcome of a command. Persisted in snapshots (the results of remembered
+// requests): every code has an explicit number; never renumber or reuse one.
 type Code uint16
 
 const (
-	OK                   Code = iota
-	ErrNoSuchSession          // the session is gone (quit or purged)
-	ErrNickInUse              // 433
-	ErrNickOwned              // the nick is owned by another DID; Result.Owner names it
-	ErrBadName                // 432 / 479: empty or too long
-	ErrNoSuchChannel          // 403
-	ErrNotOnChannel           // 442
-	ErrUserNotInChannel       // 441
-	ErrUserOnChannel          // 443
-	ErrChanOpNeeded           // 482
-	ErrBanned                 // 474
-	ErrInviteOnly             // 473
-	ErrBadKey                 // 475
-	ErrTooManyChannels        // 405
-	ErrListFull               // 478
-	ErrAlreadyRegistered      // 462
-	ErrTopicTooLong           // FAIL TOPIC TOO_LONG
-	ErrInvalid                // malformed command (a proposer bug or a hostile peer)
-	NoChange                  // applied, but nothing changed (already a member, mode already set)
-	ErrAlreadyPinned          // PIN of a pinned message
-	ErrNotPinned              // UNPIN of a message that is not pinned
-	ErrKeyEnded               // registering a key that is retired or already expired
+	OK                   Code = 0
+	ErrNoSuchSession     Code = 1  // the session is gone (quit or purged)
+	ErrNickInUse         Code = 2  // 433
+	ErrNickOwned         Code = 3  // the nick is owned by another DID; Result.Owner names it
+	ErrBadName           Code = 4  // 432 / 479: empty or too long
+	ErrNoSuchChannel     Code = 5  // 403
+	ErrNotOnChannel      Code = 6  // 442
+	ErrUserNotInChannel  Code = 7  // 441
+	ErrUserOnChannel     Code = 8  // 443
+	ErrChanOpNeeded      Code = 9  // 482
+	ErrBanned            Code = 10 // 474
+	ErrInviteOnly        Code = 11 // 473
+	ErrBadKey            Code = 12 // 475
+	ErrTooManyChannels   Code = 13 // 405
+	ErrListFull          Code = 14 // 478
+	ErrAlreadyRegistered Code = 15 // 462
+	ErrTopicTooLong      Code = 16 // FAIL TOPIC TOO_LONG
+	ErrInvalid           Code = 17 // malformed command (a proposer bug or a hostile peer)
+	NoChange             Code = 18 // applied, but nothing changed (already a member, mode already set)
+	ErrAlreadyPinned     Code = 19 // PIN of a pinned message
+	ErrNotPinned         Code = 20 // UNPIN of a message that is not pinned
+	ErrKeyEnded          Code = 21 // registering a key that is retired or already expired
+	ErrTooManyFounded    Code = 22 // 405: the DID founds MaxFoundedPerDID channels already
+	ErrTooManyKeys       Code = 23 // MSGSIG: every one of the DID's MaxSessionKeysPerDID keys is in use
 )
 
-var codeNames = [...]string{
-	"ok", "no-such-session", "nick-in-use", "nick-owned", "bad-name", "no-such-channel",
-	"not-on-channel", "user-not-in-channel", "user-on-channel", "chanop-needed", "banned",
-	"invite-only", "bad-key", "too-many-channels", "list-full", "already-registered",
-	"topic-too-long", "invalid", "no-change", "already-pinned", "not-pinned", "key-ended",
+// codeNames is the registration table of result codes: each code's name.
+var codeNames = map[Code]string{
+	OK: "ok", ErrNoSuchSession: "no-such-session", ErrNickInUse: "nick-in-use", ErrNickOwned: "nick-owned",
+	ErrBadName: "bad-name", ErrNoSuchChannel: "no-such-channel", ErrNotOnChannel: "not-on-channel",
+	ErrUserNotInChannel: "user-not-in-channel", ErrUserOnChannel: "user-on-channel", ErrChanOpNeeded: "chanop-needed",
+	ErrBanned: "banned", ErrInviteOnly: "invite-only", ErrBadKey: "bad-key", ErrTooManyChannels: "too-many-channels",
+	ErrListFull: "list-full", ErrAlreadyRegistered: "already-registered", ErrTopicTooLong: "topic-too-long",
+	ErrInvalid: "invalid", NoChange: "no-change", ErrAlreadyPinned: "already-pinned", ErrNotPinned: "not-pinned",
+	ErrKeyEnded: "key-ended", ErrTooManyFounded: "too-many-founded", ErrTooManyKeys: "too-many-keys",
 }
 
 func (c Code) String() string {
-	if int(c) < len(codeNames) {
-		return codeNames[c]
+	if name, ok := codeNames[c]; ok {
+		return name
 	}
 	return "code-unknown"
 }

@@ -178,6 +178,11 @@ func (a *applier) setFavorites(c SetFavorites) Result {
 	if c.DID == "" || len(c.Favorites) > MaxFavorites {
 		return Result{Code: ErrInvalid}
 	}
+	for _, name := range c.Favorites {
+		if !validChannelName(name) {
+			return Result{Code: ErrInvalid}
+		}
+	}
 	if len(c.Favorites) == 0 {
 		delete(a.st.Favorites, c.DID)
 		return Result{Code: OK, List: []string{}}
@@ -218,6 +223,9 @@ func (a *applier) registerKey(c RegisterKey) Result {
 	}
 	if c.ExpiresAt != 0 && c.ExpiresAt <= now {
 		return Result{Code: ErrKeyEnded}
+	}
+	if c.Source == "local-session" && !a.makeRoomForSessionKey(c.DID) {
+		return Result{Code: ErrTooManyKeys}
 	}
 	byKID := a.st.Keys[c.DID]
 	if byKID == nil {

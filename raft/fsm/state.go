@@ -29,6 +29,10 @@ type State struct {
 	// member), kept while the link is up (see federation.go); nil until the first one.
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
 
+	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
+	// Channels, never encoded, rebuilt by normalize.
+	founded map[string]int
+
 	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
 	RequestOrder []string          `json:"request_order"`
 	Index        uint64            `json:"index"` // last applied Raft index
@@ -96,6 +100,14 @@ type Channel struct {
 	Invites    map[string]int64   `json:"invites,omitempty"`    // InviteKey → unix ms
 	Members    map[string]*Member `json:"members"`              // by session id
 	Pins       []PinEntry         `json:"pins,omitempty"`       // newest first
+
+	// Incarnation names this life of the channel: a channel deleted and created again under the
+	// same name is a new incarnation, and its readers see only what the history rule allows (see
+	// MessageVisible). "" for a channel created before incarnations existed.
+	Incarnation string `json:"incarnation,omitempty"`
+	// EmptySince is when the channel was last left without members (unix ms; 0 while it has
+	// members): ExpireChannels deletes it after a while.
+	EmptySince int64 `json:"empty_since,omitempty"`
 }
 
 // PinEntry is one pinned message.
@@ -207,6 +219,7 @@ func NewState() *State {
 		Favorites:  map[string][]string{},
 		Keys:       map[string]map[string]*KeyRecord{},
 		Requests:   map[string]Result{},
+		founded:    map[string]int{},
 	}
 }
 
@@ -275,9 +288,13 @@ func (s *State) normalize() {
 			se.Channels = map[string]bool{}
 		}
 	}
+	s.founded = map[string]int{}
 	for _, c := range s.Channels {
 		if c.Members == nil {
 			c.Members = map[string]*Member{}
+		}
+		if c.FounderDID != "" {
+			s.founded[c.FounderDID]++
 		}
 	}
 }
@@ -337,6 +354,26 @@ func (c *Channel) CanRead(sessionID, did string) bool {
 		return true
 	}
 	return false
+}
+
+// MessageVisible is the history rule: a message stored in a channel's venue during incarnation inc
+// (public when the channel was discoverable as it was written) is served through the channel as it
+// is now when the channel exists and the message belongs to its current incarnation, or was public
+// when written. A restricted message of an earlier incarnation is never served again: whoever
+// creates a channel of the same name does not inherit it. Readers still need the channel's read
+// access (CanRead, MayRead) on top of this.
+func (c *Channel) MessageVisible(inc string, public bool) bool {
+	return c != nil && (public || inc == c.Incarnation)
+}
+
+// ChannelScope answers, for a channel venue, the channel's current incarnation and whether it is
+// discoverable now; ok is false when no such channel exists.
+func (s *State) ChannelScope(venue string) (incarnation string, public, ok bool) {
+	c := s.Channels[venue]
+	if c == nil {
+		return "", false, false
+	}
+	return c.Incarnation, c.Discoverable(), true
 }
 
 // MayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone

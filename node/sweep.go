@@ -1,0 +1,48 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// sweepChannels runs while this node leads: every ChannelSweepEvery it proposes ExpireChannels,
+// which deletes the channels that have been empty for longer than the configured expiries (the
+// time is the one this proposal is stamped with, so every replica deletes the same ones).
+func (n *Node) sweepChannels(ctx context.Context) {
+	expiry := func(d time.Duration) int64 {
+		if d < 0 {
+			return 0
+		}
+		return d.Milliseconds()
+	}
+	cmd := fsm.ExpireChannels{UnownedAfter: expiry(n.cfg.UnownedChannelExpiry), OwnedAfter: expiry(n.cfg.FoundedChannelExpiry)}
+	if cmd.UnownedAfter == 0 && cmd.OwnedAfter == 0 {
+		return
+	}
+	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	runEvery(ctx, n.cfg.ChannelSweepEvery, func() {
+		res, err := prop.Propose(ctx, cmd)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			n.log.Warn("sweeping empty channels", "err", err)
+		case err == nil && res.Count > 0:
+			n.log.Info("expired empty channels", "count", res.Count)
+		}
+	})
+}
+
+// runEvery calls f every interval until ctx ends.
+func runEvery(ctx context.Context, interval time.Duration, f func()) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			f()
+		}
+	}
+}
