@@ -231,6 +231,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.signing.Mount(n.rest); err != nil {
 		return n, err
 	}
+	if err := n.mountAgentSurfaces(); err != nil {
+		return n, err
+	}
 	n.exchange.Mount(n.rest.Engine())
 	if err := n.rest.DescribeRoutes(exchange.ContractFragment); err != nil {
 		return n, fmt.Errorf("exchange routes: %w", err)
