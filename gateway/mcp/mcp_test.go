@@ -183,10 +183,10 @@ func TestInitializeAnswers2025_06_18(t *testing.T) {
 	for _, asked := range []string{"2025-06-18", "2025-11-25", "2024-11-05", "1999-01-01", ""} {
 		r := e.call(t, "initialize", `{"protocolVersion":"`+asked+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 		var res struct {
-			ProtocolVersion string                     `json:"protocolVersion"`
-			Capabilities    map[string]json.RawMessage `json:"capabilities"`
+			ProtocolVersion string                         `json:"protocolVersion"`
+			Capabilities    map[string]json.RawMessage     `json:"capabilities"`
 			ServerInfo      struct{ Name, Version string } `json:"serverInfo"`
-			Instructions    string                     `json:"instructions"`
+			Instructions    string                         `json:"instructions"`
 		}
 		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
 			t.Fatalf("asked %q: %+v", asked, r)
