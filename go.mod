@@ -2,8 +2,6 @@ module github.com/palaver-chat/palaver
 
 go 1.26.0
 
-require github.com/oasisprotocol/curve25519-voi v0.0.0-20230904125328-1f23a7beb09a
-
 require (
 	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
@@ -112,4 +110,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.61.1 // indirect
 	nhooyr.io/websocket v1.8.17 // indirect
+	github.com/oasisprotocol/curve25519-voi v0.0.0-20230904125328-1f23a7beb09a
 )

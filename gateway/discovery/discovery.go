@@ -183,7 +183,7 @@ func (s *Service) home(c *gin.Context) {
 	}
 	c.Header("Vary", "Accept")
 	key := "/index.md"
-	if goautoneg.Negotiate(c.GetHeader("Accept"), []string{markdownType, "text/html"}) == "text/html" {
+	if goautoneg.Negotiate(c.GetHeader("Accept"), []string{"text/markdown", "text/html"}) == "text/html" {
 		key = "/"
 	}
 	d := docs[key]
