@@ -2,16 +2,21 @@ package node
 
 import (
 	"bufio"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
@@ -254,6 +259,14 @@ func checkCall(t *testing.T, c mcpCall, bearer, isError bool, text string) {
 	}
 }
 
+func checkToolNames(t *testing.T, names []string) {
+	t.Helper()
+	slices.Sort(names)
+	if !slices.Equal(names, mcpTools) {
+		t.Fatalf("tools %v", names)
+	}
+}
+
 // bearerTransport adds a bearer token to every request.
 type bearerTransport struct{ token string }
 
@@ -289,10 +302,7 @@ func TestMCPWithTheOfficialGoSDK(t *testing.T) {
 		for _, tl := range tools.Tools {
 			names = append(names, tl.Name)
 		}
-		slices.Sort(names)
-		if !slices.Equal(names, mcpTools) {
-			t.Fatalf("tools %v", names)
-		}
+		checkToolNames(t, names)
 		for _, c := range f.calls() {
 			res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 			if err != nil {
@@ -352,10 +362,7 @@ func TestMCPWithMark3labsClient(t *testing.T) {
 		for _, tl := range tools.Tools {
 			names = append(names, tl.Name)
 		}
-		slices.Sort(names)
-		if !slices.Equal(names, mcpTools) {
-			t.Fatalf("tools %v", names)
-		}
+		checkToolNames(t, names)
 		for _, call := range f.calls() {
 			req := mcpgo.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = call.tool, call.args
@@ -429,4 +436,43 @@ func firstDifference(a, b string) string {
 		}
 	}
 	return "(one is longer)"
+}
+
+// TestTermsOfService: the built-in terms are the same bytes across restarts; an operator's file
+// replaces them; a file that is not plain text stops the node with a clear error.
+func TestTermsOfService(t *testing.T) {
+	dir := t.TempDir()
+	first := startNode(t, dir, nil)
+	_, before := httpDo(t, "GET", "http://"+first.HTTPAddr()+"/tos", "", nil)
+	first.Close()
+	again := startNode(t, dir, nil)
+	if _, after := httpDo(t, "GET", "http://"+again.HTTPAddr()+"/tos", "", nil); string(after) != string(before) || len(before) == 0 {
+		t.Fatalf("the terms changed across a restart:\n%q\n%q", before, after)
+	}
+	again.Close()
+
+	terms := filepath.Join(t.TempDir(), "terms.txt")
+	if err := os.WriteFile(terms, []byte("Example terms\r\nversion 2\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own := startNode(t, t.TempDir(), func(c *Config) { c.TOSFile = terms })
+	if _, body := httpDo(t, "GET", "http://"+own.HTTPAddr()+"/tos", "", nil); string(body) != "Example terms\nversion 2\n" {
+		t.Fatalf("operator terms served as %q", body)
+	}
+
+	bad := filepath.Join(t.TempDir(), "terms.bin")
+	if err := os.WriteFile(bad, []byte{0xff, 0x00, 0x01}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := Start(ctx, Config{ServerName: "palaver.test", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", TOSFile: bad},
+		slog.New(slog.DiscardHandler))
+	if err == nil {
+		n.Close()
+		t.Fatal("a binary terms file was accepted")
+	}
+	if !strings.Contains(err.Error(), "terms of service") {
+		t.Fatalf("error %v", err)
+	}
 }

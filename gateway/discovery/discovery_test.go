@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/goccy/go-yaml"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
@@ -298,6 +299,35 @@ func TestDescribedAndMounted(t *testing.T) {
 	}
 	if mounted := len(s.rest.Engine().Routes()); mounted != len(ids) {
 		t.Errorf("%d routes mounted, %d operations documented", mounted, len(ids))
+	}
+	// The served document is pruned to mounted routes, so read the fragments themselves: each
+	// operation they describe is mounted.
+	mounted := map[string]bool{}
+	for _, r := range s.rest.Engine().Routes() {
+		mounted[strings.ToLower(r.Method)+" "+rest.OpenAPIPath(r.Path)] = true
+	}
+	for _, file := range []string{"openapi.yaml", "../mcp/openapi.yaml"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := yaml.YAMLToJSON(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frag struct {
+			Paths map[string]map[string]any `json:"paths"`
+		}
+		if err := json.Unmarshal(raw, &frag); err != nil || len(frag.Paths) == 0 {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for path, item := range frag.Paths {
+			for m := range item {
+				if !mounted[m+" "+path] {
+					t.Errorf("%s describes %s %s, which is not mounted", file, m, path)
+				}
+			}
+		}
 	}
 }
 
