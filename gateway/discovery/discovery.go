@@ -34,10 +34,7 @@ var defaultTerms []byte
 //go:embed openapi.yaml
 var contractFragment []byte
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"seconds": func(d time.Duration) int64 { return int64(d / time.Second) },
-	"days":    func(d time.Duration) int64 { return int64(d / (24 * time.Hour)) },
-}).ParseFS(templateFiles, "templates/*.tmpl"))
+var templates = template.Must(template.New("").ParseFS(templateFiles, "templates/*.tmpl"))
 
 // Updated is the date the documents last changed in substance, given as
 // the sitemap's lastmod and the catalog's updated: a constant, so that
@@ -267,6 +264,9 @@ type view struct {
 	ChallengeSecs          int64
 	HasMCP, HasAgentJSON   bool
 	Groups                 []group
+	LimitRows              []limitRow
+	Reads                  string
+	HasVerify              bool
 	Retired                []retired
 	L                      limitsView
 	ops                    table
@@ -276,6 +276,8 @@ type limitsView struct {
 	Limits
 	REST rest.Limits
 }
+
+type limitRow struct{ What, Limit string }
 
 type group struct {
 	Title string
@@ -313,6 +315,9 @@ func (s *Service) view(ops table) view {
 		v.LoginFlags = "--ws " + wsURL(s.cfg.BaseURL) + "/irc"
 	}
 	v.Groups = groupRoutes(ops)
+	v.LimitRows = limitRows(ops, v.L, v.HasMCP)
+	v.HasVerify = ops.has("GET", "/api/v1/verify/{msgid}")
+	v.Reads = readsOf(ops)
 	for _, r := range s.rest.RetiredVersions() {
 		v.Retired = append(v.Retired, retired{r.Prefix, r.Deprecated.UTC().Format(time.DateOnly), r.Sunset.UTC().Format(time.DateOnly), r.Link})
 	}

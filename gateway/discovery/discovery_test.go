@@ -102,7 +102,8 @@ func TestDocuments(t *testing.T) {
 		contains          []string
 	}{
 		{"/llms.txt", "text/markdown; charset=utf-8", []string{"# Palaver", b + "/api/v1/openapi.json", b + "/api/v1/channels", "`POST /mcp`", "`GET /api/v1/health` (none)", "No version is deprecated at present."}},
-		{"/agents.md", "text/markdown; charset=utf-8", []string{"## Restricted channels", "## Limits", "## Signing", "default 50, at most 200", "60 requests per 60 s", "240 JSON-RPC requests per 60 s", "+freeq.at/sig"}},
+		{"/agents.md", "text/markdown; charset=utf-8", []string{"## Restricted channels", "## Limits", "## Signing", "| `limit` on history (`/api/v1/channels/{name}/history`) | default 50, at most 200 |",
+			"| MCP requests | 240 JSON-RPC requests per 60 s per client address", "| IRC connections | 20 at once", "+freeq.at/sig"}},
 		{"/AGENTS.md", "text/markdown; charset=utf-8", []string{"## Restricted channels"}},
 		{"/auth.md", "text/markdown; charset=utf-8", []string{"C: AUTHENTICATE ATPROTO-CHALLENGE", "API-BEARER", "0xed 0x01", b + "/api/v1/favorites", "TLS at `127.0.0.1:6697`"}},
 		{"/.well-known/welcome.md", "text/markdown; charset=utf-8", []string{"## requirements", "## endpoints", "## enrollment flow", "## deviations",
@@ -416,6 +417,47 @@ func (c contractValidator) check(t *testing.T, url string, resp *http.Response, 
 	if ok, errs := c.v.ValidateHttpResponse(req, &copied); !ok {
 		for _, e := range errs {
 			t.Errorf("contract: %s", e.Error())
+		}
+	}
+}
+
+// TestAgentsLimitsFollowTheRoutes: agents.md states a rate limit only for
+// routes that are mounted, with the REST server's numbers.
+func TestAgentsLimitsFollowTheRoutes(t *testing.T) {
+	fragment := `
+paths:
+  /api/v1/signing-keys:
+    get:
+      operationId: batchKeysForTest
+      summary: Keys by pairs.
+      responses: {'200': {description: Keys.}}
+  /api/v1/blob:
+    get:
+      operationId: blobForTest
+      summary: A blob.
+      responses: {'200': {description: Bytes.}}
+`
+	withRoutes := newServer(t, options{extra: func(r *rest.Server) {
+		r.Engine().GET("/api/v1/signing-keys", func(c *gin.Context) { c.JSON(200, gin.H{}) })
+		r.Engine().GET("/api/v1/blob", func(c *gin.Context) { c.JSON(200, gin.H{}) })
+		if err := r.DescribeRoutes([]byte(fragment)); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	_, agents := withRoutes.get(t, "/agents.md")
+	for _, want := range []string{
+		"| batch key lookup (`/api/v1/signing-keys?keys=`) | 50 did/kid pairs per request |",
+		"| batch key lookup | 60 requests per 60 s per client address, then 429 with `Retry-After` |",
+		"| `/api/v1/blob` | 30 requests per 60 s per client address, then 429 with `Retry-After` |",
+	} {
+		if !strings.Contains(string(agents), want) {
+			t.Errorf("agents.md lacks %q:\n%s", want, agents)
+		}
+	}
+	_, plain := newServer(t, options{}).get(t, "/agents.md")
+	for _, absent := range []string{"batch key lookup", "/api/v1/blob", "upload", "message verification"} {
+		if strings.Contains(string(plain), absent) {
+			t.Errorf("agents.md names %q on a server without it", absent)
 		}
 	}
 }
