@@ -16,12 +16,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/goccy/go-yaml"
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/palaver-chat/palaver/gateway/discovery"
 	"github.com/palaver-chat/palaver/gateway/mcp"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
 )
 
 // server is a REST server with the discovery documents (and, when asked,
@@ -95,7 +94,7 @@ func (s *server) get(t *testing.T, path string, header ...string) (*http.Respons
 // contract document.
 func TestDocuments(t *testing.T) {
 	s := newServer(t, options{})
-	contract := loadValidator(t, s)
+	contract := contracttest.Fetch(t, s.url)
 	b := s.url
 	tests := []struct {
 		path, contentType string
@@ -149,7 +148,7 @@ func TestDocuments(t *testing.T) {
 			if strings.HasPrefix(tt.contentType, "application/json") && !json.Valid(body) {
 				t.Fatal("invalid JSON")
 			}
-			contract.check(t, s.url+tt.path, resp, body)
+			contract.Check(t, http.MethodGet, s.url+tt.path, resp, body)
 		})
 	}
 }
@@ -385,79 +384,6 @@ func TestNewRefusesABadBaseURL(t *testing.T) {
 	for _, base := range []string{"", "127.0.0.1:8080", "ftp://x", "http://"} {
 		if _, err := discovery.New(discovery.Config{BaseURL: base}); err == nil {
 			t.Errorf("base URL %q accepted", base)
-		}
-	}
-}
-
-// validatorFor validates responses against the served contract document.
-type contractValidator struct{ v validator.Validator }
-
-func loadValidator(t *testing.T, s *server) contractValidator {
-	t.Helper()
-	_, body := s.get(t, "/api/v1/openapi.json")
-	doc, err := libopenapi.NewDocument(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		t.Fatalf("the contract document is not valid: %v", verrs)
-	}
-	return contractValidator{v}
-}
-
-func (c contractValidator) check(t *testing.T, url string, resp *http.Response, body []byte) {
-	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, url, nil)
-	copied := *resp
-	copied.Body = io.NopCloser(bytes.NewReader(body))
-	if ok, errs := c.v.ValidateHttpResponse(req, &copied); !ok {
-		for _, e := range errs {
-			t.Errorf("contract: %s", e.Error())
-		}
-	}
-}
-
-// TestAgentsLimitsFollowTheRoutes: agents.md states a rate limit only for
-// routes that are mounted, with the REST server's numbers.
-func TestAgentsLimitsFollowTheRoutes(t *testing.T) {
-	fragment := `
-paths:
-  /api/v1/signing-keys:
-    get:
-      operationId: batchKeysForTest
-      summary: Keys by pairs.
-      responses: {'200': {description: Keys.}}
-  /api/v1/blob:
-    get:
-      operationId: blobForTest
-      summary: A blob.
-      responses: {'200': {description: Bytes.}}
-`
-	withRoutes := newServer(t, options{extra: func(r *rest.Server) {
-		r.Engine().GET("/api/v1/signing-keys", func(c *gin.Context) { c.JSON(200, gin.H{}) })
-		r.Engine().GET("/api/v1/blob", func(c *gin.Context) { c.JSON(200, gin.H{}) })
-		if err := r.DescribeRoutes([]byte(fragment)); err != nil {
-			t.Fatal(err)
-		}
-	}})
-	_, agents := withRoutes.get(t, "/agents.md")
-	for _, want := range []string{
-		"| batch key lookup (`/api/v1/signing-keys?keys=`) | 50 did/kid pairs per request |",
-		"| batch key lookup | 60 requests per 60 s per client address, then 429 with `Retry-After` |",
-		"| `/api/v1/blob` | 30 requests per 60 s per client address, then 429 with `Retry-After` |",
-	} {
-		if !strings.Contains(string(agents), want) {
-			t.Errorf("agents.md lacks %q:\n%s", want, agents)
-		}
-	}
-	_, plain := newServer(t, options{}).get(t, "/agents.md")
-	for _, absent := range []string{"batch key lookup", "/api/v1/blob", "upload", "message verification"} {
-		if strings.Contains(string(plain), absent) {
-			t.Errorf("agents.md names %q on a server without it", absent)
 		}
 	}
 }

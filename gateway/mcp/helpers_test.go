@@ -19,6 +19,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/discovery"
 	"github.com/palaver-chat/palaver/gateway/mcp"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -39,7 +40,8 @@ func (s state) Read(fn func(*fsm.State)) { fn(s.st) }
 // documents, served on a loopback socket, over a hand-built state (#pub
 // public, #secret invite-only) and a real event store.
 type endpoint struct {
-	url    string
+	url      string
+	contract *contracttest.Contract
 	msgIDs map[string][]string // venue → msgids, oldest first
 }
 
@@ -98,6 +100,7 @@ func newEndpoint(t *testing.T, cfg mcp.Config) *endpoint {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	e.url = srv.URL + "/mcp"
+	e.contract = contracttest.Fetch(t, srv.URL)
 	return e
 }
 
@@ -125,6 +128,7 @@ func (e *endpoint) do(t *testing.T, method, body string, header ...string) (*htt
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.contract.Check(t, method, e.url, resp, data)
 	return resp, data
 }
 

@@ -85,7 +85,7 @@ func (s *Server) Mount(r *rest.Server) error {
 	e.POST(Path, corsAnyOrigin, s.serve)
 	e.OPTIONS(Path, corsAnyOrigin, preflight)
 	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead} {
-		e.Handle(m, Path, corsAnyOrigin, notAllowed)
+		e.Handle(m, Path, corsAnyOrigin, s.notAllowed)
 	}
 	if err := r.DescribeRoutes(contractFragment); err != nil {
 		return fmt.Errorf("mcp routes: %w", err)
@@ -115,18 +115,10 @@ func preflight(c *gin.Context) {
 	c.AbortWithStatus(http.StatusNoContent)
 }
 
-func notAllowed(c *gin.Context) {
+func (s *Server) notAllowed(c *gin.Context) {
 	c.Header("Allow", http.MethodPost)
 	rest.WriteError(c, http.StatusMethodNotAllowed,
-		"This MCP endpoint takes JSON-RPC over POST only and opens no server-initiated stream; see "+baseOf(c)+"/.well-known/mcp/server-card.json")
-}
-
-func baseOf(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host
+		"This MCP endpoint takes JSON-RPC over POST only and opens no server-initiated stream; see "+s.cfg.BaseURL+"/.well-known/mcp/server-card.json")
 }
 
 // serve answers one POST.

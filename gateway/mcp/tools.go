@@ -12,8 +12,12 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// maxToolLimit caps the limit argument of the paged tools.
-const maxToolLimit = 200
+// maxToolLimit caps the limit argument of the paged tools; defaultToolLimit
+// is its value when absent.
+const (
+	maxToolLimit     = 200
+	defaultToolLimit = 50
+)
 
 // tool is one MCP tool over one REST route.
 type tool struct {
@@ -34,7 +38,7 @@ type toolArgs struct {
 
 var (
 	channelProp = map[string]any{"type": "string", "minLength": 1, "description": "Channel name, with or without the leading #."}
-	limitProp   = map[string]any{"type": "integer", "minimum": 1, "maximum": maxToolLimit, "description": "Page size (1 to 200)."}
+	limitProp   = map[string]any{"type": "integer", "minimum": 1, "maximum": maxToolLimit, "default": defaultToolLimit, "description": "Page size (1 to 200, default 50)."}
 )
 
 var tools = []tool{
@@ -94,9 +98,15 @@ var tools = []tool{
 	},
 }
 
+// setInts copies integer arguments into the query; an absent limit is
+// defaultToolLimit.
 func setInts(q url.Values, a toolArgs, names ...string) {
 	for _, n := range names {
-		if v, ok := a.ints[n]; ok {
+		v, ok := a.ints[n]
+		if !ok && n == "limit" {
+			v, ok = defaultToolLimit, true
+		}
+		if ok {
 			q.Set(n, strconv.FormatInt(v, 10))
 		}
 	}
