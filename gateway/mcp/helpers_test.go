@@ -42,7 +42,7 @@ func (s state) Read(fn func(*fsm.State)) { fn(s.st) }
 type endpoint struct {
 	url      string
 	contract *contracttest.Contract
-	msgIDs map[string][]string // venue → msgids, oldest first
+	msgIDs   map[string][]string // venue → msgids, oldest first
 }
 
 func newEndpoint(t *testing.T, cfg mcp.Config) *endpoint {
