@@ -29,7 +29,7 @@ func (n *Node) mountAgentSurfaces() error {
 	}
 	d, err := discovery.New(discovery.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, Version: cfg.Version,
-		IRCAddr: addrOf(n.ircLn), TLSAddr: addrOf(n.tlsLn), Terms: terms,
+		IRCAddr: addrOf(n.ircLn), TLSAddr: addrOf(n.tlsLn), TLSSelfSigned: cfg.TLSCertFile == "", Terms: terms,
 		Limits: discovery.Limits{
 			FloodLimits: !cfg.NoFloodLimits, MaxConnsPerIP: cfg.MaxConnsPerIP, ChallengeTTL: cfg.ChallengeTTL,
 			SigningKeyLifetime: cfg.SigningKeyLifetime, BatchKeyPairs: signingapi.MaxBatchPairs,

@@ -57,6 +57,9 @@ type Config struct {
 	// ("host:port", "" when off); the documents name BaseURL's host with
 	// their ports.
 	IRCAddr, TLSAddr string
+	// TLSSelfSigned is true when the TLS listener serves a generated
+	// self-signed certificate, which clients must be told to accept.
+	TLSSelfSigned bool
 	// Terms is the operator's terms of service (Terms); nil serves the
 	// built-in terms.
 	Terms []byte
@@ -261,6 +264,7 @@ type view struct {
 	Name, ServerName, Base string
 	Transports             string
 	LoginFlags             string
+	SelfSigned             bool
 	ChallengeSecs          int64
 	HasMCP, HasAgentJSON   bool
 	Groups                 []group
@@ -308,7 +312,11 @@ func (s *Service) view(ops table) view {
 	v.Transports = strings.Join(transports, ", ")
 	switch {
 	case port(s.cfg.TLSAddr) != "":
-		v.LoginFlags = "--server " + net.JoinHostPort(host, port(s.cfg.TLSAddr)) + " --insecure"
+		v.SelfSigned = s.cfg.TLSSelfSigned
+		v.LoginFlags = "--server " + net.JoinHostPort(host, port(s.cfg.TLSAddr))
+		if s.cfg.TLSSelfSigned {
+			v.LoginFlags += " --insecure" // the generated certificate verifies against nothing
+		}
 	case port(s.cfg.IRCAddr) != "":
 		v.LoginFlags = "--server " + net.JoinHostPort(host, port(s.cfg.IRCAddr)) + " --tls=false"
 	default:

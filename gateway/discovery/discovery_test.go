@@ -52,7 +52,7 @@ func newServer(t *testing.T, o options) *server {
 			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes}
 	}
 	d, err := discovery.New(discovery.Config{ServerName: "docs.test", BaseURL: base, Version: "0.1.0",
-		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", Terms: o.terms, Limits: o.limits})
+		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", TLSSelfSigned: true, Terms: o.terms, Limits: o.limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestDocuments(t *testing.T) {
 		{"/agents.md", "text/markdown; charset=utf-8", []string{"## Restricted channels", "## Limits", "## Signing", "| `limit` on history (`/api/v1/channels/{name}/history`) | default 50, at most 200 |",
 			"| MCP requests | 240 JSON-RPC requests per 60 s per client address", "| IRC connections | 20 at once", "+freeq.at/sig"}},
 		{"/AGENTS.md", "text/markdown; charset=utf-8", []string{"## Restricted channels"}},
-		{"/auth.md", "text/markdown; charset=utf-8", []string{"C: AUTHENTICATE ATPROTO-CHALLENGE", "API-BEARER", "0xed 0x01", b + "/api/v1/favorites", "TLS at `127.0.0.1:6697`"}},
+		{"/auth.md", "text/markdown; charset=utf-8", []string{"C: AUTHENTICATE ATPROTO-CHALLENGE", "API-BEARER", "0xed 0x01", b + "/api/v1/favorites", "TLS at `127.0.0.1:6697`", "palaver login --server 127.0.0.1:6697 --insecure --hold 1h"}},
 		{"/.well-known/welcome.md", "text/markdown; charset=utf-8", []string{"## requirements", "## endpoints", "## enrollment flow", "## deviations",
 			"no `POST /api/signup`", "no DPoP", "never sent to this server", "EdDSA", "RSA is not accepted"}},
 		{"/index.md", "text/markdown; charset=utf-8", []string{"# docs.test", b + "/llms.txt"}},
