@@ -125,7 +125,7 @@ type document struct {
 	body        []byte
 }
 
-// routes maps each served path to its document key.
+// routes are the paths served from the built documents (GET / is served by home).
 var routes = []string{
 	"/llms.txt", "/agents.md", "/AGENTS.md", "/auth.md", "/.well-known/welcome.md", "/index.md", "/tos",
 	"/robots.txt", "/sitemap.xml", "/.well-known/ard.json", "/.well-known/ai-catalog.json",

@@ -1,9 +1,12 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -368,5 +371,40 @@ func TestResources(t *testing.T) {
 		if c.URI != res.URI || c.MimeType != res.MimeType || !strings.Contains(c.Text, want[res.Name]) {
 			t.Errorf("%s: %s %q", res.URI, c.MimeType, c.Text[:min(len(c.Text), 80)])
 		}
+	}
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestEachEntryIsLogged: every entry of a batch leaves its own record.
+func TestEachEntryIsLogged(t *testing.T) {
+	var logs syncBuffer
+	e := newEndpoint(t, mcp.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	e.post(t, `[{"jsonrpc":"2.0","id":"one","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},`+
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"freeq_history","arguments":{"channel":"#secret"}}},{"jsonrpc":"1.0","id":"three","method":"ping"}]`)
+	for _, want := range []string{`method=ping id="\"one\"" code=0`, `method=notifications/initialized id="" code=0`,
+		`method=tools/call id="\"two\"" code=0`, `method="" id="\"three\"" code=-32600`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no record %s in\n%s", want, logs.String())
+		}
+	}
+	if n := strings.Count(logs.String(), "mcp entry"); n != 4 {
+		t.Errorf("%d records, want 4", n)
 	}
 }
