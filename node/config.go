@@ -51,6 +51,7 @@ type Config struct {
 	DeadNodeGrace time.Duration // default 60 s
 
 	MOTDFile string
+	TOSFile  string            // terms of service served at /tos; empty: the built-in terms
 	Opers    map[string]string // OPER name → password
 	OperDIDs []string
 	NoGuests bool

@@ -244,6 +244,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.signing.Mount(n.rest); err != nil {
 		return n, err
 	}
+	if err := n.mountAgentSurfaces(); err != nil {
+		return n, err
+	}
 	n.serveClusterPlane()
 	n.exchange.Start()
 	if n.federation != nil {

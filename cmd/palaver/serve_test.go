@@ -43,6 +43,11 @@ func TestServeSettingsPrecedence(t *testing.T) {
 					t.Fatalf("env over file: server %q commit %v oper-dids %v", c.ServerName, c.RaftCommitTimeout, c.OperDIDs)
 				}
 			}},
+		{"terms of service file", []string{"--tos", "/srv/palaver/terms.txt"}, nil, func(t *testing.T, c node.Config) {
+			if c.TOSFile != "/srv/palaver/terms.txt" {
+				t.Fatalf("tos %q", c.TOSFile)
+			}
+		}},
 		{"command line over both", []string{"--config", file, "--server-name", "cli.example", "--raft-commit-timeout", "1ms"},
 			map[string]string{"PALAVER_SERVER_NAME": "env.example"},
 			func(t *testing.T, c node.Config) {
