@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // startInProcessCluster starts three real nodes on loopback, as
@@ -22,13 +24,21 @@ import (
 func startInProcessCluster(t *testing.T) ClusterTarget {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil)) // a killed leader makes the others log errors
+	secret, err := trust.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretPath := filepath.Join(t.TempDir(), "cluster-secret")
+	if err := secret.Save(secretPath); err != nil {
+		t.Fatal(err)
+	}
 	start := func(name string, join []string) *node.Node {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		n, err := node.Start(ctx, node.Config{
 			ServerName: "palaver.test", NodeName: name, DataDir: t.TempDir(),
 			IRCAddr: "127.0.0.1:0", TLSAddr: "", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-			GossipAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0", Join: join,
+			GossipAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0", Join: join, ClusterSecret: secretPath,
 			MaxConnsPerIP: -1, NoFloodLimits: true,
 		}, logger)
 		if err != nil {
