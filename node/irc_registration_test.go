@@ -196,7 +196,7 @@ func TestIRCSASLSuccessLines(t *testing.T) {
 
 	t.Run("after NICK and USER", func(t *testing.T) {
 		c, res := login(t, n, "saslnick")
-		cloak := "palaver/key/" + strings.TrimPrefix(res.DID, "did:key:")[:8]
+		cloak := strings.TrimPrefix(res.DID, "did:key:")[:8] + ".key.palaver"
 		var got []string
 		for _, m := range res.Lines {
 			switch m.Command {

@@ -278,11 +278,9 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		if ch == nil {
 			return
 		}
-		if !ch.Discoverable() {
-			symbol = "*"
-			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
-				return
-			}
+		// "=" for every channel: "*" would announce a private (+p) mode that does not exist.
+		if !ch.Discoverable() && !ch.CanRead(c.id, c.currentDID()) && !c.oper {
+			return
 		}
 		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
 		// under the state's read lock, which Apply waits for) was a third of the server's CPU
@@ -357,29 +355,45 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 	rb.add(c.numericMsg("323", "End of /LIST"))
 }
 
+// handleKICK kicks users: KICK #a,#b x,y pairs channels and users (one channel kicks every
+// user listed).
 func handleKICK(c *client, m ircmsg.Message, rb *respBuf) {
-	name := fsm.Fold(m.Param(0))
-	reason := truncate(m.Param(2), 300)
+	channels, nicks := strings.Split(m.Param(0), ","), strings.Split(m.Param(1), ",")
+	if len(channels) > 1 && len(channels) != len(nicks) {
+		rb.add(c.numericMsg("461", "KICK", "Not enough parameters"))
+		return
+	}
+	for i, nick := range nicks {
+		channel := channels[0]
+		if len(channels) > 1 {
+			channel = channels[i]
+		}
+		c.kick(rb, channel, nick, m.Param(2))
+	}
+}
+
+// kick kicks one user from one channel.
+func (c *client) kick(rb *respBuf, channel, nick, reason string) {
+	name := fsm.Fold(channel)
+	reason = truncate(reason, 300)
 	if reason == "" {
 		reason = c.nick
 	}
-	for _, nick := range strings.Split(m.Param(1), ",") {
-		target := c.sessionIDByNick(nick)
-		if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
-			continue
-		}
-		if target == "" {
-			rb.add(c.numericMsg("401", nick, "No such nick/channel"))
-			continue
-		}
-		res, err := c.propose(fsm.Kick{Session: c.id, Channel: name, Target: target, Reason: reason})
-		if err != nil {
-			rb.add(c.failMsg("KICK", "TEMPORARILY_UNAVAILABLE", "Try again", name))
-			continue
-		}
-		if res.Code != fsm.OK {
-			c.codeReply(rb, res.Code, m.Param(0), nick)
-		}
+	target := c.sessionIDByNick(nick)
+	if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
+		return
+	}
+	if target == "" {
+		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
+		return
+	}
+	res, err := c.propose(fsm.Kick{Session: c.id, Channel: name, Target: target, Reason: reason})
+	if err != nil {
+		rb.add(c.failMsg("KICK", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	if res.Code != fsm.OK {
+		c.codeReply(rb, res.Code, channel, nick)
 	}
 }
 

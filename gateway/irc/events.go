@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -122,9 +123,14 @@ func (s *Server) render(e *fsm.Event) {
 		for _, name := range e.Channels {
 			s.rendered.remove(name, e.Actor.ID)
 		}
+		s.whowas.record(e.Actor, time.UnixMilli(e.Time))
+		if strings.HasPrefix(e.Text, killPrefix) {
+			s.closeKilled(e.Actor.ID, e.Text)
+		}
 	case fsm.EvNick:
 		old := e.Actor
 		old.Nick = e.OldNick
+		s.whowas.record(old, time.UnixMilli(e.Time))
 		src = old.Hostmask()
 		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), msg("NICK", e.Actor.Nick), 0, e.Actor.ID)
 	case fsm.EvAccount:

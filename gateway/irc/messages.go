@@ -41,7 +41,7 @@ func clientTags(m ircmsg.Message) (map[string]string, bool) {
 
 func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 	notice := cmd == "NOTICE"
-	if cmd != "TAGMSG" && len(m.Params) < 2 {
+	if cmd != "TAGMSG" && (len(m.Params) < 2 || m.Param(1) == "") {
 		if !notice {
 			if len(m.Params) == 0 {
 				rb.add(c.numericMsg("411", "No recipient given (PRIVMSG)"))
@@ -57,7 +57,7 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 	}
 	tags, ok := clientTags(m)
 	if !ok {
-		rb.add(c.failMsg(cmd, "TAGS_TOO_LONG", "Client tags exceed 4094 bytes"))
+		rb.add(c.numericMsg("417", "Input line was too long")) // client tag data over 4094 bytes
 		return
 	}
 	targets := strings.Split(m.Param(0), ",")

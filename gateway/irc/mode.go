@@ -65,7 +65,11 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	for _, f := range res.Failed {
 		switch f.Code {
 		case fsm.ErrInvalid:
-			rb.add(c.numericMsg("696", name, f.Change.Mode, f.Change.Arg, "Invalid mode parameter"))
+			arg := f.Change.Arg
+			if f.Change.Mode == "k" {
+				arg = "*" // a refused key is not echoed
+			}
+			rb.add(c.numericMsg("696", name, f.Change.Mode, arg, "Invalid mode parameter"))
 		case fsm.ErrListFull:
 			rb.add(c.numericMsg("478", name, f.Change.Arg, "Channel ban list is full"))
 		default:

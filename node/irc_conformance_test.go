@@ -1,0 +1,198 @@
+package node
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+)
+
+// IRC behaviour checked against the specifications (modern.ircdocs.horse, ircv3.net). Each case
+// sends what a conformance suite sends and checks the numerics the specification asks for.
+
+func TestIRCNumericsFromTheSpecification(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	me, _ := guest(t, n, "coolnick")
+	other, _ := guest(t, n, "coolnifty")
+	joinChannels(t, me, "#conf-a", "#conf-b", "#conf-inv")
+	joinChannels(t, other, "#conf-a", "#conf-b")
+	sendLines(t, me, "MODE #conf-inv +i")
+	expect(t, me, "MODE", "#conf-inv", "+i")
+
+	cases := []struct {
+		name  string
+		lines []string
+		end   string // the numeric or command that ends the answer
+		check func(t *testing.T, msgs []ircmsg.Message)
+	}{
+		{"NAMES of a +i channel uses =", []string{"NAMES #conf-inv"}, "366", func(t *testing.T, msgs []ircmsg.Message) {
+			if m, ok := findMsg(msgs, "353", "#conf-inv"); !ok || m.Param(1) != "=" {
+				t.Fatalf("353 = %v", lines(msgs))
+			}
+		}},
+		{"WHO host is shaped like a host name", []string{"WHO coolnick"}, "315", func(t *testing.T, msgs []ircmsg.Message) {
+			m, ok := findMsg(msgs, "352", "coolnick")
+			if !ok || strings.Contains(m.Param(3), "/") || !regexp.MustCompile(`^[A-Za-z0-9.-]+$`).MatchString(m.Param(3)) {
+				t.Fatalf("352 = %v", lines(msgs))
+			}
+		}},
+		{"WHO with a wildcard mask", []string{"WHO coolni*"}, "315", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "352", "coolnick"); !ok {
+				t.Fatalf("no 352 for coolnick: %v", lines(msgs))
+			}
+			if _, ok := findMsg(msgs, "352", "coolnifty"); !ok {
+				t.Fatalf("no 352 for coolnifty: %v", lines(msgs))
+			}
+			if end, _ := findMsg(msgs, "315"); end.Param(1) != "coolni*" {
+				t.Fatalf("315 = %v", end.String())
+			}
+		}},
+		{"WHO *", []string{"WHO *"}, "315", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "352", "coolnifty"); !ok {
+				t.Fatalf("no 352 for coolnifty: %v", lines(msgs))
+			}
+		}},
+		{"WHOX fields and token", []string{"WHO coolnifty %tcuhnfar,123"}, "315", func(t *testing.T, msgs []ircmsg.Message) {
+			m, ok := findMsg(msgs, "354")
+			// 354 <me> <token> <channel> <user> <host> <nick> <flags> <account> :<realname>
+			if !ok || len(m.Params) != 9 || m.Param(1) != "123" || m.Param(5) != "coolnifty" || m.Param(6) != "H" || m.Param(7) != "0" {
+				t.Fatalf("354 = %v", lines(msgs))
+			}
+		}},
+		{"ISUPPORT advertises no EXCEPTS without +e, and WHOX", []string{"VERSION"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			var tokens []string
+			for _, m := range msgs {
+				if m.Command == "005" {
+					tokens = append(tokens, m.Params[1:len(m.Params)-1]...)
+				}
+			}
+			joined := " " + strings.Join(tokens, " ") + " "
+			if strings.Contains(joined, " EXCEPTS") || !strings.Contains(joined, " WHOX ") {
+				t.Fatalf("ISUPPORT %v", tokens)
+			}
+		}},
+		{"empty PRIVMSG gets 412", []string{"PRIVMSG coolnifty :"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "412"); !ok {
+				t.Fatalf("no 412: %v", lines(msgs))
+			}
+		}},
+		{"over-long tag data gets 417", []string{"@+x=" + strings.Repeat("a", 4100) + " PRIVMSG coolnifty :hi"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "417"); !ok {
+				t.Fatalf("no 417: %v", lines(msgs))
+			}
+			refuteMsg(t, msgs, "FAIL")
+		}},
+		{"KILL by a non-operator gets 481", []string{"KILL coolnifty :bye"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "481"); !ok {
+				t.Fatalf("no 481: %v", lines(msgs))
+			}
+		}},
+		{"INFO", []string{"INFO"}, "374", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "371"); !ok {
+				t.Fatalf("no 371: %v", lines(msgs))
+			}
+		}},
+		{"696 does not echo a refused key", []string{"MODE #conf-a +k " + strings.Repeat("k", 80)}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			m, ok := findMsg(msgs, "696", "#conf-a")
+			if !ok || strings.Contains(m.String(), "kkkkkkkk") {
+				t.Fatalf("696 = %v", lines(msgs))
+			}
+		}},
+		{"KICK with lists of channels and users", []string{"KICK #conf-a,#conf-b coolnifty,coolnifty :out"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+			if _, ok := findMsg(msgs, "KICK", "#conf-a", "coolnifty"); !ok {
+				t.Fatalf("no KICK from #conf-a: %v", lines(msgs))
+			}
+			if _, ok := findMsg(msgs, "KICK", "#conf-b", "coolnifty"); !ok {
+				t.Fatalf("no KICK from #conf-b: %v", lines(msgs))
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sendLines(t, me, tc.lines...)
+			var msgs []ircmsg.Message
+			if tc.end == "PONG" {
+				msgs = drain(t, me)
+			} else {
+				msgs = readUntil(t, me, tc.end, func(m ircmsg.Message) bool { return m.Command == tc.end })
+			}
+			tc.check(t, msgs)
+		})
+	}
+}
+
+func TestIRCLUSERSCountsAndTexts(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	a, _ := guest(t, n, "lusera")
+	b, _ := guest(t, n, "luserb")
+	joinChannels(t, a, "#lusers-one", "#lusers-gone")
+	joinChannels(t, b, "#lusers-one")
+	sendLines(t, a, "PART #lusers-gone") // empty now: neither listed nor counted
+	expect(t, a, "PART", "#lusers-gone")
+	sendLines(t, b, "LIST")
+	listed := 0
+	for _, m := range readUntil(t, b, "323", func(m ircmsg.Message) bool { return m.Command == "323" }) {
+		if m.Command == "322" {
+			listed++
+		}
+	}
+	sendLines(t, b, "LUSERS")
+	msgs := readUntil(t, b, "266", func(m ircmsg.Message) bool { return m.Command == "266" })
+	want := map[string]*regexp.Regexp{
+		"251": regexp.MustCompile(`^There are 2 users and 0 invisible on 1 servers$`),
+		"255": regexp.MustCompile(`^I have 2 clients and 0 servers$`),
+		"265": regexp.MustCompile(`^Current local users 2, max \d+$`),
+		"266": regexp.MustCompile(`^Current global users 2, max \d+$`),
+	}
+	for code, re := range want {
+		m, ok := findMsg(msgs, code)
+		if !ok || !re.MatchString(m.Params[len(m.Params)-1]) {
+			t.Fatalf("%s = %q in %v", code, m.String(), lines(msgs))
+		}
+	}
+	if m, _ := findMsg(msgs, "265"); len(m.Params) != 4 || m.Param(1) != "2" {
+		t.Fatalf("265 = %q", m.String())
+	}
+	if m, ok := findMsg(msgs, "254"); !ok || m.Param(1) != strconv.Itoa(listed) || listed != 1 {
+		t.Fatalf("254 = %q, LIST showed %d channels", m.String(), listed)
+	}
+}
+
+func TestIRCRegistrationAndHistoryOfNicks(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) { c.Opers = map[string]string{"admin": "hunter2"} })
+	t.Run("USER with an empty realname gets 461", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "NICK emptyreal", "USER u * * :")
+		expect(t, c, "461", "USER")
+		sendLines(t, c, "USER u * * :Real Name")
+		expect(t, c, "001")
+	})
+	t.Run("WHOWAS", func(t *testing.T) {
+		gone, _ := guest(t, n, "leaver")
+		asker, _ := guest(t, n, "asker")
+		sendLines(t, gone, "QUIT :bye")
+		sessionGone(t, n, "leaver")
+		sendLines(t, asker, "WHOWAS leaver", "WHOWAS neverseen")
+		msgs := readUntil(t, asker, "369 neverseen", func(m ircmsg.Message) bool { return m.Command == "369" && m.Param(1) == "neverseen" })
+		if m, ok := findMsg(msgs, "314", "leaver"); !ok || m.Param(3) != "guest.palaver" {
+			t.Fatalf("314 = %v", lines(msgs))
+		}
+		if _, ok := findMsg(msgs, "369", "leaver"); !ok {
+			t.Fatalf("no 369 for leaver: %v", lines(msgs))
+		}
+		if _, ok := findMsg(msgs, "406", "neverseen"); !ok {
+			t.Fatalf("no 406: %v", lines(msgs))
+		}
+	})
+	t.Run("KILL by an operator", func(t *testing.T) {
+		victim, _ := guest(t, n, "victim")
+		killer, _ := guest(t, n, "killer")
+		sendLines(t, killer, "OPER admin hunter2")
+		expect(t, killer, "381")
+		sendLines(t, killer, "KILL victim :enough")
+		expect(t, victim, "ERROR", "Killed (killer (enough))")
+		sessionGone(t, n, "victim")
+	})
+}
