@@ -22,6 +22,8 @@ const (
 	capChathistory
 	capSASL
 	capMsgSig // freeq.at/msgsig: the client may sign with MSGSIG keys (signing works without it too)
+	capUserhostInNames
+	capReadMarker
 )
 
 var capNames = map[string]capBits{
@@ -38,6 +40,8 @@ var capNames = map[string]capBits{
 	"draft/chathistory": capChathistory,
 	"sasl":              capSASL,
 	"freeq.at/msgsig":   capMsgSig,
+	"userhost-in-names": capUserhostInNames,
+	"draft/read-marker": capReadMarker,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

@@ -169,6 +169,7 @@ func (u *unsureJoins) take(channel string) bool {
 // afterJoin sends the topic, the names and the recent history to a client that just joined.
 func (c *client) afterJoin(rb *respBuf, channel string) {
 	c.sendTopic(rb, channel, false)
+	c.joinMarker(rb, channel)
 	c.sendNames(rb, channel)
 	// Clients with draft/chathistory fetch history themselves; the spec asks servers not to push it.
 	if c.s.cfg.JoinHistory > 0 && c.s.history != nil && !c.has(capChathistory) {
@@ -270,7 +271,7 @@ func handleNAMES(c *client, m ircmsg.Message, rb *respBuf) {
 
 // sendNames sends 353 lines and 366. Members of a restricted channel are listed to members only.
 func (c *client) sendNames(rb *respBuf, name string) {
-	multi := c.has(capMultiPrefix)
+	multi, userhost := c.has(capMultiPrefix), c.has(capUserhostInNames)
 	var entries []string
 	var symbol = "="
 	c.s.state.Read(func(st *fsm.State) {
@@ -291,7 +292,11 @@ func (c *client) sendNames(rb *respBuf, name string) {
 			if se == nil {
 				continue
 			}
-			entries = append(entries, m.Prefixes(multi)+se.Nick)
+			if userhost {
+				entries = append(entries, m.Prefixes(multi)+se.Hostmask())
+			} else {
+				entries = append(entries, m.Prefixes(multi)+se.Nick)
+			}
 		}
 		for _, m := range st.RemoteIn(name) { // users of peer servers (federation)
 			entries = append(entries, m.Nick)

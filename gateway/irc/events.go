@@ -127,6 +127,8 @@ func (s *Server) render(e *fsm.Event) {
 		if strings.HasPrefix(e.Text, killPrefix) {
 			s.closeKilled(e.Actor.ID, e.Text)
 		}
+	case fsm.EvReadMarker:
+		s.renderReadMarker(e)
 	case fsm.EvNick:
 		old := e.Actor
 		old.Nick = e.OldNick

@@ -409,6 +409,7 @@ func init() {
 		"TIME":         {fn: handleTIME},
 		"WHOWAS":       {fn: handleWHOWAS},
 		"KILL":         {fn: handleKILL, minParams: 2},
+		"MARKREAD":     {fn: handleMARKREAD},
 		"INFO":         {fn: handleINFO},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},

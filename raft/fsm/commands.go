@@ -307,6 +307,8 @@ func newCommand(t CommandType) Command {
 		return &FederatedPin{}
 	case TypeRemotePresence:
 		return &RemotePresence{}
+	case TypeSetReadMarker:
+		return &SetReadMarker{}
 	case TypeFederatedKick:
 		return &FederatedKick{}
 	case TypeFederatedInvite:
@@ -360,6 +362,8 @@ func derefCommand(c Command) Command {
 	case *FederatedPin:
 		return *v
 	case *RemotePresence:
+		return *v
+	case *SetReadMarker:
 		return *v
 	case *FederatedKick:
 		return *v

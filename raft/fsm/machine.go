@@ -218,6 +218,8 @@ func (a *applier) apply(cmd Command) Result {
 		return a.federatedKick(c)
 	case FederatedInvite:
 		return a.federatedInvite(c)
+	case SetReadMarker:
+		return a.setReadMarker(c)
 	}
 	return Result{Code: ErrInvalid}
 }

@@ -71,6 +71,7 @@ const (
 	EvOper
 	EvPin
 	EvUnpin
+	EvReadMarker // a DID's read marker moved (readmarkers.go)
 )
 
 // Event is a change that gateways render for their local sessions.
@@ -88,4 +89,5 @@ type Event struct {
 	Member   Member // EvJoin
 	Created  bool   // EvJoin
 	MsgID    string // EvPin, EvUnpin
+	MarkerAt int64  // EvReadMarker: the marker (unix ms)
 }

@@ -28,6 +28,8 @@ type State struct {
 	// RemoteMembers are users of peer servers in linked channels ("<peer DID> <folded nick>" →
 	// member), kept while the link is up (see federation.go); nil until the first one.
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
+	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
+	ReadMarkers map[string]map[string]int64 `json:"read_markers,omitempty"`
 
 	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
 	RequestOrder []string          `json:"request_order"`
