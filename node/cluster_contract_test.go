@@ -24,6 +24,7 @@ var contractChecks = []contractCheck{
 	{"a message signed by any node verifies as server-key on every node", checkVerifyKeySource},
 	{"evidence carries the canonical bytes signed", checkEvidenceCanonical},
 	{"IRC messages cross nodes and every node lists the channel once", checkIRCAcrossNodes},
+	{"a multiline message crosses nodes as one", checkMultilineAcrossNodes},
 }
 
 func TestContractOnOneNode(t *testing.T) {
@@ -215,4 +216,25 @@ func checkIRCAcrossNodes(t *testing.T, nodes []*Node) {
 	y.Send("LIST #contract-irc")
 	expect(t, y, "322", "#contract-irc", "2")
 	expect(t, y, "323")
+}
+
+func checkMultilineAcrossNodes(t *testing.T, nodes []*Node) {
+	first, last := nodes[0], nodes[len(nodes)-1]
+	caps := []string{"draft/multiline", "batch", "message-tags"}
+	x, _ := guest(t, first, "mlcrossx", caps...)
+	y, _ := guest(t, last, "mlcrossy", caps...)
+	joinChannels(t, x, "#contract-ml")
+	joinChannels(t, y, "#contract-ml")
+	sendLines(t, x, "BATCH +m draft/multiline #contract-ml", "@batch=m PRIVMSG #contract-ml :first line",
+		"@batch=m PRIVMSG #contract-ml :second line", "BATCH -m")
+	start, body := batchBody(t, y, "draft/multiline")
+	if got := strings.Join(texts(body), "\n"); got != "first line\nsecond line" || start.Tags["msgid"] == "" {
+		t.Fatalf("multiline on %s: %q %q", last.cfg.NodeName, start.String(), got)
+	}
+	for _, n := range nodes {
+		eventually(t, "one stored message on "+n.cfg.NodeName, func() bool {
+			m, err := n.events.Get(testCtx(t), start.Tags["msgid"])
+			return err == nil && m.Text == "first line\nsecond line"
+		})
+	}
 }

@@ -24,6 +24,7 @@ const (
 	capMsgSig // freeq.at/msgsig: the client may sign with MSGSIG keys (signing works without it too)
 	capUserhostInNames
 	capReadMarker
+	capMultiline
 )
 
 var capNames = map[string]capBits{
@@ -42,6 +43,7 @@ var capNames = map[string]capBits{
 	"freeq.at/msgsig":   capMsgSig,
 	"userhost-in-names": capUserhostInNames,
 	"draft/read-marker": capReadMarker,
+	multilineCap:        capMultiline,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
@@ -50,6 +52,9 @@ func capLS(v302 bool) string {
 	for n := range capNames {
 		if n == "sasl" && v302 {
 			n = "sasl=ATPROTO-CHALLENGE"
+		}
+		if n == multilineCap && v302 {
+			n += "=" + multilineCapValue
 		}
 		names = append(names, n)
 	}

@@ -189,7 +189,7 @@ func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.
 			out.msg.Params = append(out.msg.Params, hm.Text)
 			out.msg.ForceTrailing = true
 		}
-		rb.add(out.forCaps(caps))
+		rb.addOut(&out, caps)
 	}
 	if batchID != "" {
 		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + batchID}})

@@ -198,7 +198,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			rc.deliver(out, false)
 		}
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
-			rb.add(out.forCaps(c.capBits()))
+			rb.addOut(out, c.capBits())
 		}
 	}
 	return step
@@ -372,7 +372,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				echo.msg.Params = append(echo.msg.Params, text)
 				echo.msg.ForceTrailing = true
 			}
-			rb.add(echo.forCaps(c.capBits()))
+			rb.addOut(echo, c.capBits())
 		}
 	}
 	return step

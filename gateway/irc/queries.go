@@ -410,6 +410,7 @@ func init() {
 		"WHOWAS":       {fn: handleWHOWAS},
 		"KILL":         {fn: handleKILL, minParams: 2},
 		"MARKREAD":     {fn: handleMARKREAD},
+		"BATCH":        {fn: handleBATCH, minParams: 1, exempt: true},
 		"INFO":         {fn: handleINFO},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},
