@@ -196,3 +196,42 @@ func TestIRCRegistrationAndHistoryOfNicks(t *testing.T) {
 		sessionGone(t, n, "victim")
 	})
 }
+
+func TestIRCChannelLimitAndSecretModes(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	op, _ := guest(t, n, "limitop")
+	second, _ := guest(t, n, "limitsecond")
+	outsider, _ := guest(t, n, "limitout")
+	joinChannels(t, op, "#limited", "#secret")
+
+	t.Run("+l", func(t *testing.T) {
+		sendLines(t, op, "MODE #limited +l 1")
+		expect(t, op, "MODE", "#limited", "+l", "1")
+		sendLines(t, op, "MODE #limited")
+		expectParams(t, op, "324", "limitop", "#limited", "+ntl", "1")
+		sendLines(t, second, "JOIN #limited")
+		expect(t, second, "471", "#limited")
+		sendLines(t, op, "MODE #limited +l notanumber")
+		expect(t, op, "696", "#limited", "l")
+		sendLines(t, op, "MODE #limited -l")
+		expect(t, op, "MODE", "#limited", "-l")
+		sendLines(t, second, "JOIN #limited")
+		expect(t, second, "366", "#limited")
+	})
+	t.Run("+s", func(t *testing.T) {
+		sendLines(t, op, "MODE #secret +s")
+		expect(t, op, "MODE", "#secret", "+s")
+		sendLines(t, op, "NAMES #secret")
+		if names := expect(t, op, "353", "#secret"); names.Param(1) != "@" {
+			t.Fatalf("353 = %q", names.String())
+		}
+		sendLines(t, outsider, "LIST")
+		msgs := readUntil(t, outsider, "323", func(m ircmsg.Message) bool { return m.Command == "323" })
+		refuteMsg(t, msgs, "322", "#secret")
+		sendLines(t, op, "LIST")
+		msgs = readUntil(t, op, "323", func(m ircmsg.Message) bool { return m.Command == "323" })
+		if _, ok := findMsg(msgs, "322", "#secret"); !ok {
+			t.Fatalf("a member's LIST lacks the secret channel: %v", lines(msgs))
+		}
+	})
+}

@@ -29,6 +29,8 @@ func (c *client) codeReply(rb *respBuf, code fsm.Code, channel, target string) {
 		rb.add(c.numericMsg("473", channel, "Cannot join channel (+i)"))
 	case fsm.ErrBadKey:
 		rb.add(c.numericMsg("475", channel, "Cannot join channel (+k)"))
+	case fsm.ErrChannelFull:
+		rb.add(c.numericMsg("471", channel, "Cannot join channel (+l)"))
 	case fsm.ErrTooManyChannels:
 		rb.add(c.numericMsg("405", channel, "You have joined too many channels"))
 	case fsm.ErrListFull:
@@ -279,9 +281,13 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		if ch == nil {
 			return
 		}
-		// "=" for every channel: "*" would announce a private (+p) mode that does not exist.
+		// "@" for a secret channel, "=" for every other: "*" would announce a private (+p) mode
+		// that does not exist.
 		if !ch.Discoverable() && !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 			return
+		}
+		if ch.Secret {
+			symbol = "@"
 		}
 		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
 		// under the state's read lock, which Apply waits for) was a third of the server's CPU

@@ -334,6 +334,10 @@ func modeParams(changes []fsm.ModeChange) []string {
 			} else {
 				args = append(args, "*")
 			}
+		case "l":
+			if mc.Add {
+				args = append(args, mc.Arg)
+			}
 		}
 	}
 	return append([]string{letters.String()}, args...)

@@ -21,10 +21,11 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	var modes string
 	var created int64
 	var key string
+	var limit int
 	c.s.state.Read(func(st *fsm.State) {
 		if ch := st.Channels[name]; ch != nil {
 			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.Members[c.id] != nil)
-			modes, created, key = ch.ModeString(), ch.CreatedAt, ch.Key
+			modes, created, key, limit = ch.ModeString(), ch.CreatedAt, ch.Key, ch.Limit
 		}
 	})
 	if !exists {
@@ -32,9 +33,12 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	if len(m.Params) < 2 {
-		params := []string{name, modes}
+		params := []string{name, modes} // parameters in the order of the letters: k, then l
 		if key != "" && (member || c.oper) {
 			params = append(params, key)
+		}
+		if limit > 0 {
+			params = append(params, strconv.Itoa(limit))
 		}
 		rb.add(c.numericMsg("324", params...))
 		rb.add(c.numericMsg("329", name, strconv.FormatInt(created/1000, 10)))
@@ -136,7 +140,18 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 			} else {
 				changes = append(changes, fsm.ModeChange{Add: false, Mode: "k"})
 			}
-		case 'i', 't', 'n', 'm', 'E':
+		case 'l':
+			if !add {
+				changes = append(changes, fsm.ModeChange{Add: false, Mode: "l"})
+				continue
+			}
+			limit, ok := next()
+			if !ok {
+				rb.add(c.numericMsg("461", "MODE", "Not enough parameters"))
+				continue
+			}
+			changes = append(changes, fsm.ModeChange{Add: true, Mode: "l", Arg: limit})
+		case 'i', 't', 'n', 'm', 'E', 's':
 			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch)})
 		default:
 			rb.add(c.numericMsg("472", string(ch), "is unknown mode char to me"))

@@ -26,13 +26,14 @@ const (
 	ErrAlreadyPinned          // PIN of a pinned message
 	ErrNotPinned              // UNPIN of a message that is not pinned
 	ErrKeyEnded               // registering a key that is retired or already expired
+	ErrChannelFull            // 471: the channel has reached its +l limit
 )
 
 var codeNames = [...]string{
 	"ok", "no-such-session", "nick-in-use", "nick-owned", "bad-name", "no-such-channel",
 	"not-on-channel", "user-not-in-channel", "user-on-channel", "chanop-needed", "banned",
 	"invite-only", "bad-key", "too-many-channels", "list-full", "already-registered",
-	"topic-too-long", "invalid", "no-change", "already-pinned", "not-pinned", "key-ended",
+	"topic-too-long", "invalid", "no-change", "already-pinned", "not-pinned", "key-ended", "channel-full",
 }
 
 func (c Code) String() string {

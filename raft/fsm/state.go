@@ -91,6 +91,8 @@ type Channel struct {
 	Moderated  bool               `json:"m,omitempty"`
 	Encrypted  bool               `json:"E,omitempty"`
 	Key        string             `json:"k,omitempty"`
+	Limit      int                `json:"l,omitempty"` // +l: most members (0: no limit)
+	Secret     bool               `json:"s,omitempty"` // +s: hidden from those outside
 	FounderDID string             `json:"founder_did,omitempty"`
 	DIDOps     map[string]bool    `json:"did_ops,omitempty"`
 	Bans       []ListEntry        `json:"bans,omitempty"`
@@ -148,7 +150,7 @@ func (c *Channel) ModeString() string {
 	for _, f := range []struct {
 		on bool
 		l  byte
-	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Key != "", 'k'}} {
+	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Secret, 's'}, {c.Key != "", 'k'}, {c.Limit > 0, 'l'}} {
 		if f.on {
 			b = append(b, f.l)
 		}
@@ -156,8 +158,10 @@ func (c *Channel) ModeString() string {
 	return string(b)
 }
 
-// Discoverable reports whether anonymous readers may see the channel: no +i, +k or +E.
-func (c *Channel) Discoverable() bool { return !c.InviteOnly && c.Key == "" && !c.Encrypted }
+// Discoverable reports whether anonymous readers may see the channel: no +i, +k, +E or +s.
+func (c *Channel) Discoverable() bool {
+	return !c.InviteOnly && c.Key == "" && !c.Encrypted && !c.Secret
+}
 
 // MemberIDs returns the channel's member session ids in sorted order.
 func (c *Channel) MemberIDs() []string {
