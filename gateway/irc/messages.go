@@ -339,8 +339,10 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				}
 			})
 		}
+		// A message to oneself is delivered to oneself too (after the echo, unlabeled).
+		toSelf := fsm.Fold(target) == fsm.Fold(c.nick)
 		for _, r := range rcpts {
-			if r.id == c.id {
+			if r.id == c.id && !toSelf {
 				continue
 			}
 			rc := c.s.localClient(r.id)
