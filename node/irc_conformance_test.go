@@ -235,3 +235,26 @@ func TestIRCChannelLimitAndSecretModes(t *testing.T) {
 		}
 	})
 }
+
+func TestIRCHelp(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	c, _ := guest(t, n, "helper")
+	drain(t, c) // the welcome
+	cases := []struct {
+		line, end string
+		want      []string // numerics, in order
+	}{
+		{"HELP", "706", []string{"704", "705", "706"}},
+		{"HELPOP privmsg", "706", []string{"704", "705", "706"}},
+		{"HELP NOSUCHTHING", "524", []string{"524"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.line, func(t *testing.T) {
+			sendLines(t, c, tc.line)
+			msgs := readUntil(t, c, tc.end, func(m ircmsg.Message) bool { return m.Command == tc.end })
+			if got := strings.Join(commandsOf(msgs), " "); got != strings.Join(tc.want, " ") {
+				t.Fatalf("%s: %s", tc.line, got)
+			}
+		})
+	}
+}

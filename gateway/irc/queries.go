@@ -412,6 +412,8 @@ func init() {
 		"MARKREAD":     {fn: handleMARKREAD},
 		"BATCH":        {fn: handleBATCH, minParams: 1, exempt: true},
 		"INFO":         {fn: handleINFO},
+		"HELP":         {fn: handleHELP},
+		"HELPOP":       {fn: handleHELP},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},
 		"PINS":         {fn: handlePINS, minParams: 1},
