@@ -258,3 +258,33 @@ func TestIRCHelp(t *testing.T) {
 		})
 	}
 }
+
+// TestIRCRedact: REDACT (draft/message-redaction) deletes like +draft/delete, and a client with the
+// capability is told of every delete as REDACT.
+func TestIRCRedact(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	author, _ := guest(t, n, "redauthor", "message-tags", "echo-message", "draft/message-redaction")
+	modern, _ := guest(t, n, "redmodern", "message-tags", "draft/message-redaction")
+	older, _ := guest(t, n, "redolder", "message-tags")
+	joinChannels(t, author, "#redact")
+	joinChannels(t, modern, "#redact")
+	joinChannels(t, older, "#redact")
+	sendLines(t, author, "PRIVMSG #redact :regrettable")
+	msgid := expectFrom(t, author, "redauthor", "PRIVMSG", "regrettable").Tags["msgid"]
+	expect(t, older, "PRIVMSG", "regrettable")
+
+	sendLines(t, modern, "REDACT #redact "+msgid+" :not yours")
+	expect(t, modern, "FAIL", "REDACT", "REDACT_FORBIDDEN", msgid)
+	sendLines(t, author, "REDACT #redact 01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	expect(t, author, "FAIL", "REDACT", "UNKNOWN_MSGID")
+
+	sendLines(t, author, "REDACT #redact "+msgid)
+	expectParams(t, modern, "REDACT", "#redact", msgid)
+	if del := expect(t, older, "TAGMSG", "#redact"); del.Tags["+draft/delete"] != msgid {
+		t.Fatalf("delete for a client without the capability: %q", del.String())
+	}
+	resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/channels/redact/history", "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(body), "regrettable") {
+		t.Fatalf("history after REDACT = %d %s", resp.StatusCode, body)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	capUserhostInNames
 	capReadMarker
 	capMultiline
+	capRedaction
 )
 
 var capNames = map[string]capBits{
@@ -44,6 +45,7 @@ var capNames = map[string]capBits{
 	"userhost-in-names": capUserhostInNames,
 	"draft/read-marker": capReadMarker,
 	multilineCap:        capMultiline,
+	redactionCap:        capRedaction,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

@@ -128,6 +128,9 @@ func (c *client) collectMultiline(m ircmsg.Message) bool {
 // text holds newlines, a draft/multiline batch (clients with the capability and batch) or one
 // line per line of text with the msgid on the first.
 func (o *outMsg) expand(caps capBits) []ircmsg.Message {
+	if r, ok := o.redaction(caps); ok {
+		return []ircmsg.Message{r}
+	}
 	m := o.forCaps(caps)
 	n := len(m.Params)
 	if (m.Command != "PRIVMSG" && m.Command != "NOTICE") || n < 2 || strings.IndexByte(m.Params[n-1], '\n') < 0 {

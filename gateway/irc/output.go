@@ -14,7 +14,7 @@ type outMsg struct {
 	msgid      string
 	account    string
 	batch      string // batch reference, sent to batch clients
-	variants   [32][]byte
+	variants   [64][]byte
 }
 
 func variantOf(caps capBits) int {
@@ -33,6 +33,9 @@ func variantOf(caps capBits) int {
 	}
 	if caps&capMultiline != 0 {
 		v |= 16
+	}
+	if caps&capRedaction != 0 {
+		v |= 32
 	}
 	return v
 }

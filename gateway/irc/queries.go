@@ -413,6 +413,7 @@ func init() {
 		"BATCH":        {fn: handleBATCH, minParams: 1, exempt: true},
 		"INFO":         {fn: handleINFO},
 		"HELP":         {fn: handleHELP},
+		"REDACT":       {fn: handleREDACT, minParams: 2},
 		"HELPOP":       {fn: handleHELP},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},
