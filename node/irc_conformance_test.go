@@ -288,3 +288,25 @@ func TestIRCRedact(t *testing.T) {
 		t.Fatalf("history after REDACT = %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestIRCSetname: SETNAME (setname) changes the real name everywhere and tells the clients with the
+// capability that share a channel, the sender included.
+func TestIRCSetname(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	setter, _ := guest(t, n, "namesetter", "setname")
+	watcher, _ := guest(t, n, "namewatcher", "setname")
+	other, _ := guest(t, n, "nameother")
+	joinChannels(t, setter, "#names")
+	joinChannels(t, watcher, "#names")
+	joinChannels(t, other, "#names")
+	sendLines(t, setter, "SETNAME :A New Name")
+	expectFrom(t, setter, "namesetter", "SETNAME", "A New Name")
+	expectFrom(t, watcher, "namesetter", "SETNAME", "A New Name")
+	refuteMsg(t, drain(t, other), "SETNAME")
+	sendLines(t, other, "WHOIS namesetter")
+	if m := expect(t, other, "311", "namesetter"); m.Param(5) != "A New Name" {
+		t.Fatalf("311 = %q", m.String())
+	}
+	sendLines(t, setter, "SETNAME :"+strings.Repeat("n", 200))
+	expect(t, setter, "FAIL", "SETNAME", "INVALID_REALNAME")
+}

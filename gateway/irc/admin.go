@@ -55,3 +55,24 @@ func handleINFO(c *client, _ ircmsg.Message, rb *respBuf) {
 	}
 	rb.add(c.numericMsg("374", "End of INFO list"))
 }
+
+// handleSETNAME changes the client's real name (IRCv3 setname): the change is replicated and
+// every client with the capability that shares a channel with it, itself included, is told.
+func handleSETNAME(c *client, m ircmsg.Message, rb *respBuf) {
+	name := m.Param(0)
+	if name == "" || len(name) > fsm.MaxRealnameLen {
+		rb.add(c.failMsg("SETNAME", "INVALID_REALNAME", "The real name must be 1 to 128 bytes"))
+		return
+	}
+	res, err := c.propose(fsm.SetRealname{Session: c.id, Realname: name})
+	switch {
+	case err != nil:
+		rb.add(c.failMsg("SETNAME", "CANNOT_CHANGE_REALNAME", "Try again"))
+	case res.Code == fsm.NoChange:
+		if c.has(capSetname) {
+			rb.add(ircmsg.Message{Source: c.hostmask(), Command: "SETNAME", Params: []string{name}, ForceTrailing: true})
+		}
+	case res.Code != fsm.OK:
+		rb.add(c.failMsg("SETNAME", "INVALID_REALNAME", "The real name was refused"))
+	}
+}

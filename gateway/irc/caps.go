@@ -26,6 +26,7 @@ const (
 	capReadMarker
 	capMultiline
 	capRedaction
+	capSetname
 )
 
 var capNames = map[string]capBits{
@@ -46,6 +47,7 @@ var capNames = map[string]capBits{
 	"draft/read-marker": capReadMarker,
 	multilineCap:        capMultiline,
 	redactionCap:        capRedaction,
+	"setname":           capSetname,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

@@ -129,6 +129,10 @@ func (s *Server) render(e *fsm.Event) {
 		}
 	case fsm.EvReadMarker:
 		s.renderReadMarker(e)
+	case fsm.EvSetname:
+		out := msg("SETNAME", e.Text)
+		out.msg.ForceTrailing = true
+		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), out, capSetname, e.Actor.ID)
 	case fsm.EvNick:
 		old := e.Actor
 		old.Nick = e.OldNick

@@ -17,7 +17,7 @@ func buildISupport(cfg Config) []string {
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX",
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {
@@ -414,6 +414,7 @@ func init() {
 		"INFO":         {fn: handleINFO},
 		"HELP":         {fn: handleHELP},
 		"REDACT":       {fn: handleREDACT, minParams: 2},
+		"SETNAME":      {fn: handleSETNAME, minParams: 1},
 		"HELPOP":       {fn: handleHELP},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},

@@ -40,6 +40,7 @@ func sampleCommands() []Command {
 		FederatedKick{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob", Reason: "spam"},
 		FederatedInvite{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob"},
 		SetReadMarker{DID: "did:plc:alice", Target: "#c", At: 1700000000123},
+		SetRealname{Session: "s1", Realname: "Alice A."},
 	}
 }
 
@@ -121,6 +122,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x17\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob","reason":"spam"}}`,
 		"\x18\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob"}}`,
 		"\x19\x00" + env + `{"did":"did:plc:alice","target":"#c","at":1700000000123}}`,
+		"\x1a\x00" + env + `{"session":"s1","realname":"Alice A."}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {

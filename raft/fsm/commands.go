@@ -309,6 +309,8 @@ func newCommand(t CommandType) Command {
 		return &RemotePresence{}
 	case TypeSetReadMarker:
 		return &SetReadMarker{}
+	case TypeSetRealname:
+		return &SetRealname{}
 	case TypeFederatedKick:
 		return &FederatedKick{}
 	case TypeFederatedInvite:
@@ -364,6 +366,8 @@ func derefCommand(c Command) Command {
 	case *RemotePresence:
 		return *v
 	case *SetReadMarker:
+		return *v
+	case *SetRealname:
 		return *v
 	case *FederatedKick:
 		return *v

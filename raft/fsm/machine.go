@@ -220,6 +220,8 @@ func (a *applier) apply(cmd Command) Result {
 		return a.federatedInvite(c)
 	case SetReadMarker:
 		return a.setReadMarker(c)
+	case SetRealname:
+		return a.setRealname(c)
 	}
 	return Result{Code: ErrInvalid}
 }

@@ -73,6 +73,7 @@ const (
 	EvPin
 	EvUnpin
 	EvReadMarker // a DID's read marker moved (readmarkers.go)
+	EvSetname    // a session's real name changed (realname.go)
 )
 
 // Event is a change that gateways render for their local sessions.
