@@ -310,3 +310,24 @@ func TestIRCSetname(t *testing.T) {
 	sendLines(t, setter, "SETNAME :"+strings.Repeat("n", 200))
 	expect(t, setter, "FAIL", "SETNAME", "INVALID_REALNAME")
 }
+
+// TestIRCBotMode: user mode +B (bot-mode, ISUPPORT BOT=B) shows in MODE, WHOIS (335) and WHO.
+func TestIRCBotMode(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	bot, _ := guest(t, n, "helperbot")
+	asker, _ := guest(t, n, "botasker")
+	sendLines(t, bot, "VERSION")
+	expect(t, bot, "005", "BOT=B")
+	sendLines(t, bot, "MODE helperbot +B")
+	expectParams(t, bot, "MODE", "helperbot", "+B")
+	sendLines(t, bot, "MODE helperbot")
+	expectParams(t, bot, "221", "helperbot", "+B")
+	sendLines(t, asker, "WHOIS helperbot")
+	expect(t, asker, "335", "helperbot")
+	sendLines(t, asker, "WHO helperbot")
+	if m := expect(t, asker, "352", "helperbot"); !strings.Contains(m.Param(6), "B") {
+		t.Fatalf("352 flags = %q", m.String())
+	}
+	sendLines(t, bot, "MODE helperbot -B", "MODE helperbot")
+	expectParams(t, bot, "221", "helperbot", "+")
+}

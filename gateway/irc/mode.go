@@ -189,27 +189,54 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	rb.add(c.numericMsg(end, channel, endText))
 }
 
-// userMode handles MODE on a nick: a user may query their own modes; +i and +w are accepted and
-// have no effect; nothing else can be set.
+// userMode handles MODE on a nick: a user may query their own modes; +B (bot, replicated) can be
+// set and cleared; +i and +w are accepted and have no effect; nothing else can be set.
 func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	if fsm.Fold(m.Param(0)) != fsm.Fold(c.nick) {
 		rb.add(c.numericMsg("502", "Can't change mode for other users"))
 		return
 	}
+	var bot bool
+	c.s.state.Read(func(st *fsm.State) {
+		if se := st.Sessions[c.id]; se != nil {
+			bot = se.Bot
+		}
+	})
 	if len(m.Params) < 2 {
 		modes := "+"
 		if c.oper {
 			modes += "o"
 		}
+		if bot {
+			modes += "B"
+		}
 		rb.add(c.numericMsg("221", modes))
 		return
 	}
+	add, wantBot := true, bot
 	for _, r := range m.Params[1] {
 		switch r {
-		case '+', '-', 'i', 'w':
+		case '+', '-':
+			add = r == '+'
+		case 'B':
+			wantBot = add
+		case 'i', 'w':
 		default:
 			rb.add(c.numericMsg("501", "Unknown MODE flag"))
 			return
 		}
 	}
+	if wantBot == bot {
+		return
+	}
+	res, err := c.propose(fsm.SetBot{Session: c.id, Bot: wantBot})
+	if err != nil || res.Code != fsm.OK {
+		rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
+		return
+	}
+	change := "-B"
+	if wantBot {
+		change = "+B"
+	}
+	rb.add(ircmsg.Message{Source: c.nick, Command: "MODE", Params: []string{c.nick, change}})
 }

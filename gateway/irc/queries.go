@@ -17,7 +17,7 @@ func buildISupport(cfg Config) []string {
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX", "BOT=B", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {
@@ -203,6 +203,9 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			if se.Oper {
 				f += "*"
 			}
+			if se.Bot {
+				f += "B"
+			}
 			return f
 		}
 		row := func(channel string, se *fsm.Session, prefixes string) whoRow {
@@ -353,6 +356,9 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	if se.Oper {
 		rb.add(c.numericMsg("313", se.Nick, "is an IRC operator"))
+	}
+	if se.Bot {
+		rb.add(c.numericMsg("335", se.Nick, "is a bot"))
 	}
 	if se.Secure {
 		rb.add(c.numericMsg("671", se.Nick, "is using a secure connection"))

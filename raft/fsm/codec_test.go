@@ -41,6 +41,7 @@ func sampleCommands() []Command {
 		FederatedInvite{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob"},
 		SetReadMarker{DID: "did:plc:alice", Target: "#c", At: 1700000000123},
 		SetRealname{Session: "s1", Realname: "Alice A."},
+		SetBot{Session: "s1", Bot: true},
 	}
 }
 
@@ -123,6 +124,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x18\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob"}}`,
 		"\x19\x00" + env + `{"did":"did:plc:alice","target":"#c","at":1700000000123}}`,
 		"\x1a\x00" + env + `{"session":"s1","realname":"Alice A."}}`,
+		"\x1b\x00" + env + `{"session":"s1","bot":true}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {

@@ -311,6 +311,8 @@ func newCommand(t CommandType) Command {
 		return &SetReadMarker{}
 	case TypeSetRealname:
 		return &SetRealname{}
+	case TypeSetBot:
+		return &SetBot{}
 	case TypeFederatedKick:
 		return &FederatedKick{}
 	case TypeFederatedInvite:
@@ -368,6 +370,8 @@ func derefCommand(c Command) Command {
 	case *SetReadMarker:
 		return *v
 	case *SetRealname:
+		return *v
+	case *SetBot:
 		return *v
 	case *FederatedKick:
 		return *v

@@ -222,6 +222,8 @@ func (a *applier) apply(cmd Command) Result {
 		return a.setReadMarker(c)
 	case SetRealname:
 		return a.setRealname(c)
+	case SetBot:
+		return a.setBot(c)
 	}
 	return Result{Code: ErrInvalid}
 }

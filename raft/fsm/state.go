@@ -51,6 +51,7 @@ type Session struct {
 	Oper        bool            `json:"oper,omitempty"`
 	Secure      bool            `json:"secure,omitempty"`
 	SigningKID  string          `json:"signing_kid,omitempty"` // session key registered with MSGSIG
+	Bot         bool            `json:"bot,omitempty"`         // user mode +B (botmode.go)
 	ConnectedAt int64           `json:"connected_at"`          // unix ms
 	Channels    map[string]bool `json:"channels"`              // folded channel names
 }
