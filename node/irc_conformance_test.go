@@ -331,3 +331,34 @@ func TestIRCBotMode(t *testing.T) {
 	sendLines(t, bot, "MODE helperbot -B", "MODE helperbot")
 	expectParams(t, bot, "221", "helperbot", "+")
 }
+
+// TestIRCNoCTCPMode: channel mode +C refuses CTCP requests (404) but lets ACTION and plain text by.
+func TestIRCNoCTCPMode(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	op, _ := guest(t, n, "ctcpop")
+	member, _ := guest(t, n, "ctcpmember")
+	joinChannels(t, op, "#noctcp")
+	joinChannels(t, member, "#noctcp")
+	sendLines(t, op, "MODE #noctcp +C")
+	expect(t, op, "MODE", "#noctcp", "+C")
+	cases := []struct {
+		text    string
+		refused bool
+	}{
+		{"\x01VERSION\x01", true},
+		{"\x01PING 123\x01", true},
+		{"\x01ACTION waves\x01", false},
+		{"plain words", false},
+	}
+	for _, tc := range cases {
+		sendLines(t, member, "PRIVMSG #noctcp :"+tc.text)
+		msgs := drain(t, member)
+		_, refused := findMsg(msgs, "404", "#noctcp", "+C")
+		if refused != tc.refused {
+			t.Fatalf("%q: refused %v, want %v (%v)", tc.text, refused, tc.refused, lines(msgs))
+		}
+		if !tc.refused {
+			expectFrom(t, op, "ctcpmember", "PRIVMSG", tc.text)
+		}
+	}
+}

@@ -121,6 +121,8 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			refusal = "Cannot send to channel (+b)"
 		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
 			refusal = "Cannot send to channel (+E: encrypted messages only)"
+		case ch.NoCTCP && isCTCP(text):
+			refusal = "Cannot send to channel (+C: no CTCP)"
 		}
 	})
 	if !exists {

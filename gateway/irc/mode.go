@@ -151,7 +151,7 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 				continue
 			}
 			changes = append(changes, fsm.ModeChange{Add: true, Mode: "l", Arg: limit})
-		case 'i', 't', 'n', 'm', 'E', 's':
+		case 'i', 't', 'n', 'm', 'E', 's', 'C':
 			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch)})
 		default:
 			rb.add(c.numericMsg("472", string(ch), "is unknown mode char to me"))

@@ -12,7 +12,7 @@ import (
 
 func buildISupport(cfg Config) []string {
 	tokens := []string{
-		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=bI,k,l,imnstE",
+		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=bI,k,l,CimnstE",
 		"CHANLIMIT=#&:" + strconv.Itoa(fsm.MaxChannelsPerSession), "MAXLIST=bI:" + strconv.Itoa(fsm.MaxListEntries),
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",

@@ -28,6 +28,13 @@ func TestChannelLimitAndSecret(t *testing.T) {
 				{Change: add("l", "ten"), Code: ErrInvalid}, {Change: add("l", ""), Code: ErrInvalid}}}},
 		{name: "only operators set +l", setup: full, cmd: modes("s-bob", "#c", add("l", "9")),
 			want: Result{Code: ErrChanOpNeeded, Failed: []ModeFailure{{Change: add("l", "9"), Code: ErrChanOpNeeded}}}},
+		{name: "+C is a flag", setup: full, cmd: modes("s-alice", "#c", add("C", "")),
+			want: Result{Code: OK, Applied: []ModeChange{add("C", "")}}, events: []EventKind{EvMode},
+			check: func(t *testing.T, st *State, _ int64) {
+				if ch := st.Channels["#c"]; !ch.NoCTCP || ch.ModeString() != "+ntCl" {
+					t.Fatalf("+C: %v %s", ch.NoCTCP, ch.ModeString())
+				}
+			}},
 		{name: "+s hides the channel", setup: full, cmd: modes("s-alice", "#c", add("s", "")),
 			want: Result{Code: OK, Applied: []ModeChange{add("s", "")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {

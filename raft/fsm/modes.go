@@ -66,12 +66,12 @@ func (a *applier) mode(c Mode) Result {
 				mc.Arg = mask
 				res.Applied = append(res.Applied, mc)
 			}
-		case "i", "t", "n", "m", "E", "s":
+		case "i", "t", "n", "m", "E", "s", "C":
 			if !isOp {
 				refuse(mc, ErrChanOpNeeded)
 				continue
 			}
-			flag := map[string]*bool{"i": &ch.InviteOnly, "t": &ch.TopicLock, "n": &ch.NoExternal, "m": &ch.Moderated, "E": &ch.Encrypted, "s": &ch.Secret}[mc.Mode]
+			flag := map[string]*bool{"i": &ch.InviteOnly, "t": &ch.TopicLock, "n": &ch.NoExternal, "m": &ch.Moderated, "E": &ch.Encrypted, "s": &ch.Secret, "C": &ch.NoCTCP}[mc.Mode]
 			if *flag != mc.Add {
 				*flag = mc.Add
 				mc.Arg, mc.Target = "", ""

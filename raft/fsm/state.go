@@ -94,6 +94,7 @@ type Channel struct {
 	Key        string             `json:"k,omitempty"`
 	Limit      int                `json:"l,omitempty"` // +l: most members (0: no limit)
 	Secret     bool               `json:"s,omitempty"` // +s: hidden from those outside
+	NoCTCP     bool               `json:"C,omitempty"` // +C: no CTCP but ACTION
 	FounderDID string             `json:"founder_did,omitempty"`
 	DIDOps     map[string]bool    `json:"did_ops,omitempty"`
 	Bans       []ListEntry        `json:"bans,omitempty"`
@@ -151,7 +152,7 @@ func (c *Channel) ModeString() string {
 	for _, f := range []struct {
 		on bool
 		l  byte
-	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Secret, 's'}, {c.Key != "", 'k'}, {c.Limit > 0, 'l'}} {
+	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Secret, 's'}, {c.NoCTCP, 'C'}, {c.Key != "", 'k'}, {c.Limit > 0, 'l'}} {
 		if f.on {
 			b = append(b, f.l)
 		}
