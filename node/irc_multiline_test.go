@@ -109,3 +109,27 @@ func TestIRCMultiline(t *testing.T) {
 		expect(t, alice, "FAIL", "BATCH", "MULTILINE_INVALID_TARGET")
 	})
 }
+
+// TestIRCMultilineLabeled: a label on the opening BATCH line labels the one response, the echo.
+func TestIRCMultilineLabeled(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	c, _ := guest(t, n, "mllabel", "draft/multiline", "batch", "echo-message", "message-tags", "labeled-response")
+	joinChannels(t, c, "#mllabel")
+	sendLines(t, c, "@label=ml1 BATCH +x draft/multiline #mllabel", "@batch=x PRIVMSG #mllabel :a", "@batch=x PRIVMSG #mllabel :b", "BATCH -x")
+	msgs := drain(t, c)
+	labeled := 0
+	for _, m := range msgs {
+		if m.Tags["label"] == "ml1" {
+			labeled++
+			if m.Command != "BATCH" || m.Param(1) != "labeled-response" {
+				t.Fatalf("labeled line %q", m.String())
+			}
+		}
+	}
+	if labeled != 1 {
+		t.Fatalf("%d labeled responses: %v", labeled, lines(msgs))
+	}
+	if _, ok := findMsg(msgs, "BATCH", "draft/multiline", "#mllabel"); !ok {
+		t.Fatalf("no multiline echo: %v", lines(msgs))
+	}
+}

@@ -56,7 +56,9 @@ func handleBATCH(c *client, m ircmsg.Message, rb *respBuf) {
 			fail("MULTILINE_INVALID_TARGET", "A multiline batch needs one target", ref[1:], m.Param(2))
 			return
 		}
+		// A label on the opening line labels the message's response, sent when the batch closes.
 		c.ml = &multilineBatch{ref: ref[1:], target: m.Param(2), tags: m.Tags, label: rb.label}
+		rb.label = ""
 	case strings.HasPrefix(ref, "-") && len(ref) > 1:
 		b := c.ml
 		c.ml = nil
