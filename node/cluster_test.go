@@ -83,7 +83,7 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 		Verdict   string `json:"verdict"`
 		KeySource string `json:"key_source"`
 	}
-	if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != http.StatusOK || v.Verdict != "valid" || v.KeySource != "origin-server" {
+	if err := json.Unmarshal(body, &v); err != nil || resp.StatusCode != http.StatusOK || v.Verdict != "valid" || v.KeySource != "server-key" {
 		t.Fatalf("verify on node c = %d %s (author %s)", resp.StatusCode, body, res.DID)
 	}
 	// A strong read on node c sees a topic set on node a at once; a bad consistency value is refused.

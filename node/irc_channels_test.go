@@ -391,10 +391,10 @@ func TestIRCChannelVisibilityAndLists(t *testing.T) {
 		sendLines(t, outsider, "WHO #hidden")
 		msgs = readUntil(t, outsider, "315", func(m ircmsg.Message) bool { return m.Command == "315" })
 		refuteMsg(t, msgs, "352")
-		// Members see them, with the secret-channel symbol.
+		// Members see them, with the public symbol ("*" would claim a +p mode).
 		sendLines(t, op, "NAMES #hidden")
 		names := expect(t, op, "353", "#hidden")
-		if names.Param(1) != "*" || !strings.Contains(names.Param(3), "@visop") {
+		if names.Param(1) != "=" || !strings.Contains(names.Param(3), "@visop") {
 			t.Fatalf("member NAMES = %q", names.String())
 		}
 		sendLines(t, op, "WHO #hidden")

@@ -293,3 +293,57 @@ func TestIRCChatHistoryDirectMessages(t *testing.T) {
 		}
 	})
 }
+
+// TestIRCChatHistoryTargets: CHATHISTORY TARGETS (draft/chathistory-targets) lists the channels
+// and direct conversations of the caller with their latest message time, readable venues only.
+func TestIRCChatHistoryTargets(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, _ := login(t, n, "tgtalice", historyCaps...)
+	bob, _ := login(t, n, "tgtbob", historyCaps...)
+	carol, _ := login(t, n, "tgtcarol", historyCaps...)
+	joinChannels(t, alice, "#tgt-mine")
+	joinChannels(t, carol, "#tgt-theirs")
+	first := fillChannel(t, alice, "tgtalice", "#tgt-mine", 1)[0]
+	fillChannel(t, carol, "tgtcarol", "#tgt-theirs", 1) // alice is not in it
+	sendLines(t, bob, "PRIVMSG tgtalice :a direct word")
+	dm := expectFrom(t, alice, "tgtbob", "PRIVMSG", "a direct word")
+
+	targets := func(t *testing.T, command string) map[string]string {
+		t.Helper()
+		sendLines(t, alice, command)
+		_, body := batchBody(t, alice, "draft/chathistory-targets")
+		out := map[string]string{}
+		for _, m := range body {
+			if m.Command != "CHATHISTORY" || m.Param(0) != "TARGETS" || len(m.Params) != 3 {
+				t.Fatalf("%s: line %q", command, m.String())
+			}
+			out[m.Param(1)] = m.Param(2)
+		}
+		return out
+	}
+	t.Run("every conversation", func(t *testing.T) {
+		got := targets(t, "CHATHISTORY TARGETS * * 50")
+		if len(got) != 2 || got["#tgt-mine"] != first.at.Format("2006-01-02T15:04:05.000Z") || got["tgtbob"] != dm.Tags["time"] {
+			t.Fatalf("targets = %v", got)
+		}
+	})
+	t.Run("between timestamps", func(t *testing.T) {
+		after := first.at.Add(time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		got := targets(t, "CHATHISTORY TARGETS timestamp="+after+" timestamp=2999-01-01T00:00:00.000Z 50")
+		dmAt, _ := time.Parse("2006-01-02T15:04:05.000Z", dm.Tags["time"])
+		_, hasDM := got["tgtbob"]
+		if _, ok := got["#tgt-mine"]; ok || hasDM != dmAt.After(first.at) {
+			t.Fatalf("targets after the channel message (%s) = %v", after, got)
+		}
+	})
+	t.Run("limit keeps the most recent", func(t *testing.T) {
+		got := targets(t, "CHATHISTORY TARGETS * * 1")
+		if len(got) != 1 || got["tgtbob"] == "" {
+			t.Fatalf("targets with limit 1 = %v", got)
+		}
+	})
+	t.Run("bad parameters", func(t *testing.T) {
+		sendLines(t, alice, "CHATHISTORY TARGETS yesterday * 10")
+		expect(t, alice, "FAIL", "CHATHISTORY", "INVALID_PARAMS")
+	})
+}

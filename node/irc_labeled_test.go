@@ -157,3 +157,39 @@ func TestIRCLabeledResponse(t *testing.T) {
 		}
 	})
 }
+
+// TestIRCLabeledMessageToOneself: with echo-message, a PRIVMSG, NOTICE or TAGMSG to oneself comes
+// back twice, the echo labeled and the delivery not; without echo-message, once.
+func TestIRCLabeledMessageToOneself(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	echoer, _ := guest(t, n, "selfecho", "labeled-response", "batch", "message-tags", "echo-message")
+	plain, _ := guest(t, n, "selfplain")
+	for _, cmd := range []string{"PRIVMSG", "NOTICE", "TAGMSG"} {
+		t.Run(cmd, func(t *testing.T) {
+			line := "@label=self-" + cmd + ";+x=y " + cmd + " selfecho"
+			if cmd != "TAGMSG" {
+				line += " :to me"
+			}
+			sendLines(t, echoer, line)
+			msgs := drain(t, echoer)
+			var labeled, unlabeled int
+			for _, m := range msgs {
+				if m.Command != cmd || m.Param(0) != "selfecho" {
+					continue
+				}
+				if m.Tags["label"] == "self-"+cmd {
+					labeled++
+				} else {
+					unlabeled++
+				}
+			}
+			if labeled != 1 || unlabeled != 1 {
+				t.Fatalf("%d labeled and %d unlabeled copies: %v", labeled, unlabeled, lines(msgs))
+			}
+		})
+	}
+	t.Run("without echo-message", func(t *testing.T) {
+		sendLines(t, plain, "PRIVMSG selfplain :to me")
+		expectFrom(t, plain, "selfplain", "PRIVMSG", "selfplain", "to me")
+	})
+}

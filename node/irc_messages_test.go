@@ -20,7 +20,7 @@ func TestIRCChannelMessages(t *testing.T) {
 	t.Run("PRIVMSG and NOTICE reach the other member", func(t *testing.T) {
 		sendLines(t, alice, "PRIVMSG #Chat :hello bob", "NOTICE #chat :a notice")
 		m := expectFrom(t, bob, "chatalice", "PRIVMSG")
-		if strings.Join(m.Params, "|") != "#chat|hello bob" || m.Source != "chatalice!chatalice@palaver/guest" {
+		if strings.Join(m.Params, "|") != "#chat|hello bob" || m.Source != "chatalice!chatalice@guest.palaver" {
 			t.Fatalf("PRIVMSG = %q", m.String())
 		}
 		if len(m.Tags) != 0 {

@@ -22,7 +22,7 @@ func TestIRCQueries(t *testing.T) {
 		sendLines(t, asker, "WHOIS queried")
 		msgs := readUntil(t, asker, "318", func(m ircmsg.Message) bool { return m.Command == "318" })
 		want := map[string][]string{
-			"311": {"asker", "queried", "queried", "palaver/key/", "*", "queried"},
+			"311": {"asker", "queried", "queried", strings.TrimPrefix(res.DID, "did:key:")[:8] + ".key.palaver", "*", "queried"},
 			"312": {"asker", "queried", "palaver.test"},
 			"319": {"asker", "queried", "@#qpublic"},
 			"301": {"asker", "queried", "busy"},
@@ -67,7 +67,7 @@ func TestIRCQueries(t *testing.T) {
 			t.Fatalf("WHO rows %v", commandsOf(msgs))
 		}
 		// 352 <me> <channel> <user> <host> <server> <nick> <flags> :<hops> <realname>
-		if q.Param(1) != "#qpublic" || q.Param(2) != "queried" || !strings.HasPrefix(q.Param(3), "palaver/key/") ||
+		if q.Param(1) != "#qpublic" || q.Param(2) != "queried" || !strings.HasSuffix(q.Param(3), ".key.palaver") ||
 			q.Param(4) != "palaver.test" || q.Param(6) != "G@" || q.Param(7) != "0 queried" {
 			t.Fatalf("352 = %q", q.String())
 		}
@@ -87,7 +87,7 @@ func TestIRCQueries(t *testing.T) {
 		sendLines(t, asker, "USERHOST queried asker nobody")
 		m := expect(t, asker, "302")
 		got := strings.Fields(m.Param(1))
-		if len(got) != 2 || !strings.HasPrefix(got[0], "queried=-queried@palaver/key/") || got[1] != "asker=+asker@palaver/guest" {
+		if len(got) != 2 || !strings.HasPrefix(got[0], "queried=-queried@") || !strings.HasSuffix(got[0], ".key.palaver") || got[1] != "asker=+asker@guest.palaver" {
 			t.Fatalf("302 = %q", m.String())
 		}
 		sendLines(t, asker, "ISON queried nobody ASKER")

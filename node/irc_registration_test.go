@@ -68,7 +68,7 @@ func TestIRCCapNegotiation(t *testing.T) {
 		if w.Param(0) != "capwaiter" || !strings.Contains(w.Param(1), "(guest)") {
 			t.Fatalf("001 = %q", w.String())
 		}
-		expect(t, c, "005", "CHANMODES=bI,k,,imntE", "PREFIX=(ohv)@%+")
+		expect(t, c, "005", "CHANMODES=bI,k,l,CimnstE", "PREFIX=(ohv)@%+")
 		expect(t, c, "376")
 		sendLines(t, c, "CAP LIST")
 		expectParams(t, c, "CAP", "capwaiter", "LIST", "")
@@ -196,7 +196,7 @@ func TestIRCSASLSuccessLines(t *testing.T) {
 
 	t.Run("after NICK and USER", func(t *testing.T) {
 		c, res := login(t, n, "saslnick")
-		cloak := "palaver/key/" + strings.TrimPrefix(res.DID, "did:key:")[:8]
+		cloak := strings.TrimPrefix(res.DID, "did:key:")[:8] + ".key.palaver"
 		var got []string
 		for _, m := range res.Lines {
 			switch m.Command {

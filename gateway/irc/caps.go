@@ -22,6 +22,11 @@ const (
 	capChathistory
 	capSASL
 	capMsgSig // freeq.at/msgsig: the client may sign with MSGSIG keys (signing works without it too)
+	capUserhostInNames
+	capReadMarker
+	capMultiline
+	capRedaction
+	capSetname
 )
 
 var capNames = map[string]capBits{
@@ -38,6 +43,11 @@ var capNames = map[string]capBits{
 	"draft/chathistory": capChathistory,
 	"sasl":              capSASL,
 	"freeq.at/msgsig":   capMsgSig,
+	"userhost-in-names": capUserhostInNames,
+	"draft/read-marker": capReadMarker,
+	multilineCap:        capMultiline,
+	redactionCap:        capRedaction,
+	"setname":           capSetname,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
@@ -46,6 +56,9 @@ func capLS(v302 bool) string {
 	for n := range capNames {
 		if n == "sasl" && v302 {
 			n = "sasl=ATPROTO-CHALLENGE"
+		}
+		if n == multilineCap && v302 {
+			n += "=" + multilineCapValue
 		}
 		names = append(names, n)
 	}

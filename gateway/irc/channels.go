@@ -29,6 +29,8 @@ func (c *client) codeReply(rb *respBuf, code fsm.Code, channel, target string) {
 		rb.add(c.numericMsg("473", channel, "Cannot join channel (+i)"))
 	case fsm.ErrBadKey:
 		rb.add(c.numericMsg("475", channel, "Cannot join channel (+k)"))
+	case fsm.ErrChannelFull:
+		rb.add(c.numericMsg("471", channel, "Cannot join channel (+l)"))
 	case fsm.ErrTooManyChannels:
 		rb.add(c.numericMsg("405", channel, "You have joined too many channels"))
 	case fsm.ErrTooManyFounded:
@@ -171,6 +173,7 @@ func (u *unsureJoins) take(channel string) bool {
 // afterJoin sends the topic, the names and the recent history to a client that just joined.
 func (c *client) afterJoin(rb *respBuf, channel string) {
 	c.sendTopic(rb, channel, false)
+	c.joinMarker(rb, channel)
 	c.sendNames(rb, channel)
 	// Clients with draft/chathistory fetch history themselves; the spec asks servers not to push it.
 	if c.s.cfg.JoinHistory > 0 && c.s.history != nil && !c.has(capChathistory) {
@@ -272,7 +275,7 @@ func handleNAMES(c *client, m ircmsg.Message, rb *respBuf) {
 
 // sendNames sends 353 lines and 366. Members of a restricted channel are listed to members only.
 func (c *client) sendNames(rb *respBuf, name string) {
-	multi := c.has(capMultiPrefix)
+	multi, userhost := c.has(capMultiPrefix), c.has(capUserhostInNames)
 	var entries []string
 	var symbol = "="
 	c.s.state.Read(func(st *fsm.State) {
@@ -280,11 +283,13 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		if ch == nil {
 			return
 		}
-		if !ch.Discoverable() {
-			symbol = "*"
-			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
-				return
-			}
+		// "@" for a secret channel, "=" for every other: "*" would announce a private (+p) mode
+		// that does not exist.
+		if !ch.Discoverable() && !ch.CanRead(c.id, c.currentDID()) && !c.oper {
+			return
+		}
+		if ch.Secret {
+			symbol = "@"
 		}
 		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
 		// under the state's read lock, which Apply waits for) was a third of the server's CPU
@@ -295,7 +300,11 @@ func (c *client) sendNames(rb *respBuf, name string) {
 			if se == nil {
 				continue
 			}
-			entries = append(entries, m.Prefixes(multi)+se.Nick)
+			if userhost {
+				entries = append(entries, m.Prefixes(multi)+se.Hostmask())
+			} else {
+				entries = append(entries, m.Prefixes(multi)+se.Nick)
+			}
 		}
 		for _, m := range st.RemoteIn(name) { // users of peer servers (federation)
 			entries = append(entries, m.Nick)
@@ -359,29 +368,45 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 	rb.add(c.numericMsg("323", "End of /LIST"))
 }
 
+// handleKICK kicks users: KICK #a,#b x,y pairs channels and users (one channel kicks every
+// user listed).
 func handleKICK(c *client, m ircmsg.Message, rb *respBuf) {
-	name := fsm.Fold(m.Param(0))
-	reason := truncate(m.Param(2), 300)
+	channels, nicks := strings.Split(m.Param(0), ","), strings.Split(m.Param(1), ",")
+	if len(channels) > 1 && len(channels) != len(nicks) {
+		rb.add(c.numericMsg("461", "KICK", "Not enough parameters"))
+		return
+	}
+	for i, nick := range nicks {
+		channel := channels[0]
+		if len(channels) > 1 {
+			channel = channels[i]
+		}
+		c.kick(rb, channel, nick, m.Param(2))
+	}
+}
+
+// kick kicks one user from one channel.
+func (c *client) kick(rb *respBuf, channel, nick, reason string) {
+	name := fsm.Fold(channel)
+	reason = truncate(reason, 300)
 	if reason == "" {
 		reason = c.nick
 	}
-	for _, nick := range strings.Split(m.Param(1), ",") {
-		target := c.sessionIDByNick(nick)
-		if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
-			continue
-		}
-		if target == "" {
-			rb.add(c.numericMsg("401", nick, "No such nick/channel"))
-			continue
-		}
-		res, err := c.propose(fsm.Kick{Session: c.id, Channel: name, Target: target, Reason: reason})
-		if err != nil {
-			rb.add(c.failMsg("KICK", "TEMPORARILY_UNAVAILABLE", "Try again", name))
-			continue
-		}
-		if res.Code != fsm.OK {
-			c.codeReply(rb, res.Code, m.Param(0), nick)
-		}
+	target := c.sessionIDByNick(nick)
+	if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
+		return
+	}
+	if target == "" {
+		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
+		return
+	}
+	res, err := c.propose(fsm.Kick{Session: c.id, Channel: name, Target: target, Reason: reason})
+	if err != nil {
+		rb.add(c.failMsg("KICK", "TEMPORARILY_UNAVAILABLE", "Try again", name))
+		return
+	}
+	if res.Code != fsm.OK {
+		c.codeReply(rb, res.Code, channel, nick)
 	}
 }
 

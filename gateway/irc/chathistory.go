@@ -15,9 +15,13 @@ import (
 const maxHistoryLimit = 500 // ISUPPORT CHATHISTORY
 
 // handleCHATHISTORY serves draft/chathistory: BEFORE, AFTER, LATEST, AROUND and BETWEEN with
-// timestamp= and msgid= references.
+// timestamp= and msgid= references, and TARGETS (chathistory_targets.go).
 func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 	sub := strings.ToUpper(m.Param(0))
+	if sub == "TARGETS" {
+		chathistoryTargets(c, m, rb)
+		return
+	}
 	fail := func(code, text string, ctx ...string) {
 		rb.add(c.failMsg("CHATHISTORY", code, text, ctx...))
 	}
@@ -185,7 +189,7 @@ func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.
 			out.msg.Params = append(out.msg.Params, hm.Text)
 			out.msg.ForceTrailing = true
 		}
-		rb.add(out.forCaps(caps))
+		rb.addOut(&out, caps)
 	}
 	if batchID != "" {
 		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + batchID}})

@@ -63,7 +63,9 @@ type client struct {
 	// to the others as the QUIT reason.
 	closedBy atomic.Value
 
-	unsure unsureJoins // JOINs told FAIL whose outcome was unknown (channels.go)
+	ml        *multilineBatch // the open draft/multiline batch (multiline.go); reader goroutine only
+	mlRefused string          // the reference of a refused batch whose lines are still coming
+	unsure    unsureJoins     // JOINs told FAIL whose outcome was unknown (channels.go)
 }
 
 // closeWith closes the connection from the server side, after sending lines, with a reason.
@@ -310,7 +312,7 @@ func (c *client) deliver(o *outMsg, own bool) {
 	c.rbMu.Lock()
 	if rb := c.rb; rb != nil {
 		if own {
-			rb.msgs = append(rb.msgs, o.forCaps(c.capBits())) // rbMu is held
+			rb.msgs = append(rb.msgs, o.expand(c.capBits())...) // rbMu is held
 			c.rbMu.Unlock()
 			return
 		}
@@ -357,6 +359,9 @@ type handler struct {
 }
 
 func (c *client) dispatch(m ircmsg.Message) {
+	if c.collectMultiline(m) {
+		return
+	}
 	h, ok := commands[m.Command]
 	pipelined := ok && c.pipelinable(m)
 	if !pipelined {

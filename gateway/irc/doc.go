@@ -8,7 +8,12 @@
 // They answer after the local state machine applied the command; the state machine's events come
 // back through Server.Observe and are rendered for every local session they concern, which is also
 // how changes made on other nodes reach local users. Chat messages stay out of Raft: they are
-// written durably to the node's event store before they are echoed or delivered.
+// written durably to the node's event store before they are echoed or delivered. Read markers and
+// real names are replicated (fsm.SetReadMarker, fsm.SetRealname); WHOWAS is a bounded per-node
+// history, the same on every node because every node renders every session's end.
+//
+// A draft/multiline batch is assembled into one message whose text holds newlines; outMsg.expand
+// renders such a message, and a delete for draft/message-redaction clients, for each client's caps.
 //
 // Output never blocks on a client: each connection has a bounded send queue (a byte budget); a
 // client that falls behind by more than the budget is disconnected with "SendQ exceeded". A channel

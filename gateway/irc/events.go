@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -122,9 +123,20 @@ func (s *Server) render(e *fsm.Event) {
 		for _, name := range e.Channels {
 			s.rendered.remove(name, e.Actor.ID)
 		}
+		s.whowas.record(e.Actor, time.UnixMilli(e.Time))
+		if strings.HasPrefix(e.Text, killPrefix) {
+			s.closeKilled(e.Actor.ID, e.Text)
+		}
+	case fsm.EvReadMarker:
+		s.renderReadMarker(e)
+	case fsm.EvSetname:
+		out := msg("SETNAME", e.Text)
+		out.msg.ForceTrailing = true
+		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), out, capSetname, e.Actor.ID)
 	case fsm.EvNick:
 		old := e.Actor
 		old.Nick = e.OldNick
+		s.whowas.record(old, time.UnixMilli(e.Time))
 		src = old.Hostmask()
 		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), msg("NICK", e.Actor.Nick), 0, e.Actor.ID)
 	case fsm.EvAccount:
@@ -325,6 +337,10 @@ func modeParams(changes []fsm.ModeChange) []string {
 				args = append(args, mc.Arg)
 			} else {
 				args = append(args, "*")
+			}
+		case "l":
+			if mc.Add {
+				args = append(args, mc.Arg)
 			}
 		}
 	}

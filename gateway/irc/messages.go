@@ -41,7 +41,7 @@ func clientTags(m ircmsg.Message) (map[string]string, bool) {
 
 func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 	notice := cmd == "NOTICE"
-	if cmd != "TAGMSG" && len(m.Params) < 2 {
+	if cmd != "TAGMSG" && (len(m.Params) < 2 || m.Param(1) == "") {
 		if !notice {
 			if len(m.Params) == 0 {
 				rb.add(c.numericMsg("411", "No recipient given (PRIVMSG)"))
@@ -57,7 +57,7 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 	}
 	tags, ok := clientTags(m)
 	if !ok {
-		rb.add(c.failMsg(cmd, "TAGS_TOO_LONG", "Client tags exceed 4094 bytes"))
+		rb.add(c.numericMsg("417", "Input line was too long")) // client tag data over 4094 bytes
 		return
 	}
 	targets := strings.Split(m.Param(0), ",")
@@ -121,6 +121,8 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			refusal = "Cannot send to channel (+b)"
 		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
 			refusal = "Cannot send to channel (+E: encrypted messages only)"
+		case ch.NoCTCP && isCTCP(text):
+			refusal = "Cannot send to channel (+C: no CTCP)"
 		}
 	})
 	if !exists {
@@ -198,7 +200,7 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			rc.deliver(out, false)
 		}
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
-			rb.add(out.forCaps(c.capBits()))
+			rb.addOut(out, c.capBits())
 		}
 	}
 	return step
@@ -339,8 +341,10 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				}
 			})
 		}
+		// A message to oneself is delivered to oneself too (after the echo, unlabeled).
+		toSelf := fsm.Fold(target) == fsm.Fold(c.nick)
 		for _, r := range rcpts {
-			if r.id == c.id {
+			if r.id == c.id && !toSelf {
 				continue
 			}
 			rc := c.s.localClient(r.id)
@@ -372,7 +376,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				echo.msg.Params = append(echo.msg.Params, text)
 				echo.msg.ForceTrailing = true
 			}
-			rb.add(echo.forCaps(c.capBits()))
+			rb.addOut(echo, c.capBits())
 		}
 	}
 	return step

@@ -21,10 +21,11 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	var modes string
 	var created int64
 	var key string
+	var limit int
 	c.s.state.Read(func(st *fsm.State) {
 		if ch := st.Channels[name]; ch != nil {
 			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.Members[c.id] != nil)
-			modes, created, key = ch.ModeString(), ch.CreatedAt, ch.Key
+			modes, created, key, limit = ch.ModeString(), ch.CreatedAt, ch.Key, ch.Limit
 		}
 	})
 	if !exists {
@@ -32,9 +33,12 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	if len(m.Params) < 2 {
-		params := []string{name, modes}
+		params := []string{name, modes} // parameters in the order of the letters: k, then l
 		if key != "" && (member || c.oper) {
 			params = append(params, key)
+		}
+		if limit > 0 {
+			params = append(params, strconv.Itoa(limit))
 		}
 		rb.add(c.numericMsg("324", params...))
 		rb.add(c.numericMsg("329", name, strconv.FormatInt(created/1000, 10)))
@@ -65,7 +69,11 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	for _, f := range res.Failed {
 		switch f.Code {
 		case fsm.ErrInvalid:
-			rb.add(c.numericMsg("696", name, f.Change.Mode, f.Change.Arg, "Invalid mode parameter"))
+			arg := f.Change.Arg
+			if f.Change.Mode == "k" {
+				arg = "*" // a refused key is not echoed
+			}
+			rb.add(c.numericMsg("696", name, f.Change.Mode, arg, "Invalid mode parameter"))
 		case fsm.ErrListFull:
 			rb.add(c.numericMsg("478", name, f.Change.Arg, "Channel ban list is full"))
 		default:
@@ -132,7 +140,18 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 			} else {
 				changes = append(changes, fsm.ModeChange{Add: false, Mode: "k"})
 			}
-		case 'i', 't', 'n', 'm', 'E':
+		case 'l':
+			if !add {
+				changes = append(changes, fsm.ModeChange{Add: false, Mode: "l"})
+				continue
+			}
+			limit, ok := next()
+			if !ok {
+				rb.add(c.numericMsg("461", "MODE", "Not enough parameters"))
+				continue
+			}
+			changes = append(changes, fsm.ModeChange{Add: true, Mode: "l", Arg: limit})
+		case 'i', 't', 'n', 'm', 'E', 's', 'C':
 			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch)})
 		default:
 			rb.add(c.numericMsg("472", string(ch), "is unknown mode char to me"))
@@ -170,27 +189,54 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	rb.add(c.numericMsg(end, channel, endText))
 }
 
-// userMode handles MODE on a nick: a user may query their own modes; +i and +w are accepted and
-// have no effect; nothing else can be set.
+// userMode handles MODE on a nick: a user may query their own modes; +B (bot, replicated) can be
+// set and cleared; +i and +w are accepted and have no effect; nothing else can be set.
 func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	if fsm.Fold(m.Param(0)) != fsm.Fold(c.nick) {
 		rb.add(c.numericMsg("502", "Can't change mode for other users"))
 		return
 	}
+	var bot bool
+	c.s.state.Read(func(st *fsm.State) {
+		if se := st.Sessions[c.id]; se != nil {
+			bot = se.Bot
+		}
+	})
 	if len(m.Params) < 2 {
 		modes := "+"
 		if c.oper {
 			modes += "o"
 		}
+		if bot {
+			modes += "B"
+		}
 		rb.add(c.numericMsg("221", modes))
 		return
 	}
+	add, wantBot := true, bot
 	for _, r := range m.Params[1] {
 		switch r {
-		case '+', '-', 'i', 'w':
+		case '+', '-':
+			add = r == '+'
+		case 'B':
+			wantBot = add
+		case 'i', 'w':
 		default:
 			rb.add(c.numericMsg("501", "Unknown MODE flag"))
 			return
 		}
 	}
+	if wantBot == bot {
+		return
+	}
+	res, err := c.propose(fsm.SetBot{Session: c.id, Bot: wantBot})
+	if err != nil || res.Code != fsm.OK {
+		rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
+		return
+	}
+	change := "-B"
+	if wantBot {
+		change = "+B"
+	}
+	rb.add(ircmsg.Message{Source: c.nick, Command: "MODE", Params: []string{c.nick, change}})
 }

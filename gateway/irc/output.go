@@ -14,7 +14,7 @@ type outMsg struct {
 	msgid      string
 	account    string
 	batch      string // batch reference, sent to batch clients
-	variants   [16][]byte
+	variants   [64][]byte
 }
 
 func variantOf(caps capBits) int {
@@ -30,6 +30,12 @@ func variantOf(caps capBits) int {
 	}
 	if caps&capBatch != 0 {
 		v |= 8
+	}
+	if caps&capMultiline != 0 {
+		v |= 16
+	}
+	if caps&capRedaction != 0 {
+		v |= 32
 	}
 	return v
 }
@@ -64,10 +70,19 @@ func (o *outMsg) bytesFor(caps capBits) []byte {
 	if b := o.variants[v]; b != nil {
 		return b
 	}
-	m := o.forCaps(caps)
-	b := m.AppendTo(make([]byte, 0, 128))
+	var b []byte
+	for _, m := range o.expand(caps) { // one line, or the lines of a multiline message
+		b = m.AppendTo(b)
+	}
 	o.variants[v] = b
 	return b
+}
+
+// addOut appends a message as a client with caps receives it (see outMsg.expand).
+func (rb *respBuf) addOut(o *outMsg, caps capBits) {
+	for _, m := range o.expand(caps) {
+		rb.add(m)
+	}
 }
 
 // respBuf collects a command's replies to the client that sent it, so that labeled-response can

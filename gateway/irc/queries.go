@@ -3,6 +3,7 @@ package irc
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -11,12 +12,12 @@ import (
 
 func buildISupport(cfg Config) []string {
 	tokens := []string{
-		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=bI,k,,imntE",
+		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=bI,k,l,CimnstE",
 		"CHANLIMIT=#&:" + strconv.Itoa(fsm.MaxChannelsPerSession), "MAXLIST=bI:" + strconv.Itoa(fsm.MaxListEntries),
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "EXCEPTS", "INVEX=I", "UTF8ONLY",
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX", "BOT=B", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {
@@ -30,10 +31,37 @@ func buildISupport(cfg Config) []string {
 	return out
 }
 
+// maxCounts remembers the most local and global users this node has counted (265/266).
+type maxCounts struct{ local, global atomic.Int64 }
+
+// observe raises the maxima to the current counts and returns them.
+func (m *maxCounts) observe(local, global int) (int, int) {
+	raise := func(v *atomic.Int64, n int64) int {
+		for {
+			cur := v.Load()
+			if n <= cur {
+				return int(cur)
+			}
+			if v.CompareAndSwap(cur, n) {
+				return int(n)
+			}
+		}
+	}
+	return raise(&m.local, int64(local)), raise(&m.global, int64(global))
+}
+
+// lusers answers LUSERS with the standard texts. Channels are counted as LIST and
+// /api/v1/channels count them: those with members or a topic. The deployment is one IRC
+// server, however many nodes serve it; local users are those connected to this node.
 func (c *client) lusers(rb *respBuf) {
 	var users, opers, channels, local int
 	c.s.state.Read(func(st *fsm.State) {
-		users, channels = len(st.Sessions), len(st.Channels)
+		users = len(st.Sessions)
+		for _, ch := range st.Channels {
+			if len(ch.Members) > 0 || ch.Topic != "" {
+				channels++
+			}
+		}
 		for _, se := range st.Sessions {
 			if se.Oper {
 				opers++
@@ -43,12 +71,14 @@ func (c *client) lusers(rb *respBuf) {
 			}
 		}
 	})
-	rb.add(c.numericMsg("251", "There are "+strconv.Itoa(users)+" users on the network"))
-	rb.add(c.numericMsg("252", strconv.Itoa(opers), "operator(s) online"))
-	rb.add(c.numericMsg("254", strconv.Itoa(channels), "channels formed"))
-	rb.add(c.numericMsg("255", "I have "+strconv.Itoa(local)+" clients"))
-	rb.add(c.numericMsg("265", strconv.Itoa(local), strconv.Itoa(local), "Current local users"))
-	rb.add(c.numericMsg("266", strconv.Itoa(users), strconv.Itoa(users), "Current global users"))
+	maxLocal, maxGlobal := c.s.maxUsers.observe(local, users)
+	n := strconv.Itoa
+	rb.add(c.numericMsg("251", "There are "+n(users)+" users and 0 invisible on 1 servers"))
+	rb.add(c.numericMsg("252", n(opers), "operator(s) online"))
+	rb.add(c.numericMsg("254", n(channels), "channels formed"))
+	rb.add(c.numericMsg("255", "I have "+n(local)+" clients and 0 servers"))
+	rb.add(c.numericMsg("265", n(local), n(maxLocal), "Current local users "+n(local)+", max "+n(maxLocal)))
+	rb.add(c.numericMsg("266", n(users), n(maxGlobal), "Current global users "+n(users)+", max "+n(maxGlobal)))
 }
 
 func (c *client) motd(rb *respBuf) {
@@ -146,10 +176,23 @@ func handleISON(c *client, m ircmsg.Message, rb *respBuf) {
 	rb.add(c.numericMsg("303", strings.Join(online, " ")))
 }
 
+// whoRow is one user in a WHO answer.
+type whoRow struct {
+	channel, user, host, server, nick, flags, realname, account string
+}
+
+// maxWhoRows bounds the users a mask WHO lists.
+const maxWhoRows = 1000
+
+// handleWHO answers WHO <channel|mask> [<options>] with 352 lines, or with WHOX 354 lines when
+// the options are %<fields>[,<token>]. A mask is a case-insensitive glob over nicks, user names,
+// hosts and real names, or a DID (its sessions).
 func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 	mask := m.Param(0)
-	type row struct{ channel, user, host, server, nick, flags, realname string }
-	var rows []row
+	if mask == "" {
+		mask = "*"
+	}
+	var rows []whoRow
 	multi := c.has(capMultiPrefix)
 	c.s.state.Read(func(st *fsm.State) {
 		flags := func(se *fsm.Session) string {
@@ -160,7 +203,13 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			if se.Oper {
 				f += "*"
 			}
+			if se.Bot {
+				f += "B"
+			}
 			return f
+		}
+		row := func(channel string, se *fsm.Session, prefixes string) whoRow {
+			return whoRow{channel, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + prefixes, se.Realname, se.DID}
 		}
 		if strings.HasPrefix(mask, "#") || strings.HasPrefix(mask, "&") {
 			ch := st.Channels[fsm.Fold(mask)]
@@ -168,31 +217,99 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 				return
 			}
 			for _, id := range ch.MemberIDs() {
-				se := st.Sessions[id]
-				if se == nil {
-					continue
+				if se := st.Sessions[id]; se != nil {
+					rows = append(rows, row(ch.Name, se, ch.Members[id].Prefixes(multi)))
 				}
-				rows = append(rows, row{ch.Name, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + ch.Members[id].Prefixes(multi), se.Realname})
 			}
 			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
-				rows = append(rows, row{ch.Name, m.User, m.Host, m.Host, m.Nick, "H", ""})
+				rows = append(rows, whoRow{channel: ch.Name, user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
 			}
 			return
 		}
 		if se := st.SessionByNick(mask); se != nil {
-			rows = append(rows, row{"*", se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se), se.Realname})
-		} else if m := st.RemoteByNick(mask); m != nil {
-			rows = append(rows, row{"*", m.User, m.Host, m.Host, m.Nick, "H", ""})
+			rows = append(rows, row("*", se, ""))
+			return
 		}
+		if m := st.RemoteByNick(mask); m != nil {
+			rows = append(rows, whoRow{channel: "*", user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
+			return
+		}
+		for _, se := range st.Sessions {
+			if len(rows) == maxWhoRows {
+				break
+			}
+			if fsm.MatchMask(mask, se.Nick, se.DID) || fsm.MatchMask(mask, se.User, "") || fsm.MatchMask(mask, se.Host, "") ||
+				fsm.MatchMask(mask, se.Realname, "") {
+				rows = append(rows, row("*", se, ""))
+			}
+		}
+		sortSlice(rows, func(a, b whoRow) bool { return a.nick < b.nick })
 	})
+	fields, token, whox := parseWHOX(m.Param(1))
 	for _, r := range rows {
+		if whox {
+			rb.add(c.numericMsg("354", r.whox(fields, token)...))
+			continue
+		}
 		rb.add(c.numericMsg("352", r.channel, r.user, r.host, r.server, r.nick, r.flags, "0 "+r.realname))
 	}
-	end := mask
-	if end == "" {
-		end = "*"
+	rb.add(c.numericMsg("315", mask, "End of /WHO list"))
+}
+
+// parseWHOX reads WHOX options: %<fields>[,<token>] (the token is up to three digits).
+func parseWHOX(opt string) (fields, token string, ok bool) {
+	_, spec, found := strings.Cut(opt, "%")
+	if !found {
+		return "", "", false
 	}
-	rb.add(c.numericMsg("315", end, "End of /WHO list"))
+	fields, token, _ = strings.Cut(spec, ",")
+	if len(token) > 3 {
+		token = token[:3]
+	}
+	return fields, token, true
+}
+
+// whox renders the WHOX fields asked for, in the order the specification fixes (tcuihsnfdlaor).
+func (r whoRow) whox(fields, token string) []string {
+	var out []string
+	for _, f := range "tcuihsnfdlaor" {
+		if !strings.ContainsRune(fields, f) {
+			continue
+		}
+		switch f {
+		case 't':
+			out = append(out, token)
+		case 'c':
+			out = append(out, r.channel)
+		case 'u':
+			out = append(out, r.user)
+		case 'i':
+			out = append(out, "255.255.255.255")
+		case 'h':
+			out = append(out, r.host)
+		case 's':
+			out = append(out, r.server)
+		case 'n':
+			out = append(out, r.nick)
+		case 'f':
+			out = append(out, r.flags)
+		case 'd':
+			out = append(out, "0")
+		case 'l':
+			out = append(out, "0")
+		case 'a':
+			account := r.account
+			if account == "" {
+				account = "0"
+			}
+			out = append(out, account)
+		case 'o':
+			out = append(out, "n/a")
+		case 'r':
+			out = append(out, r.realname)
+		}
+	}
+	return out
 }
 
 func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
@@ -239,6 +356,9 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	if se.Oper {
 		rb.add(c.numericMsg("313", se.Nick, "is an IRC operator"))
+	}
+	if se.Bot {
+		rb.add(c.numericMsg("335", se.Nick, "is a bot"))
 	}
 	if se.Secure {
 		rb.add(c.numericMsg("671", se.Nick, "is using a secure connection"))
@@ -293,6 +413,15 @@ func init() {
 		"LUSERS":       {fn: handleLUSERS},
 		"VERSION":      {fn: handleVERSION},
 		"TIME":         {fn: handleTIME},
+		"WHOWAS":       {fn: handleWHOWAS},
+		"KILL":         {fn: handleKILL, minParams: 2},
+		"MARKREAD":     {fn: handleMARKREAD},
+		"BATCH":        {fn: handleBATCH, minParams: 1, exempt: true},
+		"INFO":         {fn: handleINFO},
+		"HELP":         {fn: handleHELP},
+		"REDACT":       {fn: handleREDACT, minParams: 2},
+		"SETNAME":      {fn: handleSETNAME, minParams: 1},
+		"HELPOP":       {fn: handleHELP},
 		"PIN":          {fn: handlePIN, minParams: 2},
 		"UNPIN":        {fn: handleUNPIN, minParams: 2},
 		"PINS":         {fn: handlePINS, minParams: 1},

@@ -104,6 +104,10 @@ func handleUSER(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("462", "You may not reregister"))
 		return
 	}
+	if m.Param(0) == "" || m.Param(3) == "" {
+		rb.add(c.numericMsg("461", "USER", "Not enough parameters"))
+		return
+	}
 	c.user = sanitizeUser(m.Param(0))
 	c.realname = m.Param(3)
 	if len(c.realname) > 128 {

@@ -119,6 +119,9 @@ type Server struct {
 	rendered renderedMembers // local channel members as of the last rendered event (events.go)
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
+
+	whowas   whowasLog // former nicks for WHOWAS (whowas.go)
+	maxUsers maxCounts // the most users seen, for LUSERS (queries.go)
 }
 
 // New builds the IRC edge.

@@ -7,22 +7,22 @@ import (
 	"unicode/utf8"
 )
 
-// cloak renders the visible host of a user: palaver/guest, or palaver/<method>/<first 8 chars of
-// the method-specific id>.
+// cloak renders the visible host of a user, shaped like a host name (clients parse it as one):
+// guest.palaver, or <first 8 chars of the method-specific id>.<method>.palaver.
 func cloak(did string) string {
 	if did == "" {
-		return "palaver/guest"
+		return "guest.palaver"
 	}
 	rest := strings.TrimPrefix(did, "did:")
 	method, id, ok := strings.Cut(rest, ":")
 	if !ok {
-		return "palaver/did"
+		return "did.palaver"
 	}
-	id = strings.NewReplacer(":", "-", "%", "-").Replace(id)
+	id = strings.NewReplacer(":", "-", "%", "-", ".", "-").Replace(id)
 	if len(id) > 8 {
 		id = id[:8]
 	}
-	return "palaver/" + method + "/" + id
+	return id + "." + method + ".palaver"
 }
 
 // validNick applies the nick rules: 1–64 bytes of valid UTF-8, no spaces, controls or the
@@ -80,4 +80,9 @@ func serverTimeMS(ms int64) string {
 		return ""
 	}
 	return serverTime(time.UnixMilli(ms))
+}
+
+// isCTCP reports whether a message is a CTCP request or reply other than ACTION (which +C allows).
+func isCTCP(text string) bool {
+	return strings.HasPrefix(text, "\x01") && !strings.HasPrefix(text, "\x01ACTION")
 }

@@ -10,4 +10,16 @@
 // replicated state: anyone may ask for any did:web. A message is served (verify) only when its
 // channel as it is now may show it (fsm.Channel.MessageVisible), and a refusal never names the
 // channel. The private server key is used only to seal evidence bundles; it is never serialized.
+//
+// A deployment is one server, did:web:<server name>, however many nodes serve it. Each node files
+// its own server key through Raft (source server-key, under its node name); every such key is
+// listed under the deployment's DID by the signing-keys routes (list, kid and batch) on every
+// node. A verify answer's key_source is therefore:
+//   - server-key: a key of this deployment, whichever node signed and whichever node answers;
+//   - origin-server: a key of another server, filed from that server's did:web document or its
+//     relayed events when it reached this one through federation;
+//   - the key's own source (local-session, did-document, ...) for a user's key.
+//
+// An evidence bundle carries, per signed message, the canonical bytes its signature covers
+// (canonical_form, and canonical_hex), inside what the bundle signature seals.
 package signingapi

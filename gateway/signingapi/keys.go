@@ -147,7 +147,7 @@ func (a *API) keysByDID(c *gin.Context) {
 	now := a.cfg.Now().Unix()
 	var keys []*fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
-		for _, k := range st.Keys[did] {
+		for _, k := range a.keysOf(st, did) {
 			kc := *k
 			keys = append(keys, &kc)
 		}
@@ -189,7 +189,7 @@ func (a *API) keyByKID(c *gin.Context) {
 	kid := c.Param("kid")
 	var rec *fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
-		if k := st.Key(did, kid); k != nil {
+		if k := a.keyOf(st, did, kid); k != nil {
 			kc := *k
 			rec = &kc
 		}
@@ -199,6 +199,40 @@ func (a *API) keyByKID(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toJSON(did, rec, true))
+}
+
+// keysOf lists the keys filed under did. Under the deployment's DID (did:web:<server name>) that
+// is every node's server key, wherever the node filed it: each node of a cluster registers its
+// key under its own node name, and all of them sign for the same server.
+func (a *API) keysOf(st *fsm.State, did string) map[string]*fsm.KeyRecord {
+	if did != a.ServerDID() {
+		return st.Keys[did]
+	}
+	out := map[string]*fsm.KeyRecord{}
+	for kid, k := range st.Keys[did] {
+		out[kid] = k
+	}
+	for _, byKID := range st.Keys {
+		for kid, k := range byKID {
+			if k.Source == "server-key" && out[kid] == nil {
+				out[kid] = k
+			}
+		}
+	}
+	return out
+}
+
+// keyOf is the key kid filed under did, node server keys counting as the deployment's (see keysOf).
+func (a *API) keyOf(st *fsm.State, did, kid string) *fsm.KeyRecord {
+	if k := st.Key(did, kid); k != nil || did != a.ServerDID() {
+		return k
+	}
+	for _, byKID := range st.Keys {
+		if k := byKID[kid]; k != nil && k.Source == "server-key" {
+			return k
+		}
+	}
+	return nil
 }
 
 type pair struct{ did, kid string }
@@ -249,7 +283,7 @@ func (a *API) batchKeys(c *gin.Context) {
 		var out keyJSON
 		found := false
 		a.cfg.State.Read(func(st *fsm.State) {
-			if k := st.Key(p.did, p.kid); k != nil {
+			if k := a.keyOf(st, p.did, p.kid); k != nil {
 				out, found = toJSON(p.did, k, false), true
 			}
 		})

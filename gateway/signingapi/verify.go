@@ -63,19 +63,9 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	if sig == "" {
 		return verdict{verifiedBy: "unsigned", proves: "nothing"}, nil
 	}
-	if m.SenderDID == "" {
-		return verdict{verifiedBy: "unverifiable-unknown-sender", proves: "nothing"}, nil
-	}
-	venue, err := signing.ParseVenue(m.Venue)
-	if err != nil {
-		return verdict{verifiedBy: "unverifiable-no-venue", proves: "nothing"}, nil
-	}
-	doc, err := signing.DocumentFromTags(m.Command, signing.Envelope{From: m.SenderDID, MsgID: m.MsgID, Venue: venue}, m.Text, m.Tags)
-	if err == nil {
-		canonical, err = doc.Canonical()
-	}
-	if err != nil {
-		return verdict{verifiedBy: "unverifiable-no-document", proves: "nothing"}, nil
+	canonical, problem := canonicalOf(m, m.MsgID)
+	if problem != "" {
+		return verdict{verifiedBy: problem, proves: "nothing"}, nil
 	}
 	tag, err := signing.ParseSigTag(sig)
 	switch {
@@ -90,16 +80,14 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	if key == nil {
 		return verdict{verifiedBy: "unverifiable-unknown-key", proves: "nothing", keyLookup: true, kid: tag.KID}, canonical
 	}
-	// A server key of this cluster's nodes or of a peer server (filed from its did:web document
+	// A server key of this deployment's nodes or of a peer server (filed from its did:web document
 	// with source origin-server) vouches for the relay, not the author; a user's key a peer
-	// relayed (filed under the user's DID, source origin-server) proves authorship.
+	// relayed (filed under the user's DID, source origin-server) proves authorship. key_source
+	// tells the two servers apart (see the package doc).
 	serverKey := key.Source == "server-key" || (key.Source == "origin-server" && keyDID != m.SenderDID)
 	v = verdict{key: key, keyDID: keyDID, keySource: key.Source, verifiedBy: "client-session-key", keyLookup: true, kid: tag.KID}
 	if serverKey {
 		v.verifiedBy = "server-key"
-		if keyDID != a.ServerDID() {
-			v.keySource = "origin-server"
-		}
 	}
 	if v.keySource == "" {
 		v.keySource = "unknown"
@@ -128,8 +116,30 @@ func (a *API) check(m eventstore.Message) (v verdict, canonical []byte) {
 	return v, canonical
 }
 
+// canonicalOf rebuilds the document a stored message's signature covers, under msgid (the
+// revision's for an edited message), and returns its canonical bytes or why it cannot.
+func canonicalOf(m eventstore.Message, msgid string) ([]byte, string) {
+	if m.SenderDID == "" {
+		return nil, "unverifiable-unknown-sender"
+	}
+	venue, err := signing.ParseVenue(m.Venue)
+	if err != nil {
+		return nil, "unverifiable-no-venue"
+	}
+	doc, err := signing.DocumentFromTags(m.Command, signing.Envelope{From: m.SenderDID, MsgID: msgid, Venue: venue}, m.Text, m.Tags)
+	if err != nil {
+		return nil, "unverifiable-no-document"
+	}
+	canonical, err := doc.Canonical()
+	if err != nil {
+		return nil, "unverifiable-no-document"
+	}
+	return canonical, ""
+}
+
 // findKey finds the key a kid names: one filed under the sender's DID, or a server key of any
-// node of this cluster or of a peer server.
+// node of this deployment (reported under the deployment's DID, where the signing-keys routes
+// list it) or of a peer server.
 func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 	var rec *fsm.KeyRecord
 	var did string
@@ -147,6 +157,9 @@ func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 			}
 		}
 	})
+	if rec != nil && rec.Source == "server-key" {
+		did = a.ServerDID()
+	}
 	return rec, did
 }
 

@@ -75,6 +75,9 @@ func (a *applier) join(c Join) Result {
 			if ch.InviteOnly && !invited && !ch.IsExcepted(hostmask, se.DID) {
 				return Result{Code: ErrInviteOnly}
 			}
+			if ch.Limit > 0 && len(ch.Members) >= ch.Limit && !invited {
+				return Result{Code: ErrChannelFull}
+			}
 		}
 		if invited {
 			delete(ch.Invites, key)

@@ -42,6 +42,9 @@ func sampleCommands() []Command {
 		RemotePresence{Peer: "did:web:peer.example", Op: RemoteJoin, Channel: "#c", Member: RemoteMember{Nick: "bob", User: "u", Host: "peer.example", DID: "did:plc:bob"}},
 		FederatedKick{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob", Reason: "spam"},
 		FederatedInvite{Channel: "#c", Target: "s2", By: "bob!u@peer.example", ByDID: "did:plc:bob"},
+		SetReadMarker{DID: "did:plc:alice", Target: "#c", At: 1700000000123},
+		SetRealname{Session: "s1", Realname: "Alice A."},
+		SetBot{Session: "s1", Bot: true},
 		ExpireChannels{UnownedAfter: 1000, OwnedAfter: 2000},
 	}
 }
@@ -124,6 +127,9 @@ func TestEncodeGolden(t *testing.T) {
 		"\x16\x00" + env + `{"peer":"did:web:peer.example","op":"join","channel":"#c","member":{"peer":"","nick":"bob","user":"u","host":"peer.example","did":"did:plc:bob"}}}`,
 		"\x17\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob","reason":"spam"}}`,
 		"\x18\x00" + env + `{"channel":"#c","target":"s2","by":"bob!u@peer.example","by_did":"did:plc:bob"}}`,
+		"\x19\x00" + env + `{"did":"did:plc:alice","target":"#c","at":1700000000123}}`,
+		"\x1a\x00" + env + `{"session":"s1","realname":"Alice A."}}`,
+		"\x1b\x00" + env + `{"session":"s1","bot":true}}`,
 		"\x20\x00" + env + `{"unowned_after_ms":1000,"owned_after_ms":2000}}`,
 	}
 	samples := sampleCommands()

@@ -130,6 +130,15 @@ func randomCommand(c chooser) Command {
 		}
 		return FederatedTopic{Channel: ch(), Text: pick(c, []string{"", "remote topic", "other"}), SetBy: "bob!u@peer.example", SetByDID: pick(c, genDIDs)}
 	default:
+		if c.intn(4) == 0 {
+			return SetRealname{Session: sess(), Realname: pick(c, genTexts)}
+		}
+		if c.intn(4) == 0 {
+			return SetBot{Session: sess(), Bot: c.intn(2) == 0}
+		}
+		if c.intn(3) == 0 {
+			return SetReadMarker{DID: pick(c, genDIDs), Target: ch(), At: pick(c, []int64{0, 1_700_000_000_000, 1_800_000_000_000})}
+		}
 		return SetFavorites{DID: pick(c, genDIDs), Favorites: []string{ch(), ch()}[:c.intn(3)]}
 	}
 }

@@ -1,6 +1,9 @@
 package fsm
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // mode applies the permitted subset of a list of mode changes. Privileges: channel ops (and the
 // founder and server operators) may change everything; halfops may only change +v. The founder
@@ -63,15 +66,29 @@ func (a *applier) mode(c Mode) Result {
 				mc.Arg = mask
 				res.Applied = append(res.Applied, mc)
 			}
-		case "i", "t", "n", "m", "E":
+		case "i", "t", "n", "m", "E", "s", "C":
 			if !isOp {
 				refuse(mc, ErrChanOpNeeded)
 				continue
 			}
-			flag := map[string]*bool{"i": &ch.InviteOnly, "t": &ch.TopicLock, "n": &ch.NoExternal, "m": &ch.Moderated, "E": &ch.Encrypted}[mc.Mode]
+			flag := map[string]*bool{"i": &ch.InviteOnly, "t": &ch.TopicLock, "n": &ch.NoExternal, "m": &ch.Moderated, "E": &ch.Encrypted, "s": &ch.Secret, "C": &ch.NoCTCP}[mc.Mode]
 			if *flag != mc.Add {
 				*flag = mc.Add
 				mc.Arg, mc.Target = "", ""
+				res.Applied = append(res.Applied, mc)
+			}
+		case "l":
+			if !isOp {
+				refuse(mc, ErrChanOpNeeded)
+				continue
+			}
+			if applied, ok := setLimit(ch, mc); !ok {
+				refuse(mc, ErrInvalid)
+			} else if applied {
+				mc.Arg, mc.Target = "", ""
+				if mc.Add {
+					mc.Arg = strconv.Itoa(ch.Limit)
+				}
 				res.Applied = append(res.Applied, mc)
 			}
 		case "k":
@@ -176,4 +193,34 @@ func sameMask(a, b string) bool {
 		return a == b
 	}
 	return Fold(a) == Fold(b)
+}
+
+// maxChannelLimit bounds +l.
+const maxChannelLimit = 1 << 20
+
+// setLimit applies ±l: +l takes a positive decimal count of members, -l removes the limit. It
+// reports whether the channel changed and whether the change was valid.
+func setLimit(ch *Channel, mc ModeChange) (applied, ok bool) {
+	if !mc.Add {
+		if ch.Limit == 0 {
+			return false, true
+		}
+		ch.Limit = 0
+		return true, true
+	}
+	n := 0
+	for _, r := range mc.Arg {
+		if r < '0' || r > '9' || n > maxChannelLimit {
+			return false, false
+		}
+		n = n*10 + int(r-'0')
+	}
+	if n <= 0 || n > maxChannelLimit {
+		return false, false
+	}
+	if ch.Limit == n {
+		return false, true
+	}
+	ch.Limit = n
+	return true, true
 }

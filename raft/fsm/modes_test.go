@@ -313,8 +313,8 @@ func TestApplyModePrivileges(t *testing.T) {
 			want: Result{Code: OK, Applied: []ModeChange{{Add: true, Mode: "m"}}}, events: []EventKind{EvMode},
 		},
 		applyCase{
-			name: "unknown letters", setup: channelWorld(), cmd: modes("s-alice", "#c", add("l", "10"), add("s", ""), add("", ""), add("ov", "")),
-			want: Result{Code: ErrInvalid, Failed: []ModeFailure{{Change: add("l", "10"), Code: ErrInvalid}, {Change: add("s", ""), Code: ErrInvalid},
+			name: "unknown letters", setup: channelWorld(), cmd: modes("s-alice", "#c", add("p", ""), add("", ""), add("ov", "")),
+			want: Result{Code: ErrInvalid, Failed: []ModeFailure{{Change: add("p", ""), Code: ErrInvalid},
 				{Change: add("", ""), Code: ErrInvalid}, {Change: add("ov", ""), Code: ErrInvalid}}},
 		},
 		applyCase{name: "no changes", setup: channelWorld(), cmd: modes("s-alice", "#c"), want: Result{Code: NoChange}},

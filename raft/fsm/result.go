@@ -29,6 +29,7 @@ const (
 	ErrKeyEnded          Code = 21 // registering a key that is retired or already expired
 	ErrTooManyFounded    Code = 22 // 405: the DID founds MaxFoundedPerDID channels already
 	ErrTooManyKeys       Code = 23 // MSGSIG: every one of the DID's MaxSessionKeysPerDID keys is in use
+	ErrChannelFull       Code = 24 // 471: the channel has reached its +l limit
 )
 
 // codeNames is the registration table of result codes: each code's name.
@@ -40,6 +41,7 @@ var codeNames = map[Code]string{
 	ErrListFull: "list-full", ErrAlreadyRegistered: "already-registered", ErrTopicTooLong: "topic-too-long",
 	ErrInvalid: "invalid", NoChange: "no-change", ErrAlreadyPinned: "already-pinned", ErrNotPinned: "not-pinned",
 	ErrKeyEnded: "key-ended", ErrTooManyFounded: "too-many-founded", ErrTooManyKeys: "too-many-keys",
+	ErrChannelFull: "channel-full",
 }
 
 func (c Code) String() string {
@@ -78,6 +80,8 @@ const (
 	EvOper
 	EvPin
 	EvUnpin
+	EvReadMarker // a DID's read marker moved (readmarkers.go)
+	EvSetname    // a session's real name changed (realname.go)
 )
 
 // Event is a change that gateways render for their local sessions.
@@ -95,4 +99,5 @@ type Event struct {
 	Member   Member // EvJoin
 	Created  bool   // EvJoin
 	MsgID    string // EvPin, EvUnpin
+	MarkerAt int64  // EvReadMarker: the marker (unix ms)
 }

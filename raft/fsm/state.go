@@ -28,6 +28,8 @@ type State struct {
 	// RemoteMembers are users of peer servers in linked channels ("<peer DID> <folded nick>" →
 	// member), kept while the link is up (see federation.go); nil until the first one.
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
+	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
+	ReadMarkers map[string]map[string]int64 `json:"read_markers,omitempty"`
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.
@@ -53,6 +55,7 @@ type Session struct {
 	Oper        bool            `json:"oper,omitempty"`
 	Secure      bool            `json:"secure,omitempty"`
 	SigningKID  string          `json:"signing_kid,omitempty"` // session key registered with MSGSIG
+	Bot         bool            `json:"bot,omitempty"`         // user mode +B (botmode.go)
 	ConnectedAt int64           `json:"connected_at"`          // unix ms
 	Channels    map[string]bool `json:"channels"`              // folded channel names
 }
@@ -93,6 +96,9 @@ type Channel struct {
 	Moderated  bool               `json:"m,omitempty"`
 	Encrypted  bool               `json:"E,omitempty"`
 	Key        string             `json:"k,omitempty"`
+	Limit      int                `json:"l,omitempty"` // +l: most members (0: no limit)
+	Secret     bool               `json:"s,omitempty"` // +s: hidden from those outside
+	NoCTCP     bool               `json:"C,omitempty"` // +C: no CTCP but ACTION
 	FounderDID string             `json:"founder_did,omitempty"`
 	DIDOps     map[string]bool    `json:"did_ops,omitempty"`
 	Bans       []ListEntry        `json:"bans,omitempty"`
@@ -158,7 +164,7 @@ func (c *Channel) ModeString() string {
 	for _, f := range []struct {
 		on bool
 		l  byte
-	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Key != "", 'k'}} {
+	}{{c.NoExternal, 'n'}, {c.TopicLock, 't'}, {c.InviteOnly, 'i'}, {c.Moderated, 'm'}, {c.Encrypted, 'E'}, {c.Secret, 's'}, {c.NoCTCP, 'C'}, {c.Key != "", 'k'}, {c.Limit > 0, 'l'}} {
 		if f.on {
 			b = append(b, f.l)
 		}
@@ -166,8 +172,10 @@ func (c *Channel) ModeString() string {
 	return string(b)
 }
 
-// Discoverable reports whether anonymous readers may see the channel: no +i, +k or +E.
-func (c *Channel) Discoverable() bool { return !c.InviteOnly && c.Key == "" && !c.Encrypted }
+// Discoverable reports whether anonymous readers may see the channel: no +i, +k, +E or +s.
+func (c *Channel) Discoverable() bool {
+	return !c.InviteOnly && c.Key == "" && !c.Encrypted && !c.Secret
+}
 
 // MemberIDs returns the channel's member session ids in sorted order.
 func (c *Channel) MemberIDs() []string {

@@ -1,0 +1,175 @@
+package irc
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// maxTargetCandidates bounds the DIDs whose direct-message venue with the caller TARGETS looks at.
+const maxTargetCandidates = 5000
+
+// historyTarget is one conversation listed by CHATHISTORY TARGETS.
+type historyTarget struct {
+	name   string // channel name, or the correspondent's nick (its DID when it has none)
+	venue  string
+	latest time.Time
+}
+
+// chathistoryTargets answers CHATHISTORY TARGETS <from> <to> <limit> (draft/chathistory-targets):
+// the channels the client is in and the direct conversations of its DID that have a message
+// between the two timestamps (either may be *), each with the time of its latest message there,
+// the most recent limit of them, oldest first.
+func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
+	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("CHATHISTORY", code, text, ctx...)) }
+	if len(m.Params) < 4 {
+		fail("NEED_MORE_PARAMS", "Missing parameters", "TARGETS")
+		return
+	}
+	from, ok1 := targetsBound(m.Param(1))
+	to, ok2 := targetsBound(m.Param(2))
+	if !ok1 || !ok2 {
+		fail("INVALID_PARAMS", "Invalid timestamp", "TARGETS")
+		return
+	}
+	limit, err := strconv.Atoi(m.Param(3))
+	if err != nil || limit < 1 {
+		fail("INVALID_PARAMS", "Invalid limit", "TARGETS", m.Param(3))
+		return
+	}
+	limit = min(limit, maxHistoryLimit)
+	if c.s.history == nil {
+		fail("MESSAGE_ERROR", "History is unavailable", "TARGETS")
+		return
+	}
+	if to.Before(from) {
+		from, to = to, from
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
+	defer cancel()
+	var found []historyTarget
+	for _, t := range c.targetCandidates() {
+		latest, ok, err := c.latestIn(ctx, t.venue, from, to)
+		if err != nil {
+			c.s.log.Error("chathistory targets", "venue", t.venue, "err", err)
+			fail("MESSAGE_ERROR", "History is unavailable", "TARGETS")
+			return
+		}
+		if ok {
+			t.latest = latest
+			found = append(found, t)
+		}
+	}
+	sortSlice(found, func(a, b historyTarget) bool {
+		if !a.latest.Equal(b.latest) {
+			return a.latest.Before(b.latest)
+		}
+		return a.name < b.name
+	})
+	if len(found) > limit {
+		found = found[len(found)-limit:]
+	}
+	batchID := ""
+	if c.has(capBatch) {
+		batchID = c.s.nextBatchID()
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + batchID, "draft/chathistory-targets"}})
+	}
+	for _, t := range found {
+		line := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "CHATHISTORY", Params: []string{"TARGETS", t.name, serverTime(t.latest)}}
+		if batchID != "" {
+			line.Tags = map[string]string{"batch": batchID}
+		}
+		rb.add(line)
+	}
+	if batchID != "" {
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + batchID}})
+	}
+}
+
+// targetsBound reads a TARGETS bound: timestamp=<RFC 3339> or * (open; zero time for the lower
+// bound, far future for the upper, which the caller does not tell apart: * is open either way).
+func targetsBound(s string) (time.Time, bool) {
+	if s == "*" {
+		return time.Time{}, true
+	}
+	b, ok := parseRef(s, false)
+	if !ok || b.MsgID != "" {
+		return time.Time{}, false
+	}
+	return b.Time, true
+}
+
+// targetCandidates lists the venues the client may read: its channels, and the direct venues
+// between its DID and every other DID the state knows (sessions, nick owners, filed keys).
+func (c *client) targetCandidates() []historyTarget {
+	me := c.currentDID()
+	var out []historyTarget
+	c.s.state.Read(func(st *fsm.State) {
+		if se := st.Sessions[c.id]; se != nil {
+			for name := range se.Channels {
+				if ch := st.Channels[name]; ch != nil && ch.CanRead(c.id, me) {
+					out = append(out, historyTarget{name: ch.Name, venue: name})
+				}
+			}
+		}
+		if me == "" {
+			return
+		}
+		nickOf := map[string]string{}
+		for nick, did := range st.NickOwners {
+			if nickOf[did] == "" {
+				nickOf[did] = nick
+			}
+		}
+		for _, se := range st.Sessions {
+			if se.DID != "" {
+				nickOf[se.DID] = se.Nick
+			}
+		}
+		for did := range st.Keys {
+			if _, ok := nickOf[did]; !ok {
+				nickOf[did] = ""
+			}
+		}
+		n := 0
+		for did, nick := range nickOf {
+			if did == me || !strings.HasPrefix(did, "did:") || n == maxTargetCandidates {
+				continue
+			}
+			n++
+			if nick == "" {
+				nick = did
+			}
+			out = append(out, historyTarget{name: nick, venue: dmVenue(me, did)})
+		}
+	})
+	return out
+}
+
+// latestIn finds the time of the newest message of venue within [from, to] (zero times are open).
+func (c *client) latestIn(ctx context.Context, venue string, from, to time.Time) (time.Time, bool, error) {
+	var msgs []eventstore.Message
+	var err error
+	if to.IsZero() {
+		msgs, err = c.s.history.Latest(ctx, venue, eventstore.Bound{}, 1)
+	} else {
+		msgs, err = c.s.history.Before(ctx, venue, eventstore.Bound{Time: to.Add(time.Millisecond)}, 1)
+	}
+	if errors.Is(err, eventstore.ErrNotFound) || (err == nil && len(msgs) == 0) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	latest := msgs[len(msgs)-1].Time
+	if !from.IsZero() && latest.Before(from) {
+		return time.Time{}, false, nil
+	}
+	return latest, true, nil
+}

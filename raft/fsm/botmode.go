@@ -1,0 +1,28 @@
+package fsm
+
+// TypeSetBot is the command type of SetBot.
+const TypeSetBot CommandType = 27
+
+func init() {
+	registerCommands(map[CommandType]commandSpec{TypeSetBot: spec("set-bot", (*applier).setBot)})
+}
+
+// SetBot sets or clears a session's bot mode (user mode +B, IRCv3 bot-mode).
+type SetBot struct {
+	Session string `json:"session"`
+	Bot     bool   `json:"bot"`
+}
+
+func (SetBot) commandType() CommandType { return TypeSetBot }
+
+func (a *applier) setBot(c SetBot) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if se.Bot == c.Bot {
+		return Result{Code: NoChange}
+	}
+	se.Bot = c.Bot
+	return Result{Code: OK}
+}

@@ -1,0 +1,35 @@
+package fsm
+
+// TypeSetRealname is the command type of SetRealname.
+const TypeSetRealname CommandType = 26
+
+func init() {
+	registerCommands(map[CommandType]commandSpec{TypeSetRealname: spec("set-realname", (*applier).setRealname)})
+}
+
+// MaxRealnameLen bounds a real name (SETNAME).
+const MaxRealnameLen = 128
+
+// SetRealname changes a session's real name (IRCv3 setname).
+type SetRealname struct {
+	Session  string `json:"session"`
+	Realname string `json:"realname"`
+}
+
+func (SetRealname) commandType() CommandType { return TypeSetRealname }
+
+func (a *applier) setRealname(c SetRealname) Result {
+	se := a.st.Sessions[c.Session]
+	if se == nil {
+		return Result{Code: ErrNoSuchSession}
+	}
+	if c.Realname == "" || len(c.Realname) > MaxRealnameLen {
+		return Result{Code: ErrInvalid}
+	}
+	if se.Realname == c.Realname {
+		return Result{Code: NoChange}
+	}
+	se.Realname = c.Realname
+	a.emit(Event{Kind: EvSetname, Actor: se.Ref(), Channels: sortedKeys(se.Channels), Text: c.Realname})
+	return Result{Code: OK}
+}
