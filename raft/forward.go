@@ -161,6 +161,8 @@ func (s *Store) handleRPC(ctx context.Context, req *rpcRequest) *rpcResponse {
 			return s.errorResponse(err)
 		}
 		return &rpcResponse{Index: index}
+	case opStatus:
+		return s.handleStatus(req.Body)
 	default:
 		return &rpcResponse{Code: codeBadRequest, Error: fmt.Sprintf("unknown operation %q", req.Op)}
 	}
