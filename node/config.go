@@ -62,7 +62,9 @@ type Config struct {
 
 	// MaxHTTPConnsPerIP caps the concurrent HTTP connections of one client (an IPv4 address or
 	// an IPv6 /64) on the HTTP listener, WebSockets included; over it a connection is closed at
-	// accept (default 64; -1 unlimited).
+	// accept; -1 is unlimited. WebSocket IRC connections count here too, so the default leaves
+	// room for MaxConnsPerIP of them: 64, or MaxConnsPerIP + 32 when that is more, and
+	// unlimited when MaxConnsPerIP is.
 	MaxHTTPConnsPerIP int
 	// TrustedProxies are the reverse proxies (IP or CIDR) whose X-Real-IP / X-Forwarded-For
 	// name the HTTP client; from any other peer, loopback included, those headers are ignored.
@@ -129,7 +131,12 @@ func (c *Config) Defaults() {
 		c.MaxConnsPerIP = 20
 	}
 	if c.MaxHTTPConnsPerIP == 0 {
-		c.MaxHTTPConnsPerIP = 64
+		switch {
+		case c.MaxConnsPerIP < 0:
+			c.MaxHTTPConnsPerIP = -1
+		default:
+			c.MaxHTTPConnsPerIP = max(64, c.MaxConnsPerIP+32)
+		}
 	}
 	if c.PeerKeyRetry == 0 {
 		c.PeerKeyRetry = 60 * time.Second

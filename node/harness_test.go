@@ -34,7 +34,7 @@ func startNode(t *testing.T, dir string, mutate func(*Config)) *Node {
 	cfg := Config{
 		ServerName: "palaver.test", DataDir: dir,
 		IRCAddr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, MaxHTTPConnsPerIP: -1, NoFloodLimits: true,
+		MaxConnsPerIP: -1, NoFloodLimits: true,
 	}
 	if mutate != nil {
 		mutate(&cfg)
