@@ -1,0 +1,27 @@
+package loadgen
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
+
+func TestParseVoters(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"# HELP palaver_raft_voters x\n# TYPE palaver_raft_voters gauge\npalaver_raft_voters 3\n", 3, true},
+		{"palaver_raft_voters_total 9\npalaver_raft_voters 5\n", 5, true},
+		{"palaver_raft_voters 1e+00\n", 1, true},
+		{"palaver_raft_term 2\n", 0, false},
+		{"palaver_raft_voters x\n", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseVoters(bufio.NewScanner(strings.NewReader(tt.in)))
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseVoters(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
