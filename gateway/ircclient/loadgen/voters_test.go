@@ -25,3 +25,15 @@ func TestParseVoters(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseVoters(f *testing.F) {
+	f.Add("palaver_raft_voters 3\n")
+	f.Add("palaver_raft_voters NaN\n")
+	f.Add("palaver_raft_voters")
+	f.Fuzz(func(t *testing.T, in string) {
+		n, err := parseVoters(bufio.NewScanner(strings.NewReader(in)))
+		if err != nil && n != 0 {
+			t.Fatalf("error %v with count %d", err, n)
+		}
+	})
+}
