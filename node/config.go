@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/rest"
 )
 
 // Config is everything a node needs to start. The zero value plus Defaults is the embedded
@@ -63,6 +64,19 @@ type Config struct {
 	JoinHistory     int
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
+
+	// MaxHTTPConnsPerIP caps the concurrent HTTP connections of one client (an IPv4 address or
+	// an IPv6 /64) on the HTTP listener, WebSockets included; over it a connection is closed at
+	// accept; -1 is unlimited. WebSocket IRC connections count here too, so the default leaves
+	// room for MaxConnsPerIP of them: 64, or MaxConnsPerIP + 32 when that is more, and
+	// unlimited when MaxConnsPerIP is.
+	MaxHTTPConnsPerIP int
+	// TrustedProxies are the reverse proxies (IP or CIDR) whose X-Real-IP / X-Forwarded-For
+	// name the HTTP client; from any other peer, loopback included, those headers are ignored.
+	TrustedProxies []string
+	// HTTPLimits bounds HTTP requests (read, header and idle timeouts, header size); zero fields
+	// take rest's defaults. No flag: tests shorten them.
+	HTTPLimits rest.HTTPLimits
 
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
@@ -126,6 +140,14 @@ func (c *Config) Defaults() {
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = 20
 	}
+	if c.MaxHTTPConnsPerIP == 0 {
+		switch {
+		case c.MaxConnsPerIP < 0:
+			c.MaxHTTPConnsPerIP = -1
+		default:
+			c.MaxHTTPConnsPerIP = max(64, c.MaxConnsPerIP+32)
+		}
+	}
 	if c.PeerKeyRetry == 0 {
 		c.PeerKeyRetry = 60 * time.Second
 	}
@@ -179,6 +201,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxVoters != 0 && c.MaxVoters != 3 && c.MaxVoters != 5 {
 		return fmt.Errorf("max voters %d: must be 3 or 5", c.MaxVoters)
+	}
+	for _, p := range c.TrustedProxies {
+		if err := rest.ValidTrustedProxy(p); err != nil {
+			return fmt.Errorf("--trusted-proxy: %w", err)
+		}
 	}
 	return nil
 }

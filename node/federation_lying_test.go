@@ -77,11 +77,30 @@ func (l *liar) post(n *Node, key ed25519.PrivateKey, b peering.Batch) int {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	return l.postRaw(n, body)
+	return l.postSigned(n, key, body)
 }
 
-func (l *liar) postRaw(n *Node, body []byte) int {
-	resp, _ := httpDo(l.t, "POST", "http://"+n.HTTPAddr()+"/federation/v1/events", "", bytes.NewReader(body))
+// postRaw posts body, authenticated with the liar's key when body names a signer.
+func (l *liar) postRaw(n *Node, body []byte) int { return l.postSigned(n, l.key, body) }
+
+// postSigned posts body with a Palaver-Envelope header signed by key for the envelope's signer
+// (none when body is not an envelope).
+func (l *liar) postSigned(n *Node, key ed25519.PrivateKey, body []byte) int {
+	l.t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(l.t), "POST", "http://"+n.HTTPAddr()+"/federation/v1/events", bytes.NewReader(body))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if env, _, _, err := peering.ParseEnvelope(body); err == nil {
+		req.Header.Set(peering.EnvelopeHeader, peering.SignEnvelopeHeader(key, env.Signer, body))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	return resp.StatusCode
 }
 
@@ -174,6 +193,10 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		{"stale", func() int {
 			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) { b.SentAt -= 600 }))
 		}, 401},
+		{"without the envelope header", func() int {
+			resp, _ := httpDo(t, "POST", "http://"+victim.HTTPAddr()+"/federation/v1/events", "", bytes.NewReader(envelopeBytes))
+			return resp.StatusCode
+		}, 400},
 		{"first send", func() int { return mallory.postRaw(victim, envelopeBytes) }, 200},
 		{"replayed", func() int { return mallory.postRaw(victim, envelopeBytes) }, 409},
 		{"out of order", func() int {

@@ -199,6 +199,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.metrics.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(n.channelCount()) })
 	n.metrics.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(n.started).Seconds() })
 	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
+	n.metrics.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(n.raft.Status().Voters) })
 	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
 	n.metrics.GaugeFunc("palaver_state_hash48", "First 48 bits of the SHA-256 of the replicated state: equal on replicas at the same applied index.", n.stateHash48)
 
@@ -240,6 +241,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		State: n.machine, Events: n.events, Resolver: resolver, Evidence: n.signing,
 		Linearize:  func(ctx context.Context) error { _, err := n.raft.ReadIndex(ctx); return err },
 		RateLimits: rest.RateLimits{Off: cfg.NoFloodLimits},
+		// Pages on localhost at any port may open WebSocket IRC only on a node that only they
+		// can reach: bound to loopback, with a local base URL.
+		LocalWebSocketOrigins: isLoopbackListener(n.httpLn) && rest.IsLocalOrigin(cfg.BaseURL),
+		TrustedProxies:        cfg.TrustedProxies, HTTPLimits: cfg.HTTPLimits,
 	})
 	if err := n.signing.Mount(n.rest); err != nil {
 		return n, err
@@ -258,13 +263,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			return n, err
 		}
 	}
-	n.httpSrv = &http.Server{Handler: n.rest.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		// WebSocket sessions live on their request's context: end them when the node stops.
-		BaseContext: func(net.Listener) context.Context { return runCtx }}
+	// WebSocket sessions live on their request's context: end them when the node stops.
+	n.httpSrv = n.rest.HTTPServer(runCtx)
+	httpLn := rest.SecurityHeadersListener(transport.LimitListener(n.httpLn, transport.NewIPLimiter(cfg.MaxHTTPConnsPerIP),
+		func(addr net.Addr) {
+			n.log.Debug("http connection over the per-client cap closed", "remote", addr.String(), "cap", cfg.MaxHTTPConnsPerIP)
+		}))
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		if err := n.httpSrv.Serve(n.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := n.httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("http server", "err", err)
 		}
 	}()
@@ -345,6 +353,12 @@ func (n *Node) ServerDID() string { return "did:web:" + n.cfg.NodeName }
 
 // Machine exposes the replicated state for tests and tools.
 func (n *Node) Machine() *fsm.Machine { return n.machine }
+
+// isLoopbackListener reports whether ln accepts only loopback connections.
+func isLoopbackListener(ln net.Listener) bool {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	return ok && addr.IP.IsLoopback()
+}
 
 func addrOf(ln net.Listener) string {
 	if ln == nil {

@@ -24,6 +24,7 @@ type testCluster struct {
 	maxVoters  int
 	logger     *slog.Logger
 	commit     time.Duration // CommitTimeout; default 5ms
+	stabilize  time.Duration // StabilizationTime; default 200ms
 
 	mu    sync.Mutex
 	nodes map[string]*testNode
@@ -45,6 +46,9 @@ func withPersistence() clusterOption          { return func(c *testCluster) { c.
 func withGrace(d time.Duration) clusterOption { return func(c *testCluster) { c.grace = d } }
 func withMaxVoters(n int) clusterOption       { return func(c *testCluster) { c.maxVoters = n } }
 func withLogger(l *slog.Logger) clusterOption { return func(c *testCluster) { c.logger = l } }
+func withStabilization(d time.Duration) clusterOption {
+	return func(c *testCluster) { c.stabilize = d }
+}
 func withCommitTimeout(d time.Duration) clusterOption {
 	return func(c *testCluster) { c.commit = d }
 }
@@ -59,13 +63,14 @@ func testLogger() *slog.Logger {
 
 func newTestCluster(t testing.TB, opts ...clusterOption) *testCluster {
 	c := &testCluster{
-		t:       t,
-		network: NewInmemNetwork(),
-		grace:   time.Hour,
-		commit:  5 * time.Millisecond,
-		logger:  testLogger(),
-		nodes:   map[string]*testNode{},
-		removed: map[string]*atomic.Int64{},
+		t:         t,
+		network:   NewInmemNetwork(),
+		grace:     time.Hour,
+		commit:    5 * time.Millisecond,
+		stabilize: 200 * time.Millisecond,
+		logger:    testLogger(),
+		nodes:     map[string]*testNode{},
+		removed:   map[string]*atomic.Int64{},
 	}
 	for _, opt := range opts {
 		opt(c)
@@ -104,6 +109,7 @@ func (c *testCluster) config(id string, join ...string) Config {
 		JoinTimeout:        5 * time.Second,
 		MaxVoters:          c.maxVoters,
 		DeadNodeGrace:      c.grace,
+		StabilizationTime:  c.stabilize,
 		HeartbeatTimeout:   100 * time.Millisecond,
 		ElectionTimeout:    100 * time.Millisecond,
 		LeaderLeaseTimeout: 50 * time.Millisecond,
@@ -268,17 +274,22 @@ func (c *testCluster) waitLeader(among ...string) *testNode {
 	return found
 }
 
-// waitConfigured waits until the leader's configuration holds n servers
-// and every live node has heard of a leader.
+// waitConfigured waits until the leader's configuration holds n servers,
+// as many of them voters as MaxVoters allows (joiners are promoted once
+// caught up), and every live node has heard of a leader.
 func (c *testCluster) waitConfigured(n int) {
 	c.t.Helper()
-	waitFor(c.t, fmt.Sprintf("%d servers configured", n), func() bool {
+	maxVoters := c.maxVoters
+	if maxVoters == 0 {
+		maxVoters = defaultMaxVoters
+	}
+	waitFor(c.t, fmt.Sprintf("%d servers configured, %d of them voters", n, min(n, maxVoters)), func() bool {
 		leader := c.leader()
 		if leader == nil {
 			return false
 		}
 		st := leader.store.Status()
-		return st.Voters+st.NonVoters == n
+		return st.Voters+st.NonVoters == n && st.Voters == min(n, maxVoters)
 	})
 	c.waitLeader()
 }

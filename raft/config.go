@@ -77,6 +77,10 @@ type Config struct {
 	// DeadNodeGrace is how long a member stays dead (or unknown to gossip)
 	// before the leader removes it from the raft configuration; default 60s.
 	DeadNodeGrace time.Duration
+	// StabilizationTime is how long a non-voter must stay healthy (answering
+	// the cluster RPC, following the leader, caught up) before the leader
+	// promotes it to voter; default 2s. See promote.go.
+	StabilizationTime time.Duration
 	// OnNodeRemoved is called on the leader after it removed a dead node
 	// from the raft configuration, so the caller can propose a purge of the
 	// node's sessions. It runs on the reconcile goroutine; it may propose.
@@ -117,6 +121,7 @@ const (
 	defaultJoinTimeout        = 10 * time.Second
 	defaultMaxVoters          = 3
 	defaultDeadNodeGrace      = 60 * time.Second
+	defaultStabilizationTime  = 2 * time.Second
 )
 
 // clustered reports whether the node gossips and serves the cluster RPC.
@@ -154,9 +159,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	default:
 		return cfg, fmt.Errorf("raft: config: MaxVoters %d: use 3 or 5 (an even count tolerates no more failures than one fewer)", cfg.MaxVoters)
 	}
-	if cfg.DeadNodeGrace < 0 || cfg.JoinTimeout < 0 {
-		return cfg, errors.New("raft: config: DeadNodeGrace and JoinTimeout must not be negative")
+	if cfg.DeadNodeGrace < 0 || cfg.JoinTimeout < 0 || cfg.StabilizationTime < 0 {
+		return cfg, errors.New("raft: config: DeadNodeGrace, JoinTimeout and StabilizationTime must not be negative")
 	}
+	setDefault(&cfg.StabilizationTime, defaultStabilizationTime)
 	setDefault(&cfg.DeadNodeGrace, defaultDeadNodeGrace)
 	setDefault(&cfg.JoinTimeout, defaultJoinTimeout)
 	setDefault(&cfg.SnapshotThreshold, defaultSnapshotThreshold)
@@ -186,6 +192,12 @@ func setDefault[T comparable](field *T, value T) {
 // reacting to gossip events: often enough to notice a grace period ending.
 func (cfg Config) reconcileInterval() time.Duration {
 	return min(max(cfg.DeadNodeGrace/4, 20*time.Millisecond), 2*time.Second)
+}
+
+// promotionRecheck is how soon the leader looks again at a non-voter that
+// is healthy but not yet stable.
+func (cfg Config) promotionRecheck() time.Duration {
+	return min(max(cfg.StabilizationTime/4, 20*time.Millisecond), cfg.reconcileInterval())
 }
 
 func (cfg Config) raftConfig(logger hclog.Logger) *hraft.Config {

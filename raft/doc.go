@@ -76,14 +76,23 @@
 //
 // The leader runs a reconcile pass at every gossip or configuration change
 // and on a timer. It adds live members of its cluster missing from the
-// configuration (as voters while there are fewer than MaxVoters, then as
-// non-voters) and updates the address of a member that came back at a new
-// one; promotes live non-voters while voters are short; swaps a voter that
-// gossip reports dead for a live non-voter (promote first, then demote, so
-// the live voter count never drops); and removes servers that stayed dead,
-// or never appeared in its gossip, for longer than DeadNodeGrace, calling
-// OnNodeRemoved so the node layer can purge their sessions. It never
+// configuration, always as non-voters, and updates the address of a member
+// that came back at a new one. It promotes a non-voter only when it is
+// healthy and has stayed healthy for StabilizationTime (default 2s; the
+// autopilot rule of Consul): it answers a status call of the cluster RPC
+// addressed to its own id, follows this leader, has applied the log up to
+// where this leader first saw it as a member, and trails the leader's
+// applied index by at most 128 entries. So a member that announces itself
+// in gossip but never answers stays a non-voter, which counts towards no
+// quorum: a join cannot take a one-node cluster's quorum away. Promotion
+// fills the voters up to MaxVoters; a voter that gossip reports dead is
+// swapped for a healthy, stable non-voter (promote first, then demote, so
+// the live voter count never drops). Servers that stayed dead, or never
+// appeared in its gossip, for longer than DeadNodeGrace are removed, and
+// OnNodeRemoved lets the node layer purge their sessions. The leader never
 // removes itself, and it warns when the cluster settles on two voters.
+// hashicorp/raft-autopilot was not used: it owns the whole membership loop
+// (server list, removal, promotion) where this one is driven by gossip.
 // memberlist forgets dead nodes and does not say since when they are dead,
 // so each node keeps its own record of members and their last change; and
 // because memberlist never probes a dead node, each node also asks dead
@@ -145,8 +154,9 @@
 //
 // A small request/response protocol over the cluster listener's TLS: each
 // message is a 4-byte big-endian length (at most 16 MiB, checked before the
-// body is read) and a JSON object (see rpc.go); calls carry the caller's
-// cluster id, node and deadline, answers an index or an error code
+// body is read) and a JSON object (see rpc.go); the calls are propose,
+// read_index and the leader's status probe of non-voters; calls carry the
+// caller's cluster id, node and deadline, answers an index or an error code
 // (not_leader with the leader's id, leadership_lost, closed, timeout,
 // cluster_mismatch, forbidden, bad_request). A connection carries one call at a time
 // and the client keeps a few idle ones per address. net/rpc was not used:

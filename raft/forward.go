@@ -147,7 +147,10 @@ func responseError(op string, resp *rpcResponse) error {
 // certificate names, and it must be a server of the current raft
 // configuration; what the request says about its sender is only logged.
 func (s *Store) handleRPC(ctx context.Context, peer string, req *rpcRequest) *rpcResponse {
-	if s.cfg.Identity != nil && !s.isServer(peer) {
+	// Every caller holds a certificate of the cluster (the listener checked it). Writes and reads
+	// are for servers of the configuration only; the status probe is also for the leader asking
+	// a member that has not yet received the configuration naming that leader.
+	if s.cfg.Identity != nil && req.Op != opStatus && !s.isServer(peer) {
 		s.logger.Warn("cluster RPC refused: the caller is not a server of this cluster", "peer", peer, "op", req.Op)
 		return &rpcResponse{Code: codeForbidden,
 			Error: fmt.Sprintf("node %q is not a server of the cluster of node %s", peer, s.cfg.NodeID)}
@@ -171,6 +174,8 @@ func (s *Store) handleRPC(ctx context.Context, peer string, req *rpcRequest) *rp
 			return s.errorResponse(err)
 		}
 		return &rpcResponse{Index: index}
+	case opStatus:
+		return s.handleStatus(req.Body)
 	default:
 		return &rpcResponse{Code: codeBadRequest, Error: fmt.Sprintf("unknown operation %q", req.Op)}
 	}

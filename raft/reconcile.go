@@ -18,20 +18,38 @@ const configChangeTimeout = 5 * time.Second
 // line with gossip: it runs a pass at every gossip or configuration change
 // and on a timer (grace periods end without an event).
 func (s *Store) reconcileLoop(ctx context.Context) {
-	r := &reconciler{s: s, unknownSince: map[string]time.Time{}}
+	r := &reconciler{s: s, unknownSince: map[string]time.Time{}, promotion: newPromotionTracker()}
 	ticker := time.NewTicker(s.cfg.reconcileInterval())
 	defer ticker.Stop()
+	// A member healthy but not yet stable is looked at again once its
+	// stabilization time may be over, without waiting for the ticker.
+	var soon *time.Timer
+	defer func() {
+		if soon != nil {
+			soon.Stop()
+		}
+	}()
 	for {
 		changed := s.membership.changed()
 		if err := r.pass(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("membership reconcile pass failed; retrying", "err", err)
 		}
 		s.hooks.reconcilePasses.Add(1)
+		var again <-chan time.Time
+		if r.promotion.waitingForStability(time.Now(), s.cfg.StabilizationTime) || r.wantVoters {
+			if soon == nil {
+				soon = time.NewTimer(s.cfg.promotionRecheck())
+			} else {
+				soon.Reset(s.cfg.promotionRecheck())
+			}
+			again = soon.C
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		case <-changed:
+		case <-again:
 		}
 	}
 }
@@ -44,15 +62,19 @@ type reconciler struct {
 	// started gossiping. Its grace period starts then.
 	unknownSince map[string]time.Time
 	warnedTwo    bool
+	promotion    *promotionTracker
+	// wantVoters: at the last pass a voter was missing or dead while
+	// non-voters were being probed, so the loop probes again soon.
+	wantVoters bool
 }
 
 // pass makes one round of changes:
-//  1. add live members of this cluster missing from the configuration (as
-//     voters while there are fewer than MaxVoters, else as non-voters) and
-//     update the address of members that moved;
-//  2. promote live non-voters while voters are fewer than MaxVoters, and
-//     swap each voter gossip reports dead for a live non-voter (promote,
-//     then demote), so the cluster keeps MaxVoters live voters;
+//  1. add live members of this cluster missing from the configuration, as
+//     non-voters, and update the address of members that moved;
+//  2. probe the live non-voters (promote.go); promote those healthy for
+//     StabilizationTime while voters are fewer than MaxVoters, and swap
+//     each voter gossip reports dead for such a non-voter (promote, then
+//     demote), so the cluster keeps MaxVoters live voters;
 //  3. remove servers dead (or unknown) for longer than DeadNodeGrace, then
 //     call OnNodeRemoved; never this node.
 //
@@ -80,6 +102,7 @@ func (r *reconciler) pass(ctx context.Context) error {
 	}
 
 	// 1. Add and move.
+	added := map[string]uint64{}
 	for _, id := range slices.Sorted(maps.Keys(records)) {
 		rec := records[id]
 		if id == self || !rec.alive || rec.meta.ClusterID != clusterID || rec.meta.RaftAddr == "" {
@@ -89,10 +112,8 @@ func (r *reconciler) pass(ctx context.Context) error {
 		server, inConfiguration := servers[id]
 		var suffrage hraft.ServerSuffrage
 		switch {
-		case !inConfiguration && voters < s.cfg.MaxVoters:
-			suffrage = hraft.Voter
-			voters++
 		case !inConfiguration:
+			// Never straight in as a voter: see promote.go.
 			suffrage = hraft.Nonvoter
 		case server.Address != addr:
 			suffrage = server.Suffrage
@@ -100,18 +121,28 @@ func (r *reconciler) pass(ctx context.Context) error {
 		default:
 			continue
 		}
-		if err := r.setServer(ctx, id, addr, suffrage); err != nil {
+		index, err := r.setServer(ctx, id, addr, suffrage)
+		if err != nil {
 			return err
 		}
+		added[id] = index
 		servers[id] = hraft.Server{ID: hraft.ServerID(id), Address: addr, Suffrage: suffrage}
 	}
 
-	// 2. Promote, and replace dead voters.
+	// 2. Promote healthy non-voters, and replace dead voters.
+	probe := map[string]string{}
+	for id, server := range servers {
+		if server.Suffrage == hraft.Nonvoter && alive(id) && records[id].meta.ClusterID == clusterID {
+			probe[id] = records[id].meta.RPCAddr
+		}
+	}
+	statuses := s.probeStatus(ctx, probe)
+	stable := r.promotion.update(s, statuses, self, s.fsm.applied.get(), added, s.cfg.StabilizationTime, time.Now())
 	var candidates, deadVoters []string
 	for _, id := range slices.Sorted(maps.Keys(servers)) {
 		server := servers[id]
 		switch {
-		case server.Suffrage == hraft.Nonvoter && alive(id) && records[id].meta.ClusterID == clusterID:
+		case server.Suffrage == hraft.Nonvoter && stable[id]:
 			candidates = append(candidates, id)
 		case server.Suffrage == hraft.Voter && id != self && records[id].name != "" && !records[id].alive:
 			// Known dead only: a voter gossip has not reported yet may be
@@ -119,12 +150,14 @@ func (r *reconciler) pass(ctx context.Context) error {
 			deadVoters = append(deadVoters, id)
 		}
 	}
+	r.wantVoters = len(probe) > 0 && (voters < s.cfg.MaxVoters || len(deadVoters) > 0)
 	promote := func() error {
 		id := candidates[0]
 		candidates = candidates[1:]
-		if err := r.setServer(ctx, id, servers[id].Address, hraft.Voter); err != nil {
+		if _, err := r.setServer(ctx, id, servers[id].Address, hraft.Voter); err != nil {
 			return err
 		}
+		delete(r.promotion.healthySince, id)
 		voters++
 		return nil
 	}
@@ -180,8 +213,9 @@ func (r *reconciler) pass(ctx context.Context) error {
 }
 
 // setServer adds a server, moves it or promotes it (AddVoter on a non-voter
-// promotes it; AddNonvoter on a voter leaves it a voter).
-func (r *reconciler) setServer(ctx context.Context, id string, addr hraft.ServerAddress, suffrage hraft.ServerSuffrage) error {
+// promotes it; AddNonvoter on a voter leaves it a voter), and returns the
+// index of the new configuration.
+func (r *reconciler) setServer(ctx context.Context, id string, addr hraft.ServerAddress, suffrage hraft.ServerSuffrage) (uint64, error) {
 	s := r.s
 	var future hraft.IndexFuture
 	if suffrage == hraft.Voter {
@@ -190,10 +224,10 @@ func (r *reconciler) setServer(ctx context.Context, id string, addr hraft.Server
 		future = s.raft.AddNonvoter(hraft.ServerID(id), addr, 0, configChangeTimeout)
 	}
 	if err := waitFuture(ctx, future); err != nil {
-		return fmt.Errorf("raft: reconcile: set %s as %s at %s: %w", id, suffrage, addr, err)
+		return 0, fmt.Errorf("raft: reconcile: set %s as %s at %s: %w", id, suffrage, addr, err)
 	}
 	s.logger.Info("raft configuration: server set", "member", id, "suffrage", suffrage.String(), "addr", addr)
-	return nil
+	return future.Index(), nil
 }
 
 func (r *reconciler) demote(ctx context.Context, id string) error {

@@ -26,7 +26,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // PALAVER_<FLAG NAME IN UPPER CASE WITH _ FOR ->; the command line wins.
 func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)) {
 	var cfg node.Config
-	var opers, operDIDs, origins, join listFlag
+	var opers, operDIDs, origins, join, trustedProxies listFlag
 	var logLevel string
 	fs.StringVar(&cfg.ServerName, "server-name", "localhost", "IRC server name; also the node's did:web host name")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "Raft node name (default: the server name)")
@@ -57,8 +57,10 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.BoolVar(&cfg.NoGuests, "no-guest", false, "refuse unauthenticated registrations")
 	fs.StringVar(&cfg.PLCDirectory, "plc-directory", "https://plc.directory", "did:plc directory URL")
 	fs.DurationVar(&cfg.ChallengeTTL, "challenge-timeout", 60*time.Second, "SASL challenge lifetime (at most 60s)")
-	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", 20, "concurrent IRC connections per client IP, all transports (0 = default 20, -1 = unlimited)")
-	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); localhost and 127.0.0.1 are always allowed")
+	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", 20, "concurrent IRC connections per client IP (IPv6 per /64), all transports (0 = default 20, -1 = unlimited)")
+	fs.IntVar(&cfg.MaxHTTPConnsPerIP, "max-http-conns-per-ip", 0, "concurrent HTTP connections (WebSockets included) per client IP, IPv6 per /64; more are closed at accept (0 = default: 64, or --max-conns-per-ip + 32 when more, unlimited when that is -1; -1 = unlimited)")
+	fs.Var(&trustedProxies, "trusted-proxy", "reverse proxy (IP or CIDR) whose X-Real-IP / X-Forwarded-For name the HTTP client (repeatable); without it those headers are ignored, from loopback too")
+	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); CORS always allows localhost, WebSocket only when the node listens on loopback with a local --base-url")
 	fs.IntVar(&cfg.JoinHistory, "join-history", 25, "messages replayed to a client when it joins a channel (-1 disables)")
 	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", false, "BENCHMARKS ONLY: turn off per-connection flood limits")
 	var keyLifetimeDays, peerKeyRetrySecs int
@@ -115,6 +117,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 		cfg.OperDIDs = operDIDs
 		cfg.Join = join
 		cfg.AllowedOrigins = origins
+		cfg.TrustedProxies = trustedProxies
 		cfg.Version = version
 		return cfg, level, nil
 	}

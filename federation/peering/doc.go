@@ -18,7 +18,13 @@
 //
 // # Envelopes
 //
-// POST /federation/v1/events carries one Envelope {signer, payload, signature}: payload is the
+// POST /federation/v1/events carries a Palaver-Envelope header (EnvelopeHeader: the signer, the
+// SHA-256 of the body and the signer's server-key signature over both) and one Envelope. The
+// receiver checks the header first, before it reads any of the body: an unknown signer, a kid
+// not in its document or a signature that does not verify is refused at once, so no one but a
+// configured peer can make it read a body (at most MaxEnvelopeBytes, within the HTTP server's
+// ReadTimeout), which must then match the signed digest. Refusals are the Error object of the
+// HTTP API with a federation code (Refusal). The Envelope is {signer, payload, signature}: payload is the
 // base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over the payload bytes>" by the
 // sending node's server key. The receiver refuses (and changes nothing) when the signer is not a
 // configured peer, the kid is not in that peer's document, the signature does not verify, the

@@ -12,7 +12,11 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 )
 
-// Limits on what one envelope may carry.
+// Limits on what one envelope may carry. MaxEnvelopeBytes is read only after the sender
+// authenticated (EnvelopeHeader), within the HTTP server's ReadTimeout. It holds the largest
+// batch an outbox composes with room to spare: 100 items of at most one 8 KiB IRC line each
+// (about 1.3 MiB once the payload is base64url), or a members snapshot of 12 linked channels of
+// 1,000 members (about 2.4 MiB).
 const (
 	MaxEnvelopeBytes = 4 << 20
 	MaxBatchItems    = 100 // also the per-second rate a peer may send at
@@ -181,11 +185,17 @@ type Ack struct {
 	Refused map[string]string `json:"refused,omitempty"`
 }
 
-// Refusal is the answer to a refused envelope.
+// Refusal is the answer to a refused envelope: the Error object of the HTTP API (error is the
+// reason phrase, status the code, message the prose, documentation the contract's address) with
+// the federation's code, and the last accepted sequence for code out-of-order. A sender reads
+// code and last_seq.
 type Refusal struct {
-	Error   string `json:"error"`
-	Code    string `json:"code"`
-	LastSeq int64  `json:"last_seq,omitempty"` // for code out-of-order: the last accepted seq
+	Error         string `json:"error"`
+	Status        int    `json:"status"`
+	Message       string `json:"message"`
+	Documentation string `json:"documentation,omitempty"`
+	Code          string `json:"code"`
+	LastSeq       int64  `json:"last_seq,omitempty"`
 }
 
 // Refusal codes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -15,30 +16,109 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// receive serves POST /federation/v1/events.
+// receive serves POST /federation/v1/events. It authenticates the sender from EnvelopeHeader
+// before it reads anything of the body, then reads at most MaxEnvelopeBytes (the http.Server's
+// ReadTimeout bounds how long that may take) and checks them against the signed digest.
+// Refusals are the Error object with the federation's code (Refusal).
 func (f *Federation) receive(c *gin.Context) {
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxEnvelopeBytes+1))
+	answer := func(status int, refusal *Refusal) {
+		refusal.Documentation = requestOrigin(c.Request) + "/api/v1/openapi.json"
+		if status == http.StatusUnauthorized {
+			c.Header("WWW-Authenticate", EnvelopeHeader)
+		}
+		c.JSON(status, refusal)
+	}
+	auth, err := parseEnvelopeHeader(c.GetHeader(EnvelopeHeader))
 	if err != nil {
-		c.JSON(http.StatusBadRequest, Refusal{Error: "reading the envelope: " + err.Error(), Code: CodeMalformed})
+		answer(http.StatusBadRequest, refusal(http.StatusBadRequest, CodeMalformed, err.Error()))
 		return
 	}
-	ack, status, refusal := f.Accept(c.Request.Context(), body)
-	if refusal != nil {
-		c.JSON(status, refusal)
+	status, refused := f.authenticate(c.Request.Context(), auth)
+	if refused != nil {
+		answer(status, refused)
+		return
+	}
+	if c.Request.ContentLength > MaxEnvelopeBytes {
+		answer(http.StatusRequestEntityTooLarge, refusal(http.StatusRequestEntityTooLarge, CodeMalformed,
+			fmt.Sprintf("an envelope is at most %d bytes", MaxEnvelopeBytes)))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxEnvelopeBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			answer(http.StatusRequestEntityTooLarge, refusal(http.StatusRequestEntityTooLarge, CodeMalformed,
+				fmt.Sprintf("an envelope is at most %d bytes", MaxEnvelopeBytes)))
+			return
+		}
+		answer(http.StatusBadRequest, refusal(http.StatusBadRequest, CodeMalformed, "reading the envelope: "+err.Error()))
+		return
+	}
+	if !auth.matches(body) {
+		f.metrics.count(auth.signer, "in", "refused", 1)
+		answer(http.StatusUnauthorized, refusal(http.StatusUnauthorized, CodeBadSig, "the body is not the one the "+EnvelopeHeader+" header signed"))
+		return
+	}
+	ack, status, refused := f.accept(c.Request.Context(), body, auth.signer)
+	if refused != nil {
+		answer(status, refused)
 		return
 	}
 	c.JSON(http.StatusOK, ack)
 }
 
+// authenticate checks an EnvelopeHeader: a configured peer, a kid of its document, a signature
+// that verifies.
+func (f *Federation) authenticate(ctx context.Context, auth envelopeAuth) (int, *Refusal) {
+	peer, ok := f.peers[auth.signer]
+	if !ok {
+		return http.StatusForbidden, refusal(http.StatusForbidden, CodeUnknownPeer, truncate(auth.signer, 80)+" is not a configured peer of this server")
+	}
+	pub, err := f.keys.lookup(ctx, peer, auth.tag.KID)
+	if err != nil {
+		f.metrics.count(peer.DID, "in", "refused", 1)
+		return http.StatusUnauthorized, refusal(http.StatusUnauthorized, CodeBadKey, err.Error())
+	}
+	if !auth.verify(pub) {
+		f.metrics.count(peer.DID, "in", "refused", 1)
+		return http.StatusUnauthorized, refusal(http.StatusUnauthorized, CodeBadSig,
+			"the "+EnvelopeHeader+" signature does not verify against "+peer.DID+"#"+auth.tag.KID)
+	}
+	return http.StatusOK, nil
+}
+
+// refusal builds a Refusal: the Error object with a federation code.
+func refusal(status int, code, msg string) *Refusal {
+	return &Refusal{Error: http.StatusText(status), Status: status, Message: msg, Code: code}
+}
+
+// requestOrigin is the origin a request was sent to.
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
 // Accept checks and applies one envelope. On refusal it returns the HTTP status and the reason,
 // and nothing was changed.
 func (f *Federation) Accept(ctx context.Context, body []byte) (Ack, int, *Refusal) {
+	return f.accept(ctx, body, "")
+}
+
+// accept is Accept for a sender already authenticated as signer ("" when none was): the
+// envelope must then be that signer's.
+func (f *Federation) accept(ctx context.Context, body []byte, signer string) (Ack, int, *Refusal) {
 	refuse := func(status int, code, msg string) (Ack, int, *Refusal) {
-		return Ack{}, status, &Refusal{Error: msg, Code: code}
+		return Ack{}, status, refusal(status, code, msg)
 	}
 	env, payload, tag, err := ParseEnvelope(body)
 	if err != nil {
 		return refuse(http.StatusBadRequest, CodeMalformed, err.Error())
+	}
+	if signer != "" && env.Signer != signer {
+		return refuse(http.StatusUnauthorized, CodeWrongRoute, "the envelope's signer is not the one the "+EnvelopeHeader+" header named")
 	}
 	peer, ok := f.peers[env.Signer]
 	if !ok {
@@ -79,8 +159,9 @@ func (f *Federation) Accept(ctx context.Context, body []byte) (Ack, int, *Refusa
 	}
 	if b.Seq <= last {
 		f.metrics.count(peer.DID, "in", "refused", b.Items())
-		return Ack{}, http.StatusConflict, &Refusal{Error: "envelope out of order or replayed: its sequence must be greater than the last accepted",
-			Code: CodeOutOfOrder, LastSeq: last}
+		r := refusal(http.StatusConflict, CodeOutOfOrder, "envelope out of order or replayed: its sequence must be greater than the last accepted")
+		r.LastSeq = last
+		return Ack{}, http.StatusConflict, r
 	}
 	if !f.limiter(peer.DID).AllowN(f.cfg.Now(), b.Items()) {
 		f.metrics.count(peer.DID, "in", "rate-limited", b.Items())

@@ -350,7 +350,11 @@ func (o *outbox) send(ctx context.Context, p pending) (Ack, error) {
 			o.mu.Unlock()
 			continue
 		}
-		return Ack{}, fmt.Errorf("%w: %s: %s", errRefused, refusal.Code, refusal.Error)
+		msg := refusal.Message
+		if msg == "" {
+			msg = refusal.Error // a receiver that answers without the Error object
+		}
+		return Ack{}, fmt.Errorf("%w: %s: %s", errRefused, refusal.Code, msg)
 	}
 }
 
@@ -362,6 +366,7 @@ func (o *outbox) post(ctx context.Context, body []byte) (Ack, *Refusal, error) {
 		return Ack{}, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(EnvelopeHeader, SignEnvelopeHeader(o.f.cfg.Key, o.f.cfg.ServerDID, body))
 	resp, err := o.f.cfg.Client.Do(req)
 	if err != nil {
 		return Ack{}, nil, err

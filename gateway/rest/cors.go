@@ -45,14 +45,40 @@ func (p originPolicy) allows(origin string) bool {
 	return p.allowed[norm]
 }
 
-// allowsWebSocket also admits a page served by the host it connects to, as
-// browsers' same-origin rule would.
-func (p originPolicy) allowsWebSocket(origin, requestHost string) bool {
-	if p.allows(origin) {
+// allowsWebSocket admits the configured origins (BaseURL's and the allowed
+// list) and, with local, http(s) pages on localhost, 127.0.0.1 or [::1] at
+// any port. The request's Host is never compared with the origin: a
+// DNS-rebinding page names its own host in both.
+func (p originPolicy) allowsWebSocket(origin string, local bool) bool {
+	norm, ok := normalizeOrigin(origin)
+	if !ok {
+		return false
+	}
+	if p.allowed[norm] {
 		return true
 	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, requestHost)
+	u, _ := url.Parse(norm)
+	return local && isLoopbackHost(u.Hostname())
+}
+
+// isLoopbackHost reports whether a URL host names this machine.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLocalOrigin reports whether a base URL is an http(s) origin on
+// localhost or a loopback address.
+func IsLocalOrigin(baseURL string) bool {
+	norm, ok := normalizeOrigin(strings.TrimRight(baseURL, "/"))
+	if !ok {
+		return false
+	}
+	u, _ := url.Parse(norm)
+	return isLoopbackHost(u.Hostname())
 }
 
 // normalizeOrigin lowercases scheme and host and drops a default port. It

@@ -32,4 +32,18 @@
 // lines over a map, and must key clients by gin's ClientIP rule (freeq's
 // proxy rule) and IPv6 /64s, which the limiter in golang.org/x/time does
 // not do by itself.
+//
+// # The HTTP edge
+//
+// HTTPServer builds the node's http.Server: read, header and idle timeouts
+// (HTTPLimits; a WebSocket clears the read deadline once upgraded, its
+// session then bounded by the IRC server's pings), and a header size limit
+// answered with a 431 Error object. SecurityHeadersListener adds the
+// security headers to the answers net/http writes without a handler (400,
+// 431 beyond net/http's own limit, 501, 505). The client IP is the TCP
+// peer; X-Real-IP and X-Forwarded-For count only from Config.TrustedProxies,
+// never from loopback by default. WebSocket IRC admits BaseURL's origin and
+// the allowed list only, never an origin because it matches the request's
+// Host (DNS rebinding), and pages on localhost at any port only when
+// LocalWebSocketOrigins says the node itself is local.
 package rest

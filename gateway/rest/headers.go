@@ -27,10 +27,7 @@ const (
 func (s *Server) responseHeaders(c *gin.Context) {
 	c.Set(baseURLKey, s.baseURL(c))
 	h := c.Writer.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-	h.Set("Strict-Transport-Security", strictTransportSecurity)
+	setSecurityHeaders(h)
 	h.Set("Link", discoveryLink)
 	c.Writer = &headerFinisher{ResponseWriter: c.Writer, wwwAuthenticate: s.wwwAuthenticate(c)}
 	c.Next()

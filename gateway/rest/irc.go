@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"nhooyr.io/websocket"
@@ -17,9 +18,10 @@ import (
 
 // serveIRC upgrades GET /irc to a WebSocket and hands it to the IRC
 // handler for the life of the connection. Browsers must come from an
-// allowed origin; clients that send no Origin (non-browser) are admitted.
+// allowed origin (allowsWebSocket); clients that send no Origin
+// (non-browser) are admitted.
 func (s *Server) serveIRC(c *gin.Context) {
-	if origin := c.GetHeader("Origin"); origin != "" && !s.origins.allowsWebSocket(origin, c.Request.Host) {
+	if origin := c.GetHeader("Origin"); origin != "" && !s.origins.allowsWebSocket(origin, s.cfg.LocalWebSocketOrigins) {
 		WriteError(c, http.StatusForbidden, "WebSocket connections from origin "+origin+" are not allowed")
 		return
 	}
@@ -71,6 +73,13 @@ const webSocketBufferSize = 512
 func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := w.ResponseWriter.Hijack()
 	if err != nil {
+		return nil, nil, err
+	}
+	// net/http set a read deadline for the upgrade request (ReadTimeout)
+	// and keeps it on the hijacked connection: a WebSocket lives as long as
+	// its session, which the IRC server's pings bound instead.
+	if err := conn.SetDeadline(time.Time{}); err != nil {
+		_ = conn.Close()
 		return nil, nil, err
 	}
 	if err := brw.Writer.Flush(); err != nil {

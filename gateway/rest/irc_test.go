@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -37,13 +37,25 @@ func ircEcho(c transport.Conn) {
 
 func startIRCServer(t *testing.T, limit int) string {
 	t.Helper()
+	return startIRCServerWith(t, func(c *rest.Config) { c.IRCLimiter = transport.NewIPLimiter(limit) })
+}
+
+// startIRCServerWith serves IRC over WebSocket (echoing) on a real listener
+// with the server's own http.Server, limits and listener wrapping.
+func startIRCServerWith(t *testing.T, adjust func(*rest.Config)) string {
+	t.Helper()
 	ts := newTestServer(t, func(c *rest.Config) {
 		c.IRC = ircEcho
-		c.IRCLimiter = transport.NewIPLimiter(limit)
+		adjust(c)
 	})
-	srv := httptest.NewServer(ts.Handler())
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/irc"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := ts.HTTPServer(context.Background())
+	go srv.Serve(rest.SecurityHeadersListener(ln))
+	t.Cleanup(func() { srv.Close() })
+	return "ws://" + ln.Addr().String() + "/irc"
 }
 
 func dialIRC(t *testing.T, url string, header http.Header) (*websocket.Conn, *http.Response, error) {
@@ -87,17 +99,25 @@ func TestIRCOverWebSocket(t *testing.T) {
 }
 
 func TestIRCOrigins(t *testing.T) {
-	url := startIRCServer(t, 20)
 	tests := []struct {
 		origin     string
+		local      bool // LocalWebSocketOrigins
 		wantStatus int
 	}{
-		{"http://localhost:5173", http.StatusSwitchingProtocols},
-		{"https://auth.example.test", http.StatusSwitchingProtocols},
-		{"https://evil.example.test", http.StatusForbidden},
+		{testBaseURL, false, http.StatusSwitchingProtocols},
+		{"https://auth.example.test", false, http.StatusSwitchingProtocols},
+		{"https://evil.example.test", false, http.StatusForbidden},
+		{"https://evil.example.test", true, http.StatusForbidden},
+		{"http://localhost:5173", false, http.StatusForbidden},
+		{"http://localhost:5173", true, http.StatusSwitchingProtocols},
+		{"http://127.0.0.1:1", true, http.StatusSwitchingProtocols},
+		{"http://[::1]:8080", true, http.StatusSwitchingProtocols},
+		{"http://localhost.evil.test", true, http.StatusForbidden},
+		{"null", true, http.StatusForbidden},
 	}
 	for _, tt := range tests {
-		t.Run(tt.origin, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s local=%v", tt.origin, tt.local), func(t *testing.T) {
+			url := startIRCServerWith(t, func(c *rest.Config) { c.LocalWebSocketOrigins = tt.local })
 			_, resp, err := dialIRC(t, url, http.Header{"Origin": {tt.origin}})
 			if resp == nil {
 				t.Fatalf("no response: %v", err)
@@ -106,6 +126,32 @@ func TestIRCOrigins(t *testing.T) {
 				t.Fatalf("status %d, want %d (%v)", resp.StatusCode, tt.wantStatus, err)
 			}
 		})
+	}
+}
+
+// TestIRCOriginIsNotComparedWithHost: a DNS-rebinding page names its own host in both Origin and
+// Host; that does not make it same-origin.
+func TestIRCOriginIsNotComparedWithHost(t *testing.T) {
+	url := startIRCServerWith(t, func(c *rest.Config) {})
+	_, resp, err := dialIRC(t, url, http.Header{"Origin": {"http://rebind.evil.test:8080"}, "Host": {"rebind.evil.test:8080"}})
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("rebinding origin: %v, %v", resp, err)
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/irc")
+	_, resp, err = dialIRC(t, url, http.Header{"Origin": {"http://" + host}})
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("origin equal to the listener's host without the local allowance: %v, %v", resp, err)
+	}
+}
+
+func TestIsLocalOrigin(t *testing.T) {
+	for in, want := range map[string]bool{
+		"http://127.0.0.1:8080": true, "http://localhost:8080/": true, "https://[::1]": true,
+		"http://127.1.2.3": true, "https://chat.example.org": false, "http://10.0.0.1": false, "not a url": false,
+	} {
+		if got := rest.IsLocalOrigin(in); got != want {
+			t.Errorf("IsLocalOrigin(%q) = %v, want %v", in, got, want)
+		}
 	}
 }
 

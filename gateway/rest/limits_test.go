@@ -29,8 +29,8 @@ func fromPeer(ts *testServer, target, peer string, header ...string) *httptest.R
 }
 
 // limitedServer mounts test-only routes behind each limiter class.
-func limitedServer(t *testing.T, limits rest.RateLimits) *testServer {
-	ts := newTestServer(t, func(c *rest.Config) { c.RateLimits = limits })
+func limitedServer(t *testing.T, limits rest.RateLimits, trustedProxies ...string) *testServer {
+	ts := newTestServer(t, func(c *rest.Config) { c.RateLimits, c.TrustedProxies = limits, trustedProxies })
 	ok := func(c *gin.Context) { c.String(http.StatusOK, "ok") }
 	ts.Engine().GET("/api/v1/test/media", ts.RateLimit(rest.MediaRoutes), ok)
 	ts.Engine().GET("/api/v1/test/records", ts.RateLimit(rest.RecordRoutes), ok)
@@ -41,7 +41,7 @@ func TestRateLimit(t *testing.T) {
 	ts := limitedServer(t, rest.RateLimits{
 		Media:   rest.RateLimit{Requests: 2, Window: eternity},
 		Records: rest.RateLimit{Requests: 3, Window: eternity},
-	})
+	}, "127.0.0.1", "::1")
 	tests := []struct {
 		name, target, peer string
 		header             []string
@@ -53,7 +53,7 @@ func TestRateLimit(t *testing.T) {
 		{"another client", "/api/v1/test/media", "192.0.2.2:1000", nil, 200},
 		{"another class", "/api/v1/test/records", "192.0.2.1:1000", nil, 200},
 		{"headers from a remote peer are ignored", "/api/v1/test/media", "192.0.2.1:1003", []string{"X-Real-IP", "198.51.100.9"}, 429},
-		{"a local proxy's X-Real-IP counts", "/api/v1/test/media", "127.0.0.1:5000", []string{"X-Real-IP", "198.51.100.9"}, 200},
+		{"a trusted proxy's X-Real-IP counts", "/api/v1/test/media", "127.0.0.1:5000", []string{"X-Real-IP", "198.51.100.9"}, 200},
 		{"again", "/api/v1/test/media", "127.0.0.1:5001", []string{"X-Real-IP", "198.51.100.9"}, 200},
 		{"then over", "/api/v1/test/media", "127.0.0.1:5002", []string{"X-Real-IP", "198.51.100.9"}, 429},
 		{"last X-Forwarded-For entry", "/api/v1/test/media", "[::1]:5000", []string{"X-Forwarded-For", "198.51.100.9, 203.0.113.5"}, 200},
@@ -74,6 +74,37 @@ func TestRateLimit(t *testing.T) {
 			}
 			decodeError(t, rec)
 		}
+	}
+}
+
+// TestForwardedHeadersNeedATrustedProxy: X-Real-IP and X-Forwarded-For name the client only when
+// the TCP peer is a configured proxy; loopback is not one by default.
+func TestForwardedHeadersNeedATrustedProxy(t *testing.T) {
+	limits := rest.RateLimits{Media: rest.RateLimit{Requests: 1, Window: eternity}}
+	tests := []struct {
+		name    string
+		trusted []string
+		peer    string
+		header  []string
+		want    int // the second request's status, from another claimed client
+	}{
+		{"loopback untrusted by default", nil, "127.0.0.1:1", []string{"X-Real-IP", "198.51.100.%d"}, 429},
+		{"loopback X-Forwarded-For untrusted by default", nil, "[::1]:1", []string{"X-Forwarded-For", "198.51.100.%d"}, 429},
+		{"trusted loopback proxy", []string{"127.0.0.1"}, "127.0.0.1:1", []string{"X-Real-IP", "198.51.100.%d"}, 200},
+		{"trusted proxy prefix", []string{"10.0.0.0/8"}, "10.1.2.3:1", []string{"X-Forwarded-For", "198.51.100.%d"}, 200},
+		{"peer outside the trusted prefix", []string{"10.0.0.0/8"}, "192.0.2.1:1", []string{"X-Real-IP", "198.51.100.%d"}, 429},
+		{"trusting ::1 does not trust 127.0.0.1", []string{"::1"}, "127.0.0.1:1", []string{"X-Real-IP", "198.51.100.%d"}, 429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := limitedServer(t, limits, tt.trusted...)
+			for i, want := range []int{200, tt.want} {
+				header := []string{tt.header[0], strings.ReplaceAll(tt.header[1], "%d", strconv.Itoa(i+1))}
+				if rec := fromPeer(ts, "/api/v1/test/media", tt.peer, header...); rec.Code != want {
+					t.Fatalf("request %d: status %d, want %d", i+1, rec.Code, want)
+				}
+			}
+		})
 	}
 }
 

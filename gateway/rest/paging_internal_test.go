@@ -140,8 +140,8 @@ func TestFixedWindowBoundsClients(t *testing.T) {
 
 func TestClientKey(t *testing.T) {
 	for in, want := range map[string]string{
-		"203.0.113.7":             "203.0.113.7",
-		"::ffff:203.0.113.7":      "203.0.113.7",
+		"203.0.113.7":             "203.0.113.7/32",
+		"::ffff:203.0.113.7":      "203.0.113.7/32",
 		"2001:db8:1:2:3:4:5:6":    "2001:db8:1:2::/64",
 		"2001:db8:1:2:ffff::1":    "2001:db8:1:2::/64",
 		"not an address":          "?",

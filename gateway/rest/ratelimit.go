@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/gateway/transport"
 )
 
 // Per-client-IP rate limits (freeq-reference §3.1). Each class of routes
@@ -15,8 +17,8 @@ import (
 // Window, the window starting at multiples of Window since the Unix epoch.
 // Over the limit the answer is 429 with Retry-After set to the seconds left
 // in the window. The client IP is the TCP peer, or, when the peer is a
-// local reverse proxy, X-Real-IP, else the last X-Forwarded-For entry (gin's
-// ClientIP as configured in newEngine). IPv6 clients are counted per /64.
+// configured trusted proxy, X-Real-IP, else the last untrusted
+// X-Forwarded-For entry (gin's ClientIP as configured in newEngine). IPv6 clients are counted per /64.
 
 // RateClass names a group of routes that share a limit.
 type RateClass int
@@ -102,19 +104,14 @@ func (s *Server) RateLimit(class RateClass) gin.HandlerFunc {
 }
 
 // clientKey is the counted identity of a client IP: the address itself,
-// or its /64 for IPv6. Unparseable input counts as one shared client.
+// or its /64 for IPv6 (transport.ClientKey, as the IRC connection cap
+// counts). Unparseable input counts as one shared client.
 func clientKey(ip string) string {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return "?"
 	}
-	addr = addr.Unmap()
-	if addr.Is6() {
-		if p, err := addr.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return addr.String()
+	return transport.ClientKey(addr).String()
 }
 
 // fixedWindow counts requests per key in the current window.

@@ -52,8 +52,22 @@ type Config struct {
 	// absolute URLs. When empty, URLs are derived from each request.
 	BaseURL string
 	// AllowedOrigins are the cross-origin callers allowed besides BaseURL's
-	// own origin; http(s)://localhost and 127.0.0.1 on any port always are.
+	// own origin; http(s)://localhost and 127.0.0.1 on any port always are
+	// for CORS. WebSocket IRC admits BaseURL's origin and these only (see
+	// LocalWebSocketOrigins).
 	AllowedOrigins []string
+	// LocalWebSocketOrigins also admits WebSocket IRC from pages on
+	// http(s)://localhost, 127.0.0.1 or [::1] at any port. The node sets it
+	// only when it listens on loopback and BaseURL is such a local origin:
+	// the pages that can reach it are then local ones.
+	LocalWebSocketOrigins bool
+	// TrustedProxies are the reverse proxies (IP addresses or CIDR
+	// prefixes) whose X-Real-IP and X-Forwarded-For name the client. From
+	// any other peer, loopback included, those headers are ignored and the
+	// client is the TCP peer. Entries must parse (ParseTrustedProxies).
+	TrustedProxies []string
+	// HTTPLimits bounds the HTTP server built by HTTPServer.
+	HTTPLimits HTTPLimits
 	// Tokens resolves bearer tokens; nil rejects every token.
 	Tokens TokenResolver
 	// Health feeds /api/v1/health; nil reports only ServerName.
@@ -122,6 +136,7 @@ func New(cfg Config) *Server {
 	if cfg.State == nil {
 		cfg.State = emptyState{}
 	}
+	cfg.HTTPLimits = cfg.HTTPLimits.withDefaults()
 	s := &Server{
 		cfg:        cfg,
 		origins:    newOriginPolicy(allowed),
@@ -143,19 +158,24 @@ func (s *Server) newEngine() *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	// Client IP: the TCP peer, unless the peer is a local reverse proxy.
+	// Client IP: the TCP peer, unless the peer is a configured reverse
+	// proxy. gin trusts every peer until told otherwise, so the list is
+	// always set, empty when none is configured.
 	e.TrustedPlatform = ""
-	e.ForwardedByClientIP = true
+	e.ForwardedByClientIP = len(s.cfg.TrustedProxies) > 0
 	e.RemoteIPHeaders = []string{"X-Real-IP", "X-Forwarded-For"}
-	if err := e.SetTrustedProxies([]string{"127.0.0.1", "::1"}); err != nil {
-		panic("rest: fixed trusted proxy list rejected: " + err.Error())
+	if err := e.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
+		// The node validates the list first (ParseTrustedProxies); trust none.
+		s.logger.Error("trusted proxy list refused; trusting no proxy", "err", err)
+		e.ForwardedByClientIP = false
+		_ = e.SetTrustedProxies(nil)
 	}
 	// Route on the escaped path, so that an encoded "/" (%2F) stays inside
 	// a channel name or nick instead of splitting the path; gin unescapes
 	// the parameters.
 	e.UseRawPath = true
 	e.UnescapePathValues = true
-	e.Use(s.responseHeaders, s.observe, s.cors, s.deprecation, s.recovery(), s.consistency)
+	e.Use(s.responseHeaders, s.headerLimit, s.observe, s.cors, s.deprecation, s.recovery(), s.consistency)
 	e.NoRoute(s.notFound)
 	e.NoMethod(methodNotAllowed)
 	return e

@@ -29,6 +29,11 @@ var ErrLineTooLong = errors.New("transport: input line too long")
 // connection cannot be resynchronized and should be closed.
 var ErrInputFlood = errors.New("transport: over-long line exceeded the drain limit")
 
+// ErrInvalidText is wrapped by the fatal error ReadLine returns when a
+// WebSocket text message is not valid UTF-8; the connection was closed with
+// status 1007 as RFC 6455 §8.1 asks.
+var ErrInvalidText = errors.New("transport: websocket text message is not valid UTF-8")
+
 // Conn is one client connection, whatever its transport.
 //
 // ReadLine must be called from one goroutine at a time. WriteLines and Close

@@ -1,7 +1,8 @@
 // Package transport owns the byte-level side of client connections: it turns
 // a TCP, TLS or WebSocket connection into one line-oriented Conn, runs the
-// accept loop with a per-IP connection cap, and bootstraps the TLS
-// certificate the IRC listener serves.
+// accept loop with a per-client connection cap (an IPv4 address or an IPv6
+// /64, IPLimiter; LimitListener applies the same cap to the HTTP listener),
+// and bootstraps the TLS certificate the IRC listener serves.
 //
 // Following ergo, WebSocket is not hidden behind net.Conn: it is
 // message-based, so each transport implements Conn directly. The IRC gateway

@@ -6,31 +6,45 @@ import (
 	"sync"
 )
 
-// IPLimiter caps the number of concurrent connections from one IP address.
-// A nil *IPLimiter, or one built with n <= 0, admits everything.
+// IPLimiter caps the number of concurrent connections from one client: an
+// IPv4 address, or an IPv6 /64 (one subscriber's usual allocation, which
+// hands out its 2^64 addresses freely). A nil *IPLimiter, or one built with
+// n <= 0, admits everything.
 type IPLimiter struct {
 	max int
 
 	mu     sync.Mutex
-	counts map[netip.Addr]int // guarded by mu; entries at zero are deleted
+	counts map[netip.Prefix]int // guarded by mu; entries at zero are deleted
 }
 
 // NewIPLimiter allows at most n concurrent connections per IP; n <= 0
 // disables the limit.
 func NewIPLimiter(n int) *IPLimiter {
-	return &IPLimiter{max: n, counts: make(map[netip.Addr]int)}
+	return &IPLimiter{max: n, counts: make(map[netip.Prefix]int)}
 }
 
-// Acquire takes a slot for ip. When ok is true the caller must call release
-// once the connection ends (further calls are no-ops). IPv4-mapped IPv6
-// addresses count as their IPv4 address. A connection without an IP
-// address (a Unix socket, an in-memory pipe) is not limited.
+// ClientKey is the unit a client is counted by: an IPv4 address as a /32,
+// an IPv6 address as its /64. IPv4-mapped IPv6 addresses count as IPv4.
+func ClientKey(addr netip.Addr) netip.Prefix {
+	addr = addr.Unmap().WithZone("")
+	bits := 32
+	if addr.Is6() {
+		bits = 64
+	}
+	p, _ := addr.Prefix(bits) // cannot fail: bits fits the address family
+	return p
+}
+
+// Acquire takes a slot for ip's client (see ClientKey). When ok is true the
+// caller must call release once the connection ends (further calls are
+// no-ops). A connection without an IP address (a Unix socket, an in-memory
+// pipe) is not limited.
 func (l *IPLimiter) Acquire(ip net.IP) (release func(), ok bool) {
-	addr, valid := netip.AddrFromSlice(ip)
+	a, valid := netip.AddrFromSlice(ip)
 	if l == nil || l.max <= 0 || !valid {
 		return func() {}, true
 	}
-	addr = addr.Unmap()
+	addr := ClientKey(a)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,7 +56,7 @@ func (l *IPLimiter) Acquire(ip net.IP) (release func(), ok bool) {
 	return func() { once.Do(func() { l.release(addr) }) }, true
 }
 
-func (l *IPLimiter) release(addr netip.Addr) {
+func (l *IPLimiter) release(addr netip.Prefix) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.counts[addr] <= 1 {

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 )
 
@@ -9,6 +10,8 @@ func TestIPLimiter(t *testing.T) {
 	v4 := net.ParseIP("192.0.2.1").To4()
 	mapped := net.ParseIP("::ffff:192.0.2.1")
 	other := net.ParseIP("2001:db8::1")
+	sameSlash64 := net.ParseIP("2001:db8::ffff:1:2:3")
+	nextSlash64 := net.ParseIP("2001:db8:0:1::1")
 
 	acquire := func(ip net.IP, ok bool) limiterStep { return limiterStep{ip: ip, release: -1, wantOK: ok} }
 	release := func(i int) limiterStep { return limiterStep{release: i} }
@@ -23,6 +26,9 @@ func TestIPLimiter(t *testing.T) {
 		{"release is idempotent", 1, []limiterStep{acquire(v4, true), acquire(other, true), release(0), release(0), acquire(v4, true), acquire(v4, false)}},
 		{"ipv4-mapped counts as ipv4", 1, []limiterStep{acquire(v4, true), acquire(mapped, false)}},
 		{"addresses are independent", 1, []limiterStep{acquire(v4, true), acquire(other, true), acquire(other, false)}},
+		{"ipv6 counts per /64", 2, []limiterStep{acquire(other, true), acquire(sameSlash64, true), acquire(other, false), acquire(nextSlash64, true)}},
+		{"ipv6 /64 release", 1, []limiterStep{acquire(sameSlash64, true), acquire(other, false), release(0), acquire(other, true)}},
+		{"neighbouring ipv4 addresses are independent", 1, []limiterStep{acquire(v4, true), acquire(net.ParseIP("192.0.2.2"), true)}},
 		{"no ip is not limited", 1, []limiterStep{acquire(nil, true), acquire(nil, true)}},
 		{"zero disables", 0, []limiterStep{acquire(v4, true), acquire(v4, true), acquire(v4, true)}},
 		{"negative disables", -1, []limiterStep{acquire(v4, true), acquire(v4, true)}},
@@ -77,6 +83,21 @@ func TestIPLimiterForgetsIdleAddresses(t *testing.T) {
 	defer l.mu.Unlock()
 	if len(l.counts) != 0 {
 		t.Fatalf("counts not emptied: %v", l.counts)
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"192.0.2.1", "192.0.2.1/32"},
+		{"::ffff:192.0.2.1", "192.0.2.1/32"},
+		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"::1", "::/64"},
+	}
+	for _, tt := range tests {
+		if got := ClientKey(netip.MustParseAddr(tt.addr)).String(); got != tt.want {
+			t.Errorf("ClientKey(%s) = %s, want %s", tt.addr, got, tt.want)
+		}
 	}
 }
 

@@ -49,7 +49,9 @@ const (
 // (the HTTP layer knows it, the WebSocket does not).
 //
 // Each incoming text or binary message is one line; a trailing "\r\n" is
-// removed. A message over MaxLineBytes is discarded and ReadLine returns
+// removed. A text message that is not valid UTF-8 closes the connection
+// with status 1007 and ReadLine returns an error wrapping ErrInvalidText
+// (binary messages carry any bytes). A message over MaxLineBytes is discarded and ReadLine returns
 // ErrLineTooLong; one over 1 MiB closes the connection. Outgoing lines are
 // sent one message each without their CRLF, as text or binary according to
 // the negotiated IRCv3 subprotocol (text when valid UTF-8 if none).
@@ -77,7 +79,7 @@ func NewWebSocketConn(ctx context.Context, c *websocket.Conn, remote net.Addr) C
 }
 
 func (w *wsConn) ReadLine() ([]byte, error) {
-	_, r, err := w.ws.Reader(w.ctx)
+	typ, r, err := w.ws.Reader(w.ctx)
 	if err != nil {
 		return nil, w.readError(err)
 	}
@@ -95,6 +97,9 @@ func (w *wsConn) ReadLine() ([]byte, error) {
 		n += m
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			if typ == websocket.MessageText && !utf8.Valid(w.readBuf[:n]) {
+				return nil, w.failInvalidText()
+			}
 			return trimLineEnd(w.readBuf[:n]), nil
 		case err != nil:
 			return nil, w.readError(err)
@@ -118,6 +123,13 @@ func (w *wsConn) ReadLine() ([]byte, error) {
 	default:
 		return nil, w.readError(err)
 	}
+}
+
+// failInvalidText closes the connection with 1007 (invalid frame payload
+// data) after a text message that is not UTF-8.
+func (w *wsConn) failInvalidText() error {
+	_ = w.ws.Close(websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8")
+	return fmt.Errorf("transport: websocket from %s: %w", w.remote, ErrInvalidText)
 }
 
 // readError maps the ways a WebSocket ends to io.EOF and wraps the rest.

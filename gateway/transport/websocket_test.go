@@ -202,3 +202,45 @@ func TestWebSocketKindAndAddr(t *testing.T) {
 		t.Fatalf("RemoteAddr = %v", conn.RemoteAddr())
 	}
 }
+
+func TestWebSocketTextMustBeUTF8(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     websocket.MessageType
+		data    string
+		wantErr bool
+	}{
+		{"valid text", websocket.MessageText, "PRIVMSG #a :héllo", false},
+		{"invalid bytes in binary", websocket.MessageBinary, "PRIVMSG #a :\xff", false},
+		{"invalid bytes in text", websocket.MessageText, "PRIVMSG #a :\xff\xfe", true},
+		{"truncated sequence in text", websocket.MessageText, "PRIVMSG #a :\xc3", true},
+		{"surrogate in text", websocket.MessageText, "PRIVMSG #a :\xed\xa0\x80", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, client := wsPair(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			go client.Write(ctx, tt.typ, []byte(tt.data))
+			// The client reads as a browser does, answering the close handshake.
+			clientRead := make(chan error, 1)
+			go func() {
+				_, _, err := client.Read(ctx)
+				clientRead <- err
+			}()
+			line, err := conn.ReadLine()
+			if !tt.wantErr {
+				if err != nil || string(line) != tt.data {
+					t.Fatalf("ReadLine = %q, %v", line, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidText) {
+				t.Fatalf("ReadLine error %v, want ErrInvalidText", err)
+			}
+			if err := <-clientRead; websocket.CloseStatus(err) != websocket.StatusInvalidFramePayloadData {
+				t.Fatalf("client saw %v, want close status 1007", err)
+			}
+		})
+	}
+}

@@ -70,8 +70,9 @@ func (cfg ClusterSpawnConfig) assignPorts(n *SpawnedClusterNode, addrs []string)
 // directories under cfg.Dir and free loopback ports, flood limits and the
 // per-IP cap off: the first bootstraps the cluster (and writes its secret
 // file), the others --join it with that file (--cluster-secret).
-// It returns once every node answers /api/v1/health and all report the
-// same term and exactly one leader. On failure it stops what it started.
+// It returns once every node answers /api/v1/health, all report the
+// same term and exactly one leader, and the leader counts every node as a
+// voter. On failure it stops what it started.
 func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster, error) {
 	if cfg.Nodes != 3 && cfg.Nodes != 5 {
 		return nil, fmt.Errorf("loadgen: a spawned cluster has 3 or 5 nodes, not %d", cfg.Nodes)
@@ -116,6 +117,9 @@ func SpawnCluster(ctx context.Context, cfg ClusterSpawnConfig) (*SpawnedCluster,
 	}
 	health, leader, err := WaitClusterSettled(ctx, c.Target().Nodes, cfg.Timeout)
 	if err != nil {
+		return fail(err)
+	}
+	if err := WaitVoters(ctx, c.Target().Nodes[leader].HTTPURL, cfg.Nodes); err != nil {
 		return fail(err)
 	}
 	for i, n := range c.Nodes {
