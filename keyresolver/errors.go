@@ -16,4 +16,7 @@ var (
 	ErrBlockedAddress = errors.New("keyresolver: address blocked by SSRF guard")
 	// ErrDocumentMismatch: the fetched document's id is not the DID asked for.
 	ErrDocumentMismatch = errors.New("keyresolver: DID document id does not match the DID")
+	// ErrDocumentTooLarge: a list of the DID document is longer than
+	// MaxVerificationMethods.
+	ErrDocumentTooLarge = errors.New("keyresolver: DID document lists too many entries")
 )
