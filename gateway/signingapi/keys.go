@@ -261,7 +261,7 @@ func (a *API) batchKeys(c *gin.Context) {
 		}
 		asked[p.did] = true
 		fetched++
-		if !a.fileDIDWebKeys(c.Request.Context(), p.did) {
+		if !a.fileDIDWebKeys(keyresolver.WithClient(c.Request.Context(), c.ClientIP()), p.did) {
 			a.misses.Store(p.did, a.cfg.Now())
 		}
 	}
@@ -284,7 +284,7 @@ func (a *API) fileDIDWebKeys(ctx context.Context, did string) bool {
 	defer cancel()
 	doc, err := a.cfg.Resolver.Resolve(ctx, did)
 	if err != nil {
-		a.cfg.Logger.Debug("did:web key fetch failed", "did", did, "err", err)
+		a.cfg.Logger.Debug("did:web key fetch failed", "err", err) // err names the DID, cut short
 		return false
 	}
 	filed := false
