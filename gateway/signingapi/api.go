@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
@@ -55,7 +54,7 @@ type API struct {
 	cfg    Config
 	pub    ed25519.PublicKey
 	kid    string
-	misses sync.Map // did → time of the last fruitless did:web read
+	misses *keyresolver.Misses // did → the last fruitless did:web read (bounded)
 	// verified remembers signature checks: a message verified again and again (GET verify of a
 	// popular message) costs a digest, not an ed25519 verification. Key state is still read each time.
 	verified *signing.VerifyCache
@@ -75,7 +74,8 @@ func New(cfg Config) *API {
 		cfg.PeerKeyRetry = 60 * time.Second
 	}
 	pub := cfg.ServerKey.Public().(ed25519.PublicKey)
-	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16)}
+	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16),
+		misses: keyresolver.NewMisses(4096, cfg.PeerKeyRetry)}
 }
 
 // ServerDID is did:web:<server name>.

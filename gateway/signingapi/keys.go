@@ -256,13 +256,13 @@ func (a *API) batchKeys(c *gin.Context) {
 		if _, ok := held(p); ok || !strings.HasPrefix(p.did, "did:web:") || asked[p.did] || fetched >= maxDIDWebPerBatch {
 			continue
 		}
-		if last, ok := a.misses.Load(p.did); ok && a.cfg.Now().Sub(last.(time.Time)) < a.cfg.PeerKeyRetry {
+		if missed, _ := a.misses.Recent(p.did, a.cfg.Now()); missed {
 			continue
 		}
 		asked[p.did] = true
 		fetched++
 		if !a.fileDIDWebKeys(keyresolver.WithClient(c.Request.Context(), c.ClientIP()), p.did) {
-			a.misses.Store(p.did, a.cfg.Now())
+			a.misses.Add(p.did, a.cfg.Now())
 		}
 	}
 	out := []keyJSON{}
