@@ -315,10 +315,7 @@ func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, o
 	if now := f.cfg.Now(); at.After(now.Add(2 * time.Minute)) {
 		at = now // a peer's clock may not put its messages after ours
 	}
-	sender := sanitizeName(ev.Sender)
-	if sender == "" || !strings.HasPrefix(fsm.Fold(sender), fsm.Fold(nick)+"!") {
-		sender = nick + "!~remote@" + originName(peer.DID)
-	}
+	sender := remotePrefix(peer, nick, sanitizeName(ev.Sender))
 	return &eventstore.Message{
 		MsgID: ev.MsgID, Venue: ev.Venue, Command: ev.Command, Sender: sender, SenderNick: nick,
 		SenderDID: ev.SenderDID, Text: sanitize(ev.Text, maxTextBytes), Tags: sanitizeTags(ev.Tags), Time: at,
@@ -338,7 +335,9 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	} else if !f.Linked(peer.DID, d.Venue) {
 		return outcomeNotLinked, nil
 	}
-	if f.ownedLocally(d.SenderDID, "") {
+	deleter := sanitizeName(d.Sender)
+	deleterNick, _, _ := strings.Cut(deleter, "!")
+	if f.ownedLocally(d.SenderDID, deleterNick) {
 		return outcomeImpostor, nil
 	}
 	root, err := f.cfg.Store.Root(ctx, d.RootMsgID)
@@ -373,7 +372,10 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if now := f.cfg.Now(); at.After(now) {
 		at = now
 	}
-	by := eventstore.Deleter{Sender: sanitizeName(d.Sender), SenderDID: d.SenderDID, Tags: tags}
+	if deleterNick != "" {
+		deleter = remotePrefix(peer, deleterNick, deleter)
+	}
+	by := eventstore.Deleter{Sender: deleter, SenderDID: d.SenderDID, Tags: tags}
 	if err := f.cfg.Store.DeleteAt(ctx, root.MsgID, at, f.cfg.NodeName, by); err != nil {
 		if errors.Is(err, eventstore.ErrNotFound) {
 			return outcomeWait, nil
@@ -390,8 +392,9 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 // DeletionEventIDTag; federation does not import the IRC edge).
 const deletionEventIDTag = "msgid"
 
-// ownedLocally reports whether a DID or nick belongs to this server: a DID or nick with a
-// session here, this server's identity, or a DID whose keys are this cluster's server keys.
+// ownedLocally reports whether a DID or nick belongs to this server, online or not: this server's
+// identity, a DID with a session here, a nick owned here, a key this cluster's sessions or nodes
+// registered; a nick in use by a session here or owned by a DID here. A peer never speaks as one.
 func (f *Federation) ownedLocally(did, nick string) bool {
 	if did == f.cfg.ServerDID {
 		return true
@@ -399,22 +402,37 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 	owned := false
 	f.cfg.State.Read(func(st *fsm.State) {
 		if did != "" {
-			if len(st.SessionsByDID(did)) > 0 {
+			if len(st.SessionsByDID(did)) > 0 || st.DIDNicks[did] != "" {
 				owned = true
 				return
 			}
 			for _, k := range st.Keys[did] {
-				if k.Source == "server-key" {
+				if k.Source == "server-key" || k.Source == "local-session" {
 					owned = true
 					return
 				}
 			}
 		}
-		if nick != "" && st.SessionByNick(nick) != nil {
+		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwners[fsm.Fold(nick)] != "") {
 			owned = true
 		}
 	})
 	return owned
+}
+
+// remotePrefix is the nick!user@host this server shows for a peer's user: the user part taken
+// from the peer's prefix when it names nick (sanitised, else "~remote"), the host always the
+// peer's server name, so that a peer cannot make its users look like this server's.
+func remotePrefix(peer Peer, nick, sender string) string {
+	user := ""
+	if rest, ok := strings.CutPrefix(sender, nick+"!"); ok {
+		user, _, _ = strings.Cut(rest, "@")
+	}
+	m, ok := remoteMember(peer, nick, user, "")
+	if !ok {
+		return nick + "!~remote@" + originName(peer.DID)
+	}
+	return m.Nick + "!" + m.User + "@" + m.Host
 }
 
 // isDIDOp reports whether did is an operator of channel in local state (founder or DID op).
