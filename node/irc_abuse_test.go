@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -38,4 +39,35 @@ func TestIRCServerOwnedTagsStripped(t *testing.T) {
 	if !found {
 		t.Errorf("the message is not in history: %q", lines(body))
 	}
+}
+
+// TestIRCNickLookalikes: nicks with invisible, bidirectional-control, control or compatibility
+// characters are refused, and so is a nick that looks like a nick another identity owns, online
+// or not; the owner may still take its own nick's lookalikes.
+func TestIRCNickLookalikes(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	owner := newEd25519(t)
+	c, _ := loginAs(t, n, owner, "victim")
+	quit(t, n, c, "victim")
+	g, _ := guest(t, n, "mallory")
+	for _, nick := range []string{"victim\u200b", "vic\u202etim", "victim\u00a0", "\ufeffvictim", "vic\u0085tim", "ｖｉｃｔｉｍ"} {
+		sendLines(t, g, "NICK "+nick)
+		m := expect(t, g, "432")
+		if !strings.Contains(m.Param(2), "not allowed") {
+			t.Errorf("NICK %+q: 432 %q, want the reason", nick, m.Param(2))
+		}
+	}
+	for _, nick := range []string{"vict\u0456m", "\u03bdictim"} {
+		sendLines(t, g, "NICK "+nick)
+		m := expect(t, g, "432")
+		if !strings.Contains(m.Param(2), "too like victim") {
+			t.Errorf("NICK %+q: 432 %q, want it named as too like victim", nick, m.Param(2))
+		}
+	}
+	sendLines(t, g, "NICK bystander")
+	expectFrom(t, g, "mallory", "NICK", "bystander")
+	// The owner itself is not kept from a lookalike of its own nick.
+	o, _ := loginAs(t, n, owner, "victim")
+	sendLines(t, o, "NICK vict\u0456m")
+	expectFrom(t, o, "victim", "NICK", "vict\u0456m")
 }

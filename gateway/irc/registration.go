@@ -67,8 +67,7 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("431", "No nickname given"))
 		return
 	}
-	if !validNick(nick) {
-		rb.add(c.numericMsg("432", nick, "Erroneous nickname"))
+	if c.refuseNick(nick, rb) {
 		return
 	}
 	if !c.registered.Load() {

@@ -119,6 +119,8 @@ type Server struct {
 	rendered renderedMembers // local channel members as of the last rendered event (events.go)
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
+
+	nickSkeletons skeletons // confusable skeletons of owned nicks (nickname.go)
 }
 
 // New builds the IRC edge.
