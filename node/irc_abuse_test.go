@@ -1,8 +1,12 @@
 package node
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )
 
 // TestIRCServerOwnedTagsStripped: a client cannot set the tags only a server sets (the origin of
@@ -70,4 +74,135 @@ func TestIRCNickLookalikes(t *testing.T) {
 	o, _ := loginAs(t, n, owner, "victim")
 	sendLines(t, o, "NICK vict\u0456m")
 	expectFrom(t, o, "victim", "NICK", "vict\u0456m")
+}
+
+// floodCounts counts the replies to c's burst: lines matching ok, and refusals matching refused.
+func floodCounts(msgs []ircmsg.Message, ok, refused func(ircmsg.Message) bool) (oks, refusals int) {
+	for _, m := range msgs {
+		switch {
+		case ok(m):
+			oks++
+		case refused(m):
+			refusals++
+		}
+	}
+	return oks, refusals
+}
+
+// refilled is how many tokens a bucket refilling one per every gains in elapsed, plus one for a
+// refill that lands while the burst is read.
+func refilled(elapsed, every time.Duration) int { return int(elapsed/every) + 1 }
+
+// TestIRCFloodLimitsNickJoinAuthenticate: NICK, JOIN (per channel, JOIN 0 included) and
+// AUTHENTICATE have their own limits, and a wrong channel key costs more than a right one.
+func TestIRCFloodLimitsNickJoinAuthenticate(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) { c.NoFloodLimits = false })
+
+	t.Run("NICK", func(t *testing.T) {
+		c, _ := guest(t, n, "nicker")
+		start := time.Now()
+		for i := range 15 {
+			sendLines(t, c, fmt.Sprintf("NICK nicker%02d", i))
+		}
+		msgs := drain(t, c)
+		changed, refused := floodCounts(msgs,
+			func(m ircmsg.Message) bool { return m.Command == "NICK" },
+			func(m ircmsg.Message) bool { return m.Command == "438" })
+		// Registration took one of the 5 NICKs of the burst.
+		if limit := 4 + refilled(time.Since(start), 5*time.Second); changed > limit || refused == 0 || changed+refused != 15 {
+			t.Fatalf("15 NICKs at once: %d changed (want at most %d), %d refused with 438", changed, limit, refused)
+		}
+	})
+
+	t.Run("JOIN counts each channel", func(t *testing.T) {
+		c, _ := guest(t, n, "joiner")
+		start := time.Now()
+		var list []string
+		for i := range 25 {
+			list = append(list, fmt.Sprintf("#jl%02d", i))
+		}
+		sendLines(t, c, "JOIN "+strings.Join(list, ","))
+		for i := range 6 {
+			sendLines(t, c, fmt.Sprintf("JOIN #jx%d", i))
+		}
+		msgs := drain(t, c)
+		joined, refused := floodCounts(msgs,
+			func(m ircmsg.Message) bool { return m.Command == "JOIN" && strings.HasPrefix(m.Param(0), "#jx") },
+			func(m ircmsg.Message) bool {
+				return m.Command == "NOTICE" && strings.Contains(m.Param(1), "joining channels too fast")
+			})
+		if limit := refilled(time.Since(start), 500*time.Millisecond); joined > limit || refused == 0 {
+			t.Fatalf("after a list of 25 channels, %d of 6 more JOINs went through (want at most %d), %d refused", joined, limit, refused)
+		}
+	})
+
+	t.Run("JOIN 0 counts the channels it leaves", func(t *testing.T) {
+		c, _ := guest(t, n, "leaver")
+		start := time.Now()
+		sendLines(t, c, "JOIN #l1,#l2,#l3,#l4,#l5,#l6,#l7,#l8,#l9,#l10,#l11,#l12,#l13,#l14")
+		sendLines(t, c, "JOIN 0")
+		msgs := drain(t, c)
+		if time.Since(start) > 2*time.Second { // 6 tokens would have come back: nothing to show
+			t.Skip("too slow a machine to show the JOIN 0 limit")
+		}
+		parted, refused := floodCounts(msgs,
+			func(m ircmsg.Message) bool { return m.Command == "PART" },
+			func(m ircmsg.Message) bool {
+				return m.Command == "NOTICE" && strings.Contains(m.Param(1), "joining channels too fast")
+			})
+		if parted != 0 || refused != 1 {
+			t.Fatalf("JOIN 0 of 14 channels with 6 tokens left: %d parts, %d refusals; want it refused", parted, refused)
+		}
+	})
+
+	t.Run("a wrong key costs more than a right one", func(t *testing.T) {
+		op, _ := guest(t, n, "keyop")
+		joinChannels(t, op, "#locked")
+		sendLines(t, op, "MODE #locked +k sesame")
+		expectFrom(t, op, "keyop", "MODE", "#locked", "+k")
+		right, _ := guest(t, n, "keyright")
+		for range 10 {
+			sendLines(t, right, "JOIN #locked sesame", "PART #locked")
+		}
+		msgs := drain(t, right)
+		joined, _ := floodCounts(msgs,
+			func(m ircmsg.Message) bool { return m.Command == "JOIN" && isFrom(m, "keyright") },
+			func(ircmsg.Message) bool { return false })
+		if joined != 10 {
+			t.Fatalf("10 JOINs with the right key: %d joined, want 10", joined)
+		}
+		guesser, _ := guest(t, n, "keyguess")
+		start := time.Now()
+		for i := range 10 {
+			sendLines(t, guesser, fmt.Sprintf("JOIN #locked guess%d", i))
+		}
+		msgs = drain(t, guesser)
+		wrong, refused := floodCounts(msgs,
+			func(m ircmsg.Message) bool { return m.Command == "475" },
+			func(m ircmsg.Message) bool {
+				return m.Command == "NOTICE" && strings.Contains(m.Param(1), "joining channels too fast")
+			})
+		// 20 tokens, 1 + 5 per wrong key: the fourth guess spends the burst.
+		if limit := 4 + refilled(time.Since(start), 500*time.Millisecond)/6; wrong > limit || wrong+refused != 10 {
+			t.Fatalf("10 guesses: %d answered 475 (want at most %d), %d refused", wrong, limit, refused)
+		}
+	})
+
+	t.Run("AUTHENTICATE", func(t *testing.T) {
+		c := dial(t, n)
+		start := time.Now()
+		for range 30 {
+			sendLines(t, c, "AUTHENTICATE *")
+		}
+		sendLines(t, c, "NICK authflood", "USER a 0 * :a")
+		msgs := readUntil(t, c, "001", func(m ircmsg.Message) bool { return m.Command == "001" })
+		answered, refused := floodCounts(msgs,
+			func(m ircmsg.Message) bool {
+				return m.Command == "906" || (m.Command == "904" && !strings.Contains(m.Param(1), "slow down"))
+			},
+			func(m ircmsg.Message) bool { return m.Command == "904" && strings.Contains(m.Param(1), "slow down") })
+		if limit := 12 + refilled(time.Since(start), time.Second); answered > limit || answered+refused != 30 {
+			t.Fatalf("30 AUTHENTICATE lines: %d answered (want at most %d), %d refused", answered, limit, refused)
+		}
+	})
 }
