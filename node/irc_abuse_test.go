@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )
 
@@ -205,4 +207,50 @@ func TestIRCFloodLimitsNickJoinAuthenticate(t *testing.T) {
 			t.Fatalf("30 AUTHENTICATE lines: %d answered (want at most %d), %d refused", answered, limit, refused)
 		}
 	})
+}
+
+// TestIRCOperFailureLimits: a connection gets three failed OPERs and its address five; after
+// that even the right password is refused, and passwords are checked against bcrypt hashes.
+func TestIRCOperFailureLimits(t *testing.T) {
+	_, n := operNode(t, "hunter2")
+
+	first, _ := guest(t, n, "guesser1")
+	for i := range 3 {
+		sendLines(t, first, fmt.Sprintf("OPER admin wrong%d", i))
+		expectParams(t, first, "464", "guesser1", "Password incorrect")
+	}
+	sendLines(t, first, "OPER admin hunter2")
+	if m := expect(t, first, "464"); !strings.Contains(m.Param(1), "on this connection") {
+		t.Fatalf("a fourth OPER on the connection: %q", m.String())
+	}
+
+	second, _ := guest(t, n, "guesser2")
+	for i := range 2 { // the address's fourth and fifth failures
+		sendLines(t, second, fmt.Sprintf("OPER admin again%d", i))
+		expectParams(t, second, "464", "guesser2", "Password incorrect")
+	}
+	third, _ := guest(t, n, "guesser3")
+	sendLines(t, third, "OPER admin hunter2")
+	if m := expect(t, third, "464"); !strings.Contains(m.Param(1), "from your address") {
+		t.Fatalf("the right password after the address's five failures: %q", m.String())
+	}
+}
+
+// TestIRCOperWithHash: the right password against a bcrypt hash makes an operator.
+func TestIRCOperWithHash(t *testing.T) {
+	hash, n := operNode(t, "hunter2")
+	c, _ := guest(t, n, "rightful")
+	sendLines(t, c, "OPER admin "+string(hash)) // the hash itself is not the password
+	expectParams(t, c, "464", "rightful", "Password incorrect")
+	sendLines(t, c, "OPER admin hunter2")
+	expectParams(t, c, "381", "rightful", "You are now an IRC operator")
+}
+
+// operNode starts a node whose operator "admin" has password, configured as a bcrypt hash.
+func operNode(t *testing.T, password string) (hash []byte, n *Node) {
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash, startNode(t, t.TempDir(), func(c *Config) { c.Opers = map[string]string{"admin": string(hash)} })
 }

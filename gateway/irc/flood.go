@@ -28,6 +28,8 @@ type floodState struct {
 	nicks    *rate.Limiter
 	joins    *rate.Limiter
 	sasl     *rate.Limiter
+	// operFailures counts failed OPERs, limited whether or not flood limits are on (oper.go).
+	operFailures int
 }
 
 const (
