@@ -21,7 +21,8 @@
 // # Envelopes
 //
 // POST /federation/v1/events carries one Envelope {signer, payload, signature}: payload is the
-// base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over the payload bytes>" by the
+// base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over "palaver federation batch
+// v1\n" and the payload bytes>" (a signature over the bare payload is still accepted) by the
 // sending node's server key. The receiver refuses (and changes nothing) when the signer is not a
 // configured peer, the kid is not in that peer's document, the signature does not verify, the
 // batch's from/to do not name the signer and this server, its date is more than five minutes

@@ -15,6 +15,23 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
+// batchPurpose is the domain prefix of what an envelope signature covers: the server key also
+// signs message documents, evidence bundles and requests, and the prefix keeps a signature made
+// for one of those from ever passing for a batch's (and the reverse).
+const batchPurpose = "palaver federation batch v1\n"
+
+// batchSigningInput is what an envelope's signature covers: the purpose prefix, then the payload.
+func batchSigningInput(payload []byte) []byte {
+	return append([]byte(batchPurpose), payload...)
+}
+
+// verifyBatchSignature checks an envelope signature over the prefixed payload, or, from a peer
+// that does not prefix yet, over the payload alone. The unprefixed form is accepted for the
+// transition only and is to be refused once every peer prefixes.
+func verifyBatchSignature(pub ed25519.PublicKey, payload, sig []byte) bool {
+	return ed25519.Verify(pub, batchSigningInput(payload), sig) || ed25519.Verify(pub, payload, sig)
+}
+
 // receive serves POST /federation/v1/events.
 func (f *Federation) receive(c *gin.Context) {
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxEnvelopeBytes+1))
@@ -51,7 +68,7 @@ func (f *Federation) Accept(ctx context.Context, body []byte) (Ack, int, *Refusa
 		return refuse(http.StatusUnauthorized, CodeBadKey, err.Error())
 	}
 	f.metrics.keyRead.WithLabelValues(peer.DID, "hit").Inc()
-	if !ed25519.Verify(pub, payload, tag.Signature) {
+	if !verifyBatchSignature(pub, payload, tag.Signature) {
 		f.metrics.count(peer.DID, "in", "refused", 1)
 		return refuse(http.StatusUnauthorized, CodeBadSig, "the envelope signature does not verify against "+peer.DID+"#"+tag.KID)
 	}
