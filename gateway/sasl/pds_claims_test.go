@@ -75,3 +75,18 @@ func TestConversationWipesResponses(t *testing.T) {
 		t.Fatal("the response stays in the conversation's buffer")
 	}
 }
+
+// FuzzTokenClaimsProblem: any token gets an answer without a panic, and the answer never quotes
+// the token.
+func FuzzTokenClaimsProblem(f *testing.F) {
+	f.Add(jwtWith(`{"sub":"did:plc:a","exp":1}`))
+	f.Add(jwtWith(`{"scope":"com.atproto.refresh"}`))
+	f.Add("a.b.c")
+	f.Add("opaque")
+	f.Fuzz(func(t *testing.T, token string) {
+		got := tokenClaimsProblem(token, "did:plc:a", time.Unix(1_800_000_000, 0))
+		if len(token) > 8 && strings.Contains(got, token) {
+			t.Fatalf("the answer quotes the token: %q", got)
+		}
+	})
+}
