@@ -3,6 +3,7 @@ package irc
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mtibben/confusables"
 	"golang.org/x/text/secure/precis"
@@ -37,22 +38,44 @@ func nickProblem(nick string) string {
 	return ""
 }
 
-// skeletons memoises the UTS #39 skeletons of owned nicks (keyed by folded nick), which the
-// confusable check compares against on every nick change. Owned nicks are replicated state, so the
-// memo is as bounded as that state.
-type skeletons struct{ m sync.Map }
+// skeletons indexes owned nicks by their UTS #39 skeleton, so that the confusable check costs a
+// map look-up, not a pass over every owned nick. The index is rebuilt when the number of owned
+// nicks changed (nicks are claimed far less often than they are checked) and at least every
+// skeletonRebuild, and every candidate is checked against the state itself; the skeleton of each
+// owned nick is computed once.
+type skeletons struct {
+	mu         sync.Mutex
+	count      int       // owned nicks when the index was built
+	built      time.Time // when it was built
+	bySkeleton map[string][]string
+	memo       map[string]string // folded owned nick → skeleton
+}
+
+const skeletonRebuild = 30 * time.Second
 
 func nickSkeleton(nick string) string {
 	return strings.ToLower(confusables.Skeleton(strings.ToLower(nick)))
 }
 
-func (s *skeletons) of(folded string) string {
-	if v, ok := s.m.Load(folded); ok {
-		return v.(string)
+// candidates returns the owned nicks whose skeleton is skeleton. The caller holds the state's
+// read lock.
+func (s *skeletons) candidates(st *fsm.State, skeleton string, now time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bySkeleton == nil || len(st.NickOwners) != s.count || now.Sub(s.built) >= skeletonRebuild {
+		memo := make(map[string]string, len(st.NickOwners))
+		index := make(map[string][]string, len(st.NickOwners))
+		for owned := range st.NickOwners {
+			sk, ok := s.memo[owned]
+			if !ok {
+				sk = nickSkeleton(owned)
+			}
+			memo[owned] = sk
+			index[sk] = append(index[sk], owned)
+		}
+		s.memo, s.bySkeleton, s.count, s.built = memo, index, len(st.NickOwners), now
 	}
-	sk := nickSkeleton(folded)
-	s.m.Store(folded, sk)
-	return sk
+	return s.bySkeleton[skeleton]
 }
 
 // confusableOwned returns an owned nick, other than nick itself, that nick could be mistaken for
@@ -63,8 +86,8 @@ func (s *Server) confusableOwned(nick, did string) string {
 	want := nickSkeleton(folded)
 	found := ""
 	s.state.Read(func(st *fsm.State) {
-		for owned, owner := range st.NickOwners {
-			if owner != did && owned != folded && s.nickSkeletons.of(owned) == want {
+		for _, owned := range s.nickSkeletons.candidates(st, want, time.Now()) {
+			if owner := st.NickOwners[owned]; owner != "" && owner != did && owned != folded {
 				found = owned
 				return
 			}
