@@ -16,9 +16,10 @@ import (
 //   - commands: 10 per second with a burst of 10, for every command not exempt;
 //   - messages: 5 PRIVMSG/NOTICE/TAGMSG per 2 seconds (per target);
 //   - nicks: NICK (before registration too), 5 at once, then one per 5 seconds (438 over it);
-//   - joins: JOIN, where each channel of a list counts and JOIN 0 counts each channel it leaves,
-//     20 at once, then 2 per second; a wrong channel key (475) costs wrongKeyCost more, so that
-//     guessing a +k key is slower than joining with the right one;
+//   - joins: JOIN, where each channel of a list counts (a list longer than the burst is admitted
+//     on a full bucket and owes the rest) and JOIN 0 counts each channel it leaves, 20 at once,
+//     then 2 per second; a wrong channel key (475) costs wrongKeyCost more, so that guessing a +k
+//     key is slower than joining with the right one;
 //   - sasl: AUTHENTICATE lines, 12 at once, then one per second (904 over it).
 //
 // Every Raft entry a client can cause by a command is behind one of these.
@@ -56,8 +57,22 @@ func (f *floodState) allowMessage(now time.Time) bool {
 	return f.messages == nil || f.messages.AllowN(now, 1)
 }
 
+// allowN takes n tokens of l (at most its burst: a longer list is admitted on a full bucket, and
+// owes the rest).
 func allowN(l *rate.Limiter, now time.Time, n int) bool {
 	return l == nil || l.AllowN(now, min(max(n, 1), l.Burst()))
+}
+
+// owe takes n more tokens of l into debt (none when n ≤ 0), delaying what comes next.
+func (f *floodState) owe(l *rate.Limiter, now time.Time, n int) {
+	if l == nil {
+		return
+	}
+	for n > 0 {
+		step := min(n, l.Burst())
+		l.ReserveN(now, step) // never cancelled: the delay is the point
+		n -= step
+	}
 }
 
 // admitFlood reports whether m may run now under c's flood limits; when it may not, the refusal
@@ -71,11 +86,13 @@ func (c *client) admitFlood(m ircmsg.Message, exempt bool, rb *respBuf) bool {
 			return false
 		}
 	case "JOIN":
-		if !allowN(f.joins, now, c.joinCount(m)) {
+		n := c.joinCount(m)
+		if !allowN(f.joins, now, n) {
 			rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.displayNick(),
 				"Flood protection: you are joining channels too fast; wait " + waitText(f.joins, now)}})
 			return false
 		}
+		f.owe(f.joins, now, n-joinBurst)
 	case "AUTHENTICATE":
 		if !allowN(f.sasl, now, 1) {
 			rb.add(c.numericMsg("904", "SASL authentication failed: too many AUTHENTICATE lines; slow down"))
@@ -124,10 +141,7 @@ func (c *client) chargeFlood(m ircmsg.Message, rb *respBuf) {
 		}
 	}
 	c.rbMu.Unlock()
-	now := time.Now()
-	for range wrong {
-		c.flood.joins.ReserveN(now, wrongKeyCost) // never cancelled: the delay is the penalty
-	}
+	c.flood.owe(c.flood.joins, time.Now(), wrong*wrongKeyCost)
 }
 
 // waitText is how long until l has a token, in whole seconds.
