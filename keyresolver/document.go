@@ -65,8 +65,15 @@ func (s *Service) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// MaxVerificationMethods bounds each list of a DID document (verification
+// methods, authentication and assertionMethod entries, services,
+// alsoKnownAs). Real documents hold a handful; did:plc allows at most ten
+// verification methods.
+const MaxVerificationMethods = 32
+
 // ParseDocument decodes a DID document. The document must be a JSON object
-// whose id is a valid DID; unknown members are ignored.
+// whose id is a valid DID and whose lists hold at most MaxVerificationMethods
+// entries each (ErrDocumentTooLarge); unknown members are ignored.
 func ParseDocument(data []byte) (*Document, error) {
 	if len(bytes.TrimSpace(data)) == 0 || bytes.TrimSpace(data)[0] != '{' {
 		return nil, fmt.Errorf("keyresolver: DID document is not a JSON object")
@@ -77,6 +84,20 @@ func ParseDocument(data []byte) (*Document, error) {
 	}
 	if _, err := ValidateDID(doc.ID); err != nil {
 		return nil, fmt.Errorf("keyresolver: DID document id: %w", err)
+	}
+	for _, n := range []struct {
+		what  string
+		count int
+	}{
+		{"verification methods", len(doc.VerificationMethod)},
+		{"authentication entries", len(doc.Authentication)},
+		{"assertionMethod entries", len(doc.AssertionMethod)},
+		{"services", len(doc.Service)},
+		{"alsoKnownAs entries", len(doc.AlsoKnownAs)},
+	} {
+		if n.count > MaxVerificationMethods {
+			return nil, fmt.Errorf("%w: %d %s, at most %d", ErrDocumentTooLarge, n.count, n.what, MaxVerificationMethods)
+		}
 	}
 	return &doc, nil
 }
@@ -129,13 +150,21 @@ func ParseDIDKey(did string) (PublicKey, error) {
 // referenced (or given inline) in authentication first, then those in
 // assertionMethod. Keys are deduplicated by id; relative ids ("#x") are
 // resolved against the document id; entries without a parseable
-// publicKeyMultibase are skipped.
+// publicKeyMultibase are skipped. The work is linear in the document's size:
+// references are looked up in an index of the verification methods, and at
+// most MaxVerificationMethods entries of each list are considered.
 func (d *Document) CandidateKeys() []PublicKey {
+	byID := make(map[string]int, min(len(d.VerificationMethod), MaxVerificationMethods))
+	for i, vm := range d.VerificationMethod[:min(len(d.VerificationMethod), MaxVerificationMethods)] {
+		if id := d.absoluteID(vm.ID); !containsKey(byID, id) {
+			byID[id] = i
+		}
+	}
 	seen := make(map[string]bool)
 	var keys []PublicKey
 	for _, list := range [][]json.RawMessage{d.Authentication, d.AssertionMethod} {
-		for _, entry := range list {
-			vm, ok := d.lookupMethod(entry)
+		for _, entry := range list[:min(len(list), MaxVerificationMethods)] {
+			vm, ok := d.lookupMethod(entry, byID)
 			if !ok || seen[vm.ID] || vm.PublicKeyMultibase == "" {
 				continue
 			}
@@ -151,6 +180,11 @@ func (d *Document) CandidateKeys() []PublicKey {
 	return keys
 }
 
+func containsKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
 // parseMultikey is ParseMultikey, reusing the key parsed with the document
 // when mb is its text.
 func (d *Document) parseMultikey(mb string) (PublicKey, error) {
@@ -163,18 +197,19 @@ func (d *Document) parseMultikey(mb string) (PublicKey, error) {
 }
 
 // lookupMethod turns an authentication/assertionMethod entry into a
-// verification method with an absolute id.
-func (d *Document) lookupMethod(entry json.RawMessage) (VerificationMethod, bool) {
+// verification method with an absolute id; byID indexes the document's
+// verification methods by absolute id (the first of equal ids wins).
+func (d *Document) lookupMethod(entry json.RawMessage, byID map[string]int) (VerificationMethod, bool) {
 	var ref string
 	if err := json.Unmarshal(entry, &ref); err == nil {
 		ref = d.absoluteID(ref)
-		for _, vm := range d.VerificationMethod {
-			if d.absoluteID(vm.ID) == ref {
-				vm.ID = ref
-				return vm, true
-			}
+		i, ok := byID[ref]
+		if !ok {
+			return VerificationMethod{}, false
 		}
-		return VerificationMethod{}, false
+		vm := d.VerificationMethod[i]
+		vm.ID = ref
+		return vm, true
 	}
 	var vm VerificationMethod
 	if err := json.Unmarshal(entry, &vm); err != nil || vm.ID == "" {

@@ -16,4 +16,10 @@ var (
 	ErrBlockedAddress = errors.New("keyresolver: address blocked by SSRF guard")
 	// ErrDocumentMismatch: the fetched document's id is not the DID asked for.
 	ErrDocumentMismatch = errors.New("keyresolver: DID document id does not match the DID")
+	// ErrRateLimited: the client the resolution was made for (WithClient)
+	// has made too many fresh resolutions lately.
+	ErrRateLimited = errors.New("keyresolver: too many DID resolutions for this client")
+	// ErrDocumentTooLarge: a list of the DID document is longer than
+	// MaxVerificationMethods.
+	ErrDocumentTooLarge = errors.New("keyresolver: DID document lists too many entries")
 )

@@ -3,6 +3,7 @@ package keyresolver
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,6 +38,11 @@ type Options struct {
 	AllowPrivateAddresses bool          // TESTS ONLY: turns off the SSRF guard's address check
 	RootCAs               *x509.CertPool
 	Logger                *slog.Logger
+	// ClientResolutions and ClientBurst limit the fresh resolutions made for
+	// one client named by WithClient (per minute, and at once); defaults
+	// DefaultClientResolutions and DefaultClientBurst.
+	ClientResolutions int
+	ClientBurst       int
 }
 
 // Resolver resolves DIDs to documents. It is safe for concurrent use.
@@ -46,9 +52,10 @@ type Resolver struct {
 	log    *slog.Logger
 	now    func() time.Time
 
-	flight singleflight.Group
-	mu     sync.Mutex
-	cache  map[string]cacheEntry
+	flight  singleflight.Group
+	mu      sync.Mutex
+	cache   map[string]cacheEntry
+	clients *clientLimits
 }
 
 type cacheEntry struct {
@@ -72,16 +79,23 @@ func New(opts Options) *Resolver {
 	if opts.MaxDocumentBytes <= 0 {
 		opts.MaxDocumentBytes = DefaultMaxDocumentBytes
 	}
+	if opts.ClientResolutions <= 0 {
+		opts.ClientResolutions = DefaultClientResolutions
+	}
+	if opts.ClientBurst <= 0 {
+		opts.ClientBurst = DefaultClientBurst
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Resolver{
-		opts:   opts,
-		client: newGuardedClient(opts),
-		log:    log,
-		now:    time.Now,
-		cache:  make(map[string]cacheEntry),
+		opts:    opts,
+		client:  newGuardedClient(opts),
+		log:     log,
+		now:     time.Now,
+		cache:   make(map[string]cacheEntry),
+		clients: newClientLimits(opts.ClientResolutions, opts.ClientBurst),
 	}
 }
 
@@ -95,6 +109,9 @@ func (r *Resolver) HTTPClient() *http.Client { return r.client }
 // locally; did:web and did:plc documents are fetched (and cached), and their
 // id must equal did exactly (ErrDocumentMismatch otherwise). Concurrent calls
 // for the same DID share one fetch. The returned document is the caller's own.
+// A resolution that is not in the cache counts against the limit of the
+// client named by WithClient, if any (ErrRateLimited over it). Errors name
+// the DID cut to 96 bytes (ShortDID).
 func (r *Resolver) Resolve(ctx context.Context, did string) (*Document, error) {
 	method, err := ValidateDID(did)
 	if err != nil {
@@ -108,13 +125,16 @@ func (r *Resolver) Resolve(ctx context.Context, did string) (*Document, error) {
 		return nil, fmt.Errorf("%w: did:%s", ErrUnsupportedMethod, method)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("keyresolver: resolving %s: %w", did, err)
+		return nil, fmt.Errorf("keyresolver: resolving %s: %w", ShortDID(did), err)
 	}
 	if e, ok := r.cached(did); ok {
 		if e.err != nil {
 			return nil, e.err
 		}
 		return e.doc.clone(), nil
+	}
+	if client, ok := clientFrom(ctx); ok && !r.clients.allow(client, r.now()) {
+		return nil, fmt.Errorf("%w: %s", ErrRateLimited, ShortDID(did))
 	}
 	// The fetch is shared, so it must not die with the first caller's
 	// context; each caller still stops waiting when its own context ends.
@@ -133,7 +153,7 @@ func (r *Resolver) Resolve(ctx context.Context, did string) (*Document, error) {
 		}
 		return res.Val.(*Document).clone(), nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("keyresolver: resolving %s: %w", did, ctx.Err())
+		return nil, fmt.Errorf("keyresolver: resolving %s: %w", ShortDID(did), ctx.Err())
 	}
 }
 
@@ -152,7 +172,7 @@ func (r *Resolver) fetchAndCache(ctx context.Context, method, did string) (*Docu
 	ttl := r.opts.CacheTTL
 	if err != nil {
 		ttl = missTTL
-		r.log.Info("DID resolution failed", "did", did, "err", err)
+		r.log.Info("DID resolution failed", "did", ShortDID(did), "err", err)
 	}
 	r.store(did, cacheEntry{doc: doc, err: err, expires: r.now().Add(ttl)})
 	return doc, err
@@ -197,42 +217,47 @@ func (r *Resolver) fetch(ctx context.Context, method, did string) (*Document, er
 	defer cancel()
 	body, err := r.get(ctx, docURL)
 	if err != nil {
-		return nil, fmt.Errorf("keyresolver: resolving %s: %w", did, err)
+		return nil, fmt.Errorf("keyresolver: resolving %s: %w", ShortDID(did), err)
 	}
 	doc, err := ParseDocument(body)
 	if err != nil {
-		return nil, fmt.Errorf("keyresolver: resolving %s: %w", did, err)
+		return nil, fmt.Errorf("keyresolver: resolving %s: %w", ShortDID(did), err)
 	}
 	if doc.ID != did {
-		return nil, fmt.Errorf("%w: asked for %s, document is %s", ErrDocumentMismatch, did, doc.ID)
+		return nil, fmt.Errorf("%w: asked for %s, document is %s", ErrDocumentMismatch, ShortDID(did), ShortDID(doc.ID))
 	}
 	return doc, nil
 }
 
-// get fetches docURL and returns a body of at most MaxDocumentBytes.
+// get fetches docURL and returns a body of at most MaxDocumentBytes. Its
+// errors do not repeat the URL, which the caller's DID already names.
 func (r *Resolver) get(ctx context.Context, docURL string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, docURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("building request for %s: %w", docURL, err)
+		return nil, fmt.Errorf("building the request: %w", err)
 	}
 	req.Header.Set("Accept", "application/did+ld+json, application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", docURL, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("GET: %w", err)
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		return nil, fmt.Errorf("%w: GET %s: %s", ErrNotFound, docURL, resp.Status)
+		return nil, fmt.Errorf("%w: GET: %s", ErrNotFound, resp.Status)
 	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("GET %s: unexpected status %s", docURL, resp.Status)
+		return nil, fmt.Errorf("GET: unexpected status %s", resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.opts.MaxDocumentBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", docURL, err)
+		return nil, fmt.Errorf("reading the document: %w", err)
 	}
 	if int64(len(body)) > r.opts.MaxDocumentBytes {
-		return nil, fmt.Errorf("GET %s: document larger than %d bytes", docURL, r.opts.MaxDocumentBytes)
+		return nil, fmt.Errorf("GET: document larger than %d bytes", r.opts.MaxDocumentBytes)
 	}
 	return body, nil
 }

@@ -52,7 +52,9 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.MOTDFile, "motd", "", "file with the message of the day")
 	fs.StringVar(&cfg.TOSFile, "tos", "", "file with the terms of service served at /tos (plain UTF-8 text; default: the built-in terms)")
-	fs.Var(&opers, "oper", "server operator as name:password for OPER (repeatable)")
+	fs.Var(&opers, "oper", "server operator as name:bcrypt-hash for OPER (repeatable); a plain password still works but shows in ps and is warned about: prefer --oper-file or PALAVER_OPER")
+	var operFile string
+	fs.StringVar(&operFile, "oper-file", "", "file of server operators for OPER, one name:bcrypt-hash a line (# comments)")
 	fs.Var(&operDIDs, "oper-did", "DID that becomes a server operator when it authenticates (repeatable)")
 	fs.BoolVar(&cfg.NoGuests, "no-guest", false, "refuse unauthenticated registrations")
 	fs.StringVar(&cfg.PLCDirectory, "plc-directory", "https://plc.directory", "did:plc directory URL")
@@ -82,16 +84,12 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			return cfg, 0, err
 		}
 		var level slog.Level
+		var err error
 		if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 			return cfg, 0, fmt.Errorf("--log-level: %w", err)
 		}
-		cfg.Opers = map[string]string{}
-		for _, o := range opers {
-			name, pass, ok := strings.Cut(o, ":")
-			if !ok || name == "" || pass == "" {
-				return cfg, 0, fmt.Errorf("--oper %q: want name:password", o)
-			}
-			cfg.Opers[name] = pass
+		if cfg.Opers, err = operCredentials(opers, operFile); err != nil {
+			return cfg, 0, err
 		}
 		if keyLifetimeDays < 1 {
 			return cfg, 0, fmt.Errorf("--signing-key-lifetime-days %d: must be at least 1", keyLifetimeDays)

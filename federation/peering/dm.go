@@ -13,7 +13,7 @@ import (
 // members): that is how this server knows where the DID lives.
 //
 // A DM from a peer is accepted only when its venue names the sender and a user of this server (a
-// DID with a session here or a session key registered here), and the sender is not a user of this
+// DID with a session here, a nick owned here or a session key registered here), and the sender is not a user of this
 // server: a peer-stamped DM that claims a local user as its sender is never delivered or stored
 // (freeq-reference §5). It is then checked, stored, delivered to the recipient's sessions and
 // spread to the other nodes of the cluster as a channel message from the peer is.
@@ -61,23 +61,9 @@ func (f *Federation) dmForPeer(peerDID, venue, senderDID string) bool {
 	return present
 }
 
-// localUser reports whether did is a user of this server: it has a session here, registered a
-// session key here, or is this server (or one of its nodes' keys).
-func (f *Federation) localUser(did string) bool {
-	if f.ownedLocally(did, "") {
-		return true
-	}
-	local := false
-	f.cfg.State.Read(func(st *fsm.State) {
-		for _, k := range st.Keys[did] {
-			if k.Source == "local-session" {
-				local = true
-				return
-			}
-		}
-	})
-	return local
-}
+// localUser reports whether did is a user of this server (ownedLocally): it has a session here,
+// owns a nick here, registered a session key here, or is this server (or one of its nodes' keys).
+func (f *Federation) localUser(did string) bool { return f.ownedLocally(did, "") }
 
 // inboundDM checks the parties of a DM (or of an edit or delete of one) from a peer: "" when it
 // may be applied.

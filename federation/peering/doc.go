@@ -11,8 +11,10 @@
 // base URL the operator configured for it (never from a URL found on the wire), through the
 // SSRF-guarded client (which reaches private and loopback addresses only when the operator
 // allowed it, --peer-allow-private); a key is filed under the kid it hashes to (signing.KID), so
-// a document can never make a kid name another key. A kid the document lacks is not asked for again within
-// PeerKeyRetry. Every key that verified an envelope or a relayed message is registered through
+// a document can never make a kid name another key. A peer's document is read at most once per
+// 10 s whatever kids its envelopes name; a user key the peer did not have is not asked for again
+// within PeerKeyRetry (at most 4,096 such misses are remembered), and each peer is asked for its
+// users' keys at most 20 times at once and once a second after that. Every key that verified an envelope or a relayed message is registered through
 // Raft with source "origin-server", so /api/v1/verify on any node of this cluster answers valid
 // with key_source origin-server.
 //
@@ -25,7 +27,8 @@
 // configured peer can make it read a body (at most MaxEnvelopeBytes, within the HTTP server's
 // ReadTimeout), which must then match the signed digest. Refusals are the Error object of the
 // HTTP API with a federation code (Refusal). The Envelope is {signer, payload, signature}: payload is the
-// base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over the payload bytes>" by the
+// base64url JSON of a Batch, signature is "ed25519:<kid>:<sig over "palaver federation batch
+// v1\n" and the payload bytes>" (a signature over the bare payload is still accepted) by the
 // sending node's server key. The receiver refuses (and changes nothing) when the signer is not a
 // configured peer, the kid is not in that peer's document, the signature does not verify, the
 // batch's from/to do not name the signer and this server, its date is more than five minutes

@@ -218,7 +218,7 @@ func Seal(priv ed25519.PrivateKey, b Batch) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("peering: encode batch: %w", err)
 	}
-	env := Envelope{Signer: b.From, Payload: base64.RawURLEncoding.EncodeToString(payload), Signature: signing.Sign(priv, payload)}
+	env := Envelope{Signer: b.From, Payload: base64.RawURLEncoding.EncodeToString(payload), Signature: signing.Sign(priv, batchSigningInput(payload))}
 	out, err := json.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("peering: encode envelope: %w", err)

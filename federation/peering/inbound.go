@@ -16,6 +16,23 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
+// batchPurpose is the domain prefix of what an envelope signature covers: the server key also
+// signs message documents, evidence bundles and requests, and the prefix keeps a signature made
+// for one of those from ever passing for a batch's (and the reverse).
+const batchPurpose = "palaver federation batch v1\n"
+
+// batchSigningInput is what an envelope's signature covers: the purpose prefix, then the payload.
+func batchSigningInput(payload []byte) []byte {
+	return append([]byte(batchPurpose), payload...)
+}
+
+// verifyBatchSignature checks an envelope signature over the prefixed payload, or, from a peer
+// that does not prefix yet, over the payload alone. The unprefixed form is accepted for the
+// transition only and is to be refused once every peer prefixes.
+func verifyBatchSignature(pub ed25519.PublicKey, payload, sig []byte) bool {
+	return ed25519.Verify(pub, batchSigningInput(payload), sig) || ed25519.Verify(pub, payload, sig)
+}
+
 // receive serves POST /federation/v1/events. It authenticates the sender from EnvelopeHeader
 // before it reads anything of the body, then reads at most MaxEnvelopeBytes (the http.Server's
 // ReadTimeout bounds how long that may take) and checks them against the signed digest.
@@ -131,7 +148,7 @@ func (f *Federation) accept(ctx context.Context, body []byte, signer string) (Ac
 		return refuse(http.StatusUnauthorized, CodeBadKey, err.Error())
 	}
 	f.metrics.keyRead.WithLabelValues(peer.DID, "hit").Inc()
-	if !ed25519.Verify(pub, payload, tag.Signature) {
+	if !verifyBatchSignature(pub, payload, tag.Signature) {
 		f.metrics.count(peer.DID, "in", "refused", 1)
 		return refuse(http.StatusUnauthorized, CodeBadSig, "the envelope signature does not verify against "+peer.DID+"#"+tag.KID)
 	}
@@ -396,10 +413,7 @@ func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, o
 	if now := f.cfg.Now(); at.After(now.Add(2 * time.Minute)) {
 		at = now // a peer's clock may not put its messages after ours
 	}
-	sender := sanitizeName(ev.Sender)
-	if sender == "" || !strings.HasPrefix(fsm.Fold(sender), fsm.Fold(nick)+"!") {
-		sender = nick + "!~remote@" + originName(peer.DID)
-	}
+	sender := remotePrefix(peer, nick, sanitizeName(ev.Sender))
 	return &eventstore.Message{
 		MsgID: ev.MsgID, Venue: ev.Venue, Command: ev.Command, Sender: sender, SenderNick: nick,
 		SenderDID: ev.SenderDID, Text: sanitize(ev.Text, maxTextBytes), Tags: sanitizeTags(ev.Tags), Time: at,
@@ -419,7 +433,9 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	} else if !f.Linked(peer.DID, d.Venue) {
 		return outcomeNotLinked, nil
 	}
-	if f.ownedLocally(d.SenderDID, "") {
+	deleter := sanitizeName(d.Sender)
+	deleterNick, _, _ := strings.Cut(deleter, "!")
+	if f.ownedLocally(d.SenderDID, deleterNick) {
 		return outcomeImpostor, nil
 	}
 	root, err := f.cfg.Store.Root(ctx, d.RootMsgID)
@@ -454,7 +470,10 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if now := f.cfg.Now(); at.After(now) {
 		at = now
 	}
-	by := eventstore.Deleter{Sender: sanitizeName(d.Sender), SenderDID: d.SenderDID, Tags: tags}
+	if deleterNick != "" {
+		deleter = remotePrefix(peer, deleterNick, deleter)
+	}
+	by := eventstore.Deleter{Sender: deleter, SenderDID: d.SenderDID, Tags: tags}
 	if err := f.cfg.Store.DeleteAt(ctx, root.MsgID, at, f.cfg.NodeName, by); err != nil {
 		if errors.Is(err, eventstore.ErrNotFound) {
 			return outcomeWait, nil
@@ -471,8 +490,9 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 // DeletionEventIDTag; federation does not import the IRC edge).
 const deletionEventIDTag = "msgid"
 
-// ownedLocally reports whether a DID or nick belongs to this server: a DID or nick with a
-// session here, this server's identity, or a DID whose keys are this cluster's server keys.
+// ownedLocally reports whether a DID or nick belongs to this server, online or not: this server's
+// identity, a DID with a session here, a nick owned here, a key this cluster's sessions or nodes
+// registered; a nick in use by a session here or owned by a DID here. A peer never speaks as one.
 func (f *Federation) ownedLocally(did, nick string) bool {
 	if did == f.cfg.ServerDID {
 		return true
@@ -480,22 +500,37 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 	owned := false
 	f.cfg.State.Read(func(st *fsm.State) {
 		if did != "" {
-			if len(st.SessionsByDID(did)) > 0 {
+			if len(st.SessionsByDID(did)) > 0 || st.DIDNicks[did] != "" {
 				owned = true
 				return
 			}
 			for _, k := range st.Keys[did] {
-				if k.Source == "server-key" {
+				if k.Source == "server-key" || k.Source == "local-session" {
 					owned = true
 					return
 				}
 			}
 		}
-		if nick != "" && st.SessionByNick(nick) != nil {
+		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwners[fsm.Fold(nick)] != "") {
 			owned = true
 		}
 	})
 	return owned
+}
+
+// remotePrefix is the nick!user@host this server shows for a peer's user: the user part taken
+// from the peer's prefix when it names nick (sanitised, else "~remote"), the host always the
+// peer's server name, so that a peer cannot make its users look like this server's.
+func remotePrefix(peer Peer, nick, sender string) string {
+	user := ""
+	if rest, ok := strings.CutPrefix(sender, nick+"!"); ok {
+		user, _, _ = strings.Cut(rest, "@")
+	}
+	m, ok := remoteMember(peer, nick, user, "")
+	if !ok {
+		return nick + "!~remote@" + originName(peer.DID)
+	}
+	return m.Nick + "!" + m.User + "@" + m.Host
 }
 
 // isDIDOp reports whether did is an operator of channel in local state (founder or DID op).

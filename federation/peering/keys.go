@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/keyresolver"
 )
@@ -22,26 +24,39 @@ var ErrUnknownKey = errors.New("key not in the peer's did:web document")
 
 const maxDocumentBytes = 256 << 10
 
+// Bounds on what forged traffic naming a peer can make this server do. A peer's did.json is read
+// at most once per peerDocumentRefresh, whatever kids its envelopes name; a peer is asked for its
+// users' keys at most authorKeyBurst times at once and once per authorKeyEvery after that; at
+// most maxMisses fruitless author-key look-ups are remembered.
+const (
+	peerDocumentRefresh = 10 * time.Second
+	authorKeyEvery      = time.Second
+	authorKeyBurst      = 20
+	maxMisses           = 4096
+)
+
 // peerKeys holds the server keys read from peers' did:web documents.
 type peerKeys struct {
 	client *http.Client // SSRF-guarded
-	retry  time.Duration
 	now    func() time.Time
 	// file registers a key that verified something through Raft (source origin-server); it is
 	// called once per key per process.
 	file func(ctx context.Context, did, kid string, pub ed25519.PublicKey) error
 
-	mu     sync.Mutex
-	keys   map[string]signing.Keys // peer DID → kid → key
-	misses map[string]time.Time    // "did kid" → last fruitless read
-	filed  map[string]bool         // "did kid" registered through Raft
-	fetch  sync.Mutex              // one document read at a time
+	mu         sync.Mutex
+	keys       map[string]signing.Keys  // peer DID → kid → key
+	read       map[string]time.Time     // peer DID → last read of its document
+	authorAsks map[string]*rate.Limiter // peer DID → author-key requests allowed
+	misses     *keyresolver.Misses      // "peer did kid" → fruitless author-key look-up
+	filed      map[string]bool          // "did kid" registered through Raft
+	fetch      sync.Mutex               // one document read at a time
 }
 
 func newPeerKeys(client *http.Client, retry time.Duration, now func() time.Time,
 	file func(ctx context.Context, did, kid string, pub ed25519.PublicKey) error) *peerKeys {
-	return &peerKeys{client: client, retry: retry, now: now, file: file,
-		keys: map[string]signing.Keys{}, misses: map[string]time.Time{}, filed: map[string]bool{}}
+	return &peerKeys{client: client, now: now, file: file,
+		keys: map[string]signing.Keys{}, read: map[string]time.Time{}, authorAsks: map[string]*rate.Limiter{},
+		misses: keyresolver.NewMisses(maxMisses, retry), filed: map[string]bool{}}
 }
 
 // cached returns a key already read, without any fetch.
@@ -52,34 +67,34 @@ func (k *peerKeys) cached(did, kid string) (ed25519.PublicKey, bool) {
 }
 
 // lookup returns the key kid names in peer's document, reading the document from the peer's
-// configured base URL when the kid is not held and was not missed within the retry interval.
+// configured base URL when the kid is not held and the document was not read within
+// peerDocumentRefresh (so envelopes naming fresh kids cost one read per interval, not one each).
+// Peers are configured, so the per-peer state is bounded.
 func (k *peerKeys) lookup(ctx context.Context, peer Peer, kid string) (ed25519.PublicKey, error) {
 	if pub, ok := k.cached(peer.DID, kid); ok {
 		return pub, nil
 	}
-	missKey := peer.DID + " " + kid
 	k.fetch.Lock()
 	defer k.fetch.Unlock()
 	if pub, ok := k.cached(peer.DID, kid); ok { // read while we waited
 		return pub, nil
 	}
 	k.mu.Lock()
-	last, missed := k.misses[missKey]
+	last, read := k.read[peer.DID]
 	k.mu.Unlock()
-	if missed && k.now().Sub(last) < k.retry {
-		return nil, fmt.Errorf("%w: %s (not asked again before %s)", ErrUnknownKey, kid, last.Add(k.retry).Format(time.RFC3339))
+	if next := last.Add(peerDocumentRefresh); read && k.now().Before(next) {
+		return nil, fmt.Errorf("%w: %s (document not read again before %s)", ErrUnknownKey, kid, next.Format(time.RFC3339))
 	}
 	keys, err := k.readDocument(ctx, peer)
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.read[peer.DID] = k.now()
 	if err == nil {
 		k.keys[peer.DID] = keys
 	}
 	if pub, ok := k.keys[peer.DID].Lookup(kid); ok {
-		delete(k.misses, missKey)
 		return pub, nil
 	}
-	k.misses[missKey] = k.now()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnknownKey, kid, err)
 	}
@@ -150,20 +165,28 @@ func (k *peerKeys) fileOnce(ctx context.Context, did, kid string, pub ed25519.Pu
 
 // authorKey reads a user's key from the peer that relays the user's messages:
 // GET <base>/api/v1/signing-keys/<did>/<kid> at the peer's configured base URL. The answer counts
-// only if its key hashes to kid. A miss is not asked again within the retry interval.
+// only if its key hashes to kid. A miss is not asked again within the retry interval, and each
+// peer is asked at a bounded rate.
 func (k *peerKeys) authorKey(ctx context.Context, peer Peer, did, kid string) (ed25519.PublicKey, error) {
 	missKey := peer.DID + " " + did + " " + kid
+	now := k.now()
+	if missed, _ := k.misses.Recent(missKey, now); missed {
+		return nil, fmt.Errorf("%w: %s of %s (not asked again yet)", ErrUnknownKey, kid, keyresolver.ShortDID(did))
+	}
 	k.mu.Lock()
-	last, missed := k.misses[missKey]
+	asks := k.authorAsks[peer.DID]
+	if asks == nil {
+		asks = rate.NewLimiter(rate.Every(authorKeyEvery), authorKeyBurst)
+		k.authorAsks[peer.DID] = asks
+	}
+	allowed := asks.AllowN(now, 1)
 	k.mu.Unlock()
-	if missed && k.now().Sub(last) < k.retry {
-		return nil, fmt.Errorf("%w: %s of %s (not asked again yet)", ErrUnknownKey, kid, did)
+	if !allowed {
+		return nil, fmt.Errorf("%w: %s of %s (too many key requests to %s)", ErrUnknownKey, kid, keyresolver.ShortDID(did), peer.DID)
 	}
 	pub, err := k.readAuthorKey(ctx, peer, did, kid)
 	if err != nil {
-		k.mu.Lock()
-		k.misses[missKey] = k.now()
-		k.mu.Unlock()
+		k.misses.Add(missKey, now)
 		return nil, err
 	}
 	return pub, nil

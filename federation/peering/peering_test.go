@@ -99,7 +99,7 @@ func TestSealAndParseEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, payload, tag, err := ParseEnvelope(body)
-	if err != nil || env.Signer != b.From || !ed25519.Verify(pub, payload, tag.Signature) {
+	if err != nil || env.Signer != b.From || !ed25519.Verify(pub, batchSigningInput(payload), tag.Signature) {
 		t.Fatalf("ParseEnvelope = %+v, %v", env, err)
 	}
 	got, err := DecodeBatch(payload)

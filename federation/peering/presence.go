@@ -19,7 +19,7 @@ import (
 // reads for NAMES, WHO and WHOIS anyway, with the join checked against the channel's bans in the
 // same deterministic step. (The intra-cluster exchange carries stored messages, which presence is
 // not.) Remote members are shown with the peer's server name as their host. A member whose DID or
-// nick has a session here is refused, as is a join that the channel's bans (+b nick!user@host or
+// nick belongs to this server (a session, an owned nick, a key registered here) is refused, as is a join that the channel's bans (+b nick!user@host or
 // +b did:...) match.
 //
 // When a node's link to a peer drops (a send fails, including the idle keepalive sent every

@@ -26,8 +26,15 @@ type Bundle struct {
 	Keys            map[string]string `json:"keys"`     // kid → base64url public key, for every kid a sig names
 	DIDKeys         map[string]string `json:"did_keys"` // DID → latest base64url public key (for legacy sigs)
 	Messages        []BundleMessage   `json:"messages"`
-	BundleSignature string            `json:"bundle_signature,omitempty"` // base64url-nopad ed25519
+	// Purpose names what the server key signs here (BundlePurpose), inside the signed JCS, so
+	// that the signature can never pass for one over another kind of document the key signs.
+	// freeq's bundles have none and still verify.
+	Purpose         string `json:"purpose,omitempty"`
+	BundleSignature string `json:"bundle_signature,omitempty"` // base64url-nopad ed25519
 }
+
+// BundlePurpose is the purpose of a bundle this package signs.
+const BundlePurpose = "palaver evidence bundle v1"
 
 // BundleMessage is one stored message in a bundle.
 type BundleMessage struct {
@@ -100,6 +107,7 @@ func SignBundle(priv ed25519.PrivateKey, b *Bundle) error {
 		}
 	}
 	b.MessageCount = len(b.Messages)
+	b.Purpose = BundlePurpose
 	b.BundleSignature = ""
 	raw, err := json.Marshal(b)
 	if err != nil {
@@ -189,6 +197,9 @@ func VerifyBundle(data []byte) (Report, error) {
 	var problems []error
 	if b.BundleVersion != BundleVersion {
 		problems = append(problems, fmt.Errorf("signing: %w: bundle_version %q, want %q", ErrBundleMalformed, truncate(b.BundleVersion), BundleVersion))
+	}
+	if b.Purpose != "" && b.Purpose != BundlePurpose {
+		problems = append(problems, fmt.Errorf("signing: %w: purpose %q, want %q or none", ErrBundleMalformed, truncate(b.Purpose), BundlePurpose))
 	}
 	if b.MessageCount != len(b.Messages) {
 		problems = append(problems, fmt.Errorf("signing: %w: message_count %d but %d messages", ErrBundleMalformed, b.MessageCount, len(b.Messages)))

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/palaver-chat/palaver/federation/canonical"
 )
 
 // testBundle returns a sealed bundle holding a client-signed message, a
@@ -242,30 +240,18 @@ func TestVerifyBundleDetectsTampering(t *testing.T) {
 // adds that this package does not model.
 func TestVerifyBundleCoversUnknownFields(t *testing.T) {
 	b, serverPriv := testBundle(t)
-	var fields map[string]any
-	if err := json.Unmarshal(encodeBundle(t, b), &fields); err != nil {
-		t.Fatal(err)
-	}
-	delete(fields, "bundle_signature")
-	fields["exporter"] = map[string]any{"name": "freeq", "build": "2026.8"}
-	unsigned, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := canonical.Transform(unsigned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields["bundle_signature"] = b64.EncodeToString(ed25519.Sign(serverPriv, signed))
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := resignedWith(t, b, serverPriv, func(f map[string]any) {
+		f["exporter"] = map[string]any{"name": "freeq", "build": "2026.8"}
+	})
 	if _, err := VerifyBundle(data); err != nil {
 		t.Fatalf("VerifyBundle with an extra field: %v", err)
 	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
 	fields["exporter"].(map[string]any)["build"] = "forged"
-	data, err = json.Marshal(fields)
+	data, err := json.Marshal(fields)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -385,8 +385,7 @@ func (c *client) dispatch(m ircmsg.Message) {
 		rb.add(c.numericMsg("451", "You have not registered"))
 		return
 	}
-	if !h.exempt && !c.flood.allowCommand(time.Now()) {
-		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{c.displayNick(), "Flood protection: you are sending commands too fast"}})
+	if !c.admitFlood(m, h.exempt, rb) {
 		return
 	}
 	if len(m.Params) < h.minParams {
@@ -394,6 +393,7 @@ func (c *client) dispatch(m ircmsg.Message) {
 		return
 	}
 	h.fn(c, m, rb)
+	c.chargeFlood(m, rb)
 }
 
 // propose submits a command on behalf of this client.

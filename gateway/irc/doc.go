@@ -20,7 +20,14 @@
 // message is serialized once per tag variant (message-tags, server-time, account-tag) and the same
 // bytes are queued to every recipient with that variant.
 //
+// Hostile input changes nothing it should not: each connection has token buckets per command class
+// (flood.go: commands, messages, NICK, JOIN per channel, AUTHENTICATE; failed OPERs also per
+// address, oper.go), nicks follow the PRECIS Nickname profile and may not be confusable with a nick
+// another identity owns (nickname.go), and tags only a server sets are dropped from client messages
+// (servertags.go).
+//
 // Lock order (a lock may only take locks after it in this list): the fsm.Machine read lock →
 // Server.mu (local session registry) → client.authMu → client.rbMu (response buffer redirection) →
-// sendQueue.mu. Nothing calls into the state machine while holding any of the others.
+// sendQueue.mu. Nothing calls into the state machine while holding any of the others. The skeleton
+// index's lock (nickname.go) is taken under the state read lock and takes nothing.
 package irc

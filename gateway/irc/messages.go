@@ -22,12 +22,13 @@ func handleNOTICE(c *client, m ircmsg.Message, rb *respBuf)  { c.message("NOTICE
 func handleTAGMSG(c *client, m ircmsg.Message, rb *respBuf)  { c.message("TAGMSG", m, rb) }
 
 // clientTags keeps the client-only (+) tags of a received message; every other tag a client sends
-// (account, time, msgid, batch, label) is dropped so it can never be relayed as if the server set it.
+// (account, time, msgid, batch, label), and the client-only tags only a server sets
+// (serverOwnedTags), are dropped so they can never be relayed as if the server set them.
 func clientTags(m ircmsg.Message) (map[string]string, bool) {
 	var out map[string]string
 	size := 0
 	for k, v := range m.Tags {
-		if !strings.HasPrefix(k, "+") && k != "freeq.at/sig" {
+		if (!strings.HasPrefix(k, "+") && k != "freeq.at/sig") || serverOwnedTags[k] {
 			continue
 		}
 		size += len(k) + len(v) + 2

@@ -125,8 +125,7 @@ func handleOPER(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("491", "No O-lines for your host"))
 		return
 	}
-	if !c.s.checkOper(m.Param(0), m.Param(1)) {
-		rb.add(c.numericMsg("464", "Password incorrect"))
+	if !c.operAttempt(m.Param(0), m.Param(1), rb) {
 		return
 	}
 	if _, err := c.propose(fsm.Oper{Session: c.id}); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -66,8 +67,7 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("431", "No nickname given"))
 		return
 	}
-	if !validNick(nick) {
-		rb.add(c.numericMsg("432", nick, "Erroneous nickname"))
+	if c.refuseNick(nick, rb) {
 		return
 	}
 	if !c.registered.Load() {
@@ -251,7 +251,7 @@ func handleAUTHENTICATE(c *client, m ircmsg.Message, rb *respBuf) {
 	if c.saslLocked {
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.s.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(keyresolver.WithClientAddr(c.s.ctx, c.conn.RemoteAddr()), 20*time.Second)
 	defer cancel()
 	res := c.sasl.Handle(ctx, m.Param(0), c.s.cfg.Now())
 	fail := func(text string) { rb.add(c.numericMsg("904", text)) }

@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"log/slog"
@@ -60,7 +59,7 @@ type Config struct {
 	Incarnation string // this process; sessions of older incarnations are purged at start
 	Version     string
 	MOTD        []string
-	Opers       map[string]string // OPER name → password
+	Opers       map[string]string // OPER name → bcrypt hash of the password (oper.go)
 	OperDIDs    []string          // DIDs that become server operators when they authenticate
 	NoGuests    bool
 	// FloodLimits enables the per-connection command and message limits. Only benchmarks turn it off.
@@ -120,8 +119,10 @@ type Server struct {
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
-	whowas   whowasLog // former nicks for WHOWAS (whowas.go)
-	maxUsers maxCounts // the most users seen, for LUSERS (queries.go)
+	whowas        whowasLog // former nicks for WHOWAS (whowas.go)
+	maxUsers      maxCounts // the most users seen, for LUSERS (queries.go)
+	nickSkeletons skeletons // confusable skeletons of owned nicks (nickname.go)
+	operGuard     operGuard // failed OPERs per client address (oper.go)
 }
 
 // New builds the IRC edge.
@@ -247,17 +248,6 @@ func (s *Server) isOperDID(did string) bool {
 		}
 	}
 	return false
-}
-
-// checkOper compares an OPER name and password in constant time.
-func (s *Server) checkOper(name, password string) bool {
-	want, ok := s.cfg.Opers[name]
-	if !ok {
-		// Compare anyway so the timing does not reveal which names exist.
-		want = "\x00no-such-oper"
-	}
-	a, b := sha256.Sum256([]byte(password)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1 && ok
 }
 
 func (s *Server) nextBatchID() string {

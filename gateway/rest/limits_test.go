@@ -108,6 +108,20 @@ func TestForwardedHeadersNeedATrustedProxy(t *testing.T) {
 	}
 }
 
+// TestActorLookupLimited: each actor lookup may resolve a DID document, so
+// the route counts against the client's record limit.
+func TestActorLookupLimited(t *testing.T) {
+	ts := limitedServer(t, rest.RateLimits{Records: rest.RateLimit{Requests: 2, Window: eternity}})
+	for i, want := range []int{404, 404, 429} {
+		if rec := fromPeer(ts, "/api/v1/actors/did:web:unknown"+strconv.Itoa(i)+".example", "192.0.2.7:1"); rec.Code != want {
+			t.Fatalf("lookup %d: status %d, want %d", i, rec.Code, want)
+		}
+	}
+	if rec := fromPeer(ts, "/api/v1/actors/did:web:unknown.example", "192.0.2.8:1"); rec.Code != 404 {
+		t.Fatalf("another client: status %d, want 404", rec.Code)
+	}
+}
+
 func TestRateLimitDefaultsAndOff(t *testing.T) {
 	ts := limitedServer(t, rest.RateLimits{})
 	for i := range rest.DefaultMediaLimit.Requests {

@@ -24,7 +24,8 @@ import (
 type RateClass int
 
 const (
-	// RecordRoutes are the record routes and the batch signing-key lookup.
+	// RecordRoutes are the record routes, the batch signing-key lookup and
+	// GET /api/v1/actors/{did}.
 	RecordRoutes RateClass = iota
 	// MediaRoutes are upload, the blob proxy, link previews and space media.
 	MediaRoutes

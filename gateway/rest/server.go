@@ -217,7 +217,7 @@ func (s *Server) mountRoutes() {
 	api.GET("/messages/:msgid", s.message)
 	api.GET("/users/:nick", s.user)
 	api.GET("/users/:nick/whois", s.whois)
-	api.GET("/actors/:did", s.actor)
+	api.GET("/actors/:did", s.RateLimit(RecordRoutes), s.actor) // each may resolve a DID document
 }
 
 // mountedRoutes lists the mounted routes as "METHOD /path/:param".

@@ -194,7 +194,7 @@ func (s *Server) actor(c *gin.Context) {
 	case len(a.Nicks) > 0:
 		a.Nick = nullable(a.Nicks[0])
 	}
-	doc, err := s.resolve(c.Request.Context(), did)
+	doc, err := s.resolve(keyresolver.WithClient(c.Request.Context(), c.ClientIP()), did)
 	if err != nil {
 		if !a.Online && owned == "" {
 			WriteError(c, http.StatusNotFound, "The DID "+did+" cannot be resolved and is not known here")

@@ -1,6 +1,7 @@
 package sasl
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -61,7 +62,7 @@ type Conversation struct {
 	random    io.Reader
 
 	challenge *Challenge // the outstanding challenge (nil: none); taken when an answer completes
-	buf       strings.Builder
+	buf       bytes.Buffer
 	failures  int
 }
 
@@ -128,9 +129,12 @@ func (c *Conversation) issue(now time.Time) Result {
 	return Result{Outcome: OutcomeChallenge, Payload: ch.Encoded()}
 }
 
-// reset forgets the outstanding challenge and any buffered chunks.
+// reset forgets the outstanding challenge and any buffered chunks, wiping
+// them: a response may carry a PDS access token, which is never kept.
 func (c *Conversation) reset() {
 	c.challenge = nil
+	b := c.buf.Bytes()
+	clear(b[:cap(b)])
 	c.buf.Reset()
 }
 

@@ -1,13 +1,16 @@
 package sasl
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // maxSessionBytes bounds the getSession answer read from a PDS.
@@ -17,15 +20,31 @@ const maxSessionBytes = 64 << 10
 const getSessionPath = "/xrpc/com.atproto.server.getSession"
 
 // verifyPDSSession proves control of r.DID by the DID's own PDS accepting
-// r.Signature as an access token for that DID. The nonce echo binds the
-// token's use to this challenge, so a token presented to another server
-// cannot be replayed here within the same flow.
+// r.Signature as an access token for that DID.
+//
+// What this method can and cannot prove: the client hands this server its
+// PDS access token, which the server could replay to the PDS for as long as
+// the token lives. The token itself cannot be bound to this challenge: an
+// atproto access token carries no claim the client chooses, and getSession
+// takes no nonce. The nonce echo binds only the response (a response made
+// for another challenge is refused). So the token is never logged, never put
+// in an error, and never kept: it lives in the response being checked and in
+// the one getSession request (the SASL buffer that held it is wiped). Where
+// the token is a JWT, as PDS access tokens are, its claims are checked
+// before it is sent anywhere: its subject must be the DID, it must not have
+// expired, and it must not be a refresh token (which lives for months), so
+// that a stale or misdirected token is not forwarded to the PDS at all.
+// The crypto method, which signs the challenge itself, has none of these
+// limits and is what clients should prefer.
 func (v *Verifier) verifyPDSSession(ctx context.Context, ch Challenge, r Response) error {
 	if r.ChallengeNonce == "" || r.ChallengeNonce != ch.Nonce {
 		return fmt.Errorf("%w: challenge_nonce does not match the challenge", ErrRejected)
 	}
 	if !isTokenText(r.Signature) {
 		return fmt.Errorf("%w: access token has characters not allowed in a bearer token", ErrRejected)
+	}
+	if problem := tokenClaimsProblem(r.Signature, r.DID, time.Unix(ch.Timestamp, 0)); problem != "" {
+		return fmt.Errorf("%w: access token %s", ErrRejected, problem)
 	}
 	doc, err := v.resolve(ctx, r.DID)
 	if err != nil {
@@ -67,6 +86,47 @@ func parsePDSURL(raw string) (string, error) {
 		return "", fmt.Errorf("PDS endpoint %q is not a plain https URL", raw)
 	}
 	return "https://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
+}
+
+// refreshScope is the scope of an atproto refresh token.
+const refreshScope = "com.atproto.refresh"
+
+// tokenClaimsProblem reads the claims of a JWT-shaped token without
+// verifying its signature (the PDS does that) and says what makes it unfit
+// to be sent to the PDS for did at now, or "" when nothing does. A token
+// that is not a JWT is left to the PDS. The answer never quotes the token.
+func tokenClaimsProblem(token, did string, now time.Time) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return "is not a well-formed JWT"
+	}
+	var claims struct {
+		Sub   *string      `json:"sub"`
+		Exp   *json.Number `json:"exp"`
+		Scope string       `json:"scope"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&claims); err != nil {
+		return "has claims that are not a JSON object"
+	}
+	if claims.Sub != nil && *claims.Sub != did {
+		return "belongs to another DID"
+	}
+	if claims.Exp != nil {
+		exp, err := claims.Exp.Float64()
+		if err != nil || float64(now.Unix()) >= exp {
+			return "has expired"
+		}
+	}
+	if claims.Scope == refreshScope {
+		return "is a refresh token; send an access token"
+	}
+	return ""
 }
 
 // isTokenText reports whether s is visible ASCII, as a bearer token must be.

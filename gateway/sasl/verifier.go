@@ -59,7 +59,7 @@ func (v *Verifier) Verify(ctx context.Context, ch Challenge, r Response, now tim
 		return err
 	}
 	if v.Allow != nil && !v.Allow(r.DID) {
-		return fmt.Errorf("%w: %s", ErrNotAllowed, r.DID)
+		return fmt.Errorf("%w: %s", ErrNotAllowed, keyresolver.ShortDID(r.DID))
 	}
 	return nil
 }
@@ -77,10 +77,10 @@ func (v *Verifier) resolve(ctx context.Context, did string) (*keyresolver.Docume
 	}
 	doc, err := v.Resolver.Resolve(ctx, did)
 	if err != nil {
-		return nil, fmt.Errorf("%w: resolving %s: %w", ErrRejected, did, err)
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err) // err names the DID
 	}
 	if doc.ID != did {
-		return nil, fmt.Errorf("%w: document id %q is not %q", ErrRejected, doc.ID, did)
+		return nil, fmt.Errorf("%w: document id %q is not %q", ErrRejected, keyresolver.ShortDID(doc.ID), keyresolver.ShortDID(did))
 	}
 	return doc, nil
 }
@@ -96,12 +96,12 @@ func (v *Verifier) verifySignature(ctx context.Context, ch Challenge, r Response
 	}
 	keys := doc.CandidateKeys()
 	if len(keys) == 0 {
-		return fmt.Errorf("%w: %s has no usable authentication or assertion keys", ErrRejected, r.DID)
+		return fmt.Errorf("%w: %s has no usable authentication or assertion keys", ErrRejected, keyresolver.ShortDID(r.DID))
 	}
 	for _, key := range keys {
 		if key.Verify(ch.JSON, sig) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: signature matches none of the %d keys of %s", ErrRejected, len(keys), r.DID)
+	return fmt.Errorf("%w: signature matches none of the %d keys of %s", ErrRejected, len(keys), keyresolver.ShortDID(r.DID))
 }

@@ -305,7 +305,7 @@ func (a *API) batchKeys(c *gin.Context) {
 		}
 		asked[p.did] = true
 		fetched++
-		a.fetched.put(p.did, now, a.readDIDWebKeys(c.Request.Context(), p.did, now))
+		a.fetched.put(p.did, now, a.readDIDWebKeys(keyresolver.WithClient(c.Request.Context(), c.ClientIP()), p.did, now))
 	}
 	out := []keyJSON{}
 	for _, p := range pairs {
@@ -326,7 +326,7 @@ func (a *API) readDIDWebKeys(ctx context.Context, did string, now time.Time) map
 	defer cancel()
 	doc, err := a.cfg.Resolver.Resolve(ctx, did)
 	if err != nil {
-		a.cfg.Logger.Debug("did:web key fetch failed", "did", truncate(did, 128), "err", err)
+		a.cfg.Logger.Debug("did:web key fetch failed", "err", err) // err names the DID, cut short
 		return nil
 	}
 	keys := map[string]*fsm.KeyRecord{}

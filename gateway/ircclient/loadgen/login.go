@@ -154,7 +154,7 @@ func RunLoginStorm(ctx context.Context, target Target, cfg LoginStormConfig) (Lo
 		}
 		sw := workers[w]
 		id := &ids[int(i)%len(ids)]
-		nick := "b2" + tag + strconv.FormatInt(i, 36)
+		nick := "b2" + tag + strconv.FormatInt(i, 10) // decimal: no two nicks of a run are confusable (1 and l, 0 and o)
 		conn, lat, err := loginUntilWelcome(ctx, d, id, nick, cfg.Timeout)
 		if err != nil {
 			failed.Add(1)

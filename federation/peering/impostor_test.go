@@ -1,0 +1,75 @@
+package peering
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// TestPeerCannotSpeakAsOfflineLocalUsers: a peer's events, presence and DMs that name a user of
+// this server (its owned nick, its DID, a DID with a key registered here) are refused whether or
+// not that user is online, and the peer does not choose the host its users are shown with.
+func TestPeerCannotSpeakAsOfflineLocalUsers(t *testing.T) {
+	now := time.Now()
+	f, _ := testFederation(t, &now)
+	var st *fsm.State
+	f.cfg.State.Read(func(s *fsm.State) { st = s })
+	const alice, carol, remote = "did:plc:aliceaaaaaaaaaaaaaaaaaaa", "did:plc:carolccccccccccccccccccc", "did:plc:remoterrrrrrrrrrrrrrrrrr"
+	st.NickOwners["alice"], st.DIDNicks[alice] = alice, "alice" // owns a nick, offline
+	st.Keys[carol] = map[string]*fsm.KeyRecord{"k": {KID: "k", Source: "local-session"}}
+	peer := f.peers["did:web:a.example"]
+	origin := originName(peer.DID)
+
+	event := func(nick, sender, did string) Event {
+		return Event{MsgID: ulid.Make().String(), Venue: "#c", Command: "PRIVMSG", SenderNick: nick, Sender: sender,
+			SenderDID: did, Text: "hi", TimeMS: now.UnixMilli()}
+	}
+	tests := []struct {
+		name       string
+		ev         Event
+		want       outcome
+		wantSender string
+	}{
+		{"offline owner's DID", event("someone", "", alice), outcomeImpostor, ""},
+		{"offline owner's nick, another DID", event("Alice", "", remote), outcomeImpostor, ""},
+		{"offline owner's nick, no DID", event("alice", "", ""), outcomeImpostor, ""},
+		{"a DID with a key registered here", event("carol", "", carol), outcomeImpostor, ""},
+		{"a remote user", event("bob", "bob!bobby@"+origin, remote), "", "bob!bobby@" + origin},
+		{"a remote user claiming a local host", event("bob", "bob!bobby@palaver.local", remote), "", "bob!bobby@" + origin},
+		{"a prefix of another nick", event("bob", "eve!e@x", remote), "", "bob!~remote@" + origin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, why := f.inboundMessage(peer, tt.ev)
+			if why != tt.want {
+				t.Fatalf("outcome %q, want %q", why, tt.want)
+			}
+			if m != nil && m.Sender != tt.wantSender {
+				t.Errorf("sender %q, want %q", m.Sender, tt.wantSender)
+			}
+		})
+	}
+
+	presence := []Presence{
+		{Kind: PresenceJoin, Channel: "#c", Nick: "ALICE", DID: remote},
+		{Kind: PresenceJoin, Channel: "#c", Nick: "x", DID: alice},
+		{Kind: PresenceNick, Nick: "bob", NewNick: "alice", DID: remote},
+	}
+	for _, p := range presence {
+		if got, err := f.applyPresence(context.Background(), peer, p); err != nil || got != outcomeImpostor {
+			t.Errorf("presence %+v: %q, %v; want %q", p, got, err, outcomeImpostor)
+		}
+	}
+
+	venue := "dm:" + alice + "," + remote
+	if got := f.inboundDM(venue, alice); got != outcomeImpostor {
+		t.Errorf("a DM sent as the offline owner: %q, want %q", got, outcomeImpostor)
+	}
+	if got := f.inboundDM(venue, remote); got != "" {
+		t.Errorf("a DM to the offline owner: %q, want accepted", got)
+	}
+}

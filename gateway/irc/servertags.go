@@ -1,0 +1,26 @@
+package irc
+
+// serverOwnedTags are the client-only tags in freeq's namespace that only a server sets; a client
+// that sends one has it dropped before the message is signed, stored or relayed, so that it can
+// never pass for the server's word:
+//
+//   - +freeq.at/origin: the peer server a federated message came from (it gives that peer's
+//     signatures authority over the message, and keeps the message from being sent to peers);
+//   - +freeq.at/reactions: the reaction tallies replayed with history;
+//   - +freeq.at/actor-class: the class of an agent's session, from its registration;
+//   - +freeq.at/pin and +freeq.at/unpin: the notice of a pin change;
+//   - +freeq.at/commit-verified and +freeq.at/commit-mismatch: the server's check of a reveal.
+//
+// The other tags of the namespace are the client's to set: +freeq.at/sig is the client's own
+// signature (checked, and replaced or stripped, by the signing rules), +freeq.at/eventid the id
+// the client minted for its message (adopted as the msgid and stripped), and the coordination,
+// governance, media and AV tags are the client's content.
+var serverOwnedTags = map[string]bool{
+	"+freeq.at/origin":          true,
+	"+freeq.at/reactions":       true,
+	"+freeq.at/actor-class":     true,
+	"+freeq.at/pin":             true,
+	"+freeq.at/unpin":           true,
+	"+freeq.at/commit-verified": true,
+	"+freeq.at/commit-mismatch": true,
+}
