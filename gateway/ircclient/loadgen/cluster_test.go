@@ -67,7 +67,12 @@ func startInProcessCluster(t *testing.T) ClusterTarget {
 			Kill: func() error { return n.Close() },
 		})
 	}
-	if _, _, err := WaitClusterSettled(testContext(t), target.Nodes, 30*time.Second); err != nil {
+	_, leader, err := WaitClusterSettled(testContext(t), target.Nodes, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Joiners become voters once caught up and stable; the leader-kill scenario needs all three.
+	if err := WaitVoters(testContext(t), target.Nodes[leader].HTTPURL, 3); err != nil {
 		t.Fatal(err)
 	}
 	return target
