@@ -11,7 +11,8 @@ run:
 build:
 	$(GO) build -o bin/palaver ./cmd/palaver
 
-# vet, then every test with the race detector (fuzz targets run their seed corpora).
+# gofmt, vet and go.mod tidiness, then every test with the race detector (fuzz targets run their
+# seed corpora).
 test: vet
 	$(GO) test -race -count=1 -timeout 18m $(PKGS)
 
@@ -19,6 +20,7 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; }
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
