@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/ircclient"
 )
 
 // armedFaults makes the point stored in armed panic once (armed is then emptied).
@@ -26,7 +28,8 @@ func historyHas(t *testing.T, n *Node, channel, text string) bool {
 
 // TestExchangePanicsLeaveTheClusterServing: a panic injected once in each of the event exchange's
 // loops (a push worker, the pull loop, a delivery to local sessions) ends nothing: the message in
-// flight still reaches every node's store, and the next one crosses and is delivered live.
+// flight still reaches every node's store, the next ones cross every way and are delivered live,
+// and every node's pull loop still moves its cursors.
 func TestExchangePanicsLeaveTheClusterServing(t *testing.T) {
 	var armed atomic.Value
 	nodes := startNamedCluster(t, "test", func(c *Config) { c.Faults = armedFaults(&armed) })
@@ -53,15 +56,49 @@ func TestExchangePanicsLeaveTheClusterServing(t *testing.T) {
 					eventually(t, during+" stored on "+n.cfg.NodeName, func() bool { return historyHas(t, n, "x", during) })
 				}
 			}
+			// Every node still pulls from every other (a pull, unlike a push, moves the cursor).
+			before := pullCursors(t, nodes)
 			after := "after " + point
-			sendLines(t, alice, "PRIVMSG #x :"+after)
-			expect(t, bob, "PRIVMSG", after)
-			expect(t, carol, "PRIVMSG", after)
-			// And back: the other nodes' exchanges still push and pull too.
-			sendLines(t, bob, "PRIVMSG #x :reply to "+after)
-			expect(t, alice, "PRIVMSG", "reply to "+after)
+			users := []*ircclient.Client{alice, bob, carol}
+			for i, from := range users {
+				line := after + " from " + string(rune('a'+i))
+				sendLines(t, from, "PRIVMSG #x :"+line)
+				for _, to := range users {
+					if to != from {
+						expect(t, to, "PRIVMSG", line)
+					}
+				}
+			}
+			eventually(t, "every pull cursor to move", func() bool {
+				now := pullCursors(t, nodes)
+				for k, v := range before {
+					if now[k] <= v {
+						return false
+					}
+				}
+				return true
+			})
 		})
 	}
+}
+
+// pullCursors is each node's pull cursor for each other node ("puller<-origin").
+func pullCursors(t *testing.T, nodes []*Node) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, n := range nodes {
+		for _, origin := range nodes {
+			if origin == n {
+				continue
+			}
+			seq, err := n.events.Cursor(testCtx(t), origin.cfg.NodeName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[n.cfg.NodeName+"<-"+origin.cfg.NodeName] = seq
+		}
+	}
+	return out
 }
 
 // TestFederationPanicsLeaveTheLinkServing: a panic injected once in a federation outbox's send,
