@@ -3,12 +3,13 @@ package keyresolver
 import (
 	"context"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/time/rate"
+
+	"github.com/palaver-chat/palaver/gateway/clientaddr"
 )
 
 // Per-client limits on fresh resolutions. A request made on behalf of an
@@ -51,21 +52,13 @@ func clientFrom(ctx context.Context) (string, bool) {
 	return c, ok
 }
 
+// normalizeClient is the counted identity of a client: clientaddr.ParseKey of an address, or
+// the string as given.
 func normalizeClient(client string) string {
-	if ap, err := netip.ParseAddrPort(client); err == nil {
-		client = ap.Addr().String()
+	if key, ok := clientaddr.ParseKey(client); ok {
+		return key.String()
 	}
-	addr, err := netip.ParseAddr(client)
-	if err != nil {
-		return client
-	}
-	addr = addr.Unmap()
-	if addr.Is6() {
-		if p, err := addr.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return addr.String()
+	return client
 }
 
 // clientLimits holds one token bucket per client.

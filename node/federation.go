@@ -27,8 +27,8 @@ func (n *Node) startFederation(prop *proposer, resolver *keyresolver.Resolver) e
 	fed, err := peering.New(peering.Config{
 		ServerDID: "did:web:" + n.cfg.ServerName, NodeName: n.cfg.NodeName, Key: n.serverKey,
 		Peers: n.cfg.Peers, Links: n.cfg.Links, Store: n.events, State: n.machine, Proposer: prop,
-		Client: client, PeerKeyRetry: n.cfg.PeerKeyRetry,
-		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Publish: n.publish,
+		Client: n.cfg.Faults.client(client, federationPoint), PeerKeyRetry: n.cfg.PeerKeyRetry,
+		Deliver: n.cfg.Faults.deliver(PanicFederationApply, n.irc.DeliverRemote), DeliverDeletion: n.irc.DeliverDeletion, Publish: n.publish,
 		Registerer: n.metrics.Registry, SendEvery: n.cfg.FederationSendEvery,
 		Logger: n.log.With("component", "federation"),
 	})

@@ -166,9 +166,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.machine.SetRestoreObserver(n.render.pushResync)
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
-		Deliver: n.irc.DeliverRemote, DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
+		Deliver:         cfg.Faults.deliver(PanicExchangeDeliver, n.irc.DeliverRemote),
+		DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
 		DeliverReaction: n.irc.DeliverReaction, DeliverEphemeral: n.irc.DeliverRemote,
-		Client: n.raft.ClusterHTTPClient(), Authenticate: n.clusterPeer,
+		Client: cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 	})
 	n.raft.OnMembership(func(members []raft.Member) {
 		n.refreshMembers(members)

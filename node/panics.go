@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc"
@@ -17,6 +18,16 @@ const (
 	PanicHistoryRead = "history-read"
 	// PanicHistoryAppend: the IRC edge storing messages (a connection's pipeline worker).
 	PanicHistoryAppend = "history-append"
+	// PanicExchangePush: a push worker of the event exchange sending a batch to a peer.
+	PanicExchangePush = "exchange-push"
+	// PanicExchangePull: the event exchange's pull loop asking a peer for its events.
+	PanicExchangePull = "exchange-pull"
+	// PanicExchangeDeliver: the event exchange handing a remote message to local sessions.
+	PanicExchangeDeliver = "exchange-deliver"
+	// PanicFederationSend: a federation outbox sending an envelope to a peer server.
+	PanicFederationSend = "federation-send"
+	// PanicFederationApply: applying a peer server's message (its delivery to local sessions).
+	PanicFederationApply = "federation-apply"
 )
 
 func (f *Faults) panicAt(point string) bool {
@@ -61,4 +72,61 @@ func (p *panickyHistory) Latest(ctx context.Context, venue string, after eventst
 		panic("fault injection: history read")
 	}
 	return p.Store.Latest(ctx, venue, after, limit)
+}
+
+// deliver is a delivery callback, panicking first at point when PanicAt says so.
+func (f *Faults) deliver(point string, d func(eventstore.Message)) func(eventstore.Message) {
+	if f == nil || f.PanicAt == nil {
+		return d
+	}
+	return func(m eventstore.Message) {
+		if f.panicAt(point) {
+			panic("fault injection: " + point)
+		}
+		d(m)
+	}
+}
+
+// client is c, whose requests panic in the goroutine that makes them when point names a point
+// for them (nil: none) and PanicAt says so.
+func (f *Faults) client(c *http.Client, point func(*http.Request) string) *http.Client {
+	if f == nil || f.PanicAt == nil || c == nil {
+		return c
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out := *c
+	out.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		if p := point(r); p != "" && f.panicAt(p) {
+			panic("fault injection: " + p)
+		}
+		return base.RoundTrip(r)
+	})
+	return &out
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt(r) }
+
+// exchangePoint names the point of an event exchange request: a push or a pull.
+func exchangePoint(r *http.Request) string {
+	switch {
+	case r.URL.Path != "/internal/v1/events":
+		return ""
+	case r.Method == http.MethodPost:
+		return PanicExchangePush
+	default:
+		return PanicExchangePull
+	}
+}
+
+// federationPoint names the point of a federation request: an outbox's envelope.
+func federationPoint(r *http.Request) string {
+	if r.Method == http.MethodPost && r.URL.Path == "/federation/v1/events" {
+		return PanicFederationSend
+	}
+	return ""
 }

@@ -29,4 +29,10 @@
 // has not stored yet waits until the message arrives from its own origin. Reactions travel the
 // same way, in a reaction log with a third cursor ("react:<origin>"; see reactions.go), and other
 // channel TAGMSGs (typing notifications) are pushed best effort and never stored or pulled.
+//
+// A panic in the exchange's own goroutines, or in a delivery callback, does not end the process:
+// it is logged with its stack and the item that panicked is skipped, and the loop goes on. A push
+// batch that panicked is left to the peer's pull; a pull of one peer that panicked is abandoned for
+// that round (its cursors moved only over what was stored) and tried again on the next one; a
+// delivery to local sessions that panicked is skipped (the event stays stored, in history).
 package exchange

@@ -202,9 +202,11 @@ func (x *Exchange) pushLoop(p Peer, q chan outgoing) {
 				break drain
 			}
 		}
-		if err := x.push(p, b); err != nil {
-			x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "items", n, "err", err)
-		}
+		x.safely("push", func() {
+			if err := x.push(p, b); err != nil {
+				x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "items", n, "err", err)
+			}
+		}, "peer", p.DID, "items", n)
 	}
 }
 
@@ -326,7 +328,7 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	if x.cfg.Deliver != nil {
 		for _, m := range msgs {
 			if m.Seq != 0 {
-				x.cfg.Deliver(*m)
+				x.safely("deliver", func() { x.cfg.Deliver(*m) }, "msgid", m.MsgID)
 			}
 		}
 	}
@@ -415,9 +417,11 @@ func (x *Exchange) PullAll(ctx context.Context) {
 	x.pullMu.Lock()
 	defer x.pullMu.Unlock()
 	for _, p := range x.cfg.Peers() {
-		if err := x.pull(ctx, p); err != nil && ctx.Err() == nil {
-			x.cfg.Logger.Debug("pull failed", "peer", p.DID, "err", err)
-		}
+		x.safely("pull", func() {
+			if err := x.pull(ctx, p); err != nil && ctx.Err() == nil {
+				x.cfg.Logger.Debug("pull failed", "peer", p.DID, "err", err)
+			}
+		}, "peer", p.DID)
 	}
 }
 
@@ -519,8 +523,9 @@ func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, 
 			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
 		}
 		if x.cfg.DeliverDeletion != nil {
-			x.cfg.DeliverDeletion(eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
-				Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
+			del := eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
+				Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}}
+			x.safely("deliver deletion", func() { x.cfg.DeliverDeletion(del) }, "root", d.RootMsgID)
 		}
 		last = d.OriginSeq
 	}

@@ -130,7 +130,7 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 		case err != nil:
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
 		case applied && x.cfg.DeliverReaction != nil:
-			x.cfg.DeliverReaction(ev)
+			x.safely("deliver reaction", func() { x.cfg.DeliverReaction(ev) }, "event", ev.EventID)
 		}
 		last = r.OriginSeq
 	}
@@ -147,6 +147,6 @@ func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
 			x.cfg.Logger.Debug("dropping a malformed ephemeral event", "origin", originName, "err", err)
 			continue
 		}
-		x.cfg.DeliverEphemeral(*e.message(originName))
+		x.safely("deliver ephemeral", func() { x.cfg.DeliverEphemeral(*e.message(originName)) }, "msgid", e.MsgID)
 	}
 }

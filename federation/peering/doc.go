@@ -139,4 +139,12 @@
 // (\r, \n and NUL removed, lengths capped); each peer may send at most 100 items a second (a
 // larger envelope is refused whole); trust levels hold: "relay" peers may send messages, edits,
 // deletes, reactions and presence but no state changes, "readonly" peers may originate nothing.
+//
+// # Panics
+//
+// A panic in federation's loops does not end the process: it is logged with its stack and the
+// loop goes on. An outbox round (catch-up from the cursors, and the send) that panicked counts as
+// a failed round and is retried with the outbox's capped backoff; an inbound item whose apply
+// (or delivery to local sessions) panicked is skipped: dropped as "internal-error", acknowledged,
+// and the rest of its envelope applied.
 package peering

@@ -224,7 +224,7 @@ func (f *Federation) limiter(did string) interface {
 func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error) {
 	ack := Ack{OK: true}
 	for _, ev := range b.Events {
-		outcome, err := f.applyEvent(ctx, peer, ev)
+		outcome, err := f.guarded(peer, "an event", func() (outcome, error) { return f.applyEvent(ctx, peer, ev) })
 		if err != nil {
 			return ack, err
 		}
@@ -235,7 +235,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		ack.EventsThrough = ev.Seq
 	}
 	for _, d := range b.Deletions {
-		outcome, err := f.applyDeletion(ctx, peer, d)
+		outcome, err := f.guarded(peer, "a delete", func() (outcome, error) { return f.applyDeletion(ctx, peer, d) })
 		if err != nil {
 			return ack, err
 		}
@@ -246,14 +246,14 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		ack.DeletionsThrough = d.Seq
 	}
 	for _, r := range b.Reactions {
-		outcome, err := f.applyReaction(ctx, peer, r)
+		outcome, err := f.guarded(peer, "a reaction", func() (outcome, error) { return f.applyReaction(ctx, peer, r) })
 		if err != nil {
 			return ack, err
 		}
 		f.tally(peer, outcome, outcome != outcomeStored, "a reaction", "event", truncate(r.EventID, 40))
 	}
 	for _, p := range b.Presence {
-		outcome, err := f.applyPresence(ctx, peer, p)
+		outcome, err := f.guarded(peer, "presence", func() (outcome, error) { return f.applyPresence(ctx, peer, p) })
 		if err != nil {
 			return ack, err
 		}
@@ -268,29 +268,29 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		}
 	}
 	for _, c := range b.Changes {
-		outcome := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
+		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
 		if peer.Trust.mayChangeState() {
 			var err error
-			if outcome, err = f.applyChange(ctx, peer, c); err != nil {
+			if o, err = f.guarded(peer, "a channel change", func() (outcome, error) { return f.applyChange(ctx, peer, c) }); err != nil {
 				return ack, err
 			}
 		}
-		f.tally(peer, outcome, !kept(outcome), "a channel change", "channel", truncate(c.Channel, 60), "kind", truncate(c.Kind, 10))
-		if !kept(outcome) {
-			ack.refuse(f.IsHome(peer.DID) || c.Kind == ChangeKick || c.Kind == ChangeInvite, c.RequestID, outcome)
+		f.tally(peer, o, !kept(o), "a channel change", "channel", truncate(c.Channel, 60), "kind", truncate(c.Kind, 10))
+		if !kept(o) {
+			ack.refuse(f.IsHome(peer.DID) || c.Kind == ChangeKick || c.Kind == ChangeInvite, c.RequestID, o)
 		}
 	}
 	for _, t := range b.Topics {
-		outcome := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
+		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
 		if peer.Trust.mayChangeState() {
 			var err error
-			if outcome, err = f.applyTopic(ctx, peer, t); err != nil {
+			if o, err = f.guarded(peer, "a topic", func() (outcome, error) { return f.applyTopic(ctx, peer, t) }); err != nil {
 				return ack, err
 			}
 		}
-		f.tally(peer, outcome, outcome != outcomeStored, "a topic", "channel", truncate(t.Channel, 60))
-		if outcome != outcomeStored {
-			ack.refuse(f.IsHome(peer.DID), t.RequestID, outcome)
+		f.tally(peer, o, o != outcomeStored, "a topic", "channel", truncate(t.Channel, 60))
+		if o != outcomeStored {
+			ack.refuse(f.IsHome(peer.DID), t.RequestID, o)
 		}
 	}
 	return ack, nil

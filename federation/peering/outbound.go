@@ -80,7 +80,7 @@ func (o *outbox) run(ctx context.Context) {
 		case <-timer.C:
 		case <-o.kickc:
 		}
-		if err := o.flush(ctx); err != nil {
+		if err := o.flushGuarded(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -5,13 +5,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
+
+	"github.com/palaver-chat/palaver/gateway/clientaddr"
 )
 
 // OPER credentials and failure limits. Config.Opers maps a name to a bcrypt hash of its password
@@ -71,19 +72,13 @@ func (g *operGuard) failed(addr string, now time.Time) {
 	g.limiter(addr, now).AllowN(now, 1)
 }
 
-// addrKey is the counted identity of a remote address: its IP, or its /64 for IPv6.
+// addrKey is the counted identity of a remote address (clientaddr.ParseKey: its IP, or its /64
+// for IPv6), or the address as given when it has no IP.
 func addrKey(a net.Addr) string {
-	ap, err := netip.ParseAddrPort(a.String())
-	if err != nil {
-		return a.String()
+	if key, ok := clientaddr.ParseKey(a.String()); ok {
+		return key.String()
 	}
-	ip := ap.Addr().Unmap()
-	if ip.Is6() {
-		if p, err := ip.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return ip.String()
+	return a.String()
 }
 
 // operAttempt checks an OPER name and password for c under the failure limits, adding the

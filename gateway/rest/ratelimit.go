@@ -2,14 +2,13 @@ package rest
 
 import (
 	"net/http"
-	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/gateway/transport"
+	"github.com/palaver-chat/palaver/gateway/clientaddr"
 )
 
 // Per-client-IP rate limits (freeq-reference §3.1). Each class of routes
@@ -104,15 +103,15 @@ func (s *Server) RateLimit(class RateClass) gin.HandlerFunc {
 	}
 }
 
-// clientKey is the counted identity of a client IP: the address itself,
-// or its /64 for IPv6 (transport.ClientKey, as the IRC connection cap
-// counts). Unparseable input counts as one shared client.
+// clientKey is the counted identity of a client IP (clientaddr.ParseKey: the address itself, or
+// its /64 for IPv6, as the IRC connection cap counts). Unparseable input counts as one shared
+// client.
 func clientKey(ip string) string {
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
+	key, ok := clientaddr.ParseKey(ip)
+	if !ok {
 		return "?"
 	}
-	return transport.ClientKey(addr).String()
+	return key.String()
 }
 
 // fixedWindow counts requests per key in the current window.

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+
+	"github.com/palaver-chat/palaver/gateway/clientaddr"
 )
 
 // IPLimiter caps the number of concurrent connections from one client: an
@@ -23,19 +25,7 @@ func NewIPLimiter(n int) *IPLimiter {
 	return &IPLimiter{max: n, counts: make(map[netip.Prefix]int)}
 }
 
-// ClientKey is the unit a client is counted by: an IPv4 address as a /32,
-// an IPv6 address as its /64. IPv4-mapped IPv6 addresses count as IPv4.
-func ClientKey(addr netip.Addr) netip.Prefix {
-	addr = addr.Unmap().WithZone("")
-	bits := 32
-	if addr.Is6() {
-		bits = 64
-	}
-	p, _ := addr.Prefix(bits) // cannot fail: bits fits the address family
-	return p
-}
-
-// Acquire takes a slot for ip's client (see ClientKey). When ok is true the
+// Acquire takes a slot for ip's client (see clientaddr.Key). When ok is true the
 // caller must call release once the connection ends (further calls are
 // no-ops). A connection without an IP address (a Unix socket, an in-memory
 // pipe) is not limited.
@@ -44,7 +34,7 @@ func (l *IPLimiter) Acquire(ip net.IP) (release func(), ok bool) {
 	if l == nil || l.max <= 0 || !valid {
 		return func() {}, true
 	}
-	addr := ClientKey(a)
+	addr := clientaddr.Key(a)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

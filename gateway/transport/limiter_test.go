@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net"
-	"net/netip"
 	"testing"
 )
 
@@ -83,21 +82,6 @@ func TestIPLimiterForgetsIdleAddresses(t *testing.T) {
 	defer l.mu.Unlock()
 	if len(l.counts) != 0 {
 		t.Fatalf("counts not emptied: %v", l.counts)
-	}
-}
-
-func TestClientKey(t *testing.T) {
-	tests := []struct{ addr, want string }{
-		{"192.0.2.1", "192.0.2.1/32"},
-		{"::ffff:192.0.2.1", "192.0.2.1/32"},
-		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
-		{"fe80::1%eth0", "fe80::/64"},
-		{"::1", "::/64"},
-	}
-	for _, tt := range tests {
-		if got := ClientKey(netip.MustParseAddr(tt.addr)).String(); got != tt.want {
-			t.Errorf("ClientKey(%s) = %s, want %s", tt.addr, got, tt.want)
-		}
 	}
 }
 

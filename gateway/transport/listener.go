@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// LimitListener caps the concurrent connections each client (see ClientKey)
+// LimitListener caps the concurrent connections each client (see clientaddr.Key)
 // holds on ln: a connection over the cap is closed as soon as it is
 // accepted, before anything is read from it, and onRefuse (when set) is
 // told its remote address. An accepted connection gives its slot back when
