@@ -11,8 +11,8 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 	"github.com/palaver-chat/palaver/testcluster/loopback"
 )
 

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
+	"github.com/palaver-chat/palaver/testcluster/load"
 )
 
-// BenchmarkFanOutNode runs the B3/B11 load (loadgen.RunFanout) against an in-process node, so that
+// BenchmarkFanOutNode runs the B3/B11 load (load.RunFanout) against an in-process node, so that
 // `go test -bench FanOutNode -cpuprofile/-blockprofile/-mutexprofile` profiles the whole message
 // path (read, store, fan-out, write) in one process. The load client shares the process: read its
-// own entries (gateway/ircclient/loadgen) out of the profile. One iteration is one fixed-rate step.
+// own entries (testcluster/load) out of the profile. One iteration is one fixed-rate step.
 //
 //	PALAVER_BENCH_RATE       messages/s of the step (default 200)
 //	PALAVER_BENCH_MEMBERS    channel size (default 1000)
@@ -46,14 +46,14 @@ func BenchmarkFanOutNode(b *testing.B) {
 	defer n.Close()
 	for b.Loop() {
 		var ios [][2]int64 // /proc/self/io syscw, syscr at each ServerCPU reading: the step's start and end
-		res, err := loadgen.RunFanout(ctx, loadgen.Target{IRCAddr: n.IRCAddr()}, loadgen.FanoutConfig{
+		res, err := load.RunFanout(ctx, load.Target{IRCAddr: n.IRCAddr()}, load.FanoutConfig{
 			Channels: channels, ChannelSize: members, RandomSenders: channels > 1,
 			Acks: os.Getenv("PALAVER_BENCH_ACKS") != "",
 			ServerCPU: func() (time.Duration, error) {
 				ios = append(ios, processIO(b))
 				return processCPU(b), nil
 			},
-			Ramp: loadgen.RampConfig{StartRate: rate, Steps: 1, StepDuration: duration, P99Limit: time.Hour},
+			Ramp: load.RampConfig{StartRate: rate, Steps: 1, StepDuration: duration, P99Limit: time.Hour},
 		})
 		if err != nil {
 			b.Fatalf("fan-out: %v", err)

@@ -19,7 +19,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // testClock is a settable clock for SASL challenge lifetimes.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
+	"github.com/palaver-chat/palaver/testcluster/load"
 )
 
-// BenchmarkIdleConnectionsNode holds B1's idle clients (loadgen.RunIdle) against an in-process
+// BenchmarkIdleConnectionsNode holds B1's idle clients (load.RunIdle) against an in-process
 // node and reports the Go heap and goroutine stacks per connection, with the load client's share
 // included (one goroutine and one small buffer per client). PALAVER_BENCH_HEAPPROFILE names a
 // file for a heap profile taken while the clients are held; read the server's allocation sites
@@ -36,7 +36,7 @@ func BenchmarkIdleConnectionsNode(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		_, err := loadgen.RunIdle(ctx, loadgen.Target{IRCAddr: n.IRCAddr()}, loadgen.IdleConfig{
+		_, err := load.RunIdle(ctx, load.Target{IRCAddr: n.IRCAddr()}, load.IdleConfig{
 			Clients: clients,
 			RSS: func() (int64, error) {
 				runtime.GC()

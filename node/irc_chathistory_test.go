@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // sentMsg is a channel message as its sender's echo showed it.

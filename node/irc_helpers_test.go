@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // Helpers for the black-box IRC protocol tests (irc_*_test.go). They build on harness_test.go.

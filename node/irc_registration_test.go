@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func TestIRCCapNegotiation(t *testing.T) {

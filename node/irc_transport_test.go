@@ -9,7 +9,7 @@ import (
 	"nhooyr.io/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // TestIRCGuestsOverEveryTransport registers guests over TCP, TLS and WebSocket in one channel and

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func TestEditDeleteAndPinFromIRC(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func TestGuestRegistersOverTCP(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // DialIRC connects a plain IRC client to node i. The cluster tracks it: Kill(i) closes it first,

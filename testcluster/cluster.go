@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // Options configures a cluster.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // TestClusterKillRestart exercises the harness itself: a leader exists, killing it elects

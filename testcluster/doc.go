@@ -51,4 +51,8 @@
 // over recorded histories, so they are tested on hand-made histories. porcupine is used rather than
 // a hand-written checker: it is the standard linearizability checker in Go and handles concurrent
 // and partitioned histories.
+//
+// The test and load tooling lives in subpackages here, not under gateway/: ircclient (the IRC
+// client of the black-box tests, `palaver login` and this harness), load (the load generator behind
+// `palaver bench`) and loopback (loopback ports).
 package testcluster

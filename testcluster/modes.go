@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func modeChannel(i int) string { return fmt.Sprintf("#mode%d", i) }

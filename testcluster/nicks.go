@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func poolNick(i int) string { return fmt.Sprintf("pool%d", i) }

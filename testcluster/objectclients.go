@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // The server operator the mode and pin clients log in as (OPER): an operator may change any

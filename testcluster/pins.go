@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func pinChannel(i int) string { return fmt.Sprintf("#pin%d", i) }

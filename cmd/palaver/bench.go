@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
+	"github.com/palaver-chat/palaver/testcluster/load"
 )
 
 // benchScenario is one scenario `palaver bench` can run.
@@ -27,22 +27,22 @@ type benchScenario struct {
 
 // benchCase is a scenario configured by its flags.
 type benchCase struct {
-	label     func(t loadgen.Target) string // e.g. "B1 tcp N=2000"
-	needsRSS  bool                          // reads the server's resident memory
-	cluster   bool                          // runs against a cluster (env.cluster)
-	needsKill bool                          // kills cluster nodes: needs --spawn-cluster
+	label     func(t load.Target) string // e.g. "B1 tcp N=2000"
+	needsRSS  bool                       // reads the server's resident memory
+	cluster   bool                       // runs against a cluster (env.cluster)
+	needsKill bool                       // kills cluster nodes: needs --spawn-cluster
 	validate  func() error
-	run       func(ctx context.Context, env benchEnv) (loadgen.Run, error)
+	run       func(ctx context.Context, env benchEnv) (load.Run, error)
 }
 
 // benchEnv is what one run of a scenario works against.
 type benchEnv struct {
-	target    loadgen.Target
+	target    load.Target
 	rss       func() (int64, error)         // the server's RSS in KiB; nil when the server's PID is unknown
 	serverCPU func() (time.Duration, error) // the server's CPU time so far; nil when its PID is unknown
 	progress  io.Writer
-	label     string                // progress prefix
-	cluster   loadgen.ClusterTarget // the cluster, for the cluster scenarios
+	label     string             // progress prefix
+	cluster   load.ClusterTarget // the cluster, for the cluster scenarios
 }
 
 // benchScenarios lists the scenarios in the design's order.
@@ -51,19 +51,19 @@ func benchScenarios() []benchScenario {
 		{name: "b1", id: "B1", summary: "N idle registered clients in small channels: server resident memory per connection", define: defineIdleBench},
 		{name: "b2", id: "B2", summary: "SASL ATPROTO-CHALLENGE login storm: logins/s and latency", define: defineLoginStormBench},
 		{name: "b3", id: "B3", summary: "one channel of 1,000 members, one sender at a rising rate: deliveries/s at p99 ≤ 50 ms with all delivered (plain IRC)",
-			define: defineFanoutBench("B3", loadgen.FanoutConfig{Channels: 1, ChannelSize: 1000}, 25, 8, 50*time.Millisecond)},
+			define: defineFanoutBench("B3", load.FanoutConfig{Channels: 1, ChannelSize: 1000}, 25, 8, 50*time.Millisecond)},
 		{name: "b4", id: "B4", summary: "10,000 clients in 10-member channels, random senders at a rising rate: deliveries/s at p99 ≤ 50 ms (plain IRC)",
-			define: defineFanoutBench("B4", loadgen.FanoutConfig{Channels: 1000, ChannelSize: 10, RandomSenders: true}, 1000, 6, 50*time.Millisecond)},
+			define: defineFanoutBench("B4", load.FanoutConfig{Channels: 1000, ChannelSize: 10, RandomSenders: true}, 1000, 6, 50*time.Millisecond)},
 		{name: "b5", id: "B5", summary: "5,000 clients JOIN one channel back to back: time until the last has its NAMES, send-queue kills (plain IRC)", define: defineJoinStormBench},
 		{name: "b6", id: "B6", summary: "PRIVMSGs signed with MSGSIG session keys to 10-member channels: verified messages accepted/s", define: defineSignedMessagesBench},
 		{name: "b7", id: "B7", summary: "GET /api/v1/verify/{msgid} with 64 concurrent clients: requests/s and latency", define: defineVerifyLoadBench},
-		{name: "b8", id: "B8", summary: "TOPIC/MODE/PIN by one writer through a cluster, seen by a member on another node: latency", define: defineClusterChangesBench("B8", 1, loadgen.PlaceFollowers, false)},
-		{name: "b9", id: "B9", summary: "the B8 changes by 16 (or --writers) concurrent writers spread over the nodes: changes/s and latency", define: defineClusterChangesBench("B9", 16, loadgen.PlaceAny, false)},
-		{name: "b10", id: "B10", summary: "SIGKILL the Raft leader under B8 load: time to the next committed change, acknowledged changes lost", define: defineClusterChangesBench("B10", 1, loadgen.PlaceFollowers, true)},
+		{name: "b8", id: "B8", summary: "TOPIC/MODE/PIN by one writer through a cluster, seen by a member on another node: latency", define: defineClusterChangesBench("B8", 1, load.PlaceFollowers, false)},
+		{name: "b9", id: "B9", summary: "the B8 changes by 16 (or --writers) concurrent writers spread over the nodes: changes/s and latency", define: defineClusterChangesBench("B9", 16, load.PlaceAny, false)},
+		{name: "b10", id: "B10", summary: "SIGKILL the Raft leader under B8 load: time to the next committed change, acknowledged changes lost", define: defineClusterChangesBench("B10", 1, load.PlaceFollowers, true)},
 		{name: "b11", id: "B11", summary: "PRIVMSGs acknowledged by echo-message (stored before the echo) at a rising rate: messages/s at p99 ≤ 10 ms",
-			define: defineFanoutBench("B11", loadgen.FanoutConfig{Channels: 64, ChannelSize: 1, Acks: true}, 1000, 6, 10*time.Millisecond)},
-		{name: "b12", id: "B12", summary: "GET /api/v1/channels/{c}/history?limit=50 over stored messages, 64 concurrent: requests/s and latency", define: defineRESTLoadBench(loadgen.RESTHistory, "B12")},
-		{name: "b13", id: "B13", summary: "newest-first GET /api/v1/search while messages are written: requests/s and latency", define: defineRESTLoadBench(loadgen.RESTSearch, "B13")},
+			define: defineFanoutBench("B11", load.FanoutConfig{Channels: 64, ChannelSize: 1, Acks: true}, 1000, 6, 10*time.Millisecond)},
+		{name: "b12", id: "B12", summary: "GET /api/v1/channels/{c}/history?limit=50 over stored messages, 64 concurrent: requests/s and latency", define: defineRESTLoadBench(load.RESTHistory, "B12")},
+		{name: "b13", id: "B13", summary: "newest-first GET /api/v1/search while messages are written: requests/s and latency", define: defineRESTLoadBench(load.RESTSearch, "B13")},
 		{name: "b14", id: "B14", summary: "1,000 users in 5 channels across a cluster, a node killed and restarted: acknowledged messages delivered, duplicates", define: defineDeliveryBench},
 		{name: "b15", id: "B15", summary: "PRIVMSGs from clients on one node to members on another at a fixed rate: cross-node latency", define: defineCrossNodeBench},
 	}
@@ -105,16 +105,16 @@ func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
 	return c
 }
 
-func (c *commonBenchFlags) baseTarget() (loadgen.Target, error) {
-	transport, err := loadgen.ParseTransport(c.transport)
+func (c *commonBenchFlags) baseTarget() (load.Target, error) {
+	transport, err := load.ParseTransport(c.transport)
 	if err != nil {
-		return loadgen.Target{}, err
+		return load.Target{}, err
 	}
-	sources, err := loadgen.ParseSourceAddrs(c.sources)
+	sources, err := load.ParseSourceAddrs(c.sources)
 	if err != nil {
-		return loadgen.Target{}, err
+		return load.Target{}, err
 	}
-	return loadgen.Target{IRCAddr: c.target, WSURL: c.wsURL, HTTPURL: c.httpURL, Transport: transport, SourceAddrs: sources}, nil
+	return load.Target{IRCAddr: c.target, WSURL: c.wsURL, HTTPURL: c.httpURL, Transport: transport, SourceAddrs: sources}, nil
 }
 
 func benchUsage(w io.Writer) {
@@ -174,14 +174,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if common.raiseFDLimit {
-		if limit, err := loadgen.RaiseFDLimit(); err != nil {
+		if limit, err := load.RaiseFDLimit(); err != nil {
 			fmt.Fprintf(stderr, "palaver bench: %v\n", err)
 		} else {
 			fmt.Fprintf(stderr, "open-file limit: %d\n", limit)
 		}
 	}
 
-	report := loadgen.Report{
+	report := load.Report{
 		Scenario: scenario.id,
 		Label:    bc.label(target),
 		Command:  "palaver bench " + quoteArgs(args),
@@ -200,11 +200,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(report.Runs) == 0 {
 		return 1
 	}
-	write := loadgen.WriteTable
+	write := load.WriteTable
 	if common.json {
-		write = loadgen.WriteJSON
+		write = load.WriteJSON
 	}
-	if err := write(stdout, []loadgen.Report{report}); err != nil {
+	if err := write(stdout, []load.Report{report}); err != nil {
 		fmt.Fprintf(stderr, "palaver bench: %v\n", err)
 		return 1
 	}
@@ -237,7 +237,7 @@ func validateBench(fs *flag.FlagSet, c *commonBenchFlags, bc *benchCase) error {
 }
 
 // benchOnce performs one run, spawning a server first when asked.
-func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target loadgen.Target, label string, stderr io.Writer) (loadgen.Run, error) {
+func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target load.Target, label string, stderr io.Writer) (load.Run, error) {
 	env := benchEnv{target: target, progress: stderr, label: label}
 	if c.serverPID > 0 {
 		env.rss, env.serverCPU = serverProbes(c.serverPID)
@@ -250,7 +250,7 @@ func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target l
 	}
 	srv, dir, err := spawnBenchServer(ctx, c, label, stderr)
 	if err != nil {
-		return loadgen.Run{}, err
+		return load.Run{}, err
 	}
 	env.target.IRCAddr, env.target.WSURL, env.target.HTTPURL = srv.ircAddr, srv.wsURL, srv.httpURL
 	env.rss, env.serverCPU = serverProbes(srv.PID())
@@ -268,13 +268,13 @@ func benchOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, target l
 
 // serverProbes reads the memory and CPU time of process pid.
 func serverProbes(pid int) (rss func() (int64, error), cpu func() (time.Duration, error)) {
-	return func() (int64, error) { return loadgen.ReadRSS(pid) },
-		func() (time.Duration, error) { return loadgen.ReadProcessCPU(pid) }
+	return func() (int64, error) { return load.ReadRSS(pid) },
+		func() (time.Duration, error) { return load.ReadProcessCPU(pid) }
 }
 
 // benchServer is a `palaver serve` started for one run.
 type benchServer struct {
-	*loadgen.SpawnedServer
+	*load.SpawnedServer
 	ircAddr, wsURL, httpURL string
 }
 
@@ -289,7 +289,7 @@ func spawnBenchServer(ctx context.Context, c *commonBenchFlags, label string, st
 		}
 		bin = exe
 	}
-	addrs, err := loadgen.FreeLoopbackAddrs(3)
+	addrs, err := load.FreeLoopbackAddrs(3)
 	if err != nil {
 		return nil, "", err
 	}
@@ -304,7 +304,7 @@ func spawnBenchServer(ctx context.Context, c *commonBenchFlags, label string, st
 		"--no-flood-limits", "--max-conns-per-ip", "-1", "--log-level", "warn",
 	}
 	args = append(args, c.serverArgs...)
-	srv, err := loadgen.Spawn(ctx, loadgen.SpawnConfig{
+	srv, err := load.Spawn(ctx, load.SpawnConfig{
 		Binary: bin, Args: args, LogPath: filepath.Join(dir, "server.log"),
 		ReadyAddrs: []string{ircAddr, httpAddr},
 	})
@@ -316,7 +316,7 @@ func spawnBenchServer(ctx context.Context, c *commonBenchFlags, label string, st
 }
 
 func defineIdleBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.IdleConfig
+	var cfg load.IdleConfig
 	fs.IntVar(&cfg.Clients, "clients", 2000, "idle clients to hold")
 	fs.IntVar(&cfg.ChannelSize, "channel-size", 10, "members per channel")
 	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 64, "connections being set up at once")
@@ -326,23 +326,23 @@ func defineIdleBench(fs *flag.FlagSet) *benchCase {
 	fs.Int64Var(&cfg.Settle.Tolerance, "settle-tolerance-kb", 256, "growth in KB that does not count as a rise")
 	fs.DurationVar(&cfg.Settle.Timeout, "settle-timeout", 60*time.Second, "give up waiting for the RSS to settle after this long")
 	return &benchCase{
-		label:    func(t loadgen.Target) string { return fmt.Sprintf("B1 %s N=%d", t.Transport, cfg.Clients) },
+		label:    func(t load.Target) string { return fmt.Sprintf("B1 %s N=%d", t.Transport, cfg.Clients) },
 		needsRSS: true,
 		validate: func() error {
 			if cfg.Clients < 1 || cfg.ChannelSize < 1 {
 				return errors.New("--clients and --channel-size must be at least 1")
 			}
-			if limit, err := loadgen.FDLimit(); err == nil && uint64(cfg.Clients)+64 > limit {
+			if limit, err := load.FDLimit(); err == nil && uint64(cfg.Clients)+64 > limit {
 				return fmt.Errorf("--clients %d needs more open files than the limit %d allows", cfg.Clients, limit)
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.RSS, c.Progress, c.Label = env.rss, env.progress, env.label
-			res, err := loadgen.RunIdle(ctx, env.target, c)
+			res, err := load.RunIdle(ctx, env.target, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -350,7 +350,7 @@ func defineIdleBench(fs *flag.FlagSet) *benchCase {
 }
 
 func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.LoginStormConfig
+	var cfg load.LoginStormConfig
 	var curve string
 	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "logins in flight")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to start new logins (when --count is 0)")
@@ -359,11 +359,11 @@ func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
 	fs.IntVar(&cfg.Keys, "keys", 4096, "distinct identities, generated before timing starts and used in turn")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one login, QUIT included")
 	return &benchCase{
-		label: func(t loadgen.Target) string {
+		label: func(t load.Target) string {
 			return fmt.Sprintf("B2 %s %s c=%d", cfg.Curve, t.Transport, cfg.Concurrency)
 		},
 		validate: func() error {
-			c, err := loadgen.ParseCurve(curve)
+			c, err := load.ParseCurve(curve)
 			if err != nil {
 				return err
 			}
@@ -373,12 +373,12 @@ func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
-			res, err := loadgen.RunLoginStorm(ctx, env.target, c)
+			res, err := load.RunLoginStorm(ctx, env.target, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -386,7 +386,7 @@ func defineLoginStormBench(fs *flag.FlagSet) *benchCase {
 }
 
 func defineSignedMessagesBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.SignedMessagesConfig
+	var cfg load.SignedMessagesConfig
 	fs.IntVar(&cfg.Channels, "channels", 10, "channels, each with one signing sender")
 	fs.IntVar(&cfg.ChannelSize, "channel-size", 10, "members per channel, the sender included (the others only read)")
 	fs.IntVar(&cfg.Window, "window", 32, "signed messages in flight per sender")
@@ -395,7 +395,7 @@ func defineSignedMessagesBench(fs *flag.FlagSet) *benchCase {
 	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 16, "clients being set up at once")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one client's setup and on the answer to one message")
 	return &benchCase{
-		label: func(t loadgen.Target) string {
+		label: func(t load.Target) string {
 			return fmt.Sprintf("B6 %s %dx%d w=%d", t.Transport, cfg.Channels, cfg.ChannelSize, cfg.Window)
 		},
 		validate: func() error {
@@ -404,12 +404,12 @@ func defineSignedMessagesBench(fs *flag.FlagSet) *benchCase {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
-			res, err := loadgen.RunSignedMessages(ctx, env.target, c)
+			res, err := load.RunSignedMessages(ctx, env.target, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -417,14 +417,14 @@ func defineSignedMessagesBench(fs *flag.FlagSet) *benchCase {
 }
 
 func defineVerifyLoadBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.VerifyLoadConfig
+	var cfg load.VerifyLoadConfig
 	fs.IntVar(&cfg.Messages, "messages", 1000, "signed messages seeded through IRC before the load")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "HTTP requests in flight (one keep-alive connection each)")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send requests")
 	fs.IntVar(&cfg.Window, "window", 32, "seeding: signed messages in flight")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one request and on each seeding step")
 	return &benchCase{
-		label: func(loadgen.Target) string {
+		label: func(load.Target) string {
 			return fmt.Sprintf("B7 c=%d M=%d", cfg.Concurrency, cfg.Messages)
 		},
 		validate: func() error {
@@ -433,12 +433,12 @@ func defineVerifyLoadBench(fs *flag.FlagSet) *benchCase {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
-			res, err := loadgen.RunVerifyLoad(ctx, env.target, c)
+			res, err := load.RunVerifyLoad(ctx, env.target, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -485,14 +485,14 @@ func validateClusterFlags(c *commonBenchFlags, bc *benchCase) error {
 }
 
 // listedCluster builds the cluster given by --cluster-irc and --cluster-http.
-func (c *commonBenchFlags) listedCluster() (loadgen.ClusterTarget, error) {
+func (c *commonBenchFlags) listedCluster() (load.ClusterTarget, error) {
 	irc, http := splitList(c.clusterIRC), splitList(c.clusterHTTP)
 	if len(irc) < 2 || len(irc) != len(http) {
-		return loadgen.ClusterTarget{}, fmt.Errorf("--cluster-irc and --cluster-http must list the same nodes (at least two): %d and %d given", len(irc), len(http))
+		return load.ClusterTarget{}, fmt.Errorf("--cluster-irc and --cluster-http must list the same nodes (at least two): %d and %d given", len(irc), len(http))
 	}
-	var t loadgen.ClusterTarget
+	var t load.ClusterTarget
 	for i := range irc {
-		t.Nodes = append(t.Nodes, loadgen.ClusterNode{IRCAddr: irc[i], HTTPURL: http[i]})
+		t.Nodes = append(t.Nodes, load.ClusterNode{IRCAddr: irc[i], HTTPURL: http[i]})
 	}
 	return t, nil
 }
@@ -509,11 +509,11 @@ func splitList(s string) []string {
 
 // benchClusterOnce runs a cluster scenario once, against the listed nodes
 // or a cluster spawned for the run.
-func benchClusterOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, env benchEnv) (loadgen.Run, error) {
+func benchClusterOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, env benchEnv) (load.Run, error) {
 	if c.spawnCluster == 0 {
 		t, err := c.listedCluster()
 		if err != nil {
-			return loadgen.Run{}, err
+			return load.Run{}, err
 		}
 		t.SourceAddrs = env.target.SourceAddrs
 		env.cluster = t
@@ -521,19 +521,19 @@ func benchClusterOnce(ctx context.Context, c *commonBenchFlags, bc *benchCase, e
 	}
 	bin, err := serverBinary(c)
 	if err != nil {
-		return loadgen.Run{}, err
+		return load.Run{}, err
 	}
 	dir, err := os.MkdirTemp("", "palaver-bench-cluster-*")
 	if err != nil {
-		return loadgen.Run{}, fmt.Errorf("temporary directory: %w", err)
+		return load.Run{}, fmt.Errorf("temporary directory: %w", err)
 	}
-	cluster, err := loadgen.SpawnCluster(ctx, loadgen.ClusterSpawnConfig{
+	cluster, err := load.SpawnCluster(ctx, load.ClusterSpawnConfig{
 		Binary: bin, Nodes: c.spawnCluster, Dir: dir, ExtraArgs: c.serverArgs, Pprof: c.clusterPprof,
 		Progress: env.progress, Label: env.label,
 	})
 	if err != nil {
 		fmt.Fprintf(env.progress, "%s: node logs kept in %s\n", env.label, dir)
-		return loadgen.Run{}, err
+		return load.Run{}, err
 	}
 	env.cluster = cluster.Target()
 	env.cluster.SourceAddrs = env.target.SourceAddrs
@@ -563,9 +563,9 @@ func serverBinary(c *commonBenchFlags) (string, error) {
 
 // defineClusterChangesBench defines B8, B9 or B10: they differ in the
 // number of writers, where they connect, and the kill.
-func defineClusterChangesBench(id string, writers int, placement loadgen.Placement, kill bool) func(fs *flag.FlagSet) *benchCase {
+func defineClusterChangesBench(id string, writers int, placement load.Placement, kill bool) func(fs *flag.FlagSet) *benchCase {
 	return func(fs *flag.FlagSet) *benchCase {
-		cfg := loadgen.ClusterChangesConfig{Writers: writers}
+		cfg := load.ClusterChangesConfig{Writers: writers}
 		kinds, place := "topic,mode,pin", string(placement)
 		if kill {
 			kinds = "topic"
@@ -585,7 +585,7 @@ func defineClusterChangesBench(id string, writers int, placement loadgen.Placeme
 		return &benchCase{
 			cluster:   true,
 			needsKill: kill,
-			label: func(loadgen.Target) string {
+			label: func(load.Target) string {
 				rate := ""
 				if cfg.Rate > 0 {
 					rate = fmt.Sprintf(" rate=%.0f/s", cfg.Rate)
@@ -593,11 +593,11 @@ func defineClusterChangesBench(id string, writers int, placement loadgen.Placeme
 				return fmt.Sprintf("%s %s writers=%d w=%d%s %s", id, kinds, cfg.Writers, cfg.Window, rate, place)
 			},
 			validate: func() error {
-				k, err := loadgen.ParseChangeKinds(kinds)
+				k, err := load.ParseChangeKinds(kinds)
 				if err != nil {
 					return err
 				}
-				p, err := loadgen.ParsePlacement(place)
+				p, err := load.ParsePlacement(place)
 				if err != nil {
 					return err
 				}
@@ -606,7 +606,7 @@ func defineClusterChangesBench(id string, writers int, placement loadgen.Placeme
 					return errors.New("--writers, --window and --setup-concurrency must be at least 1, --topic-bytes at least 8, --duration positive and --rate not negative")
 				}
 				if kill {
-					if p != loadgen.PlaceFollower && p != loadgen.PlaceFollowers {
+					if p != load.PlaceFollower && p != load.PlaceFollowers {
 						return errors.New("the clients must stay off the leader that is killed: --placement follower or followers")
 					}
 					if cfg.KillLeaderAfter <= 0 || cfg.KillLeaderAfter >= cfg.Duration {
@@ -615,12 +615,12 @@ func defineClusterChangesBench(id string, writers int, placement loadgen.Placeme
 				}
 				return nil
 			},
-			run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 				c := cfg
 				c.Progress, c.Label = env.progress, env.label
-				res, err := loadgen.RunClusterChanges(ctx, env.cluster, c)
+				res, err := load.RunClusterChanges(ctx, env.cluster, c)
 				if err != nil {
-					return loadgen.Run{}, err
+					return load.Run{}, err
 				}
 				return res.Run(), nil
 			},
@@ -629,8 +629,8 @@ func defineClusterChangesBench(id string, writers int, placement loadgen.Placeme
 }
 
 func defineCrossNodeBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.CrossNodeConfig
-	place := string(loadgen.PlaceFollower)
+	var cfg load.CrossNodeConfig
+	place := string(load.PlaceFollower)
 	fs.IntVar(&cfg.Senders, "senders", 16, "senders, each in its own channel")
 	fs.IntVar(&cfg.ReceiversPerChannel, "receivers", 1, "members of each channel connected to another node")
 	fs.Float64Var(&cfg.Rate, "rate", 10000, "messages per second, all senders together")
@@ -642,11 +642,11 @@ func defineCrossNodeBench(fs *flag.FlagSet) *benchCase {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on each setup step and on the wait for the last deliveries")
 	return &benchCase{
 		cluster: true,
-		label: func(loadgen.Target) string {
+		label: func(load.Target) string {
 			return fmt.Sprintf("B15 %.0f/s senders=%d receivers=%d %s", cfg.Rate, cfg.Senders, cfg.ReceiversPerChannel, place)
 		},
 		validate: func() error {
-			p, err := loadgen.ParsePlacement(place)
+			p, err := load.ParsePlacement(place)
 			if err != nil {
 				return err
 			}
@@ -656,12 +656,12 @@ func defineCrossNodeBench(fs *flag.FlagSet) *benchCase {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label = env.progress, env.label
-			res, err := loadgen.RunCrossNodeMessages(ctx, env.cluster, c)
+			res, err := load.RunCrossNodeMessages(ctx, env.cluster, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},

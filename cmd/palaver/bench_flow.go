@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
+	"github.com/palaver-chat/palaver/testcluster/load"
 )
 
 // defineRampFlags adds the flags of a rising rate to fs.
-func defineRampFlags(fs *flag.FlagSet, r *loadgen.RampConfig, startRate float64, steps int, p99 time.Duration) {
+func defineRampFlags(fs *flag.FlagSet, r *load.RampConfig, startRate float64, steps int, p99 time.Duration) {
 	fs.Float64Var(&r.StartRate, "start-rate", startRate, "messages per second of the first step")
 	fs.Float64Var(&r.Factor, "factor", 2, "rate multiplier from one step to the next")
 	fs.IntVar(&r.Steps, "steps", steps, "steps at most; the ramp also stops after the first step that fails")
@@ -20,7 +20,7 @@ func defineRampFlags(fs *flag.FlagSet, r *loadgen.RampConfig, startRate float64,
 	fs.DurationVar(&r.Drain, "drain", 5*time.Second, "bound on the wait after a step for the messages in flight")
 }
 
-func validRamp(r loadgen.RampConfig) error {
+func validRamp(r load.RampConfig) error {
 	if r.StartRate <= 0 || r.Factor < 1 || r.Steps < 1 || r.StepDuration <= 0 || r.P99Limit <= 0 || r.Drain <= 0 {
 		return errors.New("--start-rate, --step-duration, --p99 and --drain must be positive, --factor at least 1 and --steps at least 1")
 	}
@@ -29,7 +29,7 @@ func validRamp(r loadgen.RampConfig) error {
 
 // defineFanoutBench defines B3 (one big channel, one sender), B4 (many
 // small channels, random senders) and B11 (acknowledged messages).
-func defineFanoutBench(id string, base loadgen.FanoutConfig, startRate float64, steps int, p99 time.Duration) func(fs *flag.FlagSet) *benchCase {
+func defineFanoutBench(id string, base load.FanoutConfig, startRate float64, steps int, p99 time.Duration) func(fs *flag.FlagSet) *benchCase {
 	return func(fs *flag.FlagSet) *benchCase {
 		cfg := base
 		clients := base.Channels * base.ChannelSize
@@ -45,7 +45,7 @@ func defineFanoutBench(id string, base loadgen.FanoutConfig, startRate float64, 
 		fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "bound on one client's registration and JOIN")
 		defineRampFlags(fs, &cfg.Ramp, startRate, steps, p99)
 		return &benchCase{
-			label: func(t loadgen.Target) string {
+			label: func(t load.Target) string {
 				return fmt.Sprintf("%s %s %dx%d", id, t.Transport, cfg.Channels, cfg.ChannelSize)
 			},
 			validate: func() error {
@@ -58,17 +58,17 @@ func defineFanoutBench(id string, base loadgen.FanoutConfig, startRate float64, 
 				if id != "B3" {
 					cfg.Channels = clients / cfg.ChannelSize
 				}
-				if limit, err := loadgen.FDLimit(); err == nil && uint64(cfg.Channels*cfg.ChannelSize)+64 > limit {
+				if limit, err := load.FDLimit(); err == nil && uint64(cfg.Channels*cfg.ChannelSize)+64 > limit {
 					return fmt.Errorf("%d clients need more open files than the limit %d allows", cfg.Channels*cfg.ChannelSize, limit)
 				}
 				return validRamp(cfg.Ramp)
 			},
-			run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 				c := cfg
 				c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
-				res, err := loadgen.RunFanout(ctx, env.target, c)
+				res, err := load.RunFanout(ctx, env.target, c)
 				if err != nil {
-					return loadgen.Run{}, err
+					return load.Run{}, err
 				}
 				return res.Run(), nil
 			},
@@ -77,27 +77,27 @@ func defineFanoutBench(id string, base loadgen.FanoutConfig, startRate float64, 
 }
 
 func defineJoinStormBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.JoinStormConfig
+	var cfg load.JoinStormConfig
 	fs.IntVar(&cfg.Clients, "clients", 5000, "clients that JOIN the channel back to back")
 	fs.IntVar(&cfg.SetupConcurrency, "setup-concurrency", 64, "connections being registered at once")
 	fs.DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "bound on one registration and on the whole storm")
 	return &benchCase{
-		label: func(t loadgen.Target) string { return fmt.Sprintf("B5 %s N=%d", t.Transport, cfg.Clients) },
+		label: func(t load.Target) string { return fmt.Sprintf("B5 %s N=%d", t.Transport, cfg.Clients) },
 		validate: func() error {
 			if cfg.Clients < 1 || cfg.SetupConcurrency < 1 || cfg.Timeout <= 0 {
 				return errors.New("--clients and --setup-concurrency must be at least 1 and --timeout positive")
 			}
-			if limit, err := loadgen.FDLimit(); err == nil && uint64(cfg.Clients)+64 > limit {
+			if limit, err := load.FDLimit(); err == nil && uint64(cfg.Clients)+64 > limit {
 				return fmt.Errorf("--clients %d needs more open files than the limit %d allows", cfg.Clients, limit)
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
-			res, err := loadgen.RunJoinStorm(ctx, env.target, c)
+			res, err := load.RunJoinStorm(ctx, env.target, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -105,7 +105,7 @@ func defineJoinStormBench(fs *flag.FlagSet) *benchCase {
 }
 
 func defineDeliveryBench(fs *flag.FlagSet) *benchCase {
-	var cfg loadgen.DeliveryConfig
+	var cfg load.DeliveryConfig
 	fs.IntVar(&cfg.Users, "users", 1000, "users, spread over the nodes and channels")
 	fs.IntVar(&cfg.Channels, "channels", 5, "channels")
 	fs.Float64Var(&cfg.Rate, "rate", 100, "messages per second, all senders together")
@@ -121,7 +121,7 @@ func defineDeliveryBench(fs *flag.FlagSet) *benchCase {
 	return &benchCase{
 		cluster:   true,
 		needsKill: true,
-		label: func(loadgen.Target) string {
+		label: func(load.Target) string {
 			return fmt.Sprintf("B14 users=%d channels=%d %.0f/s", cfg.Users, cfg.Channels, cfg.Rate)
 		},
 		validate: func() error {
@@ -133,12 +133,12 @@ func defineDeliveryBench(fs *flag.FlagSet) *benchCase {
 			}
 			return nil
 		},
-		run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+		run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 			c := cfg
 			c.Progress, c.Label = env.progress, env.label
-			res, err := loadgen.RunDelivery(ctx, env.cluster, c)
+			res, err := load.RunDelivery(ctx, env.cluster, c)
 			if err != nil {
-				return loadgen.Run{}, err
+				return load.Run{}, err
 			}
 			return res.Run(), nil
 		},
@@ -147,22 +147,22 @@ func defineDeliveryBench(fs *flag.FlagSet) *benchCase {
 
 // defineRESTLoadBench defines B12 (history pages) and B13 (searches while
 // messages are written).
-func defineRESTLoadBench(kind loadgen.RESTLoadKind, id string) func(fs *flag.FlagSet) *benchCase {
+func defineRESTLoadBench(kind load.RESTLoadKind, id string) func(fs *flag.FlagSet) *benchCase {
 	return func(fs *flag.FlagSet) *benchCase {
-		cfg := loadgen.RESTLoadConfig{Kind: kind}
+		cfg := load.RESTLoadConfig{Kind: kind}
 		fs.IntVar(&cfg.Messages, "messages", 100_000, "messages stored through IRC before the load (the design's figure is 1,000,000)")
 		fs.IntVar(&cfg.Channels, "channels", 64, "channels the messages are spread over, one writing guest each")
 		fs.Float64Var(&cfg.SeedRate, "seed-rate", 5000, "messages per second while seeding")
 		fs.IntVar(&cfg.Concurrency, "concurrency", 64, "HTTP requests in flight (one keep-alive connection each)")
 		fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send requests")
 		writeRate := 0.0
-		if kind == loadgen.RESTSearch {
+		if kind == load.RESTSearch {
 			writeRate = 1000
 		}
 		fs.Float64Var(&cfg.WriteRate, "write-rate", writeRate, "messages per second written during the load")
 		fs.DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "bound on setup steps, the seeding drain and one request")
 		return &benchCase{
-			label: func(loadgen.Target) string {
+			label: func(load.Target) string {
 				return fmt.Sprintf("%s %s c=%d M=%d w=%.0f/s", id, kind, cfg.Concurrency, cfg.Messages, cfg.WriteRate)
 			},
 			validate: func() error {
@@ -171,15 +171,15 @@ func defineRESTLoadBench(kind loadgen.RESTLoadKind, id string) func(fs *flag.Fla
 				}
 				return nil
 			},
-			run: func(ctx context.Context, env benchEnv) (loadgen.Run, error) {
+			run: func(ctx context.Context, env benchEnv) (load.Run, error) {
 				c := cfg
 				c.Progress, c.Label, c.ServerCPU = env.progress, env.label, env.serverCPU
 				if c.WriteRate == 0 {
 					c.WriteRate = -1 // none
 				}
-				res, err := loadgen.RunRESTLoad(ctx, env.target, c)
+				res, err := load.RunRESTLoad(ctx, env.target, c)
 				if err != nil {
-					return loadgen.Run{}, err
+					return load.Run{}, err
 				}
 				return res.Run(), nil
 			},

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // loginTimeout bounds connecting plus the SASL login.

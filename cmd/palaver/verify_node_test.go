@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // TestEvidenceBundleFromANodeVerifiesOffline exports a channel's evidence from a running node and

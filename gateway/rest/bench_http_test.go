@@ -22,14 +22,14 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/gateway/ircclient/loadgen"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/testcluster/load"
 )
 
 // B12 and B13 of the benchmark plan, through the real HTTP stack: the REST
 // handler behind a net/http server on a loopback listener (as the node
 // serves it), loaded by a client in its own process (this test binary run
-// again as TestHTTPLoadClient, with loadgen.RunHTTPGet), so the client's
+// again as TestHTTPLoadClient, with load.RunHTTPGet), so the client's
 // CPU is measured apart from the server's and a -cpuprofile shows the
 // server alone. Each benchmark call is one load of PALAVER_BENCH_DURATION
 // (default 3 s); run with -benchtime=1x and -count=3 for three runs.
@@ -44,8 +44,8 @@ const loadClientEnv = "PALAVER_HTTPLOAD_CONFIG"
 
 // loadClientJob is what the load client process reads and writes.
 type loadClientJob struct {
-	Config     loadgen.HTTPGetConfig `json:"config"`
-	ResultPath string                `json:"result_path"`
+	Config     load.HTTPGetConfig `json:"config"`
+	ResultPath string             `json:"result_path"`
 }
 
 // TestHTTPLoadClient is the load client process of the HTTP benchmarks;
@@ -63,7 +63,7 @@ func TestHTTPLoadClient(t *testing.T) {
 	if err := json.Unmarshal(raw, &job); err != nil {
 		t.Fatal(err)
 	}
-	res, err := loadgen.RunHTTPGet(context.Background(), job.Config)
+	res, err := load.RunHTTPGet(context.Background(), job.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func serveLoopback(b *testing.B, srv *rest.Server) string {
 // checkPaths asks for each distinct path once, before the load, and fails
 // unless every answer is a 200 JSON array holding the expected text; it
 // logs the size of each answer.
-func checkPaths(b *testing.B, base string, paths []loadgen.HTTPGetPath) {
+func checkPaths(b *testing.B, base string, paths []load.HTTPGetPath) {
 	b.Helper()
 	seen := map[string]bool{}
 	var answers []string
@@ -145,13 +145,13 @@ func checkPaths(b *testing.B, base string, paths []loadgen.HTTPGetPath) {
 // loadOutcome is one load's client result and the server process's CPU
 // time over it.
 type loadOutcome struct {
-	loadgen.HTTPGetResult
+	load.HTTPGetResult
 	ServerCPU time.Duration
 	Wall      time.Duration // from starting the client process to its exit
 }
 
 // runLoadClient runs cfg in a load client process and waits for its result.
-func runLoadClient(b *testing.B, cfg loadgen.HTTPGetConfig) loadOutcome {
+func runLoadClient(b *testing.B, cfg load.HTTPGetConfig) loadOutcome {
 	b.Helper()
 	dir := b.TempDir()
 	job := loadClientJob{Config: cfg, ResultPath: filepath.Join(dir, "result.json")}
@@ -167,7 +167,7 @@ func runLoadClient(b *testing.B, cfg loadgen.HTTPGetConfig) loadOutcome {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHTTPLoadClient$", "-test.count=1")
 	cmd.Env = append(os.Environ(), loadClientEnv+"="+jobPath)
-	cpuStart, err := loadgen.ProcessCPU()
+	cpuStart, err := load.ProcessCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func runLoadClient(b *testing.B, cfg loadgen.HTTPGetConfig) loadOutcome {
 	if err != nil {
 		b.Fatalf("load client: %v\n%s", err, out)
 	}
-	cpuEnd, err := loadgen.ProcessCPU()
+	cpuEnd, err := load.ProcessCPU()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -226,21 +226,21 @@ func BenchmarkHistoryHTTP(b *testing.B) {
 	base := serveLoopback(b, srv)
 	const history = "/api/v1/channels/bench/history?limit=50"
 	r := rand.New(rand.NewPCG(5, 6))
-	deep := make([]loadgen.HTTPGetPath, 1000)
+	deep := make([]load.HTTPGetPath, 1000)
 	for i := range deep {
 		before := benchStart.Unix() + 100 + r.Int64N(int64(len(benchIDs))/4)
-		deep[i] = loadgen.HTTPGetPath{Label: "deep", Path: fmt.Sprintf("%s&before=%d", history, before), Expect: `"msgid"`}
+		deep[i] = load.HTTPGetPath{Label: "deep", Path: fmt.Sprintf("%s&before=%d", history, before), Expect: `"msgid"`}
 	}
 	for _, bc := range []struct {
 		name  string
-		paths []loadgen.HTTPGetPath
+		paths []load.HTTPGetPath
 	}{
-		{"newest", []loadgen.HTTPGetPath{{Label: "newest", Path: history, Expect: `"msgid"`}}},
+		{"newest", []load.HTTPGetPath{{Label: "newest", Path: history, Expect: `"msgid"`}}},
 		{"deep", deep},
 	} {
 		b.Run(bc.name+"/clients=64", func(b *testing.B) {
 			checkPaths(b, base, bc.paths[:1])
-			runLoadClient(b, loadgen.HTTPGetConfig{
+			runLoadClient(b, load.HTTPGetConfig{
 				BaseURL: base, Paths: bc.paths, Concurrency: 64, Duration: benchDuration(b),
 			}).report(b)
 		})
@@ -250,7 +250,7 @@ func BenchmarkHistoryHTTP(b *testing.B) {
 // searchMix is B13's query mix over #bench: a rare word, a very common
 // word, two common words, a common and a rare word, and a word that is
 // nowhere. Each is a newest-first search of the default limit (25).
-var searchMix = []loadgen.HTTPGetPath{
+var searchMix = []load.HTTPGetPath{
 	{Label: "needle", Path: "/api/v1/search?channel=bench&q=needle", Expect: `"msgid"`},
 	{Label: "w1", Path: "/api/v1/search?channel=bench&q=w1", Expect: `"msgid"`},
 	{Label: "w1+w2", Path: "/api/v1/search?channel=bench&q=w1+w2", Expect: `"msgid"`},
@@ -274,7 +274,7 @@ func BenchmarkSearchWhileWriting(b *testing.B) {
 			base := serveLoopback(b, newBenchRESTServer(store))
 			checkPaths(b, base, searchMix)
 			w := startBenchWriter(b, store, base)
-			o := runLoadClient(b, loadgen.HTTPGetConfig{
+			o := runLoadClient(b, load.HTTPGetConfig{
 				BaseURL: base, Paths: searchMix, Concurrency: clients, Duration: benchDuration(b),
 			})
 			lag := w.stop(b)
@@ -489,7 +489,7 @@ func (w *benchWriter) note(msg string) {
 type writerOutcome struct {
 	rate                  float64
 	written, failed       int64
-	lag, delay            loadgen.LatencySummary
+	lag, delay            load.LatencySummary
 	meanPolls             float64
 	missed                int
 	firstErr              string
@@ -507,7 +507,7 @@ func (w *benchWriter) stop(b *testing.B) writerOutcome {
 	defer w.mu.Unlock()
 	o := writerOutcome{
 		rate: float64(w.written.Load()) / elapsed.Seconds(), written: w.written.Load(), failed: w.failed.Load(),
-		lag: loadgen.SummarizeLatencies(w.lags), delay: loadgen.SummarizeLatencies(w.delays),
+		lag: load.SummarizeLatencies(w.lags), delay: load.SummarizeLatencies(w.delays),
 		missed: w.missed, firstErr: w.firstErr, probes: len(w.lags) + w.missed,
 	}
 	if len(w.lags) > 0 {

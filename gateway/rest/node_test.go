@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // Black-box tests: one real node (Raft, event store, IRC edge, REST) on
