@@ -120,6 +120,8 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			refusal = "Cannot send to channel (+m)"
 		case !privileged && se != nil && ch.IsBanned(se.Hostmask(), se.DID):
 			refusal = "Cannot send to channel (+b)"
+		case !privileged && se != nil && ch.IsMuted(se.Hostmask(), se.DID):
+			refusal = "Cannot send to channel (muted)"
 		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
 			refusal = "Cannot send to channel (+E: encrypted messages only)"
 		case ch.NoCTCP && isCTCP(text):
