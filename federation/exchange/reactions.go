@@ -99,8 +99,8 @@ func (x *Exchange) PublishReaction(r eventstore.ReactionEvent) {
 	x.enqueue(outgoing{reaction: &out})
 }
 
-// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to every peer, best
-// effort: it is dropped for a peer whose queue is full, and never stored or pulled.
+// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to
+// every peer, best effort: it is dropped for a peer whose queue is full, and never stored or pulled.
 func (x *Exchange) Relay(m eventstore.Message) {
 	ev := eventOf(m)
 	ev.OriginSeq = 0
