@@ -61,7 +61,7 @@ func TestIRCNumericsFromTheSpecification(t *testing.T) {
 				t.Fatalf("354 = %v", lines(msgs))
 			}
 		}},
-		{"ISUPPORT advertises no EXCEPTS without +e, and WHOX", []string{"VERSION"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
+		{"ISUPPORT advertises EXCEPTS, EXTBAN and WHOX", []string{"VERSION"}, "PONG", func(t *testing.T, msgs []ircmsg.Message) {
 			var tokens []string
 			for _, m := range msgs {
 				if m.Command == "005" {
@@ -69,7 +69,7 @@ func TestIRCNumericsFromTheSpecification(t *testing.T) {
 				}
 			}
 			joined := " " + strings.Join(tokens, " ") + " "
-			if strings.Contains(joined, " EXCEPTS") || !strings.Contains(joined, " WHOX ") {
+			if !strings.Contains(joined, " EXCEPTS=e ") || !strings.Contains(joined, " EXTBAN=,m ") || !strings.Contains(joined, " WHOX ") {
 				t.Fatalf("ISUPPORT %v", tokens)
 			}
 		}},

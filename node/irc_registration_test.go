@@ -68,7 +68,7 @@ func TestIRCCapNegotiation(t *testing.T) {
 		if w.Param(0) != "capwaiter" || !strings.Contains(w.Param(1), "(guest)") {
 			t.Fatalf("001 = %q", w.String())
 		}
-		expect(t, c, "005", "CHANMODES=bI,k,l,CimnstE", "PREFIX=(ohv)@%+")
+		expect(t, c, "005", "CHANMODES=beI,k,l,CimnstE", "PREFIX=(ohv)@%+")
 		expect(t, c, "376")
 		sendLines(t, c, "CAP LIST")
 		expectParams(t, c, "CAP", "capwaiter", "LIST", "")

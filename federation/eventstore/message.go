@@ -29,6 +29,9 @@ type Message struct {
 	// channel message that comes without an Incarnation (see Options.Scope); "" and false for DMs.
 	Incarnation string
 	Public      bool
+	// Status is set on a live-only status message (IRC STATUSMSG: "@", "%" or "+"), relayed and
+	// never stored: only the channel's members with that prefix or a higher one get it.
+	Status string
 }
 
 // Bound is a position in a venue's history: by msgid (resolved to its root's (time, seq)) or by

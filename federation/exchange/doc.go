@@ -28,7 +28,8 @@
 // pull that log with a second cursor ("del:<origin>"), and a delete that names a message a peer
 // has not stored yet waits until the message arrives from its own origin. Reactions travel the
 // same way, in a reaction log with a third cursor ("react:<origin>"; see reactions.go), and other
-// channel TAGMSGs (typing notifications) are pushed best effort and never stored or pulled.
+// channel TAGMSGs (typing notifications) and status messages (IRC STATUSMSG, Event.Status) are
+// pushed best effort and never stored or pulled.
 //
 // A panic in the exchange's own goroutines, or in a delivery callback, does not end the process:
 // it is logged with its stack and the item that panicked is skipped, and the loop goes on. A push

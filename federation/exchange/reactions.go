@@ -73,18 +73,20 @@ func isChannel(venue string) bool {
 	return venue != "" && len(venue) <= 512 && (strings.HasPrefix(venue, "#") || strings.HasPrefix(venue, "&"))
 }
 
-// validateEphemeral checks an ephemeral TAGMSG before it is delivered.
+// validateEphemeral checks an ephemeral TAGMSG or status message before it is delivered.
 func validateEphemeral(e Event) error {
 	switch {
-	case e.Command != "TAGMSG":
-		return errors.New("only a TAGMSG is ephemeral")
+	case e.Status != "" && e.Status != "@" && e.Status != "%" && e.Status != "+":
+		return errors.New("bad status")
+	case e.Command != "TAGMSG" && (e.Status == "" || (e.Command != "PRIVMSG" && e.Command != "NOTICE")):
+		return errors.New("only a TAGMSG or a status message is ephemeral")
 	case e.MsgID == "" || len(e.MsgID) > 64:
 		return errors.New("bad msgid")
 	case !isChannel(e.Venue):
 		return errors.New("bad venue")
 	case e.TimeMS <= 0:
 		return errors.New("bad time")
-	case len(e.Sender) > 512 || len(e.SenderNick) > 512 || e.Text != "":
+	case len(e.Sender) > 512 || len(e.SenderNick) > 512 || len(e.Text) > 16<<10 || (e.Command == "TAGMSG" && e.Text != ""):
 		return errors.New("malformed ephemeral event")
 	}
 	return nil
@@ -97,8 +99,8 @@ func (x *Exchange) PublishReaction(r eventstore.ReactionEvent) {
 	x.enqueue(outgoing{reaction: &out})
 }
 
-// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) to every peer, best
-// effort: it is dropped for a peer whose queue is full, and never stored or pulled.
+// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to
+// every peer, best effort: it is dropped for a peer whose queue is full, and never stored or pulled.
 func (x *Exchange) Relay(m eventstore.Message) {
 	ev := eventOf(m)
 	ev.OriginSeq = 0
@@ -137,7 +139,7 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 	return last, nil
 }
 
-// deliverEphemeral hands pushed ephemeral TAGMSGs to local members.
+// deliverEphemeral hands pushed ephemeral TAGMSGs and status messages to local members.
 func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
 	if x.cfg.DeliverEphemeral == nil {
 		return

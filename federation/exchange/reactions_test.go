@@ -212,6 +212,12 @@ func TestValidateEphemeral(t *testing.T) {
 		{"no msgid", func(e *Event) { e.MsgID = "" }, false},
 		{"long msgid", func(e *Event) { e.MsgID = strings.Repeat("m", 65) }, false},
 		{"no time", func(e *Event) { e.TimeMS = 0 }, false},
+		{"a status PRIVMSG", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "@", "hi" }, true},
+		{"a status NOTICE", func(e *Event) { e.Command, e.Status, e.Text = "NOTICE", "+", "hi" }, true},
+		{"a status TAGMSG", func(e *Event) { e.Status = "%" }, true},
+		{"a status TAGMSG with text", func(e *Event) { e.Status, e.Text = "%", "hi" }, false},
+		{"an unknown status", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "~", "hi" }, false},
+		{"an oversized status message", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "@", strings.Repeat("x", 16<<10+1) }, false},
 	}
 	for _, tt := range tests {
 		e := ok

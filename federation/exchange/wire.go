@@ -30,6 +30,8 @@ type Event struct {
 	// stamped it (see eventstore's "Channel incarnations").
 	Incarnation string `json:"incarnation,omitempty"`
 	Public      bool   `json:"public,omitempty"`
+	// Status: on an ephemeral status message only, the lowest channel prefix that receives it.
+	Status string `json:"status,omitempty"`
 }
 
 // Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
@@ -62,13 +64,13 @@ func deletionOf(d eventstore.Deletion) Deletion {
 func eventOf(m eventstore.Message) Event {
 	return Event{OriginSeq: m.Seq, MsgID: m.MsgID, Venue: m.Venue, Command: m.Command, Sender: m.Sender,
 		SenderNick: m.SenderNick, SenderDID: m.SenderDID, Text: m.Text, Tags: m.Tags, TimeMS: m.Time.UnixMilli(),
-		ReplacesMsgID: m.ReplacesMsgID, Incarnation: m.Incarnation, Public: m.Public}
+		ReplacesMsgID: m.ReplacesMsgID, Incarnation: m.Incarnation, Public: m.Public, Status: m.Status}
 }
 
 func (e Event) message(originName string) *eventstore.Message {
 	return &eventstore.Message{MsgID: e.MsgID, Venue: e.Venue, Command: e.Command, Sender: e.Sender,
 		SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, Time: time.UnixMilli(e.TimeMS),
-		ReplacesMsgID: e.ReplacesMsgID, Origin: originName, Incarnation: e.Incarnation, Public: e.Public}
+		ReplacesMsgID: e.ReplacesMsgID, Origin: originName, Incarnation: e.Incarnation, Public: e.Public, Status: e.Status}
 }
 
 // validate checks what a receiver relies on before storing an event.

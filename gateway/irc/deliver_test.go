@@ -53,7 +53,7 @@ func TestChannelMessageReachesAMemberWhoJoinedDuringTheStore(t *testing.T) {
 	})
 
 	rb := &respBuf{c: alice}
-	step := alice.channelMessage("PRIVMSG", "#c", "hello", nil, rb)
+	step := alice.channelMessage("PRIVMSG", "", "#c", "hello", nil, rb)
 	if step == nil {
 		t.Fatalf("message refused: %q", rb.msgs)
 	}

@@ -10,7 +10,9 @@
 // how changes made on other nodes reach local users. Chat messages stay out of Raft: they are
 // written durably to the node's event store before they are echoed or delivered. Read markers and
 // real names are replicated (fsm.SetReadMarker, fsm.SetRealname); WHOWAS is a bounded per-node
-// history, the same on every node because every node renders every session's end.
+// history, the same on every node because every node renders every session's end. STATUSMSG
+// (`PRIVMSG @#chan`) is live only: never stored, relayed to the other nodes as an ephemeral event
+// and shown only to the members with that prefix or a higher one (statusmsg.go).
 //
 // A draft/multiline batch is assembled into one message whose text holds newlines; outMsg.expand
 // renders such a message, and a delete for draft/message-redaction clients, for each client's caps.

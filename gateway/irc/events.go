@@ -330,7 +330,7 @@ func modeParams(changes []fsm.ModeChange) []string {
 		}
 		letters.WriteString(mc.Mode)
 		switch mc.Mode {
-		case "o", "h", "v", "b", "I":
+		case "o", "h", "v", "b", "e", "I":
 			args = append(args, mc.Arg)
 		case "k":
 			if mc.Add {

@@ -79,8 +79,10 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 			return
 		}
 		var step *sendStep
-		if target[0] == '#' || target[0] == '&' {
-			step = c.channelMessage(cmd, fsm.Fold(target), m.Param(1), tags, rb)
+		if status, name := splitStatus(target); status != "" {
+			step = c.channelMessage(cmd, status, fsm.Fold(name), m.Param(1), tags, rb)
+		} else if target[0] == '#' || target[0] == '&' {
+			step = c.channelMessage(cmd, "", fsm.Fold(target), m.Param(1), tags, rb)
 		} else {
 			step = c.privateMessage(cmd, target, m.Param(1), tags, rb)
 		}
@@ -97,8 +99,9 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 
 // channelMessage checks the sender against the channel's modes and signs the message. It returns
 // what is left to do (store the message durably, then deliver it to local members and echo it),
-// or nil when the message was refused or needs nothing more.
-func (c *client) channelMessage(cmd, name, text string, tags map[string]string, rb *respBuf) *sendStep {
+// or nil when the message was refused or needs nothing more. A status ("@", "%" or "+", see
+// statusmsg.go) limits it to the members with that prefix or a higher one, live only.
+func (c *client) channelMessage(cmd, status, name, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
 	var refusal string
 	var exists, moderator, member bool
@@ -120,6 +123,8 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 			refusal = "Cannot send to channel (+m)"
 		case !privileged && se != nil && ch.IsBanned(se.Hostmask(), se.DID):
 			refusal = "Cannot send to channel (+b)"
+		case !privileged && se != nil && ch.IsMuted(se.Hostmask(), se.DID):
+			refusal = "Cannot send to channel (muted)"
 		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
 			refusal = "Cannot send to channel (+E: encrypted messages only)"
 		case ch.NoCTCP && isCTCP(text):
@@ -142,6 +147,10 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	now := time.Now()
 	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
 	if !ok {
+		return nil
+	}
+	if status != "" && (tags["+draft/edit"] != "" || tags["+draft/delete"] != "" || tags["+draft/react"] != "") {
+		rb.add(c.failMsg(cmd, "INVALID_TARGET", "Edits, deletes and reactions cannot target a status message", status+name))
 		return nil
 	}
 	replaces, deletes, ok := c.prepareMutation(rb, cmd, name, tags, moderator)
@@ -171,21 +180,26 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 	}
 	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
-		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{name}},
+		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{status + name}},
 		clientTags: tags, time: serverTime(now), account: did, msgid: msgid,
 	}
 	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if cmd != "TAGMSG" {
 		out.msg.Params = append(out.msg.Params, text)
 		out.msg.ForceTrailing = true
-		step.rec = c.storedMessage(cmd, name, text, tags, msgid, replaces, now)
+		if status == "" {
+			step.rec = c.storedMessage(cmd, name, text, tags, msgid, replaces, now)
+		}
 	}
 	var relay *eventstore.Message
-	if cmd == "TAGMSG" && react == nil && deletes == "" && c.s.cfg.Relay != nil {
-		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing),
-		// relayed to the other nodes, never stored.
+	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" && c.s.cfg.Relay != nil {
+		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing) or
+		// a status message, relayed to the other nodes, never stored.
 		relay = &eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: mask,
-			SenderNick: c.nick, SenderDID: did, Tags: tags, Time: now, Origin: c.s.cfg.NodeName}
+			SenderNick: c.nick, SenderDID: did, Tags: tags, Time: now, Origin: c.s.cfg.NodeName, Status: status}
+		if cmd != "TAGMSG" {
+			relay.Text = text
+		}
 	}
 	step.deliver = func() {
 		if relay != nil {
@@ -194,7 +208,11 @@ func (c *client) channelMessage(cmd, name, text string, tags map[string]string, 
 		// The members are read now, after the store, not when the message was checked: a member
 		// whose JOIN applied in between would otherwise get it neither live nor from a history
 		// request made before the message was stored.
-		for _, rc := range c.s.localMembers(name, c.id) {
+		members := c.s.localMembers(name, c.id)
+		if status != "" {
+			members = c.s.statusMembers(name, status, c.id)
+		}
+		for _, rc := range members {
 			if cmd == "TAGMSG" && !rc.has(capMessageTags) {
 				continue
 			}

@@ -83,7 +83,7 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 }
 
 // parseModeChanges turns a mode string and its arguments into changes, resolving nicks to session
-// ids; list queries (b or I without an argument) are returned separately.
+// ids; list queries (b, e or I without an argument) are returned separately.
 func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []string) ([]fsm.ModeChange, []byte) {
 	var changes []fsm.ModeChange
 	var lists []byte
@@ -122,7 +122,7 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 				continue
 			}
 			changes = append(changes, fsm.ModeChange{Add: add, Mode: string(ch), Target: id, Arg: nick})
-		case 'b', 'I':
+		case 'b', 'e', 'I':
 			mask, ok := next()
 			if !ok {
 				lists = append(lists, ch)
@@ -160,7 +160,8 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 	return changes, lists
 }
 
-// sendList answers a ban (367/368) or invite-exception (346/347) list query.
+// sendList answers a ban (367/368), ban-exception (348/349) or invite-exception (346/347) list
+// query.
 func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	var entries []fsm.ListEntry
 	allowed := false
@@ -174,14 +175,20 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 			return
 		}
 		src := ch.Bans
-		if which == 'I' {
+		switch which {
+		case 'I':
 			src = ch.Exceptions
+		case 'e':
+			src = ch.BanExceptions
 		}
 		entries = append(entries, src...)
 	})
 	item, end, endText := "367", "368", "End of channel ban list"
-	if which == 'I' {
+	switch which {
+	case 'I':
 		item, end, endText = "346", "347", "End of channel invite exception list"
+	case 'e':
+		item, end, endText = "348", "349", "End of channel exception list"
 	}
 	for _, e := range entries {
 		rb.add(c.numericMsg(item, channel, e.Mask, e.SetBy, strconv.FormatInt(e.SetAt/1000, 10)))

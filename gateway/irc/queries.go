@@ -12,12 +12,12 @@ import (
 
 func buildISupport(cfg Config) []string {
 	tokens := []string{
-		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=bI,k,l,CimnstE",
-		"CHANLIMIT=#&:" + strconv.Itoa(fsm.MaxChannelsPerSession), "MAXLIST=bI:" + strconv.Itoa(fsm.MaxListEntries),
+		"CASEMAPPING=ascii", "CHANTYPES=#&", "PREFIX=(ohv)@%+", "CHANMODES=beI,k,l,CimnstE",
+		"CHANLIMIT=#&:" + strconv.Itoa(fsm.MaxChannelsPerSession), "MAXLIST=beI:" + strconv.Itoa(fsm.MaxListEntries),
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "UTF8ONLY", "WHOX", "BOT=B", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "EXCEPTS=e", "EXTBAN=,m", "STATUSMSG=@%+", "UTF8ONLY", "WHOX", "BOT=B", "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {

@@ -31,11 +31,15 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		base.msg.ForceTrailing = true
 	}
 	if !strings.HasPrefix(m.Venue, "dm:") {
+		base.msg.Params[0] = m.Status + m.Venue
+		need := statusRank(m.Status)
 		var ids []string
 		s.state.Read(func(st *fsm.State) {
 			if ch := st.Channels[m.Venue]; ch != nil {
-				for id := range ch.Members {
-					ids = append(ids, id)
+				for id, mem := range ch.Members {
+					if memberRank(mem) >= need {
+						ids = append(ids, id)
+					}
 				}
 			}
 		})

@@ -16,7 +16,7 @@ func (a *applier) removeMember(c *Channel, id string) {
 		return
 	}
 	if c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
-		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.Pins) == 0 {
+		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.BanExceptions) == 0 && len(c.Pins) == 0 {
 		a.st.deleteChannel(c.Name)
 		return
 	}

@@ -118,7 +118,7 @@ type Topic struct {
 }
 
 // ModeChange is one parsed channel mode change. For o, h and v Target is the session id and Arg
-// its nick; for b and I Arg is the mask; for +k Arg is the key.
+// its nick; for b, e and I Arg is the mask; for +k Arg is the key.
 type ModeChange struct {
 	Add    bool   `json:"add"`
 	Mode   string `json:"mode"`

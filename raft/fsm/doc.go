@@ -1,7 +1,7 @@
 // Package fsm owns Palaver's replicated control-plane state and the deterministic state machine that
 // changes it: sessions and the nicks they hold, nick ownership by DID, channels with their members,
-// modes, topics, ban and invite-exception lists, invites, DID operators and founders, and small per-DID
-// settings such as favourites.
+// modes, topics, ban, ban-exception and invite-exception lists, invites, DID operators and
+// founders, and small per-DID settings such as favourites.
 //
 // Every change is a Command proposed through Raft (package raft owns *raft.Raft; this package never
 // imports it). Apply is deterministic: it reads no clock, draws no randomness and does no I/O. The

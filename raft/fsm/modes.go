@@ -44,7 +44,7 @@ func (a *applier) mode(c Mode) Result {
 				mc.Arg = target.Nick
 				res.Applied = append(res.Applied, mc)
 			}
-		case "b", "I":
+		case "b", "e", "I":
 			if !isOp {
 				refuse(mc, ErrChanOpNeeded)
 				continue
@@ -54,8 +54,11 @@ func (a *applier) mode(c Mode) Result {
 				continue
 			}
 			list := &ch.Bans
-			if mc.Mode == "I" {
+			switch mc.Mode {
+			case "I":
 				list = &ch.Exceptions
+			case "e":
+				list = &ch.BanExceptions
 			}
 			changed, full := editList(list, mc.Add, mask, se.Hostmask(), a.env.Time)
 			if full {

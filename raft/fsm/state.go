@@ -114,6 +114,10 @@ type Channel struct {
 	// EmptySince is when the channel was last left without members (unix ms; 0 while it has
 	// members): ExpireChannels deletes it after a while.
 	EmptySince int64 `json:"empty_since,omitempty"`
+
+	// BanExceptions is the +e list: a user matching one of its masks is not held by +b (nor by a
+	// mute entry, see IsMuted).
+	BanExceptions []ListEntry `json:"ban_exceptions,omitempty"`
 }
 
 // PinEntry is one pinned message.
@@ -124,7 +128,7 @@ type PinEntry struct {
 	PinnedAt    int64  `json:"pinned_at"` // unix ms
 }
 
-// ListEntry is one ban or invite-exception mask.
+// ListEntry is one ban, ban-exception or invite-exception mask.
 type ListEntry struct {
 	Mask  string `json:"mask"`
 	SetBy string `json:"set_by"`
@@ -187,9 +191,15 @@ func (c *Channel) MemberIDs() []string {
 	return ids
 }
 
-// IsBanned reports whether a user matches a ban mask; invite exceptions do not lift bans.
+// IsBanned reports whether a user matches a ban mask and no ban exception (+e); invite exceptions
+// do not lift bans, and mute entries (m:mask) do not ban (see IsMuted).
 func (c *Channel) IsBanned(hostmask, did string) bool {
-	return matchAny(c.Bans, hostmask, did)
+	for _, e := range c.Bans {
+		if _, mute := muteMask(e.Mask); !mute && MatchMask(e.Mask, hostmask, did) {
+			return !c.IsBanExcepted(hostmask, did)
+		}
+	}
+	return false
 }
 
 // IsExcepted reports whether a user matches a +I mask.
