@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/gateway/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // nextPrivmsg waits for the next PRIVMSG a client gets and returns its target and text.
