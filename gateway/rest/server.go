@@ -64,7 +64,7 @@ type Config struct {
 	// TrustedProxies are the reverse proxies (IP addresses or CIDR
 	// prefixes) whose X-Real-IP and X-Forwarded-For name the client. From
 	// any other peer, loopback included, those headers are ignored and the
-	// client is the TCP peer. Entries must parse (ParseTrustedProxies).
+	// client is the TCP peer. Entries must parse (ValidTrustedProxy).
 	TrustedProxies []string
 	// HTTPLimits bounds the HTTP server built by HTTPServer.
 	HTTPLimits HTTPLimits
@@ -165,7 +165,7 @@ func (s *Server) newEngine() *gin.Engine {
 	e.ForwardedByClientIP = len(s.cfg.TrustedProxies) > 0
 	e.RemoteIPHeaders = []string{"X-Real-IP", "X-Forwarded-For"}
 	if err := e.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
-		// The node validates the list first (ParseTrustedProxies); trust none.
+		// The node validates the list first (ValidTrustedProxy); trust none.
 		s.logger.Error("trusted proxy list refused; trusting no proxy", "err", err)
 		e.ForwardedByClientIP = false
 		_ = e.SetTrustedProxies(nil)
