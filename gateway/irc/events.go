@@ -11,8 +11,8 @@ import (
 )
 
 // Observe renders replicated state changes for the sessions connected to this node. The node
-// calls it for each applied command, in log order, from one goroutine (its render queue, off
-// Raft's apply path). The audience of an event is the local members of its channel as of that
+// calls it for each applied command, in log order, from one goroutine (its subscription to the
+// Applied stream, off Raft's apply path). The audience of an event is the local members of its channel as of that
 // event (see renderedMembers), not as of the state now, which may already be further on.
 func (s *Server) Observe(events []fsm.Event) {
 	s.rendered.mu.Lock()
