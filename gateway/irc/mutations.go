@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -56,12 +57,9 @@ func (c *client) resolveRoot(rb *respBuf, failCmd, venue, msgid string) (eventst
 	return root, true
 }
 
-// isAuthor applies the authorship rule to a stored root.
+// isAuthor applies the authorship rule (chat.IsAuthor) to a stored root.
 func (c *client) isAuthor(root eventstore.Message) bool {
-	if root.SenderDID != "" {
-		return c.currentDID() == root.SenderDID
-	}
-	return c.currentDID() == "" && fsm.Fold(root.SenderNick) == fsm.Fold(c.nick)
+	return chat.IsAuthor(root, c.currentDID(), c.nick)
 }
 
 // prepareMutation checks an edit or delete against its root and authorship and points the
