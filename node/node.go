@@ -87,6 +87,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}()
 	n.metrics = metrics.New()
 	n.machine = fsm.New(n.log)
+	n.machine.SetLocalNode(cfg.NodeName)
 
 	// The IRC edge observes the state machine from the first applied entry on.
 	incarnation := ulid.Make().String()
@@ -382,8 +383,8 @@ func (n *Node) Health() rest.Health {
 func (n *Node) channelCount() int {
 	count := 0
 	n.machine.Read(func(st *fsm.State) {
-		for _, ch := range st.Channels {
-			if len(ch.Members) > 0 {
+		for ch := range st.Channels() {
+			if ch.MemberCount() > 0 {
 				count++
 			}
 		}
@@ -448,7 +449,7 @@ type favorites struct {
 
 func (f *favorites) Favorites(did string) []string {
 	var out []string
-	f.machine.Read(func(st *fsm.State) { out = append([]string{}, st.Favorites[did]...) })
+	f.machine.Read(func(st *fsm.State) { out = st.Favorites(did) })
 	return out
 }
 

@@ -106,18 +106,18 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	var refusal string
 	var exists, moderator, member bool
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
 		exists = true
-		se := st.Sessions[c.id]
-		mem := ch.Members[c.id]
-		privileged := st.IsChannelOp(ch, se) || (mem != nil && (mem.HalfOp || mem.Voice))
-		moderator = st.IsChannelOp(ch, se) || (mem != nil && mem.HalfOp)
-		member = mem != nil
+		se := st.Session(c.id)
+		mem, isMember := ch.Member(c.id)
+		privileged := st.IsChannelOp(ch, se) || mem.HalfOp || mem.Voice
+		moderator = st.IsChannelOp(ch, se) || mem.HalfOp
+		member = isMember
 		switch {
-		case mem == nil && ch.NoExternal && !c.oper:
+		case !isMember && ch.NoExternal && !c.oper:
 			refusal = "Cannot send to channel (+n)"
 		case ch.Moderated && !privileged:
 			refusal = "Cannot send to channel (+m)"
@@ -230,12 +230,8 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 func (s *Server) localMembers(channel, except string) []*client {
 	var out []*client
 	s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			return
-		}
 		s.mu.RLock()
-		for id := range ch.Members {
+		for id := range st.LocalMembers(channel) {
 			if id == except {
 				continue
 			}
