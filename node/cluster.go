@@ -180,7 +180,7 @@ func (n *Node) purgeDepartedNodes(ctx context.Context) {
 	var departed []string
 	n.machine.Read(func(st *fsm.State) {
 		seen := map[string]bool{}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if !known[se.Node] && !seen[se.Node] {
 				seen[se.Node] = true
 				departed = append(departed, se.Node)

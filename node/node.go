@@ -461,8 +461,8 @@ func (n *Node) Health() rest.Health {
 func (n *Node) channelCount() int {
 	count := 0
 	n.machine.Read(func(st *fsm.State) {
-		for _, ch := range st.Channels {
-			if len(ch.Members) > 0 {
+		for ch := range st.Channels() {
+			if ch.MemberCount() > 0 {
 				count++
 			}
 		}
@@ -537,7 +537,7 @@ type favorites struct {
 
 func (f *favorites) Favorites(did string) []string {
 	var out []string
-	f.machine.Read(func(st *fsm.State) { out = append([]string{}, st.Favorites[did]...) })
+	f.machine.Read(func(st *fsm.State) { out = st.Favorites(did) })
 	return out
 }
 

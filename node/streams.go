@@ -12,6 +12,7 @@ import (
 // that surfaces built later subscribe in their constructors before the node serves.
 func (n *Node) openStreams(context.Context) error {
 	n.machine = fsm.New(n.log)
+	n.machine.SetLocalNode(n.cfg.NodeName)
 	log := n.log.With("component", "stream")
 	n.streams = &stream.Streams{
 		Applied: stream.NewApplied(stream.AppliedOptions{Logger: log, BeforeDeliver: n.cfg.Faults.beforeApplied()}),

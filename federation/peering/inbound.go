@@ -484,18 +484,18 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 	owned := false
 	f.cfg.State.Read(func(st *fsm.State) {
 		if did != "" {
-			if len(st.SessionsByDID(did)) > 0 || st.DIDNicks[did] != "" {
+			if len(st.SessionsByDID(did)) > 0 || st.OwnedNick(did) != "" {
 				owned = true
 				return
 			}
-			for _, k := range st.Keys[did] {
+			for _, k := range st.KeysOf(did) {
 				if k.Source == "server-key" || k.Source == "local-session" {
 					owned = true
 					return
 				}
 			}
 		}
-		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwners[fsm.Fold(nick)] != "") {
+		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwner(fsm.Fold(nick)) != "") {
 			owned = true
 		}
 	})
@@ -521,8 +521,8 @@ func remotePrefix(peer Peer, nick, sender string) string {
 func (f *Federation) isDIDOp(channel, did string) bool {
 	op := false
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channels[channel]; ch != nil && did != "" {
-			op = ch.FounderDID == did || ch.DIDOps[did]
+		if ch := st.Channel(channel); ch != nil && did != "" {
+			op = ch.FounderDID == did || ch.IsDIDOp(did)
 		}
 	})
 	return op

@@ -36,8 +36,8 @@ func (s *Server) Resync() {
 	s.rendered.channels = nil
 	s.state.Read(func(st *fsm.State) {
 		for id, c := range clients {
-			if se := st.Sessions[id]; se != nil {
-				for name := range se.Channels {
+			if se := st.Session(id); se != nil {
+				for name := range se.Channels() {
 					s.rendered.add(name, c)
 				}
 			}
@@ -206,7 +206,7 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 	}
 	var away string
 	s.state.Read(func(st *fsm.State) {
-		if se := st.Sessions[e.Actor.ID]; se != nil {
+		if se := st.Session(e.Actor.ID); se != nil {
 			away = se.Away
 		}
 	})

@@ -335,7 +335,7 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 		return "", fmt.Errorf("irc: server message: %d bytes of tags, over %d", size, maxServerMessageTags)
 	}
 	exists := false
-	s.state.Read(func(st *fsm.State) { exists = st.Channels[name] != nil })
+	s.state.Read(func(st *fsm.State) { exists = st.Channel(name) != nil })
 	if !exists {
 		return "", fmt.Errorf("irc: server message: no channel %s", name)
 	}

@@ -208,12 +208,8 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 func (s *Server) localMembers(channel, except string) []*client {
 	var out []*client
 	s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			return
-		}
 		s.mu.RLock()
-		for id := range ch.Members {
+		for id := range st.LocalMembers(channel) {
 			if id == except {
 				continue
 			}

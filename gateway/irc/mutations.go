@@ -197,13 +197,13 @@ func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
 	var pins []fsm.PinEntry
 	var exists, allowed bool
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
 		exists = true
 		did := c.currentDID()
-		allowed = ch.Members[c.id] != nil || c.oper || (did != "" && (did == ch.FounderDID || ch.DIDOps[did]))
+		allowed = ch.IsMember(c.id) || c.oper || (did != "" && (did == ch.FounderDID || ch.IsDIDOp(did)))
 		if allowed {
 			pins = append(pins, ch.Pins...)
 		}

@@ -15,17 +15,17 @@ type ChannelSend struct {
 // extban (voiced and up are exempt), +E (text must be encrypted, "ENC" prefix; TAGMSGs pass) and
 // +C (no CTCP but ACTION). channel is folded. It reads the state only.
 func (s *State) CheckChannelSend(channel, session string, oper bool, command, text string) ChannelSend {
-	ch := s.Channels[channel]
+	ch := s.Channel(channel)
 	if ch == nil {
 		return ChannelSend{}
 	}
-	se := s.Sessions[session]
-	mem := ch.Members[session]
+	se := s.Session(session)
+	mem, member := ch.Member(session)
 	op := s.IsChannelOp(ch, se)
-	out := ChannelSend{Exists: true, Member: mem != nil, Moderator: op || (mem != nil && mem.HalfOp)}
-	privileged := op || (mem != nil && (mem.HalfOp || mem.Voice))
+	out := ChannelSend{Exists: true, Member: member, Moderator: op || mem.HalfOp}
+	privileged := op || mem.HalfOp || mem.Voice
 	switch {
-	case mem == nil && ch.NoExternal && !oper:
+	case !member && ch.NoExternal && !oper:
 		out.Refusal = "Cannot send to channel (+n)"
 	case ch.Moderated && !privileged:
 		out.Refusal = "Cannot send to channel (+m)"
