@@ -112,13 +112,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"leader jobs", n.startLeaderJobs},
 		{"registration", n.registerInstance}, // purge the previous process's sessions, publish the key
 		{"metrics", n.registerGauges},
-		{"irc listeners", n.listenIRC},
+		{"irc listeners", n.listenIRC}, // bound now (discovery names them), served by "serve irc"
 		{"rest", n.buildREST},
 		{"signing api", n.mountSigning},
 		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
 		{"cluster plane", n.serveClusterPlane},
 		{"pprof", n.startPprofIfAsked},
-		{"http", n.serveHTTP},
+		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection
+		{"http", n.serveHTTP},     // WebSocket IRC too
 	}
 	for _, step := range steps {
 		if err := step.run(ctx); err != nil {
@@ -269,7 +270,7 @@ func (n *Node) registerGauges(context.Context) error {
 	return nil
 }
 
-// listenIRC opens the IRC listeners (plain and TLS) and serves them.
+// listenIRC opens the IRC listeners (plain and TLS); serveIRC serves them once the node is built.
 func (n *Node) listenIRC(context.Context) (err error) {
 	cfg := n.cfg
 	n.ircLimiter = transport.NewIPLimiter(cfg.MaxConnsPerIP)
@@ -277,7 +278,6 @@ func (n *Node) listenIRC(context.Context) (err error) {
 		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
 			return err
 		}
-		n.serve(n.runCtx, n.ircLn, "tcp", n.ircLimiter)
 	}
 	if cfg.TLSAddr != "" {
 		cert, err := transport.LoadOrCreateCertificate(filepath.Join(cfg.DataDir, "tls"), cfg.TLSCertFile, cfg.TLSKeyFile, certHosts(cfg))
@@ -289,6 +289,17 @@ func (n *Node) listenIRC(context.Context) (err error) {
 			return fmt.Errorf("tls listener: %w", err)
 		}
 		n.tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	return nil
+}
+
+// serveIRC accepts IRC connections. It comes after every surface was built: the IRC edge's seams
+// (verbs, message checks, join tags) close at its first connection.
+func (n *Node) serveIRC(context.Context) error {
+	if n.ircLn != nil {
+		n.serve(n.runCtx, n.ircLn, "tcp", n.ircLimiter)
+	}
+	if n.tlsLn != nil {
 		n.serve(n.runCtx, n.tlsLn, "tls", n.ircLimiter)
 	}
 	return nil
