@@ -371,3 +371,14 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 	s.DeliverRemote(rec)
 	return msgid, nil
 }
+
+// RateLimited reports whether a session connected to this node has spent its message budget
+// now, without spending any: chat.Request.RateLimited for a prediction. False for a session on
+// another node or when flood limits are off.
+func (s *Server) RateLimited(session string) bool {
+	c := s.localClient(session)
+	if c == nil || c.flood.messages == nil {
+		return false
+	}
+	return c.flood.messages.TokensAt(time.Now()) < 1
+}
