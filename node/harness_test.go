@@ -31,11 +31,8 @@ func (c *testClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 // startNode starts a real node on loopback ports with its data in dir.
 func startNode(t *testing.T, dir string, mutate func(*Config)) *Node {
 	t.Helper()
-	cfg := Config{
-		ServerName: "palaver.test", DataDir: dir,
-		IRCAddr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}
+	cfg := LoopbackConfig(dir)
+	cfg.TLSAddr = "127.0.0.1:0"
 	if mutate != nil {
 		mutate(&cfg)
 	}

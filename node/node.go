@@ -68,7 +68,7 @@ type Node struct {
 
 // Start opens the node's state and starts its listeners. The node runs until Close.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
-	cfg.Defaults()
+	cfg = cfg.derived()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -113,8 +113,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Logger:        n.log,
 		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
-		CommitTimeout:    cfg.RaftCommitTimeout,
-		HeartbeatTimeout: cfg.RaftHeartbeatTimeout, ElectionTimeout: cfg.RaftElectionTimeout,
+		Timing: cfg.Raft,
 	}, n.machine)
 	if err != nil {
 		return n, fmt.Errorf("raft: %w", err)

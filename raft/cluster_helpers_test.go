@@ -100,23 +100,21 @@ func startCluster(t testing.TB, n int, opts ...clusterOption) *testCluster {
 // config is node id's configuration; join empty means bootstrap.
 func (c *testCluster) config(id string, join ...string) Config {
 	cfg := Config{
-		NodeID:             id,
-		InMemory:           !c.persistent,
-		Network:            c.network,
-		Identity:           testIdentity(c.t, id),
-		Bootstrap:          len(join) == 0,
-		Join:               join,
-		JoinTimeout:        5 * time.Second,
-		MaxVoters:          c.maxVoters,
-		DeadNodeGrace:      c.grace,
-		StabilizationTime:  c.stabilize,
-		HeartbeatTimeout:   100 * time.Millisecond,
-		ElectionTimeout:    100 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-		CommitTimeout:      c.commit,
-		Meta:               map[string]string{"http": id + ":http"},
-		Logger:             c.logger,
-		OnNodeRemoved:      c.countRemoval,
+		NodeID:            id,
+		InMemory:          !c.persistent,
+		Network:           c.network,
+		Identity:          testIdentity(c.t, id),
+		Bootstrap:         len(join) == 0,
+		Join:              join,
+		JoinTimeout:       5 * time.Second,
+		MaxVoters:         c.maxVoters,
+		DeadNodeGrace:     c.grace,
+		StabilizationTime: c.stabilize,
+		Timing: Timing{HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+			LeaderLeaseTimeout: 50 * time.Millisecond, CommitTimeout: c.commit},
+		Meta:          map[string]string{"http": id + ":http"},
+		Logger:        c.logger,
+		OnNodeRemoved: c.countRemoval,
 	}
 	if c.persistent {
 		dir, err := os.MkdirTemp(c.base, id+"-")

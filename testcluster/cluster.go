@@ -29,6 +29,9 @@ type Options struct {
 	// Raft configuration; default 5 minutes, longer than any nemesis outage, so a restart always
 	// rejoins as the voter it was.
 	DeadNodeGrace time.Duration
+	// RaftProfile names the nodes' Raft timing (raft.Profile); default raft.ProfileProduction,
+	// what `palaver serve` ships.
+	RaftProfile string
 	// StartTimeout bounds each node start (leader election, catch-up, registering its key);
 	// default 60 s.
 	StartTimeout time.Duration
@@ -47,6 +50,9 @@ func (o *Options) defaults() {
 	}
 	if o.DeadNodeGrace <= 0 {
 		o.DeadNodeGrace = 5 * time.Minute
+	}
+	if o.RaftProfile == "" {
+		o.RaftProfile = raft.ProfileProduction
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 60 * time.Second
@@ -76,6 +82,7 @@ type Cluster struct {
 	// whose HTTP plane carries the event exchange) and each node's injected log write delay.
 	network  *raft.InmemNetwork
 	diskSlow []atomic.Int64 // nanoseconds added to each Raft log write
+	timing   raft.Timing    // the nodes' Raft timing (Options.RaftProfile)
 
 	mu      sync.RWMutex
 	nodes   []instance                       // nil while a node is down
@@ -89,7 +96,11 @@ type Cluster struct {
 // non-voters).
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.defaults()
-	c := &Cluster{opts: opts, diskSlow: make([]atomic.Int64, opts.Nodes)}
+	timing, err := raft.Profile(opts.RaftProfile)
+	if err != nil {
+		return nil, fmt.Errorf("testcluster: %w", err)
+	}
+	c := &Cluster{opts: opts, timing: timing, diskSlow: make([]atomic.Int64, opts.Nodes)}
 	if opts.Processes == nil {
 		c.network = raft.NewInmemNetwork()
 	} else if opts.Processes.Binary == "" {
@@ -142,17 +153,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 // names there), Raft log writes through the node's disk delay.
 func (c *Cluster) config(i int, join []string) node.Config {
 	a := c.addrs[i]
-	return node.Config{
-		ServerName: "palaver.test", NodeName: a.Name, DataDir: a.DataDir,
-		IRCAddr: a.IRC, HTTPAddr: a.HTTP, RaftAddr: a.Raft, GossipAddr: a.Gossip, ClusterAddr: a.Cluster,
-		Join: join, ClusterSecret: c.secretFor(join), DeadNodeGrace: c.opts.DeadNodeGrace,
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-		Opers: map[string]string{operName: operPassword},
-		Faults: &node.Faults{
-			Network:       c.network,
-			LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
-		},
+	cfg := node.LoopbackConfig(a.DataDir)
+	cfg.Raft = c.timing
+	cfg.NodeName, cfg.IRCAddr, cfg.HTTPAddr, cfg.RaftAddr, cfg.GossipAddr, cfg.ClusterAddr = a.Name, a.IRC, a.HTTP, a.Raft, a.Gossip, a.Cluster
+	cfg.Join, cfg.ClusterSecret, cfg.DeadNodeGrace = join, c.secretFor(join), c.opts.DeadNodeGrace
+	cfg.Opers = map[string]string{operName: operPassword}
+	cfg.Faults = &node.Faults{
+		Network:       c.network,
+		LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
 	}
+	return cfg
 }
 
 // secretFor is the --cluster-secret of a node that joins through join: the secret file the first

@@ -45,7 +45,7 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 		"--server-name", "palaver.test", "--node-name", a.Name, "--data", a.DataDir,
 		"--irc-addr", a.IRC, "--tls-addr=", "--http-addr", a.HTTP, "--raft-addr", a.Raft,
 		"--gossip-addr", a.Gossip, "--cluster-addr", a.Cluster,
-		"--dead-node-grace", c.opts.DeadNodeGrace.String(),
+		"--dead-node-grace", c.opts.DeadNodeGrace.String(), "--raft-profile", c.opts.RaftProfile,
 		"--max-conns-per-ip", "-1", "--no-flood-limits", "--log-level", "info",
 		"--oper", operName + ":" + operPassword,
 	}

@@ -38,11 +38,7 @@ func TestRunBenchSignedUsageErrors(t *testing.T) {
 func TestRunBenchSignedScenarios(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := node.Start(ctx, node.LoopbackConfig(t.TempDir()), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,9 @@ import (
 func TestLoginAgainstARealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(), IRCAddr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0",
-		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", MaxConnsPerIP: -1,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := node.LoopbackConfig(t.TempDir())
+	cfg.TLSAddr, cfg.NoFloodLimits = "127.0.0.1:0", false
+	n, err := node.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

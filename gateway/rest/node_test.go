@@ -64,11 +64,7 @@ func sharedNode(t *testing.T) *node.Node {
 		if os.Getenv("PALAVER_TEST_LOG") != "" {
 			level = slog.LevelDebug
 		}
-		theNode, nodeErr = node.Start(ctx, node.Config{
-			ServerName: "palaver.test", DataDir: nodeDir,
-			IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-			MaxConnsPerIP: -1, NoFloodLimits: true,
-		}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+		theNode, nodeErr = node.Start(ctx, node.LoopbackConfig(nodeDir), slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	})
 	if nodeErr != nil {
 		t.Fatalf("starting the node: %v", nodeErr)

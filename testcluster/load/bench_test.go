@@ -18,11 +18,7 @@ func startBenchNode(b *testing.B) *node.Node {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: b.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, logger)
+	n, err := node.Start(ctx, node.LoopbackConfig(b.TempDir()), logger)
 	if err != nil {
 		b.Fatalf("start node: %v", err)
 	}

@@ -21,11 +21,7 @@ func startNode(t *testing.T) *node.Node {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(),
-		IRCAddr: "127.0.0.1:0", TLSAddr: "", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, logger)
+	n, err := node.Start(ctx, node.LoopbackConfig(t.TempDir()), logger)
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
