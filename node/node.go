@@ -202,7 +202,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
 	n.metrics.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(n.raft.Status().Voters) })
 	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
-	n.metrics.GaugeFunc("palaver_state_hash48", "First 48 bits of the SHA-256 of the replicated state: equal on replicas at the same applied index.", n.stateHash48)
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel

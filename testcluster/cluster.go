@@ -68,6 +68,7 @@ type NodeAddrs struct {
 	Raft    string
 	Gossip  string
 	Cluster string // cluster RPC (forwarded proposals, read index)
+	Debug   string // a process's --pprof-addr, where the harness reads its state hash
 }
 
 // Cluster is N real nodes with their data on disk: in this process (IRC and HTTP on loopback
@@ -117,16 +118,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	ports, err := reservePorts(5 * opts.Nodes)
+	ports, err := reservePorts(6 * opts.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: %w", err)
 	}
 	for i := range opts.Nodes {
 		name := fmt.Sprintf("node-%d.testcluster", i)
-		p := ports[5*i : 5*i+5]
+		p := ports[6*i : 6*i+6]
 		c.addrs = append(c.addrs, NodeAddrs{
 			Name: name, DataDir: filepath.Join(c.opts.Dir, name),
-			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]),
+			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]), Debug: loopbackAddr(p[5]),
 		})
 		c.up = append(c.up, make(chan struct{}))
 		c.clients = append(c.clients, map[*ircclient.Client]struct{}{})
@@ -347,9 +348,8 @@ type NodeState struct {
 	Hash         [32]byte
 }
 
-// States reads every running node's applied index and state hash. A process reports the first
-// 48 bits of its hash (the palaver_state_hash48 metric) and no state index; a node whose state
-// cannot be read is left out.
+// States reads every running node's applied index and state hash (a process's from
+// /debug/palaver/state on its --pprof-addr); a node whose state cannot be read is left out.
 func (c *Cluster) States() []NodeState {
 	c.mu.RLock()
 	nodes := append([]instance(nil), c.nodes...)

@@ -79,7 +79,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.IntVar(&unownedExpiryDays, "channel-expiry-days", unownedExpiryDays, "days an empty channel without a founder is kept (-1 keeps it)")
 	fs.IntVar(&foundedExpiryDays, "founded-channel-expiry-days", foundedExpiryDays, "days an empty channel with a founder is kept (-1 keeps it)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve runtime profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; keep it private")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve runtime profiles (net/http/pprof) and the replica's state hash (/debug/palaver/state) on this address, e.g. 127.0.0.1:6060; keep it private")
 	var peers, peerTrust, links listFlag
 	fs.Var(&peers, "peer", "federation peer as did:web:<name>=<base URL> (repeatable)")
 	fs.Var(&peerTrust, "peer-trust", "a peer's trust level as did:web:<name>=full|relay|readonly (repeatable; default relay)")
