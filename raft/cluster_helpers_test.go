@@ -1,7 +1,6 @@
 package raft
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // testCluster is an in-process cluster on one InmemNetwork.
@@ -323,17 +324,7 @@ func (c *testCluster) waitConverged() []string {
 // waitFor polls cond until it holds or testTimeout passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for !cond() {
-		select {
-		case <-poll.C:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	poll.Within(t, testTimeout, what, cond)
 }
 
 func countOf(items []string, item string) int {
