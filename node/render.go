@@ -35,6 +35,7 @@ type renderQueue struct {
 	limit  int
 	log    *slog.Logger // where a renderer's panic is reported (renderBatch)
 
+	// lock tier 9 (leaf): released before rendering and while waiting for room
 	mu        sync.Mutex
 	pending   []renderBatch // FIFO; pending[head:] are waiting
 	head      int
