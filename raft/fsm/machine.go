@@ -15,8 +15,8 @@ import (
 // Observer receives the events of each applied command that had any, with the command's log
 // index, in log order, after the state lock is released. It runs on Raft's apply path (on the
 // leader and on every follower), so it must return quickly: the node hands the events to its
-// render queue and renders them on another goroutine. It may block briefly to apply
-// back-pressure, never drop or reorder.
+// Applied stream (node/stream), whose subscribers handle them on their own goroutines. It may
+// block briefly to apply back-pressure, never drop or reorder.
 type Observer func(index uint64, events []Event)
 
 // RestoreObserver is told that the state was replaced by a snapshot at index: the events of the
