@@ -27,6 +27,7 @@ const (
 	capMultiline
 	capRedaction
 	capSetname
+	capExtendedMonitor
 )
 
 var capNames = map[string]capBits{
@@ -48,6 +49,7 @@ var capNames = map[string]capBits{
 	multilineCap:        capMultiline,
 	redactionCap:        capRedaction,
 	"setname":           capSetname,
+	"extended-monitor":  capExtendedMonitor,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

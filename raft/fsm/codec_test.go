@@ -220,6 +220,7 @@ func TestApplyUndecodable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.mustOK(world()...)
+			h.takeEvents()
 			before := stateJSON(t, h.m)
 			if got := h.applyRaw(tc.data); got.Code != tc.want {
 				t.Errorf("code %v, want %v", got.Code, tc.want)

@@ -57,6 +57,7 @@ func (a *applier) registerSession(c RegisterSession) Result {
 		a.st.Tokens[c.TokenHash] = c.ID
 	}
 	a.claimNick(folded, c.DID)
+	a.emit(Event{Kind: EvRegister, Actor: a.st.Sessions[c.ID].Ref()})
 	return Result{Code: OK}
 }
 
