@@ -104,8 +104,9 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 func (c *client) channelMessage(cmd, status, name, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
 	var refusal string
-	var exists, moderator, member bool
+	var exists, moderator, member, bot bool
 	c.s.state.Read(func(st *fsm.State) {
+		bot = st.SessionIsBot(c.id)
 		ch := st.Channels[name]
 		if ch == nil {
 			return
@@ -181,7 +182,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{status + name}},
-		clientTags: tags, time: serverTime(now), account: did, msgid: msgid,
+		clientTags: tags, time: serverTime(now), account: did, msgid: msgid, bot: bot,
 	}
 	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if cmd != "TAGMSG" {
@@ -291,7 +292,9 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	var rcpts []recipient
 	var targetDID string
 	var remote bool // target is a nick of a linked server's user
+	var bot bool
 	c.s.state.Read(func(st *fsm.State) {
+		bot = st.SessionIsBot(c.id)
 		var list []*fsm.Session
 		if strings.HasPrefix(target, "did:") {
 			targetDID = target
@@ -375,7 +378,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 			}
 			out := &outMsg{
 				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{r.nick}},
-				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid, bot: bot,
 			}
 			if cmd != "TAGMSG" {
 				out.msg.Params = append(out.msg.Params, text)
@@ -389,7 +392,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
 			echo := &outMsg{
 				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{target}},
-				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid, bot: bot,
 			}
 			if cmd != "TAGMSG" {
 				echo.msg.Params = append(echo.msg.Params, text)

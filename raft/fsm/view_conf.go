@@ -10,3 +10,16 @@ func (s *State) SessionNick(id string) string {
 	}
 	return ""
 }
+
+// SessionIsBot reports whether session id is in bot mode (+B).
+func (s *State) SessionIsBot(id string) bool {
+	se := s.Sessions[id]
+	return se != nil && se.Bot
+}
+
+// NickIsBot reports whether the session using nick, authenticated as did ("" for a guest), is in
+// bot mode.
+func (s *State) NickIsBot(nick, did string) bool {
+	se := s.SessionByNick(nick)
+	return se != nil && se.DID == did && se.Bot
+}
