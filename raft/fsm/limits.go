@@ -99,6 +99,7 @@ func (s *State) deleteChannel(name string) {
 		}
 	}
 	delete(s.Channels, name)
+	s.dropMetadata(name)
 }
 
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more

@@ -96,8 +96,9 @@ type Event struct {
 	OldNick  string   // EvNick
 	Text     string   // reason, topic, away message
 	Modes    []ModeChange
-	Member   Member // EvJoin
-	Created  bool   // EvJoin
-	MsgID    string // EvPin, EvUnpin
-	MarkerAt int64  // EvReadMarker: the marker (unix ms)
+	Member   Member           // EvJoin
+	Created  bool             // EvJoin
+	MsgID    string           // EvPin, EvUnpin
+	MarkerAt int64            // EvReadMarker: the marker (unix ms)
+	Metadata []MetadataChange // EvMetadata: the keys changed (metadata.go)
 }

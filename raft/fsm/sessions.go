@@ -128,6 +128,9 @@ func (a *applier) endSession(id, reason string) Result {
 		delete(a.st.Tokens, se.TokenHash)
 	}
 	delete(a.st.Sessions, id)
+	if se.DID == "" {
+		a.st.dropMetadata(sessionMetadataOwner(se))
+	}
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}
 }
