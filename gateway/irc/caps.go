@@ -28,6 +28,8 @@ const (
 	capRedaction
 	capSetname
 	capExtendedMonitor
+	capMetadata
+	capMetadataNotify
 )
 
 var capNames = map[string]capBits{
@@ -50,6 +52,8 @@ var capNames = map[string]capBits{
 	redactionCap:        capRedaction,
 	"setname":           capSetname,
 	"extended-monitor":  capExtendedMonitor,
+	metadataCap:         capMetadata,
+	metadataNotifyCap:   capMetadataNotify,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
@@ -61,6 +65,9 @@ func capLS(v302 bool) string {
 		}
 		if n == multilineCap && v302 {
 			n += "=" + multilineCapValue
+		}
+		if n == metadataCap && v302 {
+			n += "=" + metadataCapValue
 		}
 		names = append(names, n)
 	}

@@ -227,7 +227,7 @@ func (c *client) finish(reason string) {
 		}
 		cancel()
 	}
-	s.monitors.remove(c, nil, true)
+	s.forgetClient(c)
 	s.mu.Lock()
 	if s.clients[c.id] == c {
 		delete(s.clients, c.id)

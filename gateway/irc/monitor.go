@@ -216,6 +216,13 @@ func commaChunks(items []string) []string {
 	return out
 }
 
+// renderConf renders an event for the conformance features (MONITOR, metadata) after its channel
+// lines. It runs on the render goroutine, with s.rendered.mu held.
+func (s *Server) renderConf(e *fsm.Event) {
+	s.notifyMonitors(e)
+	s.renderMetadata(e)
+}
+
 // notifyMonitors tells the local clients monitoring an event's actor what changed. It runs on
 // the render goroutine, after the event's channel lines, with s.rendered.mu held.
 func (s *Server) notifyMonitors(e *fsm.Event) {

@@ -124,6 +124,7 @@ type Server struct {
 	nickSkeletons skeletons    // confusable skeletons of owned nicks (nickname.go)
 	operGuard     operGuard    // failed OPERs per client address (oper.go)
 	monitors      monitorIndex // MONITOR lists by watched nick (monitor.go)
+	metaSubs      metadataSubs // metadata subscriptions per connection (metadata.go)
 }
 
 // New builds the IRC edge.

@@ -22,9 +22,9 @@ const (
 
 // Limits of metadata, enforced in Apply (and advertised in the capability value).
 const (
-	MaxMetadataKeys       = 20   // keys per user or channel
-	MaxMetadataValueBytes = 1024 // bytes of one value
-	MaxMetadataKeyLen     = 64   // bytes of one key name
+	MaxMetadataKeys       = 20  // keys per user or channel
+	MaxMetadataValueBytes = 300 // bytes of one value (a METADATA line stays within 512 bytes)
+	MaxMetadataKeyLen     = 64  // bytes of one key name
 )
 
 func init() {
