@@ -48,6 +48,7 @@ func sampleCommands() []Command {
 		ExpireChannels{UnownedAfter: 1000, OwnedAfter: 2000},
 		SetMetadata{Session: "s1", Channel: "#c", Key: "url", Value: "https://example.com"},
 		ClearMetadata{Session: "s1"},
+		RenameChannel{Session: "s1", Channel: "#c", NewName: "#d", Reason: "typo"},
 	}
 }
 
@@ -135,6 +136,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x20\x00" + env + `{"unowned_after_ms":1000,"owned_after_ms":2000}}`,
 		"\x21\x00" + env + `{"session":"s1","channel":"#c","key":"url","value":"https://example.com"}}`,
 		"\x22\x00" + env + `{"session":"s1"}}`,
+		"\x23\x00" + env + `{"session":"s1","channel":"#c","new_name":"#d","reason":"typo"}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {

@@ -9,7 +9,7 @@ const (
 	EvRegister EventKind = 40 + iota
 	// EvMetadata: a metadata key of a user (Target.DID) or channel (Channel) was set or cleared.
 	EvMetadata
-	// EvRename: a channel (Channel, its new folded name) was renamed from OldNick's slot
-	// (OldChannel); Text is the reason.
+	// EvRename: a channel was renamed from OldChannel to Channel (folded names); Text is the
+	// reason.
 	EvRename
 )

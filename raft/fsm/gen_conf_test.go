@@ -3,7 +3,9 @@ package fsm
 // randomConfCommand draws a metadata or rename command for the command generator.
 func randomConfCommand(c chooser, sess, ch func() string) Command {
 	channel := pick(c, []string{"", "", "", ch()})
-	switch c.intn(4) {
+	switch c.intn(5) {
+	case 4:
+		return RenameChannel{Session: sess(), Channel: ch(), NewName: pick(c, []string{"#z", "&y", ch()}), Reason: pick(c, genTexts)}
 	case 0:
 		return ClearMetadata{Session: sess(), Channel: channel}
 	default:
