@@ -30,6 +30,7 @@ const (
 	capExtendedMonitor
 	capMetadata
 	capMetadataNotify
+	capChannelRename
 )
 
 var capNames = map[string]capBits{
@@ -54,6 +55,7 @@ var capNames = map[string]capBits{
 	"extended-monitor":  capExtendedMonitor,
 	metadataCap:         capMetadata,
 	metadataNotifyCap:   capMetadataNotify,
+	channelRenameCap:    capChannelRename,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

@@ -216,9 +216,13 @@ func commaChunks(items []string) []string {
 	return out
 }
 
-// renderConf renders an event for the conformance features (MONITOR, metadata) after its channel
-// lines. It runs on the render goroutine, with s.rendered.mu held.
+// renderConf renders an event for the conformance features (MONITOR, metadata, channel renames)
+// after its channel lines. It runs on the render goroutine, with s.rendered.mu held.
 func (s *Server) renderConf(e *fsm.Event) {
+	if e.Kind == fsm.EvRename {
+		s.renderRename(e)
+		return
+	}
 	s.notifyMonitors(e)
 	s.renderMetadata(e)
 }

@@ -427,5 +427,6 @@ func init() {
 		"MSGSIG":       {fn: handleMSGSIG, minParams: 1, preReg: true},
 		"MONITOR":      {fn: handleMONITOR, minParams: 1},
 		"METADATA":     {fn: handleMETADATA, minParams: 2},
+		"RENAME":       {fn: handleRENAME, minParams: 2},
 	}
 }

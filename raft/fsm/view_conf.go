@@ -106,3 +106,14 @@ func (s *State) SessionIDsOfOwner(owner string) []string {
 	}
 	return out
 }
+
+// SessionHostmasks maps each of ids that is a session to its nick!user@host.
+func (s *State) SessionHostmasks(ids []string) map[string]string {
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if se := s.Sessions[id]; se != nil {
+			out[id] = se.Hostmask()
+		}
+	}
+	return out
+}
