@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // TestIRCMetadata follows draft/metadata-2 for users: the capability's limits, SET (761), removal
@@ -171,4 +172,40 @@ func TestIRCMetadataAcrossNodes(t *testing.T) {
 	reader, _ := guest(t, nodes[1], "xmetaread")
 	sendLines(t, reader, "METADATA xmetaset GET homepage")
 	expectParams(t, reader, "761", "xmetaread", "xmetaset", "homepage", "*", "https://x.example")
+}
+
+// TestIRCMetadataNotify: with draft/metadata-notify-2 a monitoring client gets a monitored user's
+// subscribed keys when it starts monitoring, when the user comes online and when a key changes,
+// though they share no channel; without the capability it gets none of them.
+func TestIRCMetadataNotify(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	signer := newEd25519(t)
+	user, _ := loginAs(t, n, signer, "notifyuser", "draft/metadata-2")
+	sendLines(t, user, "METADATA * SET avatar :https://u.example/a.png")
+	expect(t, user, "761", "avatar")
+
+	notified, _ := guest(t, n, "notified", "draft/metadata-2", "draft/metadata-notify-2")
+	plain, _ := guest(t, n, "notnotified", "draft/metadata-2")
+	for _, c := range []*ircclient.Client{notified, plain} {
+		sendLines(t, c, "METADATA * SUB avatar", "MONITOR + notifyuser")
+		expect(t, c, "730", "notifyuser!")
+	}
+	expectParams(t, notified, "METADATA", "notifyuser", "avatar", "*", "https://u.example/a.png")
+
+	sendLines(t, user, "METADATA * SET avatar :https://u.example/b.png")
+	expect(t, user, "761", "avatar")
+	expectFrom(t, notified, "notifyuser", "METADATA", "notifyuser", "avatar", "https://u.example/b.png")
+
+	quit(t, n, user, "notifyuser")
+	expect(t, notified, "731", "notifyuser")
+	loginAs(t, n, signer, "notifyuser")
+	expect(t, notified, "730", "notifyuser!")
+	expectParams(t, notified, "METADATA", "notifyuser", "avatar", "*", "https://u.example/b.png")
+
+	expect(t, plain, "730", "notifyuser!")
+	for _, m := range plain.Seen() {
+		if m.Command == "METADATA" {
+			t.Fatalf("a monitor without draft/metadata-notify-2 got %s", m.String())
+		}
+	}
 }

@@ -294,7 +294,7 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 	add := func(target string, keys map[string]string) {
 		for _, k := range subs {
 			if v, ok := keys[k]; ok {
-				out = append(out, ircmsg.Message{Source: c.s.cfg.ServerName, Command: "METADATA", Params: []string{target, k, "*", v}, ForceTrailing: true})
+				out = append(out, c.s.metadataLine(target, k, v))
 			}
 		}
 	}
@@ -303,6 +303,11 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 		add(nm.Nick, nm.Keys)
 	}
 	return out
+}
+
+// metadataLine is the server's METADATA line for one key of a target.
+func (s *Server) metadataLine(target, key, value string) ircmsg.Message {
+	return ircmsg.Message{Source: s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
 }
 
 // metadataBatch adds lines in a metadata batch (for a client with batch).
@@ -393,6 +398,49 @@ func splitKeys(params []string) []string {
 		out = append(out, strings.Fields(p)...)
 	}
 	return out
+}
+
+// monitorMetadata sends a client with draft/metadata-notify-2 the subscribed keys of the users it
+// just started to monitor that are online.
+func (c *client) monitorMetadata(rb *respBuf, nicks []string) {
+	if !c.has(capMetadataNotify) || len(nicks) == 0 {
+		return
+	}
+	subs := c.s.metaSubs.keys(c)
+	for _, nick := range nicks {
+		var t fsm.MetadataTarget
+		var ok bool
+		c.s.state.Read(func(st *fsm.State) { t, ok = st.ResolveMetadataTarget(nick, c.id, c.currentDID()) })
+		if ok && t.Channel == "" {
+			for _, l := range c.metadataSync(t, subs, "", 0) {
+				rb.add(l)
+			}
+		}
+	}
+}
+
+// monitorOnlineMetadata sends the subscribed keys of a user that came online to the clients with
+// draft/metadata-notify-2 monitoring it. s.rendered.mu is held.
+func (s *Server) monitorOnlineMetadata(e *fsm.Event) {
+	watchers := s.monitors.watching(e.Actor.Nick)
+	if len(watchers) == 0 {
+		return
+	}
+	var keys map[string]string
+	s.state.Read(func(st *fsm.State) { keys = st.Metadata(st.MetadataOwnerOf(e.Actor.ID)) })
+	if len(keys) == 0 {
+		return
+	}
+	for _, w := range watchers {
+		if !w.has(capMetadataNotify) {
+			continue
+		}
+		for _, k := range s.metaSubs.keys(w) {
+			if v, ok := keys[k]; ok {
+				w.deliver(&outMsg{msg: s.metadataLine(e.Actor.Nick, k, v)}, false)
+			}
+		}
+	}
 }
 
 // spaceChunks joins keys with spaces into lists of at most monitorLineBudget bytes.

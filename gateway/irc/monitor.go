@@ -153,6 +153,7 @@ func handleMONITOR(c *client, m ircmsg.Message, rb *respBuf) {
 			rb.add(c.numericMsg("734", strconv.Itoa(maxMonitor), strings.Join(refused, ","), "Monitor list is full."))
 		}
 		c.monitorStatus(rb, added)
+		c.monitorMetadata(rb, added)
 	case "-":
 		if len(targets) == 0 {
 			rb.add(c.numericMsg("461", "MONITOR", "Not enough parameters"))
@@ -233,6 +234,7 @@ func (s *Server) notifyMonitors(e *fsm.Event) {
 	switch e.Kind {
 	case fsm.EvRegister:
 		s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())
+		s.monitorOnlineMetadata(e)
 	case fsm.EvQuit:
 		s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
 	case fsm.EvNick:
