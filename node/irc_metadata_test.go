@@ -114,9 +114,13 @@ func TestIRCMetadata(t *testing.T) {
 	sendLines(t, alice, "METADATA * SET display-name :Alice")
 	expect(t, alice, "761", "display-name")
 	quit(t, n, alice, "metalice")
-	again, _ := loginAs(t, n, signer, "metalice")
+	again, _ := loginAs(t, n, signer, "metalice", "draft/metadata-2", "batch")
+	_, body = batchBody(t, again, "metadata") // a client with the capability gets its keys at registration
+	if len(body) != 1 || strings.Join(body[0].Params, " ") != "metalice display-name * Alice" {
+		t.Fatalf("registration metadata %v", lines(body))
+	}
 	sendLines(t, again, "METADATA * GET display-name")
-	expectParams(t, again, "761", "metalice", "*", "display-name", "*", "Alice")
+	expect(t, again, "761", "display-name", "Alice")
 }
 
 // TestIRCMetadataChannel: channel operators set a channel's keys, members may not; a subscribed

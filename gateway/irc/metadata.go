@@ -400,6 +400,26 @@ func splitKeys(params []string) []string {
 	return out
 }
 
+// ownMetadata sends a client with the capability its own user's keys in a metadata batch (empty
+// when it has none), at registration and when it asks for the capability later.
+func (c *client) ownMetadata(rb *respBuf) {
+	if !c.has(capMetadata) {
+		return
+	}
+	keys := c.metadataOf(c.ownMetadataOwner())
+	lines := make([]ircmsg.Message, 0, len(keys))
+	for _, k := range sortedKeys(keys) {
+		lines = append(lines, c.s.metadataLine(c.nick, k, keys[k]))
+	}
+	c.metadataBatch(rb, lines)
+}
+
+func (c *client) ownMetadataOwner() string {
+	var owner string
+	c.s.state.Read(func(st *fsm.State) { owner = st.MetadataOwnerOf(c.id) })
+	return owner
+}
+
 // monitorMetadata sends a client with draft/metadata-notify-2 the subscribed keys of the users it
 // just started to monitor that are online.
 func (c *client) monitorMetadata(rb *respBuf, nicks []string) {
