@@ -36,11 +36,9 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		var ids []string
 		s.state.Read(func(st *fsm.State) {
 			base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
-			if ch := st.Channels[m.Venue]; ch != nil {
-				for id, mem := range ch.Members {
-					if memberRank(mem) >= need {
-						ids = append(ids, id)
-					}
+			for id, mem := range st.LocalMembers(m.Venue) {
+				if memberRank(mem) >= need {
+					ids = append(ids, id)
 				}
 			}
 		})
@@ -103,10 +101,8 @@ func (s *Server) DeliverDeletion(d eventstore.Deletion) {
 	}
 	var ids []string
 	s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[d.Venue]; ch != nil {
-			for id := range ch.Members {
-				ids = append(ids, id)
-			}
+		for id := range st.LocalMembers(d.Venue) {
+			ids = append(ids, id)
 		}
 	})
 	for _, id := range ids {

@@ -87,7 +87,7 @@ func ValidMetadataKey(key string) bool {
 // MetadataOwnerOf is the owner of a session's user metadata: its DID, or the session itself for a
 // guest; "" when the session is gone.
 func (s *State) MetadataOwnerOf(sessionID string) string {
-	se := s.Sessions[sessionID]
+	se := s.sessions[sessionID]
 	if se == nil {
 		return ""
 	}
@@ -103,11 +103,11 @@ func sessionMetadataOwner(se *Session) string {
 
 // Metadata is a copy of an owner's keys (nil when it has none).
 func (s *State) Metadata(owner string) map[string]string {
-	if s.Meta == nil || len(s.Meta.Owners[owner]) == 0 {
+	if s.metadata == nil || len(s.metadata.Owners[owner]) == 0 {
 		return nil
 	}
-	out := make(map[string]string, len(s.Meta.Owners[owner]))
-	for k, v := range s.Meta.Owners[owner] {
+	out := make(map[string]string, len(s.metadata.Owners[owner]))
+	for k, v := range s.metadata.Owners[owner] {
 		out[k] = v
 	}
 	return out
@@ -115,22 +115,22 @@ func (s *State) Metadata(owner string) map[string]string {
 
 // dropMetadata removes an owner's metadata (a guest session ended, a channel was deleted).
 func (s *State) dropMetadata(owner string) {
-	if s.Meta != nil {
-		delete(s.Meta.Owners, owner)
+	if s.metadata != nil {
+		delete(s.metadata.Owners, owner)
 	}
 }
 
 // metadataTarget resolves the owner a command changes and checks the session may change it. For
 // a user it returns the event's channels (the session's, sorted).
 func (a *applier) metadataTarget(session, channel string) (se *Session, owner string, channels []string, code Code) {
-	se = a.st.Sessions[session]
+	se = a.st.sessions[session]
 	if se == nil {
 		return nil, "", nil, ErrNoSuchSession
 	}
 	if channel == "" {
-		return se, sessionMetadataOwner(se), sortedKeys(se.Channels), OK
+		return se, sessionMetadataOwner(se), sortedKeys(se.channels), OK
 	}
-	ch := a.st.Channels[channel]
+	ch := a.st.channels[channel]
 	if ch == nil {
 		return se, "", nil, ErrNoSuchChannel
 	}
@@ -158,22 +158,22 @@ func (a *applier) setMetadata(c SetMetadata) Result {
 	case !c.Delete && !set && len(keys) >= MaxMetadataKeys:
 		return Result{Code: ErrMetadataLimit}
 	}
-	if a.st.Meta == nil {
-		a.st.Meta = &MetadataStore{}
+	if a.st.metadata == nil {
+		a.st.metadata = &MetadataStore{}
 	}
-	if a.st.Meta.Owners == nil {
-		a.st.Meta.Owners = map[string]map[string]string{}
+	if a.st.metadata.Owners == nil {
+		a.st.metadata.Owners = map[string]map[string]string{}
 	}
-	m := a.st.Meta.Owners[owner]
+	m := a.st.metadata.Owners[owner]
 	if c.Delete {
 		delete(m, c.Key)
 		if len(m) == 0 {
-			delete(a.st.Meta.Owners, owner)
+			delete(a.st.metadata.Owners, owner)
 		}
 	} else {
 		if m == nil {
 			m = map[string]string{}
-			a.st.Meta.Owners[owner] = m
+			a.st.metadata.Owners[owner] = m
 		}
 		m[c.Key] = c.Value
 	}

@@ -53,8 +53,8 @@ func TestApplyMetadata(t *testing.T) {
 			name: "delete a key", setup: with(world(), set("s-alice", "", "url", "x")), cmd: del("s-alice", "", "url"),
 			want: Result{Code: OK}, events: []EventKind{EvMetadata},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Meta != nil && len(st.Meta.Owners) != 0 {
-					t.Errorf("owners left: %v", st.Meta.Owners)
+				if st.metadata != nil && len(st.metadata.Owners) != 0 {
+					t.Errorf("owners left: %v", st.metadata.Owners)
 				}
 			},
 		},
@@ -82,7 +82,7 @@ func TestApplyMetadata(t *testing.T) {
 			name: "a deleted channel's keys go with it", setup: with(world(), Join{Session: "s-guest", Channel: "#g"}, set("s-guest", "#g", "url", "x")),
 			cmd: Part{Session: "s-guest", Channel: "#g"}, want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#g"] != nil {
+				if st.channels["#g"] != nil {
 					t.Fatalf("the guest's channel was kept")
 				}
 				if m := metaOf(st, "#g"); m != nil {

@@ -35,11 +35,11 @@ func (a *applier) renameChannel(c RenameChannel) Result {
 	if !validChannelName(c.Channel) || !validChannelName(c.NewName) || len(c.Reason) > MaxTopicLen {
 		return Result{Code: ErrInvalid}
 	}
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
@@ -49,40 +49,44 @@ func (a *applier) renameChannel(c RenameChannel) Result {
 	if c.NewName == c.Channel {
 		return Result{Code: NoChange}
 	}
-	if a.st.Channels[c.NewName] != nil {
+	if a.st.channels[c.NewName] != nil {
 		return Result{Code: ErrChannelNameInUse}
 	}
 	if c.NewName[0] != c.Channel[0] || len(a.st.RemoteIn(c.Channel)) > 0 {
 		return Result{Code: ErrCannotRename}
 	}
 	old := c.Channel
-	delete(a.st.Channels, old)
+	delete(a.st.channels, old)
 	ch.Name = c.NewName
-	a.st.Channels[ch.Name] = ch
-	for id := range ch.Members {
-		if m := a.st.Sessions[id]; m != nil {
-			delete(m.Channels, old)
-			m.Channels[ch.Name] = true
+	a.st.channels[ch.Name] = ch
+	if byID, ok := a.st.local[old]; ok { // this node's members of it (view.go)
+		delete(a.st.local, old)
+		a.st.local[ch.Name] = byID
+	}
+	for id := range ch.members {
+		if m := a.st.sessions[id]; m != nil {
+			delete(m.channels, old)
+			m.channels[ch.Name] = true
 		}
 	}
-	if a.st.Meta != nil {
-		if keys, ok := a.st.Meta.Owners[old]; ok {
-			delete(a.st.Meta.Owners, old)
-			a.st.Meta.Owners[ch.Name] = keys
+	if a.st.metadata != nil {
+		if keys, ok := a.st.metadata.Owners[old]; ok {
+			delete(a.st.metadata.Owners, old)
+			a.st.metadata.Owners[ch.Name] = keys
 		}
 	}
-	for _, markers := range a.st.ReadMarkers {
+	for _, markers := range a.st.readMarkers {
 		if at, ok := markers[old]; ok {
 			delete(markers, old)
 			markers[ch.Name] = at
 		}
 	}
-	for did, list := range a.st.Favorites {
+	for did, list := range a.st.favorites {
 		for i, name := range list {
 			if name == old { // a new slice: a remembered result may share the old one
 				renamed := append([]string(nil), list...)
 				renamed[i] = ch.Name
-				a.st.Favorites[did] = renamed
+				a.st.favorites[did] = renamed
 				break
 			}
 		}

@@ -20,25 +20,25 @@ func TestApplyRenameChannel(t *testing.T) {
 			name: "everything follows the new name", setup: base, cmd: rename("s-alice", "#old", "#new"),
 			want: Result{Code: OK}, events: []EventKind{EvRename},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#old"] != nil {
+				if st.channels["#old"] != nil {
 					t.Fatal("the old name still names a channel")
 				}
-				ch := st.Channels["#new"]
-				if ch == nil || ch.Name != "#new" || ch.Topic != "the topic" || len(ch.Members) != 2 || len(ch.Pins) != 1 || ch.FounderDID != didAlice {
+				ch := st.channels["#new"]
+				if ch == nil || ch.Name != "#new" || ch.Topic != "the topic" || len(ch.members) != 2 || len(ch.Pins) != 1 || ch.FounderDID != didAlice {
 					t.Fatalf("renamed channel %+v", ch)
 				}
 				for _, id := range []string{"s-alice", "s-bob"} {
-					if se := st.Sessions[id]; !se.Channels["#new"] || se.Channels["#old"] {
-						t.Errorf("%s channels %v", id, se.Channels)
+					if se := st.sessions[id]; !se.channels["#new"] || se.channels["#old"] {
+						t.Errorf("%s channels %v", id, se.channels)
 					}
 				}
 				if st.Metadata("#new")["url"] != "https://c.example" || st.Metadata("#old") != nil {
 					t.Errorf("metadata did not follow")
 				}
 				if st.ReadMarker(didBob, "#new") == 0 || st.ReadMarker(didBob, "#old") != 0 {
-					t.Errorf("read marker did not follow: %v", st.ReadMarkers[didBob])
+					t.Errorf("read marker did not follow: %v", st.readMarkers[didBob])
 				}
-				if got := st.Favorites[didBob]; len(got) != 2 || got[1] != "#new" {
+				if got := st.favorites[didBob]; len(got) != 2 || got[1] != "#new" {
 					t.Errorf("favourites %v", got)
 				}
 			},

@@ -10,7 +10,7 @@ import (
 
 // SessionNick is the current nick of session id, "" when the session is gone.
 func (s *State) SessionNick(id string) string {
-	if se := s.Sessions[id]; se != nil {
+	if se := s.sessions[id]; se != nil {
 		return se.Nick
 	}
 	return ""
@@ -18,7 +18,7 @@ func (s *State) SessionNick(id string) string {
 
 // SessionIsBot reports whether session id is in bot mode (+B).
 func (s *State) SessionIsBot(id string) bool {
-	se := s.Sessions[id]
+	se := s.sessions[id]
 	return se != nil && se.Bot
 }
 
@@ -43,7 +43,7 @@ type MetadataTarget struct {
 // ResolveMetadataTarget resolves target ("*" for oneself, a nick or a channel) for session id
 // (authenticated as did); ok is false when it names nothing.
 func (s *State) ResolveMetadataTarget(target, id, did string) (t MetadataTarget, ok bool) {
-	me := s.Sessions[id]
+	me := s.sessions[id]
 	if target == "*" || (me != nil && Fold(target) == Fold(me.Nick)) {
 		if me == nil {
 			return t, false
@@ -51,12 +51,12 @@ func (s *State) ResolveMetadataTarget(target, id, did string) (t MetadataTarget,
 		return MetadataTarget{Nick: me.Nick, Owner: sessionMetadataOwner(me), Self: true, Readable: true}, true
 	}
 	if target != "" && (target[0] == '#' || target[0] == '&') {
-		ch := s.Channels[Fold(target)]
+		ch := s.channels[Fold(target)]
 		if ch == nil {
 			return t, false
 		}
 		return MetadataTarget{Channel: ch.Name, Owner: ch.Name, Op: me != nil && s.IsChannelOp(ch, me),
-			Readable: ch.CanRead(id, did), Members: len(ch.Members)}, true
+			Readable: ch.CanRead(id, did), Members: len(ch.members)}, true
 	}
 	se := s.SessionByNick(target)
 	if se == nil {
@@ -73,13 +73,13 @@ type NickMetadata struct {
 
 // MembersMetadata lists the members of a channel that have metadata, with it, sorted by nick.
 func (s *State) MembersMetadata(channel string) []NickMetadata {
-	ch := s.Channels[channel]
-	if ch == nil || s.Meta == nil {
+	ch := s.channels[channel]
+	if ch == nil || s.metadata == nil {
 		return nil
 	}
 	var out []NickMetadata
-	for id := range ch.Members {
-		se := s.Sessions[id]
+	for id := range ch.members {
+		se := s.sessions[id]
 		if se == nil {
 			continue
 		}
@@ -95,7 +95,7 @@ func (s *State) MembersMetadata(channel string) []NickMetadata {
 // a guest's own).
 func (s *State) SessionIDsOfOwner(owner string) []string {
 	if id, guest := strings.CutPrefix(owner, "session:"); guest {
-		if s.Sessions[id] != nil {
+		if s.sessions[id] != nil {
 			return []string{id}
 		}
 		return nil
@@ -111,7 +111,7 @@ func (s *State) SessionIDsOfOwner(owner string) []string {
 func (s *State) SessionHostmasks(ids []string) map[string]string {
 	out := make(map[string]string, len(ids))
 	for _, id := range ids {
-		if se := s.Sessions[id]; se != nil {
+		if se := s.sessions[id]; se != nil {
 			out[id] = se.Hostmask()
 		}
 	}
