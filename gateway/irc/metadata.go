@@ -37,6 +37,7 @@ var metadataCapValue = "max-subs=" + strconv.Itoa(maxMetadataSubs) + ",max-keys=
 
 // metadataSubs holds every local connection's subscribed keys.
 type metadataSubs struct {
+	// lock tier 9 (leaf): guards the map only
 	mu   sync.Mutex
 	subs map[*client]map[string]bool
 }

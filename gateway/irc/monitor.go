@@ -30,6 +30,7 @@ const monitorLineBudget = 400
 
 // monitorIndex holds every local client's MONITOR list.
 type monitorIndex struct {
+	// lock tier 9 (leaf): guards the maps only
 	mu       sync.Mutex
 	watchers map[string]map[*client]struct{} // folded nick → clients monitoring it
 	lists    map[*client]map[string]string   // client → folded nick → the nick as the client gave it
