@@ -348,6 +348,7 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 		var own []string
 		s.state.Read(func(st *fsm.State) { own = st.SessionIDsOfOwner(st.MetadataOwnerOf(e.Actor.ID)) })
 		audience = s.channelsAudience(e.Channels, own...)
+		audience = audience[:len(audience):len(audience)] // it may be a channel's own list: never write into it
 		for _, w := range s.monitors.watching(e.Actor.Nick) {
 			if w.has(capMetadataNotify) && !s.sharesRendered(w, e.Channels) && !slices.Contains(own, w.id) {
 				audience = append(audience, w)
