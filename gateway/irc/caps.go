@@ -27,6 +27,10 @@ const (
 	capMultiline
 	capRedaction
 	capSetname
+	capExtendedMonitor
+	capMetadata
+	capMetadataNotify
+	capChannelRename
 )
 
 var capNames = map[string]capBits{
@@ -48,6 +52,10 @@ var capNames = map[string]capBits{
 	multilineCap:        capMultiline,
 	redactionCap:        capRedaction,
 	"setname":           capSetname,
+	"extended-monitor":  capExtendedMonitor,
+	metadataCap:         capMetadata,
+	metadataNotifyCap:   capMetadataNotify,
+	channelRenameCap:    capChannelRename,
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
@@ -59,6 +67,9 @@ func capLS(v302 bool) string {
 		}
 		if n == multilineCap && v302 {
 			n += "=" + multilineCapValue
+		}
+		if n == metadataCap && v302 {
+			n += "=" + metadataCapValue
 		}
 		names = append(names, n)
 	}

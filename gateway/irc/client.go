@@ -231,6 +231,7 @@ func (c *client) finish(reason string) {
 		}
 		cancel()
 	}
+	s.forgetClient(c)
 	s.mu.Lock()
 	if s.clients[c.id] == c {
 		delete(s.clients, c.id)

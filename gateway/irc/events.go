@@ -19,6 +19,7 @@ func (s *Server) Observe(events []fsm.Event) {
 	defer s.rendered.mu.Unlock()
 	for i := range events {
 		s.render(&events[i])
+		s.renderConf(&events[i])
 	}
 }
 

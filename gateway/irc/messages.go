@@ -159,7 +159,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{status + name}},
-		clientTags: tags, time: serverTime(now), account: did, msgid: msgid,
+		clientTags: tags, time: serverTime(now), account: did, msgid: msgid, bot: c.inBotMode(),
 	}
 	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if cmd != "TAGMSG" {
@@ -265,7 +265,9 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	var rcpts []recipient
 	var targetDID string
 	var remote bool // target is a nick of a linked server's user
+	var bot bool
 	c.s.state.Read(func(st *fsm.State) {
+		bot = st.SessionIsBot(c.id)
 		var list []*fsm.Session
 		if strings.HasPrefix(target, "did:") {
 			targetDID = target
@@ -349,7 +351,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 			}
 			out := &outMsg{
 				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{r.nick}},
-				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid, bot: bot,
 			}
 			if cmd != "TAGMSG" {
 				out.msg.Params = append(out.msg.Params, text)
@@ -363,7 +365,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
 			echo := &outMsg{
 				msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{target}},
-				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid,
+				clientTags: tags, time: serverTime(now), account: myDID, msgid: msgid, bot: bot,
 			}
 			if cmd != "TAGMSG" {
 				echo.msg.Params = append(echo.msg.Params, text)

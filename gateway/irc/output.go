@@ -14,6 +14,7 @@ type outMsg struct {
 	msgid      string
 	account    string
 	batch      string // batch reference, sent to batch clients
+	bot        bool   // the sender is in bot mode: the bot tag, to message-tags clients
 	variants   [64][]byte
 }
 
@@ -50,6 +51,9 @@ func (o *outMsg) forCaps(caps capBits) ircmsg.Message {
 		}
 		if o.msgid != "" {
 			m.SetTag("msgid", o.msgid)
+		}
+		if o.bot {
+			m.SetTag("bot", "")
 		}
 	}
 	if o.time != "" && caps&capServerTime != 0 {

@@ -50,6 +50,9 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 		}
 		reply("ACK", list)
+		if add&capMetadata != 0 && c.registered.Load() {
+			c.ownMetadata(rb)
+		}
 	case "END":
 		if c.registered.Load() {
 			return
@@ -241,6 +244,7 @@ func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
 	}
 	c.lusers(rb)
 	c.motd(rb)
+	c.ownMetadata(rb)
 	if c.oper {
 		rb.add(ircmsg.Message{Source: srv, Command: "MODE", Params: []string{c.nick, "+o"}})
 	}

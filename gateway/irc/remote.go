@@ -35,6 +35,7 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		need := statusRank(m.Status)
 		var ids []string
 		s.state.Read(func(st *fsm.State) {
+			base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
 			for id, mem := range st.LocalMembers(m.Venue) {
 				if memberRank(mem) >= need {
 					ids = append(ids, id)
@@ -63,6 +64,7 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	type target struct{ id, nick string }
 	var targets []target
 	s.state.Read(func(st *fsm.State) {
+		base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
 		for _, se := range st.SessionsByDID(recipient) {
 			targets = append(targets, target{se.ID, se.Nick})
 		}

@@ -124,10 +124,12 @@ type Server struct {
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
-	whowas        whowasLog // former nicks for WHOWAS (whowas.go)
-	maxUsers      maxCounts // the most users seen, for LUSERS (queries.go)
-	nickSkeletons skeletons // confusable skeletons of owned nicks (nickname.go)
-	operGuard     operGuard // failed OPERs per client address (oper.go)
+	whowas        whowasLog    // former nicks for WHOWAS (whowas.go)
+	maxUsers      maxCounts    // the most users seen, for LUSERS (queries.go)
+	nickSkeletons skeletons    // confusable skeletons of owned nicks (nickname.go)
+	operGuard     operGuard    // failed OPERs per client address (oper.go)
+	monitors      monitorIndex // MONITOR lists by watched nick (monitor.go)
+	metaSubs      metadataSubs // metadata subscriptions per connection (metadata.go)
 }
 
 // New builds the IRC edge.

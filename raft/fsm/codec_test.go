@@ -46,6 +46,9 @@ func sampleCommands() []Command {
 		SetRealname{Session: "s1", Realname: "Alice A."},
 		SetBot{Session: "s1", Bot: true},
 		ExpireChannels{UnownedAfter: 1000, OwnedAfter: 2000},
+		SetMetadata{Session: "s1", Channel: "#c", Key: "url", Value: "https://example.com"},
+		ClearMetadata{Session: "s1"},
+		RenameChannel{Session: "s1", Channel: "#c", NewName: "#d", Reason: "typo"},
 	}
 }
 
@@ -131,6 +134,9 @@ func TestEncodeGolden(t *testing.T) {
 		"\x1a\x00" + env + `{"session":"s1","realname":"Alice A."}}`,
 		"\x1b\x00" + env + `{"session":"s1","bot":true}}`,
 		"\x20\x00" + env + `{"unowned_after_ms":1000,"owned_after_ms":2000}}`,
+		"\x21\x00" + env + `{"session":"s1","channel":"#c","key":"url","value":"https://example.com"}}`,
+		"\x22\x00" + env + `{"session":"s1"}}`,
+		"\x23\x00" + env + `{"session":"s1","channel":"#c","new_name":"#d","reason":"typo"}}`,
 	}
 	samples := sampleCommands()
 	if len(samples) != len(golden) {
@@ -220,6 +226,7 @@ func TestApplyUndecodable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.mustOK(world()...)
+			h.takeEvents()
 			before := stateJSON(t, h.m)
 			if got := h.applyRaw(tc.data); got.Code != tc.want {
 				t.Errorf("code %v, want %v", got.Code, tc.want)

@@ -100,6 +100,7 @@ func (s *State) deleteChannel(name string) {
 	}
 	delete(s.channels, name)
 	delete(s.local, name)
+	s.dropMetadata(name)
 }
 
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more

@@ -155,7 +155,7 @@ func TestEventsInOrder(t *testing.T) {
 		index uint64
 		actor string
 	}{
-		{EvJoin, 3, "s1"}, {EvJoin, 4, "s2"}, {EvNick, 5, "s2"}, {EvAccount, 6, "s2"}, {EvTopic, 7, "s1"},
+		{EvRegister, 1, "s1"}, {EvRegister, 2, "s2"}, {EvJoin, 3, "s1"}, {EvJoin, 4, "s2"}, {EvNick, 5, "s2"}, {EvAccount, 6, "s2"}, {EvTopic, 7, "s1"},
 		{EvMode, 8, "s1"}, {EvAway, 10, "s2"}, {EvOper, 11, "s2"}, {EvKick, 12, "s1"}, {EvJoin, 13, "s2"},
 		{EvPart, 14, "s2"}, {EvQuit, 15, "s1"},
 	}
@@ -173,19 +173,19 @@ func TestEventsInOrder(t *testing.T) {
 				w.kind, w.index, w.actor, h.timeAt(w.index))
 		}
 	}
-	if e := got[3]; e.Actor.DID != didBob || e.Actor.Nick != "deux" || !sameJSON(t, e.Channels, []string{"#c"}) {
+	if e := got[5]; e.Actor.DID != didBob || e.Actor.Nick != "deux" || !sameJSON(t, e.Channels, []string{"#c"}) {
 		t.Errorf("account event %+v", e)
 	}
-	if e := got[4]; e.Text != "hi" || e.Channel != "#c" {
+	if e := got[6]; e.Text != "hi" || e.Channel != "#c" {
 		t.Errorf("topic event %+v", e)
 	}
-	if e := got[6]; e.Text != "afk" || !sameJSON(t, e.Channels, []string{"#c"}) {
+	if e := got[8]; e.Text != "afk" || !sameJSON(t, e.Channels, []string{"#c"}) {
 		t.Errorf("away event %+v", e)
 	}
-	if e := got[10]; e.Text != "p" || e.Channel != "#c" {
+	if e := got[12]; e.Text != "p" || e.Channel != "#c" {
 		t.Errorf("part event %+v", e)
 	}
-	if e := got[11]; e.Text != "q" || !sameJSON(t, e.Channels, []string{"#c"}) || e.Actor.Nick != "one" {
+	if e := got[13]; e.Text != "q" || !sameJSON(t, e.Channels, []string{"#c"}) || e.Actor.Nick != "one" {
 		t.Errorf("quit event %+v", e)
 	}
 }
@@ -242,7 +242,7 @@ func TestObserverRunsWithoutLock(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Apply did not return: the observer runs under the state lock")
 	}
-	want := []seen{{EvJoin, 1}, {EvJoin, 2}, {EvPart, 1}}
+	want := []seen{{EvRegister, -1}, {EvRegister, -1}, {EvJoin, 1}, {EvJoin, 2}, {EvPart, 1}}
 	if !sameJSON(t, got, want) {
 		t.Errorf("observer saw %+v, want %+v", got, want)
 	}

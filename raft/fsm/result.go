@@ -86,18 +86,20 @@ const (
 
 // Event is a change that gateways render for their local sessions.
 type Event struct {
-	Kind     EventKind
-	Index    uint64
-	Time     int64 // unix ms from the proposer
-	Actor    SessionRef
-	Target   SessionRef // EvKick, EvInvite
-	Channel  string
-	Channels []string // EvQuit, EvNick, EvAccount, EvAway: the actor's channels
-	OldNick  string   // EvNick
-	Text     string   // reason, topic, away message
-	Modes    []ModeChange
-	Member   Member // EvJoin
-	Created  bool   // EvJoin
-	MsgID    string // EvPin, EvUnpin
-	MarkerAt int64  // EvReadMarker: the marker (unix ms)
+	Kind       EventKind
+	Index      uint64
+	Time       int64 // unix ms from the proposer
+	Actor      SessionRef
+	Target     SessionRef // EvKick, EvInvite
+	Channel    string
+	Channels   []string // EvQuit, EvNick, EvAccount, EvAway: the actor's channels
+	OldNick    string   // EvNick
+	Text       string   // reason, topic, away message
+	Modes      []ModeChange
+	Member     Member           // EvJoin
+	Created    bool             // EvJoin
+	MsgID      string           // EvPin, EvUnpin
+	MarkerAt   int64            // EvReadMarker: the marker (unix ms)
+	Metadata   []MetadataChange // EvMetadata: the keys changed (metadata.go)
+	OldChannel string           // EvRename: the channel's former name (rename.go)
 }

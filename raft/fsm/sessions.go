@@ -57,6 +57,7 @@ func (a *applier) registerSession(c RegisterSession) Result {
 		a.st.tokens[c.TokenHash] = c.ID
 	}
 	a.claimNick(folded, c.DID)
+	a.emit(Event{Kind: EvRegister, Actor: a.st.sessions[c.ID].Ref()})
 	return Result{Code: OK}
 }
 
@@ -127,6 +128,9 @@ func (a *applier) endSession(id, reason string) Result {
 		delete(a.st.tokens, se.TokenHash)
 	}
 	delete(a.st.sessions, id)
+	if se.DID == "" {
+		a.st.dropMetadata(sessionMetadataOwner(se))
+	}
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}
 }

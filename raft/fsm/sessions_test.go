@@ -21,7 +21,7 @@ func TestApplyRegisterSession(t *testing.T) {
 
 	runApplyCases(t, []applyCase{
 		{
-			name: "guest registers", setup: world(), cmd: withToken, want: Result{Code: OK},
+			name: "guest registers", setup: world(), cmd: withToken, want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, at int64) {
 				se := st.sessions["s-new"]
 				if se == nil || se.Nick != "Newbie" || se.ConnectedAt != at || se.channels == nil || se.DID != "" {
@@ -39,7 +39,7 @@ func TestApplyRegisterSession(t *testing.T) {
 			},
 		},
 		{
-			name: "fields copied", cmd: operReg, want: Result{Code: OK},
+			name: "fields copied", cmd: operReg, want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, _ int64) {
 				se := st.sessions["s-new"]
 				if !se.Oper || !se.Secure || se.Node != "node-a" || se.Incarnation != "inc-1" || se.User != "us-new" ||
@@ -61,7 +61,7 @@ func TestApplyRegisterSession(t *testing.T) {
 		},
 		{name: "nick owned, guest", setup: aliceGone, cmd: reg("s-new", "alice", ""), want: Result{Code: ErrNickOwned, Owner: didAlice}},
 		{
-			name: "nick owned by same DID", setup: aliceGone, cmd: reg("s-new", "Alice", didAlice), want: Result{Code: OK},
+			name: "nick owned by same DID", setup: aliceGone, cmd: reg("s-new", "Alice", didAlice), want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, _ int64) {
 				if st.nicks["alice"] != "s-new" || st.nickOwners["alice"] != didAlice {
 					t.Errorf("nicks %v owners %v", st.nicks, st.nickOwners)
@@ -69,7 +69,7 @@ func TestApplyRegisterSession(t *testing.T) {
 			},
 		},
 		{
-			name: "ownership claimed", cmd: reg("s-new", "Carol", didCarol), want: Result{Code: OK},
+			name: "ownership claimed", cmd: reg("s-new", "Carol", didCarol), want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, _ int64) {
 				if st.nickOwners["carol"] != didCarol || st.didNicks[didCarol] != "carol" {
 					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
@@ -78,7 +78,7 @@ func TestApplyRegisterSession(t *testing.T) {
 		},
 		{
 			name: "a second device keeps the nick the first is using", setup: world(), cmd: reg("s-alice2", "alice_", didAlice),
-			want: Result{Code: OK},
+			want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, _ int64) {
 				if st.nickOwners["alice"] != didAlice || st.didNicks[didAlice] != "alice" {
 					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
@@ -96,7 +96,7 @@ func TestApplyRegisterSession(t *testing.T) {
 		},
 		{
 			name: "one nick per DID: a new nick releases an unused old one", setup: aliceGone, cmd: reg("s-alice2", "alice_", didAlice),
-			want: Result{Code: OK},
+			want: Result{Code: OK}, events: []EventKind{EvRegister},
 			check: func(t *testing.T, st *State, _ int64) {
 				if st.nickOwners["alice_"] != didAlice || st.didNicks[didAlice] != "alice_" {
 					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
@@ -109,7 +109,7 @@ func TestApplyRegisterSession(t *testing.T) {
 		{name: "already registered", setup: world(), cmd: reg("s-alice", "other", ""), want: Result{Code: ErrAlreadyRegistered}},
 		{name: "empty nick", cmd: reg("s-new", "", ""), want: Result{Code: ErrBadName}},
 		{name: "nick too long", cmd: reg("s-new", strings.Repeat("n", MaxNickLen+1), ""), want: Result{Code: ErrBadName}},
-		{name: "nick at the limit", cmd: reg("s-new", strings.Repeat("N", MaxNickLen), ""), want: Result{Code: OK}},
+		{name: "nick at the limit", cmd: reg("s-new", strings.Repeat("N", MaxNickLen), ""), want: Result{Code: OK}, events: []EventKind{EvRegister}},
 		{name: "no id", cmd: invalid(func(r *RegisterSession) { r.ID = "" }), want: Result{Code: ErrInvalid}},
 		{name: "no node", cmd: invalid(func(r *RegisterSession) { r.Node = "" }), want: Result{Code: ErrInvalid}},
 		{name: "no user", cmd: invalid(func(r *RegisterSession) { r.User = "" }), want: Result{Code: ErrInvalid}},

@@ -30,6 +30,8 @@ type State struct {
 	remoteMembers map[string]*RemoteMember
 	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
 	readMarkers map[string]map[string]int64
+	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
+	metadata *MetadataStore
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

@@ -19,6 +19,7 @@ type stateWire struct {
 	Keys          map[string]map[string]*KeyRecord `json:"keys"`
 	RemoteMembers map[string]*RemoteMember         `json:"remote_members,omitempty"`
 	ReadMarkers   map[string]map[string]int64      `json:"read_markers,omitempty"`
+	Metadata      *MetadataStore                   `json:"metadata,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -37,6 +38,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		Keys:          s.keys,
 		RemoteMembers: s.remoteMembers,
 		ReadMarkers:   s.readMarkers,
+		Metadata:      s.metadata,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -59,6 +61,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.keys = w.Keys
 	s.remoteMembers = w.RemoteMembers
 	s.readMarkers = w.ReadMarkers
+	s.metadata = w.Metadata
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index

@@ -1,0 +1,60 @@
+package irc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// FuzzMonitorList: a MONITOR target list split and rejoined into 730/731/732 lines keeps every
+// valid nick once, in order, and no line's list passes the budget unless one nick alone does.
+func FuzzMonitorList(f *testing.F) {
+	for _, s := range []string{"a,b,c", ",,", "nick", strings.Repeat("n,", 300), "a b,c\x00d,#chan,did:plc:x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		var nicks []string
+		for _, p := range strings.Split(list, ",") {
+			if p = strings.TrimSpace(p); p != "" && validNick(p) {
+				nicks = append(nicks, p)
+			}
+		}
+		chunks := commaChunks(nicks)
+		if got := strings.Join(chunks, ","); got != strings.Join(nicks, ",") {
+			t.Fatalf("chunks %q lose or reorder nicks %q", chunks, nicks)
+		}
+		for _, ch := range chunks {
+			if len(ch) > monitorLineBudget && strings.Contains(ch, ",") {
+				t.Fatalf("chunk of %d bytes holds several nicks", len(ch))
+			}
+		}
+	})
+}
+
+// FuzzMetadataKeys: the keys of a METADATA SUB/GET line are split on spaces; a key accepted as
+// valid is made only of the bytes the specification allows, and a line of keys is never empty.
+func FuzzMetadataKeys(f *testing.F) {
+	for _, s := range []string{"avatar display-name", "a:b", "", "  ", "UPPER lower", "x/y.z_w-1", "é"} {
+		f.Add(s, "more keys")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		keys := splitKeys([]string{a, b})
+		for _, k := range keys {
+			if k == "" || strings.ContainsAny(k, " \t\r\n") {
+				t.Fatalf("split key %q", k)
+			}
+			if !fsm.ValidMetadataKey(k) {
+				continue
+			}
+			if strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789_.-/") != "" || len(k) > fsm.MaxMetadataKeyLen {
+				t.Fatalf("invalid key %q accepted", k)
+			}
+		}
+		for _, chunk := range spaceChunks(keys) {
+			if chunk == "" {
+				t.Fatal("empty key line")
+			}
+		}
+	})
+}
