@@ -1,0 +1,138 @@
+package fsm
+
+import (
+	"maps"
+
+	"github.com/palaver-chat/palaver/gateway/coord/act"
+)
+
+// FileAct files an ACT event (a TAGMSG with +freeq.at/act tags) that its gateway has already
+// verified (signature, sender, venue). Apply runs the act checker against the action as the log
+// has it, so that of two racing claims only the first wins on every node.
+type FileAct struct {
+	Venue   string `json:"venue"`
+	EventID string `json:"event_id"`
+	From    string `json:"from"`
+	// Fields are the act and act-* tags, keyed without the +freeq.at/ prefix.
+	Fields    map[string]string `json:"fields"`
+	Canonical string            `json:"canonical,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+	// Receipt is the server's confirm receipt, prepared and signed by the proposer; kept only
+	// when the event is filed.
+	Receipt *ActReceipt `json:"receipt,omitempty"`
+}
+
+// SystemActEvent is a step the server itself takes on an action (expire, auto-accept).
+type SystemActEvent struct {
+	ActID   string `json:"act_id"`
+	Verb    string `json:"verb"`
+	EventID string `json:"event_id"`
+	// From is the server's DID.
+	From string `json:"from"`
+}
+
+func (FileAct) commandType() CommandType        { return TypeFileAct }
+func (SystemActEvent) commandType() CommandType { return TypeSystemActEvent }
+
+func (a *applier) fileAct(c FileAct) Result {
+	if c.Venue == "" || len(c.Venue) > 600 || !validID(c.EventID) || !validDID(c.From) || len(c.Fields) == 0 ||
+		len(c.Fields) > MaxActFields || len(c.Canonical) > 4*MaxCoordValue || len(c.Signature) > 256 {
+		return Result{Code: ErrInvalid}
+	}
+	for k, v := range c.Fields {
+		if k != act.FieldKind && (len(k) < 5 || k[:4] != "act-") || !validValue(v) {
+			return Result{Code: ErrInvalid}
+		}
+	}
+	return a.applyAct(c.Venue, act.Event{ID: c.EventID, Sender: c.From, Fields: c.Fields}, c.Canonical, c.Signature, c.Receipt)
+}
+
+func (a *applier) systemActEvent(c SystemActEvent) Result {
+	co := a.coord()
+	ac := co.Actions[c.ActID]
+	if ac == nil || !validID(c.EventID) || !validDID(c.From) {
+		return Result{Code: ErrInvalid}
+	}
+	fields := map[string]string{act.FieldKind: ac.Kind, act.FieldVerb: c.Verb, act.FieldID: c.ActID}
+	return a.applyAct(ac.Venue, act.Event{ID: c.EventID, Sender: c.From, System: true, Fields: fields}, "", "", nil)
+}
+
+func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, receipt *ActReceipt) Result {
+	co := a.coord()
+	if _, dup := co.ActEvents[ev.ID]; dup {
+		return Result{Code: ErrActImmutableEvent}
+	}
+	if _, dup := co.Actions[ev.ID]; dup {
+		return Result{Code: ErrActImmutableEvent}
+	}
+	rules := act.Default
+	var ac *ActAction
+	if act.IsOpener(ev) && ev.Verb() != rules.Confirmation.Verb {
+		if len(co.Actions) >= MaxActions {
+			return Result{Code: ErrCoordFull}
+		}
+		unknown := false
+		opened, refused := rules.Open(ev, func(id string) act.Predecessor {
+			prev := co.Actions[id]
+			switch {
+			case prev == nil:
+				unknown = true
+				return act.PredecessorUnknown
+			case rules.Kinds[prev.Kind] != nil && rules.Kinds[prev.Kind].IsTerminal(prev.State):
+				return act.PredecessorFinished
+			}
+			return act.PredecessorLive
+		})
+		if refused != act.Accepted {
+			return Result{Code: refusalCodes[refused]}
+		}
+		ac = &ActAction{Action: opened, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
+			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: unknown, Created: a.env.Time}
+		if co.Actions == nil {
+			co.Actions = map[string]*ActAction{}
+		}
+		co.Actions[ac.ID] = ac
+	} else {
+		id := ev.Fields[act.FieldID]
+		if ev.Verb() == rules.Confirmation.Verb {
+			return Result{Code: refusalCodes[act.ClientConfirm]}
+		}
+		ac = co.Actions[id]
+		if ac == nil {
+			return Result{Code: ErrActUnknownTask}
+		}
+		if ac.Venue != venue {
+			return Result{Code: ErrActWrongVenue}
+		}
+		if ev.Kind() != ac.Kind && rules.Kinds[ev.Kind()] != nil {
+			return Result{Code: refusalCodes[act.IllegalStep]}
+		}
+		if len(ac.Events) >= MaxActEvents {
+			return Result{Code: ErrCoordFull}
+		}
+		next, refused := rules.Step(ac.Action, ev)
+		if refused != act.Accepted {
+			return Result{Code: refusalCodes[refused]}
+		}
+		ac.Action = next
+	}
+	if co.ActEvents == nil {
+		co.ActEvents = map[string]string{}
+	}
+	co.ActEvents[ev.ID] = ac.ID
+	if receipt != nil && (!validID(receipt.EventID) || len(receipt.Canonical) > 4*MaxCoordValue || len(receipt.Signature) > 256) {
+		receipt = nil
+	}
+	if receipt != nil {
+		co.ActEvents[receipt.EventID] = ac.ID
+	}
+	ac.Updated = a.env.Time
+	ac.Events = append(ac.Events, ActEvent{
+		EventID: ev.ID, Verb: ev.Verb(), ActorDID: ev.Sender, Fields: maps.Clone(ev.Fields), Canonical: canonical,
+		Signature: sig, ConfirmState: ConfirmConfirmed, Receipt: receipt, State: ac.State, Timestamp: a.env.Time,
+	})
+	a.record(venue, TimelineItem{Category: CategoryCoordination, Event: "act:" + ev.Verb(), ActorDID: ev.Sender,
+		RefID: ac.ID, EventID: ev.ID, Signature: sig,
+		Details: map[string]string{"kind": ac.Kind, "state": ac.State, "act_id": ac.ID}})
+	return Result{Code: OK}
+}
