@@ -262,12 +262,15 @@ type ActorRecord struct {
 	Heartbeat  *ActorHeartbeat  `json:"heartbeat,omitempty"`
 }
 
-// ActorProvenance is a verified delegation: the person who vouches for the actor.
+// ActorProvenance is an actor's provenance declaration; when Verified, a delegation certificate
+// whose Principal (the person who vouches for the actor) signed it.
 type ActorProvenance struct {
-	Principal   string `json:"principal"`
-	Certificate string `json:"certificate"` // the certificate as presented (JSON)
+	Verified    bool   `json:"verified"`
+	Principal   string `json:"principal,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Certificate string `json:"certificate"` // the declaration as presented (JSON)
 	Expires     int64  `json:"expires,omitempty"`
-	VerifiedAt  int64  `json:"verified_at"`
+	RecordedAt  int64  `json:"recorded_at"` // unix ms
 }
 
 // ActorPresence is an actor's declared presence.

@@ -34,10 +34,13 @@ type SetActorClass struct {
 	Session string `json:"session,omitempty"`
 }
 
-// SetProvenance records a verified delegation certificate naming the person behind an actor.
+// SetProvenance records an actor's provenance declaration: a delegation certificate naming the
+// person behind it (Verified, with Principal) or a declaration kept unverified, with the reason.
 type SetProvenance struct {
 	DID         string `json:"did"`
-	Principal   string `json:"principal"`
+	Verified    bool   `json:"verified,omitempty"`
+	Principal   string `json:"principal,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 	Certificate string `json:"certificate"`
 	Expires     int64  `json:"expires,omitempty"` // unix s
 }
@@ -226,14 +229,16 @@ func (a *applier) setActorClass(c SetActorClass) Result {
 }
 
 func (a *applier) setProvenance(c SetProvenance) Result {
-	if !validDID(c.DID) || !validDID(c.Principal) || c.Certificate == "" || !validValue(c.Certificate) {
+	if !validDID(c.DID) || (c.Principal != "" || c.Verified) && !validDID(c.Principal) || c.Certificate == "" ||
+		!validValue(c.Certificate) || len(c.Reason) > 256 {
 		return Result{Code: ErrInvalid}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
 		return Result{Code: ErrCoordFull}
 	}
-	r.Provenance = &ActorProvenance{Principal: c.Principal, Certificate: c.Certificate, Expires: c.Expires, VerifiedAt: a.env.Time}
+	r.Provenance = &ActorProvenance{Verified: c.Verified, Principal: c.Principal, Reason: c.Reason, Certificate: c.Certificate,
+		Expires: c.Expires, RecordedAt: a.env.Time}
 	return Result{Code: OK}
 }
 

@@ -17,7 +17,7 @@ func init() {
 			Ref: "t1", Evidence: "log", Signature: "ed25519:k:s"},
 		RegisterManifest{DID: "did:plc:alice", Manifest: `{"agent":{}}`, Class: "agent"},
 		SetActorClass{DID: "did:plc:alice", Class: "agent", Session: "s1"},
-		SetProvenance{DID: "did:plc:alice", Principal: "did:plc:bob", Certificate: "{}", Expires: 1_900_000_000},
+		SetProvenance{DID: "did:plc:alice", Verified: true, Principal: "did:plc:bob", Reason: "ok", Certificate: "{}", Expires: 1_900_000_000},
 		SetPresence{DID: "did:plc:alice", State: "active", Status: "working"},
 		Heartbeat{DID: "did:plc:alice", State: "active", TTL: 60},
 		RecordSpawn{Agent: SpawnedAgent{ChildDID: "did:key:z6Mk", ParentDID: "did:plc:alice", ParentNick: "alice", Nick: "kid",
@@ -259,7 +259,7 @@ func TestCoordActors(t *testing.T) {
 	)
 	for _, bad := range []Command{
 		Heartbeat{DID: didAlice, TTL: 0}, Heartbeat{DID: didAlice, TTL: MaxHeartbeatTTL + 1},
-		SetProvenance{DID: didAlice, Principal: "bob", Certificate: "{}"},
+		SetProvenance{DID: didAlice, Principal: "bob", Certificate: "{}"}, SetProvenance{DID: didAlice, Verified: true, Certificate: "{}"},
 		RegisterManifest{DID: didAlice, Manifest: "{"}, RegisterManifest{DID: didAlice, Manifest: `"` + strings.Repeat("x", MaxManifestBytes) + `"`},
 		SetActorClass{DID: "alice", Class: "agent"},
 	} {
@@ -288,7 +288,7 @@ func init() {
 		"\x3d\x00"+env+"{\"venue\":\"#c\",\"event_id\":\"e1\",\"type\":\"task_request\",\"actor_did\":\"did:plc:alice\",\"payload\":\"{\\\"description\\\":\\\"d\\\"}\",\"ref\":\"t1\",\"evidence\":\"log\",\"signature\":\"ed25519:k:s\"}}",
 		"\x3e\x00"+env+"{\"did\":\"did:plc:alice\",\"manifest\":\"{\\\"agent\\\":{}}\",\"class\":\"agent\"}}",
 		"\x3f\x00"+env+"{\"did\":\"did:plc:alice\",\"class\":\"agent\",\"session\":\"s1\"}}",
-		"\x40\x00"+env+"{\"did\":\"did:plc:alice\",\"principal\":\"did:plc:bob\",\"certificate\":\"{}\",\"expires\":1900000000}}",
+		"\x40\x00"+env+"{\"did\":\"did:plc:alice\",\"verified\":true,\"principal\":\"did:plc:bob\",\"reason\":\"ok\",\"certificate\":\"{}\",\"expires\":1900000000}}",
 		"\x41\x00"+env+"{\"did\":\"did:plc:alice\",\"state\":\"active\",\"status\":\"working\"}}",
 		"\x42\x00"+env+"{\"did\":\"did:plc:alice\",\"state\":\"active\",\"ttl\":60}}",
 		"\x43\x00"+env+"{\"agent\":{\"child_did\":\"did:key:z6Mk\",\"parent_did\":\"did:plc:alice\",\"parent_nick\":\"alice\",\"nick\":\"kid\",\"channel\":\"#c\",\"capabilities\":[\"post\"],\"ttl\":60,\"task_ref\":\"t1\",\"spawned_at\":5}}}",

@@ -241,3 +241,15 @@ func (s *State) CoordTimeline(venue string, keep func(*TimelineItem) bool, limit
 	}
 	return out
 }
+
+// SigningKeysOf returns copies of the public keys filed under did.
+func (s *State) SigningKeysOf(did string) []KeyRecord {
+	var out []KeyRecord
+	for _, k := range s.Keys[did] {
+		c := *k
+		c.PublicKey = slices.Clone(k.PublicKey)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].KID < out[j].KID })
+	return out
+}
