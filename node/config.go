@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/rest"
 )
 
@@ -77,6 +78,9 @@ type Config struct {
 	// HTTPLimits bounds HTTP requests (read, header and idle timeouts, header size); zero fields
 	// take rest's defaults. No flag: tests shorten them.
 	HTTPLimits rest.HTTPLimits
+
+	// Coord configures the coordination surface (ACT, tasks, manifests, actors).
+	Coord coord.Options
 
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration

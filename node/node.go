@@ -22,6 +22,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
@@ -47,6 +48,7 @@ type Node struct {
 	started time.Time
 
 	serverKey ed25519.PrivateKey
+	coord     *coord.Service // the coordination surface (coord.go)
 	signing   *signingapi.API
 	exchange  *exchange.Exchange
 
@@ -251,6 +253,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	if err := n.mountAgentSurfaces(); err != nil {
+		return n, err
+	}
+	if err := n.mountCoord(prop); err != nil {
 		return n, err
 	}
 	n.serveClusterPlane()

@@ -172,6 +172,9 @@ func TestActHostile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := f.coordState(t)
+			if fl := f.svc.Check(coord.Tagmsg{SenderDID: tc.sender, Venue: tc.venue, Tags: tc.tags}); fl == nil || fl.Code != tc.code {
+				t.Fatalf("check: %v, want FAIL TAGMSG %s", fl, tc.code)
+			}
 			r, fl := f.svc.File(ctx, coord.Tagmsg{SenderDID: tc.sender, Venue: tc.venue, Tags: tc.tags})
 			if fl == nil || fl.Code != tc.code || fl.Command != "TAGMSG" || r != nil {
 				t.Fatalf("got %v, %+v; want FAIL TAGMSG %s", fl, r, tc.code)

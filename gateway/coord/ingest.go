@@ -19,6 +19,9 @@ type Tagmsg struct {
 	Venue string
 	// Tags are the wire tags, values unescaped.
 	Tags map[string]string
+	// EventID is the event's id when the edge already adopted +freeq.at/eventid as the msgid
+	// (and stripped the tag); "" reads the tag.
+	EventID string
 	// Lookup finds the sender's key by kid (session key, did:key, registered keys); nil uses the
 	// replicated key registry and did:key only.
 	Lookup signing.KeyLookup
@@ -46,70 +49,28 @@ func isActTag(name string) bool {
 	return ok && (key == "act" || strings.HasPrefix(key, "act-"))
 }
 
+// Check checks a coordination TAGMSG as the IRC edge receives it, before it is relayed: its
+// sender, event id, signature and venue, and the verdict filing it would get now. It never
+// proposes. nil lets it through.
+func (s *Service) Check(m Tagmsg) *Fail {
+	_, _, f := s.prepare(m)
+	return f
+}
+
 // File checks a coordination TAGMSG and files it through Raft. It returns the confirm receipt
 // to send for a filed act event (nil for a typed event or without a server key), or the FAIL
 // TAGMSG refusal; a refused event changes nothing.
 func (s *Service) File(ctx context.Context, m Tagmsg) (*Receipt, *Fail) {
-	hasAct, hasEvent := false, m.Tags[signing.TagEvent] != ""
-	fields := map[string]string{}
-	for name, v := range m.Tags {
-		if isActTag(name) {
-			hasAct = true
-			fields[strings.TrimPrefix(name, "+freeq.at/")] = v
+	cmd, venue, f := s.prepare(m)
+	if f != nil {
+		return nil, f
+	}
+	var receipt *preparedReceipt
+	if c, ok := cmd.(fsm.FileAct); ok {
+		if receipt = s.receipt(venue, c.Fields[act.FieldKind], c.EventID, c.Fields[act.FieldID]); receipt != nil {
+			c.Receipt = receipt.record
+			cmd = c
 		}
-	}
-	switch {
-	case !hasAct && !hasEvent:
-		return nil, fail("TAGMSG", "INVALID_TARGET", "Not a coordination event")
-	case hasAct && hasEvent:
-		return nil, fail("TAGMSG", "MIXED_TAGS", "An event carries either act tags or +freeq.at/event, not both")
-	case m.SenderDID == "":
-		return nil, fail("TAGMSG", "ACCOUNT_REQUIRED", "Coordination events need an authenticated account")
-	}
-	venue, err := signing.ParseVenue(m.Venue)
-	if err != nil {
-		return nil, fail("TAGMSG", "INVALID_TARGET", "Coordination events go to a channel or a DM with a DID user")
-	}
-	eventID := m.Tags[signing.TagEventID]
-	if eventID == "" || len(eventID) > 64 {
-		return nil, fail("TAGMSG", "EVENTID_REQUIRED", "Coordination events carry +freeq.at/eventid")
-	}
-	if hasEvent {
-		return nil, s.fileEvent(ctx, m, venue, eventID)
-	}
-	from := m.Tags[signing.TagFrom]
-	switch {
-	case from == "":
-		return nil, fail("TAGMSG", "ACTOR_REQUIRED", "Act events carry +freeq.at/from")
-	case from != m.SenderDID:
-		return nil, fail("TAGMSG", "ACTOR_MISMATCH", "+freeq.at/from is not your account")
-	case fields[act.FieldKind] == "":
-		return nil, fail("TAGMSG", "UNKNOWN_KIND", "Act events carry +freeq.at/act=<kind>")
-	case fields[act.FieldVerb] == act.Default.Confirmation.Verb:
-		return nil, fail("TAGMSG", "ILLEGAL_STEP", "A confirmation is the server's receipt, never a sender's step")
-	}
-	sig := signing.SigFromTags(m.Tags)
-	if sig == "" {
-		return nil, fail("TAGMSG", "SIGNATURE_REQUIRED", "Act events are signed (+freeq.at/sig)")
-	}
-	canonical, err := signing.Act{ID: eventID, Venue: venue, Tags: m.Tags}.Canonical()
-	if err != nil {
-		return nil, fail("TAGMSG", "SIGNATURE_UNVERIFIABLE", "The act document cannot be built: "+err.Error())
-	}
-	lookup := m.Lookup
-	if lookup == nil {
-		lookup = s.keyLookup(m.SenderDID)
-	}
-	switch verdict, reason := signing.Verify(canonical, sig, lookup); verdict {
-	case signing.Invalid:
-		return nil, fail("TAGMSG", "SIGNATURE_INVALID", "The act signature does not verify")
-	case signing.Unverifiable:
-		return nil, fail("TAGMSG", "SIGNATURE_UNVERIFIABLE", "The act signature cannot be checked: "+string(reason))
-	}
-	cmd := fsm.FileAct{Venue: venue.String(), EventID: eventID, From: from, Fields: fields, Canonical: string(canonical), Signature: sig}
-	receipt := s.receipt(venue, fields[act.FieldKind], eventID, fields[act.FieldID])
-	if receipt != nil {
-		cmd.Receipt = receipt.record
 	}
 	res, err := s.propose(ctx, cmd)
 	if err != nil {
@@ -124,10 +85,78 @@ func (s *Service) File(ctx context.Context, m Tagmsg) (*Receipt, *Fail) {
 	return &Receipt{Venue: venue.String(), Tags: receipt.tags}, nil
 }
 
-// fileEvent files a typed coordination event (+freeq.at/event).
-func (s *Service) fileEvent(ctx context.Context, m Tagmsg, venue signing.Venue, eventID string) *Fail {
+// prepare checks m and builds the command that files it.
+func (s *Service) prepare(m Tagmsg) (fsm.Command, signing.Venue, *Fail) {
+	hasAct, hasEvent := false, m.Tags[signing.TagEvent] != ""
+	fields := map[string]string{}
+	for name, v := range m.Tags {
+		if isActTag(name) {
+			hasAct = true
+			fields[strings.TrimPrefix(name, "+freeq.at/")] = v
+		}
+	}
+	switch {
+	case !hasAct && !hasEvent:
+		return nil, signing.Venue{}, fail("TAGMSG", "INVALID_TARGET", "Not a coordination event")
+	case hasAct && hasEvent:
+		return nil, signing.Venue{}, fail("TAGMSG", "MIXED_TAGS", "An event carries either act tags or +freeq.at/event, not both")
+	case m.SenderDID == "":
+		return nil, signing.Venue{}, fail("TAGMSG", "ACCOUNT_REQUIRED", "Coordination events need an authenticated account")
+	}
+	venue, err := signing.ParseVenue(m.Venue)
+	if err != nil {
+		return nil, venue, fail("TAGMSG", "INVALID_TARGET", "Coordination events go to a channel or a DM with a DID user")
+	}
+	eventID := m.EventID
+	if eventID == "" {
+		eventID = m.Tags[signing.TagEventID]
+	}
+	if eventID == "" || len(eventID) > 64 {
+		return nil, venue, fail("TAGMSG", "EVENTID_REQUIRED", "Coordination events carry +freeq.at/eventid")
+	}
+	if hasEvent {
+		cmd, f := s.prepareEvent(m, venue, eventID)
+		return cmd, venue, f
+	}
+	from := m.Tags[signing.TagFrom]
+	switch {
+	case from == "":
+		return nil, venue, fail("TAGMSG", "ACTOR_REQUIRED", "Act events carry +freeq.at/from")
+	case from != m.SenderDID:
+		return nil, venue, fail("TAGMSG", "ACTOR_MISMATCH", "+freeq.at/from is not your account")
+	case fields[act.FieldKind] == "":
+		return nil, venue, fail("TAGMSG", "UNKNOWN_KIND", "Act events carry +freeq.at/act=<kind>")
+	case fields[act.FieldVerb] == act.Default.Confirmation.Verb:
+		return nil, venue, fail("TAGMSG", "ILLEGAL_STEP", "A confirmation is the server's receipt, never a sender's step")
+	case len(fields) > fsm.MaxActFields:
+		return nil, venue, fail("TAGMSG", "INVALID_TARGET", "Too many act tags")
+	}
+	sig := signing.SigFromTags(m.Tags)
+	if sig == "" {
+		return nil, venue, fail("TAGMSG", "SIGNATURE_REQUIRED", "Act events are signed (+freeq.at/sig)")
+	}
+	canonical, err := signing.Act{ID: eventID, Venue: venue, Tags: m.Tags}.Canonical()
+	if err != nil {
+		return nil, venue, fail("TAGMSG", "SIGNATURE_UNVERIFIABLE", "The act document cannot be built: "+err.Error())
+	}
+	switch verdict, reason := signing.Verify(canonical, sig, s.lookupOr(m)); verdict {
+	case signing.Invalid:
+		return nil, venue, fail("TAGMSG", "SIGNATURE_INVALID", "The act signature does not verify")
+	case signing.Unverifiable:
+		return nil, venue, fail("TAGMSG", "SIGNATURE_UNVERIFIABLE", "The act signature cannot be checked: "+string(reason))
+	}
+	code := fsm.OK
+	s.read(func(st *fsm.State) { code = st.JudgeAct(venue.String(), eventID, from, fields) })
+	if f := resultFail("TAGMSG", fsm.Result{Code: code}); f != nil {
+		return nil, venue, f
+	}
+	return fsm.FileAct{Venue: venue.String(), EventID: eventID, From: from, Fields: fields, Canonical: string(canonical), Signature: sig}, venue, nil
+}
+
+// prepareEvent checks a typed coordination event (+freeq.at/event) and builds its command.
+func (s *Service) prepareEvent(m Tagmsg, venue signing.Venue, eventID string) (fsm.Command, *Fail) {
 	if from := m.Tags[signing.TagFrom]; from != "" && from != m.SenderDID {
-		return fail("TAGMSG", "ACTOR_MISMATCH", "+freeq.at/from is not your account")
+		return nil, fail("TAGMSG", "ACTOR_MISMATCH", "+freeq.at/from is not your account")
 	}
 	ref := m.Tags[signing.TagRef]
 	if ref == "" {
@@ -137,24 +166,19 @@ func (s *Service) fileEvent(ctx context.Context, m Tagmsg, venue signing.Venue, 
 	if sig != "" {
 		doc, err := signing.DocumentFromTags("TAGMSG", signing.Envelope{From: m.SenderDID, Venue: venue, MsgID: eventID}, "", m.Tags)
 		if err == nil {
-			canonical, cerr := doc.Canonical()
-			if cerr == nil {
+			if canonical, err := doc.Canonical(); err == nil {
 				if verdict, _ := signing.Verify(canonical, sig, s.lookupOr(m)); verdict == signing.Invalid {
-					return fail("TAGMSG", "SIGNATURE_INVALID", "The event's signature does not verify")
+					return nil, fail("TAGMSG", "SIGNATURE_INVALID", "The event's signature does not verify")
 				}
 			}
 		}
 	}
 	cmd := fsm.FileCoordEvent{Venue: venue.String(), EventID: eventID, Type: m.Tags[signing.TagEvent], ActorDID: m.SenderDID,
 		Payload: m.Tags[signing.TagPayload], Ref: ref, Evidence: m.Tags[signing.TagEvidenceType], Signature: sig}
-	if len(cmd.Payload) > fsm.MaxCoordValue || len(cmd.Type) > 64 || len(ref) > 128 {
-		return fail("TAGMSG", "INVALID_TARGET", "The event's type, payload or reference is too long")
+	if len(cmd.Payload) > fsm.MaxCoordValue || len(cmd.Type) > 64 || len(ref) > 128 || len(cmd.Evidence) > 64 {
+		return nil, fail("TAGMSG", "INVALID_TARGET", "The event's type, payload, reference or evidence type is too long")
 	}
-	res, err := s.propose(ctx, cmd)
-	if err != nil {
-		return tempFail("TAGMSG")
-	}
-	return resultFail("TAGMSG", res)
+	return cmd, nil
 }
 
 func (s *Service) lookupOr(m Tagmsg) signing.KeyLookup {

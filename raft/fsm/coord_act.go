@@ -57,19 +57,33 @@ func (a *applier) systemActEvent(c SystemActEvent) Result {
 	return a.applyAct(ac.Venue, act.Event{ID: c.EventID, Sender: c.From, System: true, Fields: fields}, "", "", nil)
 }
 
-func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, receipt *ActReceipt) Result {
-	co := a.coord()
+// actVerdict is what filing an act event would do: the result code and, when OK, the action
+// after it (Opened for a new one) and whether an opener's act-replaces names an unknown action.
+type actVerdict struct {
+	Code            Code
+	Next            act.Action
+	Opened          bool
+	ReplacesUnknown bool
+}
+
+// judgeAct runs the act checker for ev in venue against co without changing it. co may be nil.
+func judgeAct(co *Coord, venue string, ev act.Event) actVerdict {
+	if co == nil {
+		co = &Coord{}
+	}
 	if _, dup := co.ActEvents[ev.ID]; dup {
-		return Result{Code: ErrActImmutableEvent}
+		return actVerdict{Code: ErrActImmutableEvent}
 	}
 	if _, dup := co.Actions[ev.ID]; dup {
-		return Result{Code: ErrActImmutableEvent}
+		return actVerdict{Code: ErrActImmutableEvent}
 	}
 	rules := act.Default
-	var ac *ActAction
-	if act.IsOpener(ev) && ev.Verb() != rules.Confirmation.Verb {
+	if ev.Verb() == rules.Confirmation.Verb {
+		return actVerdict{Code: refusalCodes[act.ClientConfirm]}
+	}
+	if act.IsOpener(ev) {
 		if len(co.Actions) >= MaxActions {
-			return Result{Code: ErrCoordFull}
+			return actVerdict{Code: ErrCoordFull}
 		}
 		unknown := false
 		opened, refused := rules.Open(ev, func(id string) act.Predecessor {
@@ -84,37 +98,45 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 			return act.PredecessorLive
 		})
 		if refused != act.Accepted {
-			return Result{Code: refusalCodes[refused]}
+			return actVerdict{Code: refusalCodes[refused]}
 		}
-		ac = &ActAction{Action: opened, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
-			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: unknown, Created: a.env.Time}
+		return actVerdict{Code: OK, Next: opened, Opened: true, ReplacesUnknown: unknown}
+	}
+	ac := co.Actions[ev.Fields[act.FieldID]]
+	switch {
+	case ac == nil:
+		return actVerdict{Code: ErrActUnknownTask}
+	case ac.Venue != venue:
+		return actVerdict{Code: ErrActWrongVenue}
+	case ev.Kind() != ac.Kind && rules.Kinds[ev.Kind()] != nil:
+		return actVerdict{Code: refusalCodes[act.IllegalStep]}
+	case len(ac.Events) >= MaxActEvents:
+		return actVerdict{Code: ErrCoordFull}
+	}
+	next, refused := rules.Step(ac.Action, ev)
+	if refused != act.Accepted {
+		return actVerdict{Code: refusalCodes[refused]}
+	}
+	return actVerdict{Code: OK, Next: next}
+}
+
+func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, receipt *ActReceipt) Result {
+	co := a.coord()
+	v := judgeAct(co, venue, ev)
+	if v.Code != OK {
+		return Result{Code: v.Code}
+	}
+	var ac *ActAction
+	if v.Opened {
+		ac = &ActAction{Action: v.Next, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
+			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: v.ReplacesUnknown, Created: a.env.Time}
 		if co.Actions == nil {
 			co.Actions = map[string]*ActAction{}
 		}
 		co.Actions[ac.ID] = ac
 	} else {
-		id := ev.Fields[act.FieldID]
-		if ev.Verb() == rules.Confirmation.Verb {
-			return Result{Code: refusalCodes[act.ClientConfirm]}
-		}
-		ac = co.Actions[id]
-		if ac == nil {
-			return Result{Code: ErrActUnknownTask}
-		}
-		if ac.Venue != venue {
-			return Result{Code: ErrActWrongVenue}
-		}
-		if ev.Kind() != ac.Kind && rules.Kinds[ev.Kind()] != nil {
-			return Result{Code: refusalCodes[act.IllegalStep]}
-		}
-		if len(ac.Events) >= MaxActEvents {
-			return Result{Code: ErrCoordFull}
-		}
-		next, refused := rules.Step(ac.Action, ev)
-		if refused != act.Accepted {
-			return Result{Code: refusalCodes[refused]}
-		}
-		ac.Action = next
+		ac = co.Actions[ev.Fields[act.FieldID]]
+		ac.Action = v.Next
 	}
 	if co.ActEvents == nil {
 		co.ActEvents = map[string]string{}

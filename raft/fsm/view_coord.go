@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/palaver-chat/palaver/gateway/coord/act"
 )
 
 // Read methods of the coordination models for the gateways: each returns copies, never
@@ -252,4 +254,11 @@ func (s *State) SigningKeysOf(did string) []KeyRecord {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].KID < out[j].KID })
 	return out
+}
+
+// JudgeAct answers the result code filing an act event would get now, without filing it: what a
+// gateway checks before it relays the event. The log may still refuse it (another event won a
+// race).
+func (s *State) JudgeAct(venue, eventID, from string, fields map[string]string) Code {
+	return judgeAct(s.Coord, venue, act.Event{ID: eventID, Sender: from, Fields: fields}).Code
 }
