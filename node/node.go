@@ -258,7 +258,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.mountAgentSurfaces(); err != nil {
 		return n, err
 	}
-	if err := n.mountCoord(prop); err != nil {
+	if err := n.mountCoord(); err != nil {
 		return n, err
 	}
 	n.serveClusterPlane()

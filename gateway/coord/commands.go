@@ -226,3 +226,17 @@ func (s *Service) proposeOK(ctx context.Context, verb string, cmd fsm.Command, o
 	}
 	return ok, nil
 }
+
+// ActorClass is the class a DID registered (AGENT REGISTER, a manifest, a spawn), "" when none.
+func (s *Service) ActorClass(did string) string {
+	if did == "" {
+		return ""
+	}
+	class := ""
+	s.read(func(st *fsm.State) {
+		if r, ok := st.CoordActor(did); ok {
+			class = r.Class
+		}
+	})
+	return class
+}
