@@ -48,6 +48,15 @@ func (n *Node) mountCoord() error {
 	if err := n.streams.Stored.Subscribe("coordination", stream.DropAndResync, c.file, stream.Local); err != nil {
 		return fmt.Errorf("coordination: %w", err)
 	}
+	if every := n.cfg.Coord.ActSweepEvery; every > 0 {
+		n.raft.OnLeadership(func(ctx context.Context) {
+			runEvery(ctx, every, func() {
+				if expired := n.coord.Sweep(ctx); expired > 0 {
+					c.log.Info("expired ACT offers past their deadline", "count", expired)
+				}
+			})
+		})
+	}
 	return nil
 }
 

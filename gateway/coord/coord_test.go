@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/coord"
@@ -541,5 +543,41 @@ func TestAgentCommands(t *testing.T) {
 	}
 	if code := f.get(t, "/api/v1/actors/"+sp.SpawnedAgents[0].ChildDID, "", &actor); code != http.StatusOK || actor["spawned"] != true || actor["parent_did"] != f.bob.did {
 		t.Fatalf("spawned actor: %d %+v", code, actor)
+	}
+}
+
+// TestSweepExpiresStandingOffers: offers whose deadline passed (beyond the tolerance) are
+// expired by the server; others are left as they are.
+func TestSweepExpiresStandingOffers(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	past := strconv.FormatInt(f.now.Add(-3*time.Minute).Unix(), 10)
+	edge := strconv.FormatInt(f.now.Add(-time.Minute).Unix(), 10) // within the 120 s tolerance
+	future := strconv.FormatInt(f.now.Add(time.Hour).Unix(), 10)
+	file := func(tags map[string]string, who identity) string {
+		t.Helper()
+		if _, fl := f.svc.File(ctx, coord.Tagmsg{SenderDID: who.did, Venue: "#pub", Tags: tags}); fl != nil {
+			t.Fatal(fl)
+		}
+		return tags["+freeq.at/eventid"]
+	}
+	open := file(f.actTags(t, f.alice, "#pub", "handoff", "offer", "", "act-deadline", past), f.alice)
+	directed := file(f.actTags(t, f.alice, "#pub", "bounty", "offer", "", "act-deadline", past), f.alice)
+	atEdge := file(f.actTags(t, f.alice, "#pub", "handoff", "offer", "", "act-deadline", edge), f.alice)
+	later := file(f.actTags(t, f.alice, "#pub", "handoff", "offer", "", "act-deadline", future), f.alice)
+	cancelled := file(f.actTags(t, f.alice, "#pub", "handoff", "offer", "", "act-deadline", past), f.alice)
+	file(f.actTags(t, f.alice, "#pub", "handoff", "cancel", cancelled), f.alice)
+	if n := f.svc.Sweep(ctx); n != 2 {
+		t.Fatalf("expired %d, want 2", n)
+	}
+	for id, want := range map[string]string{open: "expired", directed: "expired", atEdge: "open", later: "open", cancelled: "cancelled"} {
+		var d actionDetail
+		f.get(t, "/api/v1/actions/"+id, "", &d)
+		if d.Task.State != want {
+			t.Errorf("%s: %s, want %s", id, d.Task.State, want)
+		}
+	}
+	if n := f.svc.Sweep(ctx); n != 0 {
+		t.Fatalf("a second sweep expired %d", n)
 	}
 }
