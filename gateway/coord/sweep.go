@@ -10,7 +10,6 @@ import (
 // sweepBatch bounds the actions one sweep expires.
 const sweepBatch = 200
 
-
 // Sweep expires the offers still standing (open or offered) whose act-deadline passed, beyond
 // the clock tolerance, with the server's own expire step. The leader calls it; it returns how
 // many it expired.
