@@ -14,6 +14,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
@@ -146,6 +147,36 @@ func TestCoordBotKitOnEveryNode(t *testing.T) {
 	early, _ := actLine(t, botPriv, botDID, "#agents", "act", "handoff", "act-verb", "complete", "act-id", offerID)
 	bot.Send(early)
 	expect(t, bot, "FAIL", "TAGMSG", "ILLEGAL_STEP")
+
+	// Every coordination route answers per the contract on every node, with the Error object on
+	// every 4xx.
+	for _, n := range nodes {
+		eventually(t, "the action on "+n.cfg.NodeName, func() bool {
+			resp, _ := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/actions/"+offerID, "", nil)
+			return resp.StatusCode == 200
+		})
+		contract := contracttest.Fetch(t, "http://"+n.HTTPAddr())
+		for path, want := range map[string]int{
+			"/api/v1/actions": 200, "/api/v1/actions/" + offerID: 200, "/api/v1/actions/01M16E7TC0NOSUCH0000000000": 404,
+			"/api/v1/actions?limit=abc": 400, "/api/v1/tasks/none": 404, "/api/v1/agents/manifests": 200,
+			"/api/v1/agents/manifests/" + url.PathEscape(botDID): 404, "/api/v1/agents/spawned": 200,
+			"/api/v1/channels/agents/agent-capabilities": 200, "/api/v1/channels/nochan/agent-capabilities": 404,
+			"/api/v1/channels/agents/approvals": 200, "/api/v1/channels/agents/events?type=offer": 200,
+			"/api/v1/channels/agents/audit": 200, "/api/v1/channels/agents/events?since=never": 400,
+			"/api/v1/actors/" + url.PathEscape(botDID): 200,
+		} {
+			u := "http://" + n.HTTPAddr() + path
+			resp, body := httpDo(t, "GET", u, "", nil)
+			contract.Check(t, "GET", u, resp, body)
+			var e struct {
+				Error  string `json:"error"`
+				Status int    `json:"status"`
+			}
+			if resp.StatusCode != want || want >= 400 && (json.Unmarshal(body, &e) != nil || e.Status != want || e.Error == "") {
+				t.Errorf("%s on %s: %d %s, want %d", path, n.cfg.NodeName, resp.StatusCode, body, want)
+			}
+		}
+	}
 
 	// At stop the bot kit says it is offline.
 	bot.Send("PRESENCE :state=offline")
