@@ -121,8 +121,8 @@ func (c coordEdge) file(it stream.Item) {
 		return
 	}
 	m := it.Message
-	if m == nil || m.Command != "TAGMSG" || !coord.IsCoordination(m.Tags) {
-		return
+	if m == nil || m.Command != "TAGMSG" || !coord.IsCoordination(m.Tags) || m.Tags["+freeq.at/act-verb"] == "confirm" {
+		return // not a coordination event, or the server's own receipt
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

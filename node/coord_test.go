@@ -115,8 +115,14 @@ func TestCoordBotKitOnEveryNode(t *testing.T) {
 		t.Fatalf("actor on node c: %+v", actor)
 	}
 
-	// The agent's JOIN carries its actor class to a member on another node.
+	// The agent's JOIN carries its actor class to a member on another node, and it is a bot there.
 	watcher, _ := login(t, b, "watcher", "message-tags")
+	eventually(t, "the bot mode on node b", func() bool {
+		watcher.Send("WHOIS scholar")
+		msgs := readUntil(t, watcher, "end of WHOIS", func(m ircmsg.Message) bool { return m.Command == "318" })
+		_, bot := findMsg(msgs, "335", "scholar")
+		return bot
+	})
 	joinChannels(t, watcher, "#agents")
 	bot.Send("JOIN #agents")
 	join, err := watcher.Expect(testCtx(t), func(m ircmsg.Message) bool { return m.Command == "JOIN" && isFrom(m, "scholar") })
