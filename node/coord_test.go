@@ -154,17 +154,25 @@ func TestCoordBotKitOnEveryNode(t *testing.T) {
 	bot.Send(early)
 	expect(t, bot, "FAIL", "TAGMSG", "ILLEGAL_STEP")
 
+	// A typed event, as freeq's example agent sends it, read back from the timeline on node c.
+	bot.Send(`@+freeq.at/event=task_request;+freeq.at/task-id=t-1;+freeq.at/payload={"description":"summarize"} TAGMSG #agents`)
+	eventually(t, "the task on node c", func() bool {
+		resp, body := httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/channels/agents/events?type=task_request", "", nil)
+		return resp.StatusCode == 200 && strings.Contains(string(body), `"ref_id":"t-1"`)
+	})
+
 	// Every coordination route answers per the contract on every node, with the Error object on
 	// every 4xx.
 	for _, n := range nodes {
-		eventually(t, "the action on "+n.cfg.NodeName, func() bool {
+		eventually(t, "the action and the task on "+n.cfg.NodeName, func() bool {
 			resp, _ := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/actions/"+offerID, "", nil)
-			return resp.StatusCode == 200
+			task, _ := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/api/v1/tasks/t-1", "", nil)
+			return resp.StatusCode == 200 && task.StatusCode == 200
 		})
 		contract := contracttest.Fetch(t, "http://"+n.HTTPAddr())
 		for path, want := range map[string]int{
 			"/api/v1/actions": 200, "/api/v1/actions/" + offerID: 200, "/api/v1/actions/01M16E7TC0NOSUCH0000000000": 404,
-			"/api/v1/actions?limit=abc": 400, "/api/v1/tasks/none": 404, "/api/v1/agents/manifests": 200,
+			"/api/v1/actions?limit=abc": 400, "/api/v1/tasks/none": 404, "/api/v1/tasks/t-1": 200, "/api/v1/agents/manifests": 200,
 			"/api/v1/agents/manifests/" + url.PathEscape(botDID): 404, "/api/v1/agents/spawned": 200,
 			"/api/v1/channels/agents/agent-capabilities": 200, "/api/v1/channels/nochan/agent-capabilities": 404,
 			"/api/v1/channels/agents/approvals": 200, "/api/v1/channels/agents/events?type=offer": 200,

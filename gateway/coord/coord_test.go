@@ -581,3 +581,22 @@ func TestSweepExpiresStandingOffers(t *testing.T) {
 		t.Fatalf("a second sweep expired %d", n)
 	}
 }
+
+// TestTypedEventWithoutEventID: a typed event may leave its id to the server (the edge mints the
+// msgid after the check); an act event may not.
+func TestTypedEventWithoutEventID(t *testing.T) {
+	f := newFixture(t)
+	typed := map[string]string{"+freeq.at/event": "task_request", "+freeq.at/task-id": "t-9"}
+	if fl := f.svc.Check(coord.Tagmsg{SenderDID: f.alice.did, Venue: "#pub", Tags: typed}); fl != nil {
+		t.Fatalf("check: %v", fl)
+	}
+	if _, fl := f.svc.File(context.Background(), coord.Tagmsg{SenderDID: f.alice.did, Venue: "#pub", Tags: typed}); fl == nil || fl.Code != "EVENTID_REQUIRED" {
+		t.Fatalf("filing without an id: %v", fl)
+	}
+	if _, fl := f.svc.File(context.Background(), coord.Tagmsg{SenderDID: f.alice.did, Venue: "#pub", Tags: typed, EventID: f.eventID()}); fl != nil {
+		t.Fatalf("filing with the edge's msgid: %v", fl)
+	}
+	if code := f.get(t, "/api/v1/tasks/t-9", "", nil); code != http.StatusOK {
+		t.Fatalf("task: %d", code)
+	}
+}

@@ -53,7 +53,7 @@ func isActTag(name string) bool {
 // sender, event id, signature and venue, and the verdict filing it would get now. It never
 // proposes. nil lets it through.
 func (s *Service) Check(m Tagmsg) *Fail {
-	_, _, f := s.prepare(m)
+	_, _, f := s.prepare(m, true)
 	return f
 }
 
@@ -61,7 +61,7 @@ func (s *Service) Check(m Tagmsg) *Fail {
 // to send for a filed act event (nil for a typed event or without a server key), or the FAIL
 // TAGMSG refusal; a refused event changes nothing.
 func (s *Service) File(ctx context.Context, m Tagmsg) (*Receipt, *Fail) {
-	cmd, venue, f := s.prepare(m)
+	cmd, venue, f := s.prepare(m, false)
 	if f != nil {
 		return nil, f
 	}
@@ -85,8 +85,9 @@ func (s *Service) File(ctx context.Context, m Tagmsg) (*Receipt, *Fail) {
 	return &Receipt{Venue: venue.String(), Tags: receipt.tags}, nil
 }
 
-// prepare checks m and builds the command that files it.
-func (s *Service) prepare(m Tagmsg) (fsm.Command, signing.Venue, *Fail) {
+// prepare checks m and builds the command that files it. A typed event may come without an event
+// id when checking (the edge mints its msgid after the check); an act event may not.
+func (s *Service) prepare(m Tagmsg, checking bool) (fsm.Command, signing.Venue, *Fail) {
 	hasAct, hasEvent := false, m.Tags[signing.TagEvent] != ""
 	fields := map[string]string{}
 	for name, v := range m.Tags {
@@ -110,6 +111,9 @@ func (s *Service) prepare(m Tagmsg) (fsm.Command, signing.Venue, *Fail) {
 	eventID := m.EventID
 	if eventID == "" {
 		eventID = m.Tags[signing.TagEventID]
+	}
+	if eventID == "" && hasEvent && checking {
+		eventID = "unassigned"
 	}
 	if eventID == "" || len(eventID) > 64 {
 		return nil, venue, fail("TAGMSG", "EVENTID_REQUIRED", "Coordination events carry +freeq.at/eventid")

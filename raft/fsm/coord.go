@@ -53,8 +53,8 @@ const (
 
 // Bounds of the coordination state, enforced in Apply.
 const (
-	MaxActions          = 20000
-	MaxActEvents        = 200 // per action
+	MaxActions          = 20000 // beyond it the finished action updated longest ago is dropped
+	MaxActEvents        = 200   // per action
 	MaxActFields        = 32
 	MaxCoordValue       = 4096 // one field, payload or manifest value
 	MaxManifestBytes    = 16 << 10
@@ -67,6 +67,7 @@ const (
 	MaxApprovalsPerChan = 200
 	MaxActors           = 50000
 	MaxTimeline         = 1000 // per venue; the oldest items drop first
+	MaxTimelineVenues   = 5000 // venues with a timeline; the one quiet longest is forgotten first
 	MaxHeartbeatTTL     = 86400
 )
 
@@ -314,6 +315,17 @@ func (a *applier) record(venue string, it TimelineItem) {
 		c.Timeline = map[string][]TimelineItem{}
 	}
 	it.Timestamp = a.env.Time
+	if _, known := c.Timeline[venue]; !known && len(c.Timeline) >= MaxTimelineVenues {
+		// Forget the venue whose last entry is the oldest (ties by name).
+		drop, at := "", int64(0)
+		for v, items := range c.Timeline {
+			last := items[len(items)-1].Timestamp
+			if drop == "" || last < at || last == at && v < drop {
+				drop, at = v, last
+			}
+		}
+		delete(c.Timeline, drop)
+	}
 	list := append(c.Timeline[venue], it)
 	if len(list) > MaxTimeline {
 		list = append(list[:0:0], list[len(list)-MaxTimeline:]...)

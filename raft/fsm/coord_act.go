@@ -82,9 +82,6 @@ func judgeAct(co *Coord, venue string, ev act.Event) actVerdict {
 		return actVerdict{Code: refusalCodes[act.ClientConfirm]}
 	}
 	if act.IsOpener(ev) {
-		if len(co.Actions) >= MaxActions {
-			return actVerdict{Code: ErrCoordFull}
-		}
 		unknown := false
 		opened, refused := rules.Open(ev, func(id string) act.Predecessor {
 			prev := co.Actions[id]
@@ -128,6 +125,9 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 	}
 	var ac *ActAction
 	if v.Opened {
+		if len(co.Actions) >= MaxActions && !a.evictFinishedAction() {
+			return Result{Code: ErrCoordFull}
+		}
 		ac = &ActAction{Action: v.Next, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
 			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: v.ReplacesUnknown, Created: a.env.Time}
 		if co.Actions == nil {
@@ -157,4 +157,31 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 		RefID: ac.ID, EventID: ev.ID, Signature: sig,
 		Details: map[string]string{"kind": ac.Kind, "state": ac.State, "act_id": ac.ID}})
 	return Result{Code: OK}
+}
+
+// evictFinishedAction makes room for a new action by dropping the finished one updated longest
+// ago (ties by id); false when every action is still running.
+func (a *applier) evictFinishedAction() bool {
+	co := a.coord()
+	var oldest *ActAction
+	for _, ac := range co.Actions {
+		k := act.Default.Kinds[ac.Kind]
+		if k == nil || !k.IsTerminal(ac.State) {
+			continue
+		}
+		if oldest == nil || ac.Updated < oldest.Updated || ac.Updated == oldest.Updated && ac.ID < oldest.ID {
+			oldest = ac
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	for _, e := range oldest.Events {
+		delete(co.ActEvents, e.EventID)
+		if e.Receipt != nil {
+			delete(co.ActEvents, e.Receipt.EventID)
+		}
+	}
+	delete(co.Actions, oldest.ID)
+	return true
 }

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -298,4 +299,51 @@ func init() {
 		"\x47\x00"+env+"{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"a1\",\"approve\":true}}",
 		"\x48\x00"+env+"{\"act_id\":\"01M16E7TC0OFFER00000000000\",\"verb\":\"expire\",\"event_id\":\"01M16E7TC0EXP0000000000000\",\"from\":\"did:web:x\"}}",
 	)
+}
+
+// TestActionsBounded: at MaxActions a new action drops the finished one updated longest ago,
+// and is refused when every action is still running.
+func TestActionsBounded(t *testing.T) {
+	st := NewState()
+	a := &applier{st: st}
+	id := func(i int) string { return fmt.Sprintf("01M16E7TC0%016d", i) }
+	for i := 0; i < MaxActions; i++ {
+		a.env.Time = int64(i)
+		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i), From: didAlice, Fields: actFields("handoff", "offer", "")}); r.Code != OK {
+			t.Fatalf("offer %d: %v", i, r.Code)
+		}
+	}
+	a.env.Time = MaxActions
+	if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(MaxActions), From: didAlice, Fields: actFields("handoff", "offer", "")}); r.Code != ErrCoordFull {
+		t.Fatalf("with every action running: %v", r.Code)
+	}
+	for _, i := range []int{7, 3} {
+		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i) + "c", From: didAlice, Fields: actFields("handoff", "cancel", id(i))}); r.Code != OK {
+			t.Fatalf("cancel %d: %v", i, r.Code)
+		}
+	}
+	if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(MaxActions), From: didAlice, Fields: actFields("handoff", "offer", "")}); r.Code != OK {
+		t.Fatalf("after a cancel: %v", r.Code)
+	}
+	_, kept7 := st.CoordAction(id(7))
+	_, kept3 := st.CoordAction(id(3))
+	if len(st.Coord.Actions) != MaxActions || kept7 == kept3 {
+		t.Fatalf("%d actions; 3 kept %v, 7 kept %v", len(st.Coord.Actions), kept3, kept7)
+	}
+	if _, ok := st.CoordActEventAction(id(7) + "c"); ok != kept7 {
+		t.Fatalf("the dropped action's events are still indexed, or the kept one's are not")
+	}
+}
+
+// TestTimelineBounded: a venue keeps its newest MaxTimeline items.
+func TestTimelineBounded(t *testing.T) {
+	a := &applier{st: NewState()}
+	for i := 0; i < MaxTimeline+5; i++ {
+		a.env.Time = int64(i)
+		a.record("#ops", TimelineItem{Event: "e", EventID: fmt.Sprint(i)})
+	}
+	items := a.st.CoordTimeline("#ops", func(*TimelineItem) bool { return true }, MaxTimeline+5)
+	if len(items) != MaxTimeline || items[0].EventID != fmt.Sprint(MaxTimeline+4) || items[len(items)-1].EventID != "5" {
+		t.Fatalf("%d items, newest %s, oldest %s", len(items), items[0].EventID, items[len(items)-1].EventID)
+	}
 }
