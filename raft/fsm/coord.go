@@ -53,22 +53,24 @@ const (
 
 // Bounds of the coordination state, enforced in Apply.
 const (
-	MaxActions          = 20000 // beyond it the finished action updated longest ago is dropped
-	MaxActEvents        = 200   // per action
-	MaxActFields        = 32
-	MaxCoordValue       = 4096 // one field, payload or manifest value
-	MaxManifestBytes    = 16 << 10
-	MaxManifests        = 10000
-	MaxTasks            = 20000
-	MaxTaskEvents       = 200
-	MaxTaskEvidence     = 100
-	MaxSpawned          = 10000
-	MaxGrantsPerChannel = 200
-	MaxApprovalsPerChan = 200
-	MaxActors           = 50000
-	MaxTimeline         = 1000 // per venue; the oldest items drop first
-	MaxTimelineVenues   = 5000 // venues with a timeline; the one quiet longest is forgotten first
-	MaxHeartbeatTTL     = 86400
+	MaxActions              = 20000 // beyond it the finished action updated longest ago is dropped
+	MaxActEvents            = 200   // per action
+	MaxRunningActionsPerDID = 100   // actions one DID offered that are not finished
+	MaxRunningTasksPerDID   = 100   // tasks one DID requested that are in progress
+	MaxActFields            = 32
+	MaxCoordValue           = 4096 // one field, payload or manifest value
+	MaxManifestBytes        = 16 << 10
+	MaxManifests            = 10000
+	MaxTasks                = 20000
+	MaxTaskEvents           = 200
+	MaxTaskEvidence         = 100
+	MaxSpawned              = 10000
+	MaxGrantsPerChannel     = 200
+	MaxApprovalsPerChan     = 200
+	MaxActors               = 50000
+	MaxTimeline             = 1000 // per venue; the oldest items drop first
+	MaxTimelineVenues       = 5000 // venues with a timeline; the one quiet longest is forgotten first
+	MaxHeartbeatTTL         = 86400
 )
 
 // Confirm states of a filed act event.
@@ -132,6 +134,9 @@ type Coord struct {
 	Approvals    map[string][]*Approval        `json:"approvals,omitempty"`
 	Actors       map[string]*ActorRecord       `json:"actors,omitempty"`
 	Timeline     map[string][]TimelineItem     `json:"timeline,omitempty"` // venue → oldest first
+	// running counts each offerer's unfinished actions: derived from Actions, never encoded,
+	// rebuilt on first use (runningActionsOf).
+	running map[string]int
 }
 
 // ActAction is one ACT action: the checker's state plus what the REST surface shows.

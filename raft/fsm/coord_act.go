@@ -82,6 +82,9 @@ func judgeAct(co *Coord, venue string, ev act.Event) actVerdict {
 		return actVerdict{Code: refusalCodes[act.ClientConfirm]}
 	}
 	if act.IsOpener(ev) {
+		if runningActionsOf(co, ev.Sender) >= MaxRunningActionsPerDID {
+			return actVerdict{Code: ErrCoordFull}
+		}
 		unknown := false
 		opened, refused := rules.Open(ev, func(id string) act.Predecessor {
 			prev := co.Actions[id]
@@ -134,8 +137,14 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 			co.Actions = map[string]*ActAction{}
 		}
 		co.Actions[ac.ID] = ac
+		if !finished(ac.Kind, ac.State) {
+			countRunning(co, ac.Offerer, 1)
+		}
 	} else {
 		ac = co.Actions[ev.Fields[act.FieldID]]
+		if !finished(ac.Kind, ac.State) && finished(ac.Kind, v.Next.State) {
+			countRunning(co, ac.Offerer, -1)
+		}
 		ac.Action = v.Next
 	}
 	if co.ActEvents == nil {
@@ -184,4 +193,32 @@ func (a *applier) evictFinishedAction() bool {
 	}
 	delete(co.Actions, oldest.ID)
 	return true
+}
+
+// runningActionsOf counts the actions did offered that are not finished. The counts are derived
+// from the actions (never encoded) and rebuilt on first use after a restore.
+func runningActionsOf(co *Coord, did string) int {
+	if co.running == nil {
+		co.running = map[string]int{}
+		for _, ac := range co.Actions {
+			if !finished(ac.Kind, ac.State) {
+				co.running[ac.Offerer]++
+			}
+		}
+	}
+	return co.running[did]
+}
+
+// finished reports whether state ends an action of kind.
+func finished(kind, state string) bool {
+	k := act.Default.Kinds[kind]
+	return k == nil || k.IsTerminal(state)
+}
+
+// countRunning moves did's count of running actions by delta.
+func countRunning(co *Coord, did string, delta int) {
+	runningActionsOf(co, did)
+	if co.running[did] += delta; co.running[did] <= 0 {
+		delete(co.running, did)
+	}
 }

@@ -135,7 +135,7 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if co.Tasks[ref] != nil {
 			return Result{Code: ErrActImmutableEvent}
 		}
-		if len(co.Tasks) >= MaxTasks {
+		if len(co.Tasks) >= MaxTasks && !a.evictFinishedTask() || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
 			return Result{Code: ErrCoordFull}
 		}
 		if co.Tasks == nil {
@@ -174,6 +174,34 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 	a.record(c.Venue, TimelineItem{Category: CategoryCoordination, Event: c.Type, ActorDID: c.ActorDID, RefID: ref,
 		EventID: c.EventID, Signature: c.Signature, Details: details})
 	return Result{Code: OK}
+}
+
+// runningTasksOf counts the tasks did requested that are in progress.
+func runningTasksOf(co *Coord, did string) int {
+	n := 0
+	for _, t := range co.Tasks {
+		if t.ActorDID == did && t.Status == TaskInProgress {
+			n++
+		}
+	}
+	return n
+}
+
+// evictFinishedTask makes room for a task by dropping the finished one created longest ago (ties
+// by id); false when every task is in progress.
+func (a *applier) evictFinishedTask() bool {
+	co := a.coord()
+	var oldest *CoordTask
+	for _, t := range co.Tasks {
+		if t.Status != TaskInProgress && (oldest == nil || t.CreatedAt < oldest.CreatedAt || t.CreatedAt == oldest.CreatedAt && t.TaskID < oldest.TaskID) {
+			oldest = t
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(co.Tasks, oldest.TaskID)
+	return true
 }
 
 // describe takes a task's description from its payload: the "description" (or "task") of a

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -309,7 +310,7 @@ func TestActionsBounded(t *testing.T) {
 	id := func(i int) string { return fmt.Sprintf("01M16E7TC0%016d", i) }
 	for i := 0; i < MaxActions; i++ {
 		a.env.Time = int64(i)
-		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i), From: didAlice, Fields: actFields("handoff", "offer", "")}); r.Code != OK {
+		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i), From: fmt.Sprintf("did:plc:u%d", i%1000), Fields: actFields("handoff", "offer", "")}); r.Code != OK {
 			t.Fatalf("offer %d: %v", i, r.Code)
 		}
 	}
@@ -318,7 +319,7 @@ func TestActionsBounded(t *testing.T) {
 		t.Fatalf("with every action running: %v", r.Code)
 	}
 	for _, i := range []int{7, 3} {
-		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i) + "c", From: didAlice, Fields: actFields("handoff", "cancel", id(i))}); r.Code != OK {
+		if r := a.fileAct(FileAct{Venue: "#ops", EventID: id(i) + "c", From: fmt.Sprintf("did:plc:u%d", i), Fields: actFields("handoff", "cancel", id(i))}); r.Code != OK {
 			t.Fatalf("cancel %d: %v", i, r.Code)
 		}
 	}
@@ -346,4 +347,27 @@ func TestTimelineBounded(t *testing.T) {
 	if len(items) != MaxTimeline || items[0].EventID != fmt.Sprint(MaxTimeline+4) || items[len(items)-1].EventID != "5" {
 		t.Fatalf("%d items, newest %s, oldest %s", len(items), items[0].EventID, items[len(items)-1].EventID)
 	}
+}
+
+// TestRunningActionsPerDID: one DID keeps at most MaxRunningActionsPerDID actions running; a
+// finished one frees a place, also after a snapshot restore.
+func TestRunningActionsPerDID(t *testing.T) {
+	h := newHarness(t)
+	id := func(i int) string { return fmt.Sprintf("01M16E7TC0%016d", i) }
+	for i := 0; i < MaxRunningActionsPerDID; i++ {
+		h.mustOK(FileAct{Venue: "#ops", EventID: id(i), From: didAlice, Fields: actFields("handoff", "offer", "")})
+	}
+	if got := h.apply(FileAct{Venue: "#ops", EventID: id(1000), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
+		t.Fatalf("one more: %v", got)
+	}
+	h.mustOK(FileAct{Venue: "#ops", EventID: id(2000), From: didBob, Fields: actFields("handoff", "offer", "")})
+	snap := snapshotBytes(t, h.m)
+	if err := h.m.Restore(bytes.NewReader(snap)); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.apply(FileAct{Venue: "#ops", EventID: id(1001), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
+		t.Fatalf("one more after a restore: %v", got)
+	}
+	h.mustOK(FileAct{Venue: "#ops", EventID: id(3000), From: didAlice, Fields: actFields("handoff", "cancel", id(5))})
+	h.mustOK(FileAct{Venue: "#ops", EventID: id(1002), From: didAlice, Fields: actFields("handoff", "offer", "")})
 }
