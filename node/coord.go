@@ -21,7 +21,7 @@ import (
 // they are relayed, their filing once relayed (by the node whose client sent them), the signed
 // confirm receipts, and the actor-class tag on JOIN. Its models are replicated state, so every
 // node answers the same; receipts are signed with this node's server key, which never leaves it.
-func (n *Node) mountCoord() error {
+func (n *Node) mountCoord(context.Context) error {
 	n.coord = coord.New(coord.Config{
 		Options: n.cfg.Coord, State: n.machine, Proposer: n.prop, ServerDID: n.ServerDID(), ServerKey: n.serverKey,
 		NewID: func() string { return ulid.Make().String() }, Logger: n.log.With("component", "coord"),

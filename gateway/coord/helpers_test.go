@@ -200,15 +200,11 @@ func (f *fixture) do(t *testing.T, method, path, bearer, body string, out any) i
 	return resp.StatusCode
 }
 
-// coordState is the encoded coordination state, to show that a refused input changed nothing.
-func (f *fixture) coordState(t *testing.T) string {
+// coordState is the digest of the coordination state, to show that a refused input changed
+// nothing.
+func (f *fixture) coordState(t *testing.T) [32]byte {
 	t.Helper()
-	var out []byte
-	f.prop.m.Read(func(st *fsm.State) {
-		var err error
-		if out, err = json.Marshal(st.Coord); err != nil {
-			t.Fatal(err)
-		}
-	})
-	return string(out)
+	var out [32]byte
+	f.prop.m.Read(func(st *fsm.State) { out = st.CoordDigest() })
+	return out
 }

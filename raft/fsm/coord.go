@@ -307,10 +307,10 @@ type TimelineItem struct {
 
 // coord returns the coordination state, creating it on first use.
 func (a *applier) coord() *Coord {
-	if a.st.Coord == nil {
-		a.st.Coord = &Coord{}
+	if a.st.coord == nil {
+		a.st.coord = &Coord{}
 	}
-	return a.st.Coord
+	return a.st.coord
 }
 
 // record appends an item to a venue's timeline, dropping the oldest beyond MaxTimeline.

@@ -249,7 +249,7 @@ func (a *applier) setActorClass(c SetActorClass) Result {
 		return Result{Code: ErrCoordFull}
 	}
 	r.Class = c.Class
-	if se := a.st.Sessions[c.Session]; se != nil && se.DID == c.DID {
+	if se := a.st.sessions[c.Session]; se != nil && se.DID == c.DID {
 		// An agent's session is a bot (user mode +B).
 		se.Bot = c.Class == "agent"
 	}
@@ -333,7 +333,7 @@ func (a *applier) didIsChannelOp(ch *Channel, did string) bool {
 	if did == "" {
 		return false
 	}
-	if did == ch.FounderDID || ch.DIDOps[did] {
+	if did == ch.FounderDID || ch.didOps[did] {
 		return true
 	}
 	for _, se := range a.st.SessionsByDID(did) {
@@ -346,7 +346,7 @@ func (a *applier) didIsChannelOp(ch *Channel, did string) bool {
 
 // opCheck answers OK when did may act as an operator of the channel.
 func (a *applier) opCheck(channel, did string) Code {
-	ch := a.st.Channels[channel]
+	ch := a.st.channels[channel]
 	if ch == nil {
 		return ErrNoSuchChannel
 	}
@@ -413,13 +413,13 @@ func (a *applier) requestApproval(c RequestApproval) Result {
 	if !validID(ap.ID) || !validDID(ap.AgentDID) || ap.Capability == "" || len(ap.Capability) > 128 || !validValue(ap.Details) {
 		return Result{Code: ErrInvalid}
 	}
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
 	member := false
 	for _, se := range a.st.SessionsByDID(ap.AgentDID) {
-		if ch.Members[se.ID] != nil {
+		if ch.members[se.ID] != nil {
 			member = true
 		}
 	}

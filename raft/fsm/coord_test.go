@@ -274,7 +274,7 @@ func TestCoordActors(t *testing.T) {
 		if !ok || r.Class != "agent" || r.Provenance.Principal != didBob || r.Presence.State != "active" || r.Heartbeat.TTL != 60 {
 			t.Fatalf("actor %+v", r)
 		}
-		if !s.Sessions["s-alice"].Bot {
+		if !s.sessions["s-alice"].Bot {
 			t.Fatal("an agent's session is not in bot mode")
 		}
 		if m, ok := s.CoordManifest(didAlice); !ok || !strings.Contains(m.Manifest, "display_name") {
@@ -328,8 +328,8 @@ func TestActionsBounded(t *testing.T) {
 	}
 	_, kept7 := st.CoordAction(id(7))
 	_, kept3 := st.CoordAction(id(3))
-	if len(st.Coord.Actions) != MaxActions || kept7 == kept3 {
-		t.Fatalf("%d actions; 3 kept %v, 7 kept %v", len(st.Coord.Actions), kept3, kept7)
+	if len(st.coord.Actions) != MaxActions || kept7 == kept3 {
+		t.Fatalf("%d actions; 3 kept %v, 7 kept %v", len(st.coord.Actions), kept3, kept7)
 	}
 	if _, ok := st.CoordActEventAction(id(7) + "c"); ok != kept7 {
 		t.Fatalf("the dropped action's events are still indexed, or the kept one's are not")

@@ -1,6 +1,9 @@
 package fsm
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -20,7 +23,7 @@ func (s *State) VenueReadable(venue, did string) (found, readable bool) {
 		a, b, _ := strings.Cut(pair, ",")
 		return true, did != "" && (did == a || did == b)
 	}
-	ch := s.Channels[venue]
+	ch := s.channels[venue]
 	if ch == nil {
 		return false, false
 	}
@@ -28,12 +31,12 @@ func (s *State) VenueReadable(venue, did string) (found, readable bool) {
 }
 
 // ChannelExists reports whether a channel (folded name) exists.
-func (s *State) ChannelExists(name string) bool { return s.Channels[name] != nil }
+func (s *State) ChannelExists(name string) bool { return s.channels[name] != nil }
 
 // IsChannelOpDID reports whether did may act as an operator of a channel: its founder, a DID op,
 // or the DID of a session that is a channel op or a server operator.
 func (s *State) IsChannelOpDID(channel, did string) bool {
-	ch := s.Channels[channel]
+	ch := s.channels[channel]
 	if ch == nil {
 		return false
 	}
@@ -43,12 +46,12 @@ func (s *State) IsChannelOpDID(channel, did string) bool {
 
 // IsChannelMemberDID reports whether a session of did is a member of a channel.
 func (s *State) IsChannelMemberDID(channel, did string) bool {
-	ch := s.Channels[channel]
+	ch := s.channels[channel]
 	if ch == nil || did == "" {
 		return false
 	}
 	for _, se := range s.SessionsByDID(did) {
-		if ch.Members[se.ID] != nil {
+		if ch.members[se.ID] != nil {
 			return true
 		}
 	}
@@ -72,11 +75,11 @@ func cloneAction(a *ActAction) ActAction {
 
 // CoordActions returns the actions keep accepts, most recently updated first, at most limit.
 func (s *State) CoordActions(keep func(*ActAction) bool, limit int) []ActAction {
-	if s.Coord == nil {
+	if s.coord == nil {
 		return nil
 	}
 	var picked []*ActAction
-	for _, a := range s.Coord.Actions {
+	for _, a := range s.coord.Actions {
 		if keep(a) {
 			picked = append(picked, a)
 		}
@@ -99,27 +102,27 @@ func (s *State) CoordActions(keep func(*ActAction) bool, limit int) []ActAction 
 
 // CoordAction returns one action.
 func (s *State) CoordAction(id string) (ActAction, bool) {
-	if s.Coord == nil || s.Coord.Actions[id] == nil {
+	if s.coord == nil || s.coord.Actions[id] == nil {
 		return ActAction{}, false
 	}
-	return cloneAction(s.Coord.Actions[id]), true
+	return cloneAction(s.coord.Actions[id]), true
 }
 
 // CoordActEventAction returns the action an act event id was filed on.
 func (s *State) CoordActEventAction(eventID string) (string, bool) {
-	if s.Coord == nil {
+	if s.coord == nil {
 		return "", false
 	}
-	id, ok := s.Coord.ActEvents[eventID]
+	id, ok := s.coord.ActEvents[eventID]
 	return id, ok
 }
 
 // CoordTask returns one delegated task.
 func (s *State) CoordTask(id string) (CoordTask, bool) {
-	if s.Coord == nil || s.Coord.Tasks[id] == nil {
+	if s.coord == nil || s.coord.Tasks[id] == nil {
 		return CoordTask{}, false
 	}
-	t := *s.Coord.Tasks[id]
+	t := *s.coord.Tasks[id]
 	t.Events, t.Evidence = slices.Clone(t.Events), slices.Clone(t.Evidence)
 	return t, true
 }
@@ -127,10 +130,10 @@ func (s *State) CoordTask(id string) (CoordTask, bool) {
 // CoordManifests returns every manifest, newest first.
 func (s *State) CoordManifests() []AgentManifest {
 	out := []AgentManifest{}
-	if s.Coord == nil {
+	if s.coord == nil {
 		return out
 	}
-	for _, m := range s.Coord.Manifests {
+	for _, m := range s.coord.Manifests {
 		out = append(out, *m)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -144,19 +147,19 @@ func (s *State) CoordManifests() []AgentManifest {
 
 // CoordManifest returns one agent's manifest.
 func (s *State) CoordManifest(did string) (AgentManifest, bool) {
-	if s.Coord == nil || s.Coord.Manifests[did] == nil {
+	if s.coord == nil || s.coord.Manifests[did] == nil {
 		return AgentManifest{}, false
 	}
-	return *s.Coord.Manifests[did], true
+	return *s.coord.Manifests[did], true
 }
 
 // CoordSpawned returns the spawned agents, newest first.
 func (s *State) CoordSpawned() []SpawnedAgent {
 	out := []SpawnedAgent{}
-	if s.Coord == nil {
+	if s.coord == nil {
 		return out
 	}
-	for _, a := range s.Coord.Spawned {
+	for _, a := range s.coord.Spawned {
 		c := *a
 		c.Capabilities = slices.Clone(a.Capabilities)
 		out = append(out, c)
@@ -172,10 +175,10 @@ func (s *State) CoordSpawned() []SpawnedAgent {
 
 // CoordSpawn returns the spawn record of a child DID.
 func (s *State) CoordSpawn(did string) (SpawnedAgent, bool) {
-	if s.Coord == nil || s.Coord.Spawned[did] == nil {
+	if s.coord == nil || s.coord.Spawned[did] == nil {
 		return SpawnedAgent{}, false
 	}
-	a := *s.Coord.Spawned[did]
+	a := *s.coord.Spawned[did]
 	a.Capabilities = slices.Clone(a.Capabilities)
 	return a, true
 }
@@ -183,10 +186,10 @@ func (s *State) CoordSpawn(did string) (SpawnedAgent, bool) {
 // CoordCapabilities returns a channel's grants that have not expired at unix ms now.
 func (s *State) CoordCapabilities(channel string, now int64) []CapabilityGrant {
 	out := []CapabilityGrant{}
-	if s.Coord == nil {
+	if s.coord == nil {
 		return out
 	}
-	for _, g := range s.Coord.Capabilities[channel] {
+	for _, g := range s.coord.Capabilities[channel] {
 		if g.ExpiresAt == 0 || g.ExpiresAt > now {
 			out = append(out, *g)
 		}
@@ -197,10 +200,10 @@ func (s *State) CoordCapabilities(channel string, now int64) []CapabilityGrant {
 // CoordApprovals returns a channel's approvals, oldest first.
 func (s *State) CoordApprovals(channel string) []Approval {
 	out := []Approval{}
-	if s.Coord == nil {
+	if s.coord == nil {
 		return out
 	}
-	for _, a := range s.Coord.Approvals[channel] {
+	for _, a := range s.coord.Approvals[channel] {
 		out = append(out, *a)
 	}
 	return out
@@ -208,10 +211,10 @@ func (s *State) CoordApprovals(channel string) []Approval {
 
 // CoordActor returns the actor record of a DID.
 func (s *State) CoordActor(did string) (ActorRecord, bool) {
-	if s.Coord == nil || s.Coord.Actors[did] == nil {
+	if s.coord == nil || s.coord.Actors[did] == nil {
 		return ActorRecord{}, false
 	}
-	r := *s.Coord.Actors[did]
+	r := *s.coord.Actors[did]
 	if r.Provenance != nil {
 		p := *r.Provenance
 		r.Provenance = &p
@@ -230,10 +233,10 @@ func (s *State) CoordActor(did string) (ActorRecord, bool) {
 // CoordTimeline returns a venue's timeline items keep accepts, newest first, at most limit.
 func (s *State) CoordTimeline(venue string, keep func(*TimelineItem) bool, limit int) []TimelineItem {
 	out := []TimelineItem{}
-	if s.Coord == nil {
+	if s.coord == nil {
 		return out
 	}
-	list := s.Coord.Timeline[venue]
+	list := s.coord.Timeline[venue]
 	for i := len(list) - 1; i >= 0 && len(out) < limit; i-- {
 		if keep(&list[i]) {
 			it := list[i]
@@ -247,7 +250,7 @@ func (s *State) CoordTimeline(venue string, keep func(*TimelineItem) bool, limit
 // SigningKeysOf returns copies of the public keys filed under did.
 func (s *State) SigningKeysOf(did string) []KeyRecord {
 	var out []KeyRecord
-	for _, k := range s.Keys[did] {
+	for _, k := range s.keys[did] {
 		c := *k
 		c.PublicKey = slices.Clone(k.PublicKey)
 		out = append(out, c)
@@ -260,5 +263,15 @@ func (s *State) SigningKeysOf(did string) []KeyRecord {
 // gateway checks before it relays the event. The log may still refuse it (another event won a
 // race).
 func (s *State) JudgeAct(venue, eventID, from string, fields map[string]string) Code {
-	return judgeAct(s.Coord, venue, act.Event{ID: eventID, Sender: from, Fields: fields}).Code
+	return judgeAct(s.coord, venue, act.Event{ID: eventID, Sender: from, Fields: fields}).Code
+}
+
+// CoordDigest is the SHA-256 of the coordination state's encoding: equal on replicas holding the
+// same models, and unchanged by a refused command.
+func (s *State) CoordDigest() [32]byte {
+	data, err := json.Marshal(s.coord)
+	if err != nil { // cannot happen for these types; make it visible rather than silent
+		panic(fmt.Sprintf("fsm: coordination digest: %v", err))
+	}
+	return sha256.Sum256(data)
 }
