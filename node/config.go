@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft"
 )
@@ -85,6 +86,9 @@ type Config struct {
 	// take rest's defaults. No flag: tests shorten them.
 	HTTPLimits rest.HTTPLimits
 
+	// Coord configures the coordination surface (ACT, tasks, manifests, actors).
+	Coord coord.Options
+
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
 	// KeySweepEvery is how often sessions whose signing key expired are closed.
@@ -154,6 +158,8 @@ func DefaultConfig() Config {
 		ChannelSweepEvery:    time.Hour,
 		UnownedChannelExpiry: 7 * 24 * time.Hour,
 		FoundedChannelExpiry: 90 * 24 * time.Hour,
+
+		Coord: coord.Defaults(),
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
@@ -49,6 +50,7 @@ type Node struct {
 	started time.Time
 
 	serverKey ed25519.PrivateKey
+	coord     *coord.Service // the coordination surface (coord.go)
 	signing   *signingapi.API
 	exchange  *exchange.Exchange
 	resolver  *keyresolver.Resolver
@@ -116,6 +118,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"rest", n.buildREST},
 		{"signing api", n.mountSigning},
 		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
+		{"coordination", n.mountCoord},    // ACT, tasks, agents, governance, the audit timeline (coord.go)
 		{"cluster plane", n.serveClusterPlane},
 		{"pprof", n.startPprofIfAsked},
 		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection

@@ -13,18 +13,18 @@ import (
 // reaches the channel, and join tags decorate JOINs for message-tags clients only.
 func TestSurfaceSeamsOverSockets(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	if err := n.irc.RegisterVerb("PROVENANCE", 1, func(v *irc.VerbContext) {
+	if err := n.irc.RegisterVerb("SEAMVERB", 1, func(v *irc.VerbContext) {
 		if v.DID() == "" {
-			v.Fail("PROVENANCE", "ACCOUNT_REQUIRED", "log in first", v.Msg.Param(0))
+			v.Fail("SEAMVERB", "ACCOUNT_REQUIRED", "log in first", v.Msg.Param(0))
 			return
 		}
-		v.Reply(ircmsg.Message{Command: "NOTE", Params: []string{"PROVENANCE", "OK", v.Msg.Param(0)}})
+		v.Reply(ircmsg.Message{Command: "NOTE", Params: []string{"SEAMVERB", "OK", v.Msg.Param(0)}})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.irc.AddMessageCheck("act", func(m irc.OutgoingMessage) *irc.Refusal {
-		if _, act := m.Tags["+freeq.at/act"]; act {
-			return &irc.Refusal{Code: "INVALID_ACT", Text: "acts are not accepted in " + m.Channel}
+	if err := n.irc.AddMessageCheck("blocked", func(m irc.OutgoingMessage) *irc.Refusal {
+		if _, blocked := m.Tags["+example.org/blocked"]; blocked {
+			return &irc.Refusal{Code: "INVALID_ACT", Text: "blocked tags are not accepted in " + m.Channel}
 		}
 		return nil
 	}); err != nil {
@@ -59,14 +59,14 @@ func TestSurfaceSeamsOverSockets(t *testing.T) {
 		}
 	}
 
-	sendLines(t, alice, "PROVENANCE")
-	expect(t, alice, "461", "PROVENANCE")
-	sendLines(t, alice, "PROVENANCE did:plc:abc")
-	expect(t, alice, "NOTE", "PROVENANCE", "OK", "did:plc:abc")
-	sendLines(t, bob, "PROVENANCE did:plc:abc")
-	expect(t, bob, "FAIL", "PROVENANCE", "ACCOUNT_REQUIRED")
+	sendLines(t, alice, "SEAMVERB")
+	expect(t, alice, "461", "SEAMVERB")
+	sendLines(t, alice, "SEAMVERB did:plc:abc")
+	expect(t, alice, "NOTE", "SEAMVERB", "OK", "did:plc:abc")
+	sendLines(t, bob, "SEAMVERB did:plc:abc")
+	expect(t, bob, "FAIL", "SEAMVERB", "ACCOUNT_REQUIRED")
 
-	sendLines(t, carol, "@+freeq.at/act=bid TAGMSG #seams")
+	sendLines(t, carol, "@+example.org/blocked=bid TAGMSG #seams")
 	expect(t, carol, "FAIL", "TAGMSG", "INVALID_ACT", "#seams")
 	sendLines(t, carol, "PRIVMSG #seams :after the refusal")
 	got := expectFrom(t, alice, "carol", "PRIVMSG", "#seams")

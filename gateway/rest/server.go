@@ -120,6 +120,8 @@ type Server struct {
 	limits  limiters
 	openapi *contractDocument
 	pages   pageCache // encoded history pages of the store's current generation
+	// actorDetails add other surfaces' fields to /actors/{did} (AddActorDetails).
+	actorDetails []ActorDetails
 }
 
 // New builds the server and mounts the base routes.

@@ -194,9 +194,10 @@ func (s *Server) actor(c *gin.Context) {
 	case len(a.Nicks) > 0:
 		a.Nick = nullable(a.Nicks[0])
 	}
+	extra, known := s.moreActorDetails(did)
 	doc, err := s.resolve(keyresolver.WithClient(c.Request.Context(), c.ClientIP()), did)
 	if err != nil {
-		if !a.Online && owned == "" {
+		if !a.Online && owned == "" && !known {
 			WriteError(c, http.StatusNotFound, "The DID "+did+" cannot be resolved and is not known here")
 			return
 		}
@@ -214,5 +215,5 @@ func (s *Server) actor(c *gin.Context) {
 			a.VerificationKeys = append(a.VerificationKeys, VerificationKey{ID: k.ID, Algorithm: k.Type.String(), PublicKeyMultibase: mb})
 		}
 	}
-	c.PureJSON(http.StatusOK, a)
+	writeActor(c, a, extra)
 }

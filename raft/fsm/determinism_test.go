@@ -31,7 +31,7 @@ func (r *recorder) apply(t *testing.T, index uint64, data []byte) Result {
 }
 
 func TestDeterminism(t *testing.T) {
-	const n = 3000
+	const n = 6000
 	for _, seed := range []uint64{1, 2, 0xdecaf} {
 		log := randomLog(seed, n)
 		a, b, c := newRecorder(t), newRecorder(t), newRecorder(t)

@@ -43,10 +43,17 @@ var (
 	genLetters  = []string{"o", "h", "v", "b", "I", "i", "t", "n", "m", "E", "k", "l"}
 )
 
+// extraGenerators draw commands of the surfaces that register their types from their own files;
+// their tests add to it from init.
+var extraGenerators []func(c chooser) Command
+
 // randomCommand draws one command of any type from the small universe.
 func randomCommand(c chooser) Command {
 	sess := func() string { return pick(c, genSessions) }
 	ch := func() string { return pick(c, genChannels) }
+	if len(extraGenerators) > 0 && c.intn(6) == 0 {
+		return pick(c, extraGenerators)(c)
+	}
 	switch c.intn(32) {
 	case 0, 1, 19, 20, 21:
 		id := sess()

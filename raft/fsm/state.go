@@ -32,6 +32,8 @@ type State struct {
 	readMarkers map[string]map[string]int64
 	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
 	metadata *MetadataStore
+	// coord holds the coordination models (coord.go); nil until the first one.
+	coord *Coord
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

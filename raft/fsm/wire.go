@@ -20,6 +20,7 @@ type stateWire struct {
 	RemoteMembers map[string]*RemoteMember         `json:"remote_members,omitempty"`
 	ReadMarkers   map[string]map[string]int64      `json:"read_markers,omitempty"`
 	Metadata      *MetadataStore                   `json:"metadata,omitempty"`
+	Coord         *Coord                           `json:"coord,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -39,6 +40,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		RemoteMembers: s.remoteMembers,
 		ReadMarkers:   s.readMarkers,
 		Metadata:      s.metadata,
+		Coord:         s.coord,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -62,6 +64,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.remoteMembers = w.RemoteMembers
 	s.readMarkers = w.ReadMarkers
 	s.metadata = w.Metadata
+	s.coord = w.Coord
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index

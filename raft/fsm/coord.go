@@ -1,0 +1,365 @@
+package fsm
+
+import (
+	"github.com/palaver-chat/palaver/gateway/coord/act"
+)
+
+// Coordination models (freeq.at/act and the agent surfaces): ACT actions with their transition
+// history, delegated tasks from typed coordination events, agent manifests, spawned agents,
+// channel capability grants and approvals, actor records (class, delegation, presence,
+// heartbeat) and each venue's audit timeline. They are shared state: every node answers the same
+// from its replica. The proposer stamps every time; act verdicts come from package act, whose
+// clock is the event's own ULID.
+
+// Command types 60–79 are the coordination models'.
+const (
+	TypeFileAct          CommandType = 60
+	TypeFileCoordEvent   CommandType = 61
+	TypeRegisterManifest CommandType = 62
+	TypeSetActorClass    CommandType = 63
+	TypeSetProvenance    CommandType = 64
+	TypeSetPresence      CommandType = 65
+	TypeHeartbeat        CommandType = 66
+	TypeRecordSpawn      CommandType = 67
+	TypeGrantCapability  CommandType = 68
+	TypeRevokeCapability CommandType = 69
+	TypeRequestApproval  CommandType = 70
+	TypeResolveApproval  CommandType = 71
+	TypeSystemActEvent   CommandType = 72
+)
+
+// Result codes 50–69 are the coordination models'. The first twelve are the act refusal keys, in
+// the order of act.Refusals.
+const (
+	ErrActUnknownKind         Code = 50
+	ErrActUnknownVerb         Code = 51
+	ErrActTerminalTask        Code = 52
+	ErrActIllegalStep         Code = 53
+	ErrActWrongSender         Code = 54
+	ErrActDeadlinePassed      Code = 55
+	ErrActClientConfirm       Code = 56
+	ErrActReplacesNotOpener   Code = 57
+	ErrActReplacesMalformed   Code = 58
+	ErrActReplacesNotTerminal Code = 59
+	ErrActMissingRequirement  Code = 60
+	ErrActAcceptsNotABid      Code = 61
+	ErrActUnknownTask         Code = 62 // act-id names no action filed here
+	ErrActWrongVenue          Code = 63 // the action lives in another venue
+	ErrActImmutableEvent      Code = 64 // an event id already filed
+	ErrCoordFull              Code = 65 // a coordination bound is reached
+	ErrCoordNotFound          Code = 66 // a grant or approval id that does not exist
+	ErrApprovalResolved       Code = 67 // an approval already approved or denied
+)
+
+// Bounds of the coordination state, enforced in Apply.
+const (
+	MaxActions              = 20000 // beyond it the finished action updated longest ago is dropped
+	MaxActEvents            = 200   // per action
+	MaxRunningActionsPerDID = 100   // actions one DID offered that are not finished
+	MaxRunningTasksPerDID   = 100   // tasks one DID requested that are in progress
+	MaxActFields            = 32
+	MaxCoordValue           = 4096 // one field, payload or manifest value
+	MaxManifestBytes        = 16 << 10
+	MaxManifests            = 10000
+	MaxTasks                = 20000
+	MaxTaskEvents           = 200
+	MaxTaskEvidence         = 100
+	MaxSpawned              = 10000
+	MaxGrantsPerChannel     = 200
+	MaxApprovalsPerChan     = 200
+	MaxActors               = 50000
+	MaxTimeline             = 1000 // per venue; the oldest items drop first
+	MaxTimelineVenues       = 5000 // venues with a timeline; the one quiet longest is forgotten first
+	MaxHeartbeatTTL         = 86400
+)
+
+// Confirm states of a filed act event.
+const (
+	ConfirmConfirmed   = "confirmed"
+	ConfirmUnconfirmed = "unconfirmed"
+	ConfirmSuperseded  = "superseded"
+)
+
+// Timeline categories.
+const (
+	CategoryCoordination = "coordination"
+	CategoryGovernance   = "governance"
+	CategoryPresence     = "presence"
+)
+
+var refusalCodes = map[act.Refusal]Code{}
+
+func init() {
+	for i, r := range act.Refusals {
+		c := ErrActUnknownKind + Code(i)
+		refusalCodes[r] = c
+		codeNames[c] = "act-" + string(r)
+	}
+	for c, name := range map[Code]string{
+		ErrActUnknownTask: "act-unknown-task", ErrActWrongVenue: "act-wrong-venue",
+		ErrActImmutableEvent: "act-immutable-event", ErrCoordFull: "coord-full", ErrCoordNotFound: "coord-not-found",
+		ErrApprovalResolved: "approval-resolved",
+	} {
+		codeNames[c] = name
+	}
+	registerCommands(map[CommandType]commandSpec{
+		TypeFileAct:          spec("file-act", (*applier).fileAct),
+		TypeFileCoordEvent:   spec("file-coord-event", (*applier).fileCoordEvent),
+		TypeRegisterManifest: spec("register-manifest", (*applier).registerManifest),
+		TypeSetActorClass:    spec("set-actor-class", (*applier).setActorClass),
+		TypeSetProvenance:    spec("set-provenance", (*applier).setProvenance),
+		TypeSetPresence:      spec("set-presence", (*applier).setPresence),
+		TypeHeartbeat:        spec("heartbeat", (*applier).heartbeat),
+		TypeRecordSpawn:      spec("record-spawn", (*applier).recordSpawn),
+		TypeGrantCapability:  spec("grant-capability", (*applier).grantCapability),
+		TypeRevokeCapability: spec("revoke-capability", (*applier).revokeCapability),
+		TypeRequestApproval:  spec("request-approval", (*applier).requestApproval),
+		TypeResolveApproval:  spec("resolve-approval", (*applier).resolveApproval),
+		TypeSystemActEvent:   spec("system-act-event", (*applier).systemActEvent),
+	})
+}
+
+// RefusalCode is the result code of an act refusal.
+func RefusalCode(r act.Refusal) Code { return refusalCodes[r] }
+
+// Coord is the replicated coordination state: State.Coord, nil until the first command.
+type Coord struct {
+	Actions map[string]*ActAction `json:"actions,omitempty"` // act id → action
+	// ActEvents maps every filed act event id to its action (dedupe, bid lookup).
+	ActEvents    map[string]string             `json:"act_events,omitempty"`
+	Tasks        map[string]*CoordTask         `json:"tasks,omitempty"`
+	Manifests    map[string]*AgentManifest     `json:"manifests,omitempty"` // DID →
+	Spawned      map[string]*SpawnedAgent      `json:"spawned,omitempty"`   // child DID →
+	Capabilities map[string][]*CapabilityGrant `json:"capabilities,omitempty"`
+	Approvals    map[string][]*Approval        `json:"approvals,omitempty"`
+	Actors       map[string]*ActorRecord       `json:"actors,omitempty"`
+	Timeline     map[string][]TimelineItem     `json:"timeline,omitempty"` // venue → oldest first
+	// running counts each offerer's unfinished actions: derived from Actions, never encoded,
+	// rebuilt on first use (runningActionsOf).
+	running map[string]int
+}
+
+// ActAction is one ACT action: the checker's state plus what the REST surface shows.
+type ActAction struct {
+	act.Action
+	Venue    string `json:"venue"`
+	Caps     string `json:"caps,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Replaces string `json:"replaces,omitempty"`
+	// ReplacesUnknown annotates a revival naming an action this server never filed.
+	ReplacesUnknown bool       `json:"replaces_unknown,omitempty"`
+	Created         int64      `json:"created"` // unix ms
+	Updated         int64      `json:"updated"` // unix ms
+	Events          []ActEvent `json:"events"`
+}
+
+// ActEvent is one filed act event.
+type ActEvent struct {
+	EventID      string            `json:"event_id"`
+	Verb         string            `json:"verb"`
+	ActorDID     string            `json:"actor_did"`
+	Fields       map[string]string `json:"fields,omitempty"`
+	Canonical    string            `json:"canonical,omitempty"`
+	Signature    string            `json:"signature,omitempty"`
+	ConfirmState string            `json:"confirm_state"`
+	Receipt      *ActReceipt       `json:"receipt,omitempty"`
+	State        string            `json:"state"` // the action's state after it
+	Timestamp    int64             `json:"timestamp"`
+}
+
+// ActReceipt is the server's confirm receipt of an event: its own act event, signed with the
+// server key by the proposing node.
+type ActReceipt struct {
+	EventID   string `json:"event_id"`
+	From      string `json:"from"`
+	Canonical string `json:"canonical"`
+	Signature string `json:"signature"`
+}
+
+// CoordTask is a delegated task built from typed coordination events.
+type CoordTask struct {
+	TaskID      string         `json:"task_id"`
+	Description string         `json:"description"`
+	Status      string         `json:"status"`
+	ActorDID    string         `json:"actor_did"`
+	Channel     string         `json:"channel"`
+	CreatedAt   int64          `json:"created_at"` // unix ms
+	Events      []TaskEvent    `json:"events"`
+	Evidence    []TaskEvidence `json:"evidence"`
+}
+
+// TaskEvent is one event of a task.
+type TaskEvent struct {
+	EventID   string `json:"event_id"`
+	EventType string `json:"event_type"`
+	ActorDID  string `json:"actor_did"`
+	Payload   string `json:"payload"`
+	Signature string `json:"signature,omitempty"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+// TaskEvidence is evidence attached to a task.
+type TaskEvidence struct {
+	EventID   string `json:"event_id"`
+	Type      string `json:"type,omitempty"`
+	Payload   string `json:"payload"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+// AgentManifest is a manifest an agent published (validated JSON).
+type AgentManifest struct {
+	AgentDID     string `json:"agent_did"`
+	Manifest     string `json:"manifest"` // JSON object
+	RegisteredAt int64  `json:"registered_at"`
+}
+
+// SpawnedAgent is an agent a connected agent spawned through this server.
+type SpawnedAgent struct {
+	ChildDID     string   `json:"child_did"`
+	ParentDID    string   `json:"parent_did"`
+	ParentNick   string   `json:"parent_nick,omitempty"`
+	Nick         string   `json:"nick"`
+	Channel      string   `json:"channel"`
+	Capabilities []string `json:"capabilities"`
+	TTL          int64    `json:"ttl"`
+	TaskRef      string   `json:"task_ref,omitempty"`
+	SpawnedAt    int64    `json:"spawned_at"`
+}
+
+// CapabilityGrant is a capability a channel operator granted an agent in a channel.
+type CapabilityGrant struct {
+	ID               string `json:"id"`
+	AgentDID         string `json:"agent_did"`
+	Capability       string `json:"capability"`
+	Scope            string `json:"scope,omitempty"`
+	TTLSeconds       int64  `json:"ttl_seconds,omitempty"`
+	RequiresApproval bool   `json:"requires_approval"`
+	RateLimit        string `json:"rate_limit,omitempty"`
+	GrantedBy        string `json:"granted_by"`
+	GrantedAt        int64  `json:"granted_at"`           // unix ms
+	ExpiresAt        int64  `json:"expires_at,omitempty"` // unix ms; 0 never
+}
+
+// Approval is an agent's request for a channel operator's approval.
+type Approval struct {
+	ID          string `json:"id"`
+	AgentDID    string `json:"agent_did"`
+	Capability  string `json:"capability"`
+	Details     string `json:"details,omitempty"`
+	Status      string `json:"status"` // pending, approved, denied
+	RequestedAt int64  `json:"requested_at"`
+	ResolvedBy  string `json:"resolved_by,omitempty"`
+	ResolvedAt  int64  `json:"resolved_at,omitempty"`
+}
+
+// Approval states.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+)
+
+// ActorRecord is what the server knows of an actor beyond its sessions.
+type ActorRecord struct {
+	DID        string           `json:"did"`
+	Class      string           `json:"class,omitempty"`
+	Provenance *ActorProvenance `json:"provenance,omitempty"`
+	Presence   *ActorPresence   `json:"presence,omitempty"`
+	Heartbeat  *ActorHeartbeat  `json:"heartbeat,omitempty"`
+}
+
+// ActorProvenance is an actor's provenance declaration; when Verified, a delegation certificate
+// whose Principal (the person who vouches for the actor) signed it.
+type ActorProvenance struct {
+	Verified    bool   `json:"verified"`
+	Principal   string `json:"principal,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Certificate string `json:"certificate"` // the declaration as presented (JSON)
+	Expires     int64  `json:"expires,omitempty"`
+	RecordedAt  int64  `json:"recorded_at"` // unix ms
+}
+
+// ActorPresence is an actor's declared presence.
+type ActorPresence struct {
+	State     string `json:"state"`
+	Status    string `json:"status,omitempty"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+// ActorHeartbeat is an actor's last heartbeat.
+type ActorHeartbeat struct {
+	State    string `json:"state,omitempty"`
+	LastSeen int64  `json:"last_seen"` // unix ms
+	TTL      int64  `json:"ttl_seconds"`
+}
+
+// TimelineItem is one entry of a venue's audit timeline.
+type TimelineItem struct {
+	Timestamp int64             `json:"timestamp"` // unix ms
+	Category  string            `json:"category"`
+	Event     string            `json:"event"`
+	ActorDID  string            `json:"actor_did"`
+	RefID     string            `json:"ref_id,omitempty"`
+	Details   map[string]string `json:"details,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+	EventID   string            `json:"event_id,omitempty"`
+}
+
+// coord returns the coordination state, creating it on first use.
+func (a *applier) coord() *Coord {
+	if a.st.coord == nil {
+		a.st.coord = &Coord{}
+	}
+	return a.st.coord
+}
+
+// record appends an item to a venue's timeline, dropping the oldest beyond MaxTimeline.
+func (a *applier) record(venue string, it TimelineItem) {
+	c := a.coord()
+	if c.Timeline == nil {
+		c.Timeline = map[string][]TimelineItem{}
+	}
+	it.Timestamp = a.env.Time
+	if _, known := c.Timeline[venue]; !known && len(c.Timeline) >= MaxTimelineVenues {
+		// Forget the venue whose last entry is the oldest (ties by name).
+		drop, at := "", int64(0)
+		for v, items := range c.Timeline {
+			last := items[len(items)-1].Timestamp
+			if drop == "" || last < at || last == at && v < drop {
+				drop, at = v, last
+			}
+		}
+		delete(c.Timeline, drop)
+	}
+	list := append(c.Timeline[venue], it)
+	if len(list) > MaxTimeline {
+		list = append(list[:0:0], list[len(list)-MaxTimeline:]...)
+	}
+	c.Timeline[venue] = list
+}
+
+// actor returns the record of did, creating it; nil when the actor table is full.
+func (a *applier) actor(did string) *ActorRecord {
+	c := a.coord()
+	if r := c.Actors[did]; r != nil {
+		return r
+	}
+	if len(c.Actors) >= MaxActors {
+		return nil
+	}
+	if c.Actors == nil {
+		c.Actors = map[string]*ActorRecord{}
+	}
+	r := &ActorRecord{DID: did}
+	c.Actors[did] = r
+	return r
+}
+
+// validValue bounds one free-text value of a coordination command.
+func validValue(s string) bool { return len(s) <= MaxCoordValue }
+
+// validID bounds an id chosen by a client or a proposer.
+func validID(s string) bool { return s != "" && len(s) <= 128 }
+
+// validDID is a cheap shape check; the gateways resolve and verify DIDs.
+func validDID(s string) bool { return len(s) > 4 && len(s) <= 256 && s[:4] == "did:" }

@@ -1,0 +1,478 @@
+package fsm
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// FileCoordEvent files a typed coordination event (+freeq.at/event) sent in a venue: the task
+// events build delegated tasks, and every event lands on the venue's audit timeline.
+type FileCoordEvent struct {
+	Venue     string `json:"venue"`
+	EventID   string `json:"event_id"`
+	Type      string `json:"type"`
+	ActorDID  string `json:"actor_did"`
+	Payload   string `json:"payload,omitempty"`
+	Ref       string `json:"ref,omitempty"` // the task id (+freeq.at/ref or +freeq.at/task-id)
+	Evidence  string `json:"evidence,omitempty"`
+	Signature string `json:"signature,omitempty"`
+}
+
+// RegisterManifest files an agent's manifest (validated and re-encoded as JSON by the gateway).
+// It also makes the DID's actor class the manifest's.
+type RegisterManifest struct {
+	DID      string `json:"did"`
+	Manifest string `json:"manifest"`
+	Class    string `json:"class,omitempty"`
+}
+
+// SetActorClass records a DID's actor class (AGENT REGISTER). Session, when set, is the session
+// that registered: an agent's session is in bot mode.
+type SetActorClass struct {
+	DID     string `json:"did"`
+	Class   string `json:"class"`
+	Session string `json:"session,omitempty"`
+}
+
+// SetProvenance records an actor's provenance declaration: a delegation certificate naming the
+// person behind it (Verified, with Principal) or a declaration kept unverified, with the reason.
+type SetProvenance struct {
+	DID         string `json:"did"`
+	Verified    bool   `json:"verified,omitempty"`
+	Principal   string `json:"principal,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Certificate string `json:"certificate"`
+	Expires     int64  `json:"expires,omitempty"` // unix s
+}
+
+// SetPresence records an actor's declared presence (PRESENCE).
+type SetPresence struct {
+	DID    string `json:"did"`
+	State  string `json:"state"`
+	Status string `json:"status,omitempty"`
+}
+
+// Heartbeat records an actor's heartbeat: it counts as healthy for TTL seconds.
+type Heartbeat struct {
+	DID   string `json:"did"`
+	State string `json:"state,omitempty"`
+	TTL   int64  `json:"ttl"`
+}
+
+// RecordSpawn records an agent spawned by a connected agent.
+type RecordSpawn struct {
+	Agent SpawnedAgent `json:"agent"`
+}
+
+// GrantCapability grants an agent a capability in a channel; ByDID must be one of its operators.
+type GrantCapability struct {
+	Channel string          `json:"channel"`
+	ByDID   string          `json:"by_did"`
+	Grant   CapabilityGrant `json:"grant"`
+}
+
+// RevokeCapability removes a grant; ByDID must be one of the channel's operators.
+type RevokeCapability struct {
+	Channel string `json:"channel"`
+	ByDID   string `json:"by_did"`
+	ID      string `json:"id"`
+}
+
+// RequestApproval files an agent's request for approval in a channel it is a member of.
+type RequestApproval struct {
+	Channel  string   `json:"channel"`
+	Approval Approval `json:"approval"`
+}
+
+// ResolveApproval approves or denies a pending approval; ByDID must be a channel operator.
+type ResolveApproval struct {
+	Channel string `json:"channel"`
+	ByDID   string `json:"by_did"`
+	ID      string `json:"id"`
+	Approve bool   `json:"approve"`
+}
+
+func (FileCoordEvent) commandType() CommandType   { return TypeFileCoordEvent }
+func (RegisterManifest) commandType() CommandType { return TypeRegisterManifest }
+func (SetActorClass) commandType() CommandType    { return TypeSetActorClass }
+func (SetProvenance) commandType() CommandType    { return TypeSetProvenance }
+func (SetPresence) commandType() CommandType      { return TypeSetPresence }
+func (Heartbeat) commandType() CommandType        { return TypeHeartbeat }
+func (RecordSpawn) commandType() CommandType      { return TypeRecordSpawn }
+func (GrantCapability) commandType() CommandType  { return TypeGrantCapability }
+func (RevokeCapability) commandType() CommandType { return TypeRevokeCapability }
+func (RequestApproval) commandType() CommandType  { return TypeRequestApproval }
+func (ResolveApproval) commandType() CommandType  { return TypeResolveApproval }
+
+// Coordination event types that build tasks.
+const (
+	EventTaskRequest    = "task_request"
+	EventTaskUpdate     = "task_update"
+	EventTaskComplete   = "task_complete"
+	EventTaskFailed     = "task_failed"
+	EventEvidenceAttach = "evidence_attach"
+)
+
+// Task statuses.
+const (
+	TaskInProgress = "in_progress"
+	TaskComplete   = "task_complete"
+	TaskFailed     = "task_failed"
+)
+
+func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
+	if c.Venue == "" || len(c.Venue) > 600 || !validID(c.EventID) || c.Type == "" || len(c.Type) > 64 ||
+		!validDID(c.ActorDID) || !validValue(c.Payload) || len(c.Ref) > 128 || len(c.Evidence) > 64 || len(c.Signature) > 256 {
+		return Result{Code: ErrInvalid}
+	}
+	co := a.coord()
+	ref := c.Ref
+	switch c.Type {
+	case EventTaskRequest:
+		if ref == "" {
+			ref = c.EventID
+		}
+		if co.Tasks[ref] != nil {
+			return Result{Code: ErrActImmutableEvent}
+		}
+		if len(co.Tasks) >= MaxTasks && !a.evictFinishedTask() || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
+			return Result{Code: ErrCoordFull}
+		}
+		if co.Tasks == nil {
+			co.Tasks = map[string]*CoordTask{}
+		}
+		co.Tasks[ref] = &CoordTask{TaskID: ref, Description: describe(c.Payload), Status: TaskInProgress,
+			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
+		fallthrough
+	case EventTaskUpdate, EventTaskComplete, EventTaskFailed, EventEvidenceAttach:
+		t := co.Tasks[ref]
+		if t == nil || t.Channel != c.Venue {
+			break // an event about a task not filed here stays on the timeline only
+		}
+		if len(t.Events) >= MaxTaskEvents {
+			return Result{Code: ErrCoordFull}
+		}
+		if c.Type == EventEvidenceAttach {
+			if len(t.Evidence) >= MaxTaskEvidence {
+				return Result{Code: ErrCoordFull}
+			}
+			t.Evidence = append(t.Evidence, TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload, Timestamp: a.env.Time})
+		}
+		switch c.Type {
+		case EventTaskComplete:
+			t.Status = TaskComplete
+		case EventTaskFailed:
+			t.Status = TaskFailed
+		}
+		t.Events = append(t.Events, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
+			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time})
+	}
+	details := map[string]string{}
+	if c.Payload != "" {
+		details["payload"] = c.Payload
+	}
+	a.record(c.Venue, TimelineItem{Category: CategoryCoordination, Event: c.Type, ActorDID: c.ActorDID, RefID: ref,
+		EventID: c.EventID, Signature: c.Signature, Details: details})
+	return Result{Code: OK}
+}
+
+// runningTasksOf counts the tasks did requested that are in progress.
+func runningTasksOf(co *Coord, did string) int {
+	n := 0
+	for _, t := range co.Tasks {
+		if t.ActorDID == did && t.Status == TaskInProgress {
+			n++
+		}
+	}
+	return n
+}
+
+// evictFinishedTask makes room for a task by dropping the finished one created longest ago (ties
+// by id); false when every task is in progress.
+func (a *applier) evictFinishedTask() bool {
+	co := a.coord()
+	var oldest *CoordTask
+	for _, t := range co.Tasks {
+		if t.Status != TaskInProgress && (oldest == nil || t.CreatedAt < oldest.CreatedAt || t.CreatedAt == oldest.CreatedAt && t.TaskID < oldest.TaskID) {
+			oldest = t
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(co.Tasks, oldest.TaskID)
+	return true
+}
+
+// describe takes a task's description from its payload: the "description" (or "task") of a
+// JSON object, else the payload itself.
+func describe(payload string) string {
+	var obj map[string]any
+	if json.Unmarshal([]byte(payload), &obj) == nil {
+		for _, k := range []string{"description", "task", "title"} {
+			if s, ok := obj[k].(string); ok {
+				return s
+			}
+		}
+	}
+	return payload
+}
+
+func (a *applier) registerManifest(c RegisterManifest) Result {
+	if !validDID(c.DID) || c.Manifest == "" || len(c.Manifest) > MaxManifestBytes || len(c.Class) > 32 || !json.Valid([]byte(c.Manifest)) {
+		return Result{Code: ErrInvalid}
+	}
+	co := a.coord()
+	if co.Manifests[c.DID] == nil && len(co.Manifests) >= MaxManifests {
+		return Result{Code: ErrCoordFull}
+	}
+	r := a.actor(c.DID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	if co.Manifests == nil {
+		co.Manifests = map[string]*AgentManifest{}
+	}
+	co.Manifests[c.DID] = &AgentManifest{AgentDID: c.DID, Manifest: c.Manifest, RegisteredAt: a.env.Time}
+	if c.Class != "" {
+		r.Class = c.Class
+	}
+	return Result{Code: OK}
+}
+
+func (a *applier) setActorClass(c SetActorClass) Result {
+	if !validDID(c.DID) || c.Class == "" || len(c.Class) > 32 {
+		return Result{Code: ErrInvalid}
+	}
+	r := a.actor(c.DID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	r.Class = c.Class
+	if se := a.st.sessions[c.Session]; se != nil && se.DID == c.DID {
+		// An agent's session is a bot (user mode +B).
+		se.Bot = c.Class == "agent"
+	}
+	return Result{Code: OK}
+}
+
+func (a *applier) setProvenance(c SetProvenance) Result {
+	if !validDID(c.DID) || (c.Principal != "" || c.Verified) && !validDID(c.Principal) || c.Certificate == "" ||
+		!validValue(c.Certificate) || len(c.Reason) > 256 {
+		return Result{Code: ErrInvalid}
+	}
+	r := a.actor(c.DID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	r.Provenance = &ActorProvenance{Verified: c.Verified, Principal: c.Principal, Reason: c.Reason, Certificate: c.Certificate,
+		Expires: c.Expires, RecordedAt: a.env.Time}
+	return Result{Code: OK}
+}
+
+func (a *applier) setPresence(c SetPresence) Result {
+	if !validDID(c.DID) || c.State == "" || len(c.State) > 32 || len(c.Status) > 256 {
+		return Result{Code: ErrInvalid}
+	}
+	r := a.actor(c.DID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	r.Presence = &ActorPresence{State: c.State, Status: c.Status, UpdatedAt: a.env.Time}
+	return Result{Code: OK}
+}
+
+func (a *applier) heartbeat(c Heartbeat) Result {
+	if !validDID(c.DID) || c.TTL <= 0 || c.TTL > MaxHeartbeatTTL || len(c.State) > 32 {
+		return Result{Code: ErrInvalid}
+	}
+	r := a.actor(c.DID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	r.Heartbeat = &ActorHeartbeat{State: c.State, LastSeen: a.env.Time, TTL: c.TTL}
+	return Result{Code: OK}
+}
+
+func (a *applier) recordSpawn(c RecordSpawn) Result {
+	s := c.Agent
+	if !validDID(s.ChildDID) || !validDID(s.ParentDID) || s.Nick == "" || len(s.Nick) > MaxNickLen ||
+		len(s.Channel) > MaxChannelLen || len(s.Capabilities) > 32 || s.TTL < 0 || len(s.TaskRef) > 128 {
+		return Result{Code: ErrInvalid}
+	}
+	co := a.coord()
+	if prev := co.Spawned[s.ChildDID]; prev != nil && prev.ParentDID != s.ParentDID {
+		return Result{Code: ErrActImmutableEvent}
+	}
+	if co.Spawned[s.ChildDID] == nil && len(co.Spawned) >= MaxSpawned {
+		return Result{Code: ErrCoordFull}
+	}
+	r := a.actor(s.ChildDID)
+	if r == nil {
+		return Result{Code: ErrCoordFull}
+	}
+	r.Class = "agent"
+	if co.Spawned == nil {
+		co.Spawned = map[string]*SpawnedAgent{}
+	}
+	s.SpawnedAt = a.env.Time
+	if s.Capabilities == nil {
+		s.Capabilities = []string{}
+	}
+	co.Spawned[s.ChildDID] = &s
+	if s.Channel != "" {
+		a.record(s.Channel, TimelineItem{Category: CategoryGovernance, Event: "agent_spawned", ActorDID: s.ParentDID,
+			RefID: s.ChildDID, Details: map[string]string{"nick": s.Nick, "capabilities": strings.Join(s.Capabilities, ",")}})
+	}
+	return Result{Code: OK}
+}
+
+// didIsChannelOp reports whether did may act as an operator of ch: its founder, a DID op, a
+// session of did that is a channel op, or a server operator's session.
+func (a *applier) didIsChannelOp(ch *Channel, did string) bool {
+	if did == "" {
+		return false
+	}
+	if did == ch.FounderDID || ch.didOps[did] {
+		return true
+	}
+	for _, se := range a.st.SessionsByDID(did) {
+		if a.st.IsChannelOp(ch, se) {
+			return true
+		}
+	}
+	return false
+}
+
+// opCheck answers OK when did may act as an operator of the channel.
+func (a *applier) opCheck(channel, did string) Code {
+	ch := a.st.channels[channel]
+	if ch == nil {
+		return ErrNoSuchChannel
+	}
+	if !a.didIsChannelOp(ch, did) {
+		return ErrChanOpNeeded
+	}
+	return OK
+}
+
+func (a *applier) grantCapability(c GrantCapability) Result {
+	g := c.Grant
+	if !validID(g.ID) || !validDID(g.AgentDID) || g.Capability == "" || len(g.Capability) > 128 || len(g.Scope) > 256 ||
+		g.TTLSeconds < 0 || len(g.RateLimit) > 64 {
+		return Result{Code: ErrInvalid}
+	}
+	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
+		return Result{Code: code}
+	}
+	co := a.coord()
+	list := co.Capabilities[c.Channel]
+	for _, old := range list {
+		if old.ID == g.ID {
+			return Result{Code: ErrActImmutableEvent}
+		}
+	}
+	if len(list) >= MaxGrantsPerChannel {
+		return Result{Code: ErrCoordFull}
+	}
+	g.GrantedBy, g.GrantedAt, g.ExpiresAt = c.ByDID, a.env.Time, 0
+	if g.TTLSeconds > 0 {
+		g.ExpiresAt = a.env.Time + g.TTLSeconds*1000
+	}
+	if co.Capabilities == nil {
+		co.Capabilities = map[string][]*CapabilityGrant{}
+	}
+	co.Capabilities[c.Channel] = append(list, &g)
+	a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "capability_granted", ActorDID: c.ByDID, RefID: g.ID,
+		Details: map[string]string{"agent_did": g.AgentDID, "capability": g.Capability}})
+	return Result{Code: OK}
+}
+
+func (a *applier) revokeCapability(c RevokeCapability) Result {
+	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
+		return Result{Code: code}
+	}
+	co := a.coord()
+	list := co.Capabilities[c.Channel]
+	for i, g := range list {
+		if g.ID == c.ID {
+			co.Capabilities[c.Channel] = append(list[:i:i], list[i+1:]...)
+			if len(co.Capabilities[c.Channel]) == 0 {
+				delete(co.Capabilities, c.Channel)
+			}
+			a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "capability_revoked", ActorDID: c.ByDID, RefID: c.ID,
+				Details: map[string]string{"agent_did": g.AgentDID, "capability": g.Capability}})
+			return Result{Code: OK}
+		}
+	}
+	return Result{Code: ErrCoordNotFound}
+}
+
+func (a *applier) requestApproval(c RequestApproval) Result {
+	ap := c.Approval
+	if !validID(ap.ID) || !validDID(ap.AgentDID) || ap.Capability == "" || len(ap.Capability) > 128 || !validValue(ap.Details) {
+		return Result{Code: ErrInvalid}
+	}
+	ch := a.st.channels[c.Channel]
+	if ch == nil {
+		return Result{Code: ErrNoSuchChannel}
+	}
+	member := false
+	for _, se := range a.st.SessionsByDID(ap.AgentDID) {
+		if ch.members[se.ID] != nil {
+			member = true
+		}
+	}
+	if !member {
+		return Result{Code: ErrNotOnChannel}
+	}
+	co := a.coord()
+	list := co.Approvals[c.Channel]
+	for _, old := range list {
+		if old.ID == ap.ID {
+			return Result{Code: ErrActImmutableEvent}
+		}
+	}
+	if len(list) >= MaxApprovalsPerChan {
+		// Resolved approvals make room; pending ones never drop.
+		for i, old := range list {
+			if old.Status != ApprovalPending {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) >= MaxApprovalsPerChan {
+			return Result{Code: ErrCoordFull}
+		}
+	}
+	ap.Status, ap.RequestedAt, ap.ResolvedBy, ap.ResolvedAt = ApprovalPending, a.env.Time, "", 0
+	if co.Approvals == nil {
+		co.Approvals = map[string][]*Approval{}
+	}
+	co.Approvals[c.Channel] = append(list, &ap)
+	a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "approval_requested", ActorDID: ap.AgentDID, RefID: ap.ID,
+		Details: map[string]string{"capability": ap.Capability}})
+	return Result{Code: OK}
+}
+
+func (a *applier) resolveApproval(c ResolveApproval) Result {
+	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
+		return Result{Code: code}
+	}
+	for _, ap := range a.coord().Approvals[c.Channel] {
+		if ap.ID != c.ID {
+			continue
+		}
+		if ap.Status != ApprovalPending {
+			return Result{Code: ErrApprovalResolved}
+		}
+		ap.Status, ap.ResolvedBy, ap.ResolvedAt = ApprovalDenied, c.ByDID, a.env.Time
+		if c.Approve {
+			ap.Status = ApprovalApproved
+		}
+		a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "approval_" + ap.Status, ActorDID: c.ByDID, RefID: ap.ID,
+			Details: map[string]string{"agent_did": ap.AgentDID, "capability": ap.Capability}})
+		return Result{Code: OK}
+	}
+	return Result{Code: ErrCoordNotFound}
+}
