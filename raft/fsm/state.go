@@ -30,6 +30,9 @@ type State struct {
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
 	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
 	ReadMarkers map[string]map[string]int64 `json:"read_markers,omitempty"`
+	// Media holds uploads' metadata, the capability key, pre-key bundles, group keys and media
+	// spaces (media.go); nil until the first one.
+	Media *MediaState `json:"media,omitempty"`
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.
