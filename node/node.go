@@ -23,6 +23,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/sasl"
@@ -51,6 +52,7 @@ type Node struct {
 	exchange  *exchange.Exchange
 
 	federation *peering.Federation // nil without peers
+	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -248,6 +250,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		TrustedProxies:        cfg.TrustedProxies, HTTPLimits: cfg.HTTPLimits,
 	})
 	if err := n.signing.Mount(n.rest); err != nil {
+		return n, err
+	}
+	if err := n.mountMedia(); err != nil {
 		return n, err
 	}
 	if err := n.mountAgentSurfaces(); err != nil {

@@ -117,3 +117,11 @@ func (s *State) ChannelAccessOf(channel, did string) ChannelAccess {
 	}
 	return acc
 }
+
+// MediaSpaceCount is the number of media spaces the server holds.
+func (s *State) MediaSpaceCount() int {
+	if s.Media == nil {
+		return 0
+	}
+	return len(s.Media.Spaces)
+}
