@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
@@ -41,6 +42,7 @@ type fixture struct {
 	svc      *Service
 	srv      *httptest.Server
 	contract *contracttest.Contract
+	registry *prometheus.Registry
 }
 
 func (f *fixture) Propose(_ context.Context, cmd fsm.Command) (fsm.Result, error) {
@@ -66,7 +68,13 @@ func (f *fixture) mustOK(cmds ...fsm.Command) {
 
 func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, machine: fsm.New(nil)}
+	return newFixtureLimited(t, rest.RateLimits{Off: true}, mutate)
+}
+
+// newFixtureLimited is newFixture with the REST server's rate limits.
+func newFixtureLimited(t *testing.T, limits rest.RateLimits, mutate func(*Config)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, machine: fsm.New(nil), registry: prometheus.NewRegistry()}
 	reg := func(id, nick, did string) fsm.RegisterSession {
 		return fsm.RegisterSession{ID: id, Node: "n1", Incarnation: "i1", Nick: nick, User: nick, Host: "h", DID: did}
 	}
@@ -76,9 +84,9 @@ func newFixture(t *testing.T, mutate func(*Config)) *fixture {
 		fsm.Mode{Session: "s-alice", Channel: "#priv", Changes: []fsm.ModeChange{{Add: true, Mode: "i"}}})
 	r := rest.New(rest.Config{ServerName: "palaver.test", BaseURL: "http://palaver.test",
 		Tokens: tokens{"tok-alice": didAlice, "tok-bob": didBob, "tok-carol": didCarol}, State: f.machine,
-		RateLimits: rest.RateLimits{Off: true}})
+		RateLimits: limits})
 	cfg := Config{Options: Options{Dir: t.TempDir(), AllowLoopbackFetch: true}, Node: "n1", BaseURL: "http://palaver.test",
-		State: f.machine, Proposer: f}
+		State: f.machine, Proposer: f, Registerer: f.registry}
 	if mutate != nil {
 		mutate(&cfg)
 	}

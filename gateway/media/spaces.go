@@ -153,7 +153,8 @@ func parseRef(ref string) (atURI, error) {
 		return atURI{}, fmt.Errorf("ref is not an at:// URI")
 	}
 	parts := strings.Split(rest, "/")
-	if len(parts) != 3 || len(parts[0]) > 2048 || !didPattern.MatchString(parts[0]) || !nsidPattern.MatchString(parts[1]) || !rkeyPattern.MatchString(parts[2]) {
+	if len(parts) != 3 || len(parts[0]) > 2048 || !didPattern.MatchString(parts[0]) || !nsidPattern.MatchString(parts[1]) || !rkeyPattern.MatchString(parts[2]) ||
+		parts[2] == "." || parts[2] == ".." {
 		return atURI{}, fmt.Errorf("ref must be at://<did>/<collection>/<rkey>")
 	}
 	return atURI{did: parts[0], collection: parts[1], rkey: parts[2]}, nil
