@@ -119,6 +119,31 @@ func checkMedia(t *testing.T, nodes []*Node) {
 		}
 	}
 
+	// The proxies refuse what would reach the nodes themselves or the metadata service, whatever
+	// the spelling; the refusals are counted.
+	for _, n := range nodes {
+		self := "http://" + n.HTTPAddr() + "/api/v1/health"
+		for _, probe := range []string{
+			"/api/v1/og?url=" + url.QueryEscape(self),
+			"/api/v1/og?url=" + url.QueryEscape(strings.Replace(self, "127.0.0.1", "2130706433", 1)),
+			"/api/v1/og?url=" + url.QueryEscape(strings.Replace(self, "127.0.0.1", "[::ffff:127.0.0.1]", 1)),
+			"/api/v1/og?url=" + url.QueryEscape("http://169.254.169.254/latest/meta-data/"),
+			"/api/v1/og?url=" + url.QueryEscape("file:///etc/passwd"),
+			"/api/v1/blob?url=" + url.QueryEscape(self),
+		} {
+			if resp, _ := mediaGet(t, n, probe, ""); resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("%s on %s: %d", probe, n.cfg.NodeName, resp.StatusCode)
+			}
+		}
+		if _, body := mediaGet(t, n, "/metrics", ""); !strings.Contains(string(body), `palaver_media_proxy_refusals_total{proxy="og"} 5`) {
+			t.Fatalf("refusals not counted on %s", n.cfg.NodeName)
+		}
+	}
+	if _, body := mediaGet(t, first, "/metrics", ""); !strings.Contains(string(body), `palaver_media_uploads_total{result="stored"} 1`) ||
+		!strings.Contains(string(body), "palaver_media_upload_bytes_total 204817") {
+		t.Fatal("upload not counted on " + first.cfg.NodeName)
+	}
+
 	// Pre-key bundles and group keys written on the first node are read on the last.
 	resp, _ := httpDo(t, "POST", "http://"+first.HTTPAddr()+"/api/v1/keys", aliceRes.Token,
 		strings.NewReader(`{"did":"`+aliceRes.DID+`","bundle":{"identity_key":"idk"}}`))

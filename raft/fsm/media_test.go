@@ -106,3 +106,42 @@ func TestGroupKeyEpochsBounded(t *testing.T) {
 		}
 	})
 }
+
+// A channel created again under an old name starts without the old channel's group keys and
+// media space.
+func TestMediaStateFollowsIncarnation(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(world()...)
+	h.mustOK(Join{Session: "s-alice", Channel: "#c"},
+		SetGroupKeys{Channel: "#c", DID: didAlice, Epoch: 1, Keys: map[string]string{didBob: "old"}},
+		SetMediaSpace{Channel: "#c", Ref: "old-space", DID: didAlice},
+		Part{Session: "s-alice", Channel: "#c"})
+	h.apply(ExpireChannels{OwnedAfter: 1})
+	h.apply(ExpireChannels{OwnedAfter: 1})
+	h.mustOK(Join{Session: "s-bob", Channel: "#c"})
+	h.read(func(st *State) {
+		if st.Channels["#c"].FounderDID != didBob {
+			t.Fatalf("#c was not created again (founder %q)", st.Channels["#c"].FounderDID)
+		}
+		if keys := st.GroupKeysFor("#c", didBob); len(keys) != 0 {
+			t.Errorf("old group keys served: %+v", keys)
+		}
+		if _, ok := st.MediaSpaceOf("#c"); ok {
+			t.Error("old media space served")
+		}
+		if _, ok := st.MediaSpaceByRef("old-space"); ok {
+			t.Error("old media space found by ref")
+		}
+	})
+	// The new incarnation writes its own.
+	h.mustOK(SetGroupKeys{Channel: "#c", DID: didBob, Epoch: 1, Keys: map[string]string{didBob: "new"}},
+		SetMediaSpace{Channel: "#c", Ref: "new-space", DID: didBob})
+	h.read(func(st *State) {
+		if keys := st.GroupKeysFor("#c", didBob); len(keys) != 1 || keys[0].Sealed != "new" {
+			t.Errorf("new group keys: %+v", keys)
+		}
+		if sp, ok := st.MediaSpaceOf("#c"); !ok || sp.Ref != "new-space" {
+			t.Errorf("new space: %+v", sp)
+		}
+	})
+}
