@@ -184,9 +184,11 @@ func (s *Service) MountInternal(e *gin.Engine, authenticate func(*http.Request) 
 	})
 }
 
-// proposeOK proposes cmd and maps transport failures to an error; the caller maps codes.
+// propose proposes cmd, answering 503 itself when Raft cannot take it; the caller maps codes.
 func (s *Service) propose(c *gin.Context, cmd fsm.Command) (fsm.Result, bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 15*time.Second)
+	// Not cancelled with the request: a client that goes away must not make the node believe a
+	// change failed that Raft then applies.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 15*time.Second)
 	defer cancel()
 	res, err := s.cfg.Proposer.Propose(ctx, cmd)
 	if err != nil {

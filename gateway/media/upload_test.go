@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -235,5 +236,35 @@ func TestUploadDiskCap(t *testing.T) {
 	_, body := f.do("GET", "/api/v1/media/x/y/z", "", nil, nil)
 	if json.Unmarshal(body, &e) != nil || e["status"] != float64(403) {
 		t.Errorf("error object: %s", body)
+	}
+}
+
+// A client that goes away in the middle of its upload leaves nothing on disk.
+func TestUploadInterrupted(t *testing.T) {
+	f := newFixture(t, nil)
+	body, ct := multipartBody(t, "half.bin", make([]byte, 1<<20), nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /api/v1/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok-alice\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ct, body.Len())
+	conn.Write(body.Bytes()[:body.Len()/2])
+	// Wait until the upload is being written, then cut the connection.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, tmp := f.stored(); tmp == 0; _, tmp = f.stored() {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	conn.Close()
+	for objects, tmp := f.stored(); objects+tmp > 0; objects, tmp = f.stored() {
+		if time.Now().After(deadline) {
+			t.Fatalf("an interrupted upload left %d objects and %d temporary files", objects, tmp)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := f.counter("palaver_media_uploads_total", "bad_request"); got != 1 {
+		t.Errorf("interrupted upload counted %v times as bad_request", got)
 	}
 }
