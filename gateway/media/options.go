@@ -2,6 +2,8 @@ package media
 
 import (
 	"flag"
+	"fmt"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -73,10 +75,26 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.DiskBytes, "media-disk-bytes", o.DiskBytes, "bytes of uploaded media this node keeps on disk; uploads beyond are refused 507 (0: no cap)")
 	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
 	fs.IntVar(&o.MaxSpaces, "max-media-spaces", o.MaxSpaces, "media spaces the server holds at most; more are refused 507 (0: no maximum)")
-	fs.Func("blob-origin", "extra origin (https://host[:port]) of a PDS whose com.atproto.sync.getBlob URLs /api/v1/blob relays (repeatable)", func(v string) error {
-		o.BlobOrigins = append(o.BlobOrigins, strings.TrimRight(v, "/"))
+	fs.Func("blob-origin", "extra origin (https://host[:port]) of a PDS whose com.atproto.sync.getBlob URLs /api/v1/blob relays (repeatable; a comma-separated list in the environment)", func(v string) error {
+		for _, item := range strings.Split(v, ",") {
+			origin, err := parseOrigin(item)
+			if err != nil {
+				return err
+			}
+			o.BlobOrigins = append(o.BlobOrigins, origin)
+		}
 		return nil
 	})
 	fs.DurationVar(&o.FetchTimeout, "media-fetch-timeout", o.FetchTimeout, "time limit of one blob, link preview or media space fetch")
 	fs.Int64Var(&o.MaxProxyBytes, "media-proxy-max-bytes", o.MaxProxyBytes, "largest body the blob and media space proxies relay")
+}
+
+// parseOrigin checks a --blob-origin value: scheme://host[:port], nothing more.
+func parseOrigin(v string) (string, error) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("blob origin %q: want scheme://host[:port]", v)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -207,5 +209,34 @@ func TestCapability(t *testing.T) {
 		if got := validCapability(tc.key, tc.id, tc.sig); got != tc.ok {
 			t.Errorf("%s: %v", tc.name, got)
 		}
+	}
+}
+
+func TestBlobOriginFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+		ok   bool
+	}{
+		{[]string{"--blob-origin", "https://PDS.example.org/", "--blob-origin", "http://127.0.0.1:8080"}, []string{"https://pds.example.org", "http://127.0.0.1:8080"}, true},
+		{[]string{"--blob-origin", "https://a.example,https://b.example"}, []string{"https://a.example", "https://b.example"}, true},
+		{[]string{"--blob-origin", "https://a.example/xrpc"}, nil, false},
+		{[]string{"--blob-origin", "ftp://a.example"}, nil, false},
+		{[]string{"--blob-origin", "a.example"}, nil, false},
+	} {
+		o := Defaults()
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o.Flags(fs)
+		err := fs.Parse(tc.args)
+		if (err == nil) != tc.ok || (tc.ok && strings.Join(o.BlobOrigins, " ") != strings.Join(tc.want, " ")) {
+			t.Errorf("%v: %v %v", tc.args, o.BlobOrigins, err)
+		}
+	}
+	if d := Defaults(); d.QuotaBytes == 0 || d.DiskBytes == 0 || d.MaxSpaces == 0 || d.FetchTimeout == 0 {
+		t.Errorf("defaults %+v", d)
+	}
+	if o := (Options{Dir: "x", QuotaBytes: 5}).withDefaults(); o.QuotaBytes != 5 || o.DiskBytes != Defaults().DiskBytes || o.Dir != "x" {
+		t.Errorf("withDefaults %+v", o)
 	}
 }
