@@ -15,7 +15,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -139,19 +138,12 @@ func (n *Node) serverKeyOf(did, kid string) (ed25519.PublicKey, bool) {
 	return pub, pub != nil
 }
 
-// publish hands a message stored here to the other nodes.
-func (n *Node) publish(m eventstore.Message) {
-	if n.exchange != nil {
-		n.exchange.Publish(m)
-	}
-}
-
 // purgeRemovedNode runs on the leader after a dead node left the Raft configuration: its sessions,
 // their nicks and memberships are ended through Raft.
 func (n *Node) purgeRemovedNode(nodeID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	prop := n.prop
 	if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: nodeID, Reason: "Node left the cluster"}); err != nil {
 		n.log.Warn("purging a removed node's sessions", "removed", nodeID, "err", err)
 	}
@@ -177,7 +169,7 @@ func (n *Node) purgeDepartedNodes(ctx context.Context) {
 			}
 		}
 	})
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	prop := n.prop
 	for _, node := range departed {
 		if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: node, Reason: "Node left the cluster"}); err != nil {
 			n.log.Warn("purging a departed node's sessions", "departed", node, "err", err)

@@ -30,6 +30,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/signingapi"
 	"github.com/palaver-chat/palaver/gateway/transport"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -39,7 +40,8 @@ type Node struct {
 	cfg     Config
 	log     *slog.Logger
 	machine *fsm.Machine
-	render  *renderQueue // applied events, rendered off Raft's apply path (render.go)
+	streams *stream.Streams // applied entries and stored chat events, the seams surfaces plug into
+	prop    *proposer       // the one proposer: returns after this node applied and rendered
 	raft    *raft.Store
 	events  *eventstore.Store
 	irc     *irc.Server
@@ -89,6 +91,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}()
 	n.metrics = metrics.New()
 	n.machine = fsm.New(n.log)
+	n.streams = &stream.Streams{
+		Applied: stream.NewApplied(stream.AppliedOptions{Logger: n.log.With("component", "stream"),
+			BeforeDeliver: cfg.Faults.beforeApplied()}),
+		Stored: stream.NewStored(stream.StoredOptions{Logger: n.log.With("component", "stream"),
+			BeforeDeliver: cfg.Faults.beforeStored()}),
+	}
+	// Every applied entry goes to the Applied stream; surfaces subscribe in their constructors.
+	n.machine.SetObserver(n.streams.Applied.Publish)
+	n.machine.SetRestoreObserver(n.streams.Applied.Restored)
 
 	// The IRC edge observes the state machine from the first applied entry on.
 	incarnation := ulid.Make().String()
@@ -141,12 +152,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	n.render = newRenderQueue(0, cfg.Faults.render(n.observe), n.resync)
-	n.render.log = n.log.With("component", "render")
-	n.render.start()
-	prop := &proposer{store: n.raft, node: cfg.NodeName, rendered: n.render}
+	n.prop = &proposer{store: n.raft, node: cfg.NodeName, rendered: n.streams.Applied}
+	prop := n.prop
 	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
 	if err != nil {
+		return n, err
+	}
+	if err := n.startFederation(resolver); err != nil {
 		return n, err
 	}
 	n.irc = irc.New(irc.Config{
@@ -154,23 +166,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publishStored,
-		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
+		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
+		Federation: n.ircFederation(),
+		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery,
-		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
-		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
-		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
 	}, n.machine, prop, cfg.Faults.ircHistory(n.events), verifier)
-	if err := n.startFederation(prop, resolver); err != nil {
-		return n, err
-	}
-	n.machine.SetObserver(n.render.push)
-	n.machine.SetRestoreObserver(n.render.pushResync)
 	n.exchange = exchange.New(exchange.Config{
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
-		Deliver:         cfg.Faults.deliver(PanicExchangeDeliver, n.irc.DeliverRemote),
-		DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
-		DeliverReaction: n.irc.DeliverReaction, DeliverEphemeral: n.irc.DeliverRemote,
+		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 	})
 	n.raft.OnMembership(func(members []raft.Member) {
@@ -336,8 +339,8 @@ func (n *Node) Close() error {
 				errs = append(errs, fmt.Errorf("raft: %w", err))
 			}
 		}
-		if n.render != nil { // after Raft: an Apply waiting on a full queue is drained first
-			n.render.close()
+		if n.streams != nil { // after Raft: an Apply waiting on a full queue is released either way
+			n.streams.Close()
 		}
 		if n.events != nil {
 			if err := n.events.Close(); err != nil {
@@ -416,12 +419,13 @@ func readMOTD(path string) ([]string, error) {
 }
 
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.
-// It returns once the entry's events have been rendered here too (rendered), so that a command's
-// own effects reach its client before the command's replies.
+// It keeps the contract of irc.Proposer: it returns once this node applied the entry and every
+// Backpressure subscriber of the Applied stream handled it (rendered), so that a command's own
+// effects reach its client before the command's replies. The node has exactly one (Node.prop).
 type proposer struct {
 	store    *raft.Store
 	node     string
-	rendered *renderQueue
+	rendered *stream.Applied
 }
 
 func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error) {
@@ -436,13 +440,22 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 	if p.rendered != nil {
 		// The entry is applied: its result stands even if ctx ends before its events are
 		// rendered (they are rendered later, outside the command).
-		_ = p.rendered.waitRendered(ctx, index)
+		_ = p.rendered.WaitRendered(ctx, index)
 	}
 	res, ok := resp.(fsm.Result)
 	if !ok {
 		return fsm.Result{}, fmt.Errorf("propose: unexpected state machine response %T", resp)
 	}
 	return res, nil
+}
+
+// ircFederation is federation as the IRC edge asks of it: nil (no interface holding a nil
+// pointer) without peers.
+func (n *Node) ircFederation() irc.Federation {
+	if n.federation == nil {
+		return nil
+	}
+	return n.federation
 }
 
 // favorites adapts the replicated per-DID favourites to the REST API.

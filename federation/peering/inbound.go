@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -375,12 +376,7 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 	if m.Seq == 0 {
 		return outcomeDuplicate, nil
 	}
-	if f.cfg.Deliver != nil {
-		f.cfg.Deliver(*m)
-	}
-	if f.cfg.Publish != nil {
-		f.cfg.Publish(*m)
-	}
+	f.publish(stream.Item{Kind: stream.KindMessage, Message: m})
 	return outcomeStored, nil
 }
 
@@ -480,9 +476,8 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 		}
 		return "", err
 	}
-	if f.cfg.DeliverDeletion != nil {
-		f.cfg.DeliverDeletion(eventstore.Deletion{RootMsgID: root.MsgID, At: at, Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by})
-	}
+	f.publish(stream.Item{Kind: stream.KindDeletion, Deletion: &eventstore.Deletion{RootMsgID: root.MsgID, At: at,
+		Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by}})
 	return outcomeStored, nil
 }
 

@@ -194,6 +194,9 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 	}
 	extended := msg("JOIN", e.Channel, account, e.Actor.Realname)
 	extended.msg.ForceTrailing = true
+	if tags := s.joinTags(e.Channel, e.Actor.ID, e.Actor.DID); tags != nil {
+		plain.clientTags, extended.clientTags = tags, tags
+	}
 	for _, c := range members {
 		if c.has(capExtendedJoin) {
 			c.deliver(extended, c == actor)

@@ -28,13 +28,7 @@ type Federation interface {
 	// ActOnRemote sends a kick or invite of a user of the linked peer to that peer, with the
 	// same outcomes.
 	ActOnRemote(ctx context.Context, change peering.Change) error
-	// Reacted tells federation that a reaction was made on this node in channel (a no-op for a
-	// channel that is not linked): the outbox sends it from the event store's reaction log.
-	Reacted(channel string)
 }
-
-// SetFederation connects the edge to federation; call it once, before the edge serves clients.
-func (s *Server) SetFederation(f Federation) { s.federation = f }
 
 // federatedTopic sends a TOPIC change of a channel whose home is a peer server to that home,
 // after checking the actor against this server's own state. It reports false when the channel's
@@ -166,15 +160,6 @@ func (c *client) federatedPin(rb *respBuf, verb, channel, msgid string, add bool
 	err := c.s.federation.RequestChange(ctx, peering.Change{Kind: kind, Channel: channel, Actor: c.hostmask(),
 		ActorDID: c.currentDID(), MsgID: msgid})
 	c.requestOutcome(rb, verb, channel, err)
-}
-
-// federatedReaction wakes federation for a reaction made in channel. The reaction itself (its
-// event id, tags and time) is already filed in the event store's reaction log, which the outbox
-// reads; only the channel matters here.
-func (c *client) federatedReaction(channel, _ string, _ map[string]string, _ time.Time) {
-	if c.s.federation != nil {
-		c.s.federation.Reacted(channel)
-	}
 }
 
 // remoteWhois answers WHOIS for a user of a peer server present in linked channels; it reports

@@ -143,6 +143,9 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		}
 		return nil
 	}
+	if !c.checkOutgoing(rb, cmd, status, name, text, tags) {
+		return nil
+	}
 	tags = copyTags(tags)
 	now := time.Now()
 	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
@@ -169,14 +172,11 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
 		return nil
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
+	if deletes != "" && !c.applyDelete(rb, name, deletes, msgid, tags) {
 		return nil
 	}
 	if react != nil && !c.applyReaction(rb, react, name, msgid, tags, now) {
 		return nil
-	}
-	if react != nil {
-		c.federatedReaction(name, msgid, tags, now)
 	}
 	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
@@ -192,7 +192,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		}
 	}
 	var relay *eventstore.Message
-	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" && c.s.cfg.Relay != nil {
+	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" {
 		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing) or
 		// a status message, relayed to the other nodes, never stored.
 		relay = &eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: mask,
@@ -203,7 +203,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	}
 	step.deliver = func() {
 		if relay != nil {
-			c.s.cfg.Relay(*relay)
+			c.s.publishEphemeral(*relay)
 		}
 		// The members are read now, after the store, not when the message was checked: a member
 		// whose JOIN applied in between would otherwise get it neither live nor from a history
@@ -336,7 +336,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
 		return nil
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
+	if deletes != "" && !c.applyDelete(rb, venue, deletes, msgid, tags) {
 		return nil
 	}
 	mask := c.hostmask()

@@ -115,17 +115,19 @@ func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string
 // applyDelete soft-deletes a root once the delete event was accepted, and files the delete (with
 // who made it, the event's tags and, under DeletionEventIDTag, the delete event's own msgid, which
 // its signature covers) for the other nodes and peer servers.
-func (c *client) applyDelete(rb *respBuf, root, eventID string, tags map[string]string) bool {
+func (c *client) applyDelete(rb *respBuf, venue, root, eventID string, tags map[string]string) bool {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
 	filed := copyTags(tags)
 	filed[DeletionEventIDTag] = eventID
 	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: filed}
-	if err := c.s.history.DeleteAt(ctx, root, time.Now(), c.s.cfg.NodeName, by); err != nil {
+	at := time.Now()
+	if err := c.s.history.DeleteAt(ctx, root, at, c.s.cfg.NodeName, by); err != nil {
 		c.s.log.Error("delete message", "msgid", root, "err", err)
 		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
 		return false
 	}
+	c.s.publishDeletion(eventstore.Deletion{RootMsgID: root, At: at, Origin: c.s.cfg.NodeName, Venue: venue, Deleter: by})
 	return true
 }
 
