@@ -67,12 +67,30 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 	return identity, nil
 }
 
+// startExchange builds the event exchange between the cluster's nodes; it subscribes to the
+// Stored stream in its constructor, and is told of every membership change.
+func (n *Node) startExchange(context.Context) error {
+	n.exchange = exchange.New(exchange.Config{
+		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
+		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
+		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
+	})
+	n.raft.OnMembership(n.membershipChanged)
+	return nil
+}
+
+// membershipChanged keeps the exchange's peer list current and has it pull at once.
+func (n *Node) membershipChanged(members []raft.Member) {
+	n.refreshMembers(members)
+	n.exchange.Kick()
+}
+
 // serveClusterPlane serves the event exchange on the cluster listener's HTTP plane (mutual TLS,
 // peers of the cluster only); an unclustered node has no such plane and no peers.
-func (n *Node) serveClusterPlane() {
+func (n *Node) serveClusterPlane(context.Context) error {
 	ln := n.raft.ClusterHTTPListener()
 	if ln == nil {
-		return
+		return nil
 	}
 	e := gin.New()
 	e.Use(gin.Recovery())
@@ -88,6 +106,7 @@ func (n *Node) serveClusterPlane() {
 			n.log.Error("cluster http server", "err", err)
 		}
 	}()
+	return nil
 }
 
 // clusterPeer names the node DID at the other end of a cluster-plane request: the node its TLS
@@ -162,7 +181,7 @@ func (n *Node) purgeDepartedNodes(ctx context.Context) {
 	var departed []string
 	n.machine.Read(func(st *fsm.State) {
 		seen := map[string]bool{}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if !known[se.Node] && !seen[se.Node] {
 				seen[se.Node] = true
 				departed = append(departed, se.Node)

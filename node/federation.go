@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/palaver-chat/palaver/federation/peering"
@@ -11,14 +12,14 @@ import (
 // Peers are reached, and their did:web documents read, through an SSRF-guarded client: the
 // resolver's (which only AllowPrivateDID lets reach loopback addresses), or with PeerAllowPrivate
 // one that may reach private addresses (it is only ever pointed at configured peers).
-func (n *Node) startFederation(resolver *keyresolver.Resolver) error {
+func (n *Node) startFederation(context.Context) error {
 	if len(n.cfg.Peers) == 0 {
 		if len(n.cfg.Links) > 0 {
-			return fmt.Errorf("federation: --link-channel needs a --peer")
+			return fmt.Errorf("--link-channel needs a --peer")
 		}
 		return nil
 	}
-	client := resolver.HTTPClient()
+	client := n.resolver.HTTPClient()
 	if n.cfg.PeerAllowPrivate {
 		client = keyresolver.NewPeerClient(keyresolver.PeerClientOptions{AllowPrivateAddresses: true})
 	}
@@ -31,7 +32,7 @@ func (n *Node) startFederation(resolver *keyresolver.Resolver) error {
 		Logger: n.log.With("component", "federation"),
 	})
 	if err != nil {
-		return fmt.Errorf("federation: %w", err)
+		return err
 	}
 	n.federation = fed
 	return nil

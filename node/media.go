@@ -17,19 +17,15 @@ import (
 // mountMedia builds the media surface (uploads, media proxies, pre-key bundles, group keys),
 // installs the cluster's capability key through Raft when there is none yet, and mounts the
 // routes on the REST server. The cluster-plane route is mounted by serveClusterPlane.
-func (n *Node) mountMedia() error {
+func (n *Node) mountMedia(ctx context.Context) error {
 	opts := n.cfg.Media
 	if opts.Dir == "" {
 		opts.Dir = filepath.Join(n.cfg.DataDir, "media")
 	}
 	cfg := media.Config{
 		Options: opts, Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine,
-		Proposer:   &proposer{store: n.raft, node: n.cfg.NodeName, rendered: n.render},
-		Linearize:  func(ctx context.Context) error { _, err := n.raft.ReadIndex(ctx); return err },
-		Registerer: n.metrics.Registry,
-		PDS: pdsResolver{keyresolver.New(keyresolver.Options{PLCDirectory: n.cfg.PLCDirectory,
-			AllowPrivateAddresses: n.cfg.AllowPrivateDID, Logger: n.log.With("component", "media-resolver")})},
-		Logger: n.log.With("component", "media"),
+		Proposer: n.prop, Linearize: n.linearize, Registerer: n.metrics.Registry,
+		PDS: pdsResolver{n.resolver}, Logger: n.log.With("component", "media"),
 	}
 	if client := n.raft.ClusterHTTPClient(); client != nil {
 		// Uploads are up to 12 MB: the exchange client's 10 s bound is too tight on a slow link.
@@ -41,9 +37,9 @@ func (n *Node) mountMedia() error {
 	if err != nil {
 		return fmt.Errorf("media: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	keyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := svc.EnsureKey(ctx); err != nil {
+	if err := svc.EnsureKey(keyCtx); err != nil {
 		return err
 	}
 	n.media = svc

@@ -19,6 +19,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -30,6 +31,7 @@ type Store interface {
 	SetCursor(ctx context.Context, origin string, seq int64) error
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
@@ -537,7 +539,23 @@ func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, 
 		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
 			return last, fmt.Errorf("malformed deletion %q", d.RootMsgID)
 		}
-		err := x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
+		// A node of the cluster checked the delete against the same replicated state: only
+		// where its message stands here is checked (no Authority).
+		_, o, err := chat.AcceptDeletion(ctx, x.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
+			DeleterDID: d.SenderDID, Tags: d.Tags})
+		switch {
+		case err != nil:
+			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
+		case o == chat.Wait:
+			return last, nil
+		case o != chat.Accepted: // applied before (pushed or pulled twice), or naming another venue
+			if o == chat.Malformed {
+				x.cfg.Logger.Warn("skipping a delete that names its message in another venue", "root", d.RootMsgID, "venue", truncate(d.Venue, 80))
+			}
+			last = d.OriginSeq
+			continue
+		}
+		err = x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
 		if errors.Is(err, eventstore.ErrNotFound) {
 			return last, nil
 		}

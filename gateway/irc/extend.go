@@ -335,7 +335,7 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 		return "", fmt.Errorf("irc: server message: %d bytes of tags, over %d", size, maxServerMessageTags)
 	}
 	exists := false
-	s.state.Read(func(st *fsm.State) { exists = st.Channels[name] != nil })
+	s.state.Read(func(st *fsm.State) { exists = st.Channel(name) != nil })
 	if !exists {
 		return "", fmt.Errorf("irc: server message: no channel %s", name)
 	}
@@ -370,4 +370,15 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 	s.publishEphemeral(rec)
 	s.DeliverRemote(rec)
 	return msgid, nil
+}
+
+// RateLimited reports whether a session connected to this node has spent its message budget
+// now, without spending any: chat.Request.RateLimited for a prediction. False for a session on
+// another node or when flood limits are off.
+func (s *Server) RateLimited(session string) bool {
+	c := s.localClient(session)
+	if c == nil || c.flood.messages == nil {
+		return false
+	}
+	return c.flood.messages.TokensAt(time.Now()) < 1
 }

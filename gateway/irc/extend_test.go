@@ -17,6 +17,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
 func quietServer(t *testing.T, cfg Config, state State, h History) *Server {
@@ -30,7 +31,7 @@ func quietServer(t *testing.T, cfg Config, state State, h History) *Server {
 }
 
 // addClient registers a local session with the given capabilities, in the state too.
-func addClient(s *Server, state *lockedState, nick string, caps capBits) (*client, *recordConn) {
+func addClient(t *testing.T, s *Server, state *fsmtest.Machine, nick string, caps capBits) (*client, *recordConn) {
 	conn := &recordConn{}
 	c := s.newClient(conn)
 	c.nick, c.user = nick, "u"
@@ -40,25 +41,15 @@ func addClient(s *Server, state *lockedState, nick string, caps capBits) (*clien
 	s.clients[c.id] = c
 	s.mu.Unlock()
 	if state != nil {
-		state.change(func(st *fsm.State) {
-			st.Sessions[c.id] = &fsm.Session{ID: c.id, Nick: nick, User: "u", Host: c.host, Channels: map[string]bool{}}
-		})
+		state.MustOK(t, fsmtest.Session(c.id, nick, ""))
 	}
 	return c, conn
 }
 
-func joinState(state *lockedState, channel string, cs ...*client) {
-	state.change(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			ch = &fsm.Channel{Name: channel, Members: map[string]*fsm.Member{}}
-			st.Channels[channel] = ch
-		}
-		for _, c := range cs {
-			ch.Members[c.id] = &fsm.Member{}
-			st.Sessions[c.id].Channels[channel] = true
-		}
-	})
+func joinState(t *testing.T, state *fsmtest.Machine, channel string, cs ...*client) {
+	for _, c := range cs {
+		state.MustOK(t, fsm.Join{Session: c.id, Channel: channel})
+	}
 }
 
 func parse(t *testing.T, line string) ircmsg.Message {
@@ -125,9 +116,9 @@ func TestRegisteredVerbIsDispatched(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tagged, taggedConn := addClient(s, nil, "alice", capMessageTags|capServerTime)
-	plain, plainConn := addClient(s, nil, "bob", 0)
-	unreg, unregConn := addClient(s, nil, "carol", 0)
+	tagged, taggedConn := addClient(t, s, nil, "alice", capMessageTags|capServerTime)
+	plain, plainConn := addClient(t, s, nil, "bob", 0)
+	unreg, unregConn := addClient(t, s, nil, "carol", 0)
 	unreg.registered.Store(false)
 
 	tagged.dispatch(parse(t, "PROVENANCE"))
@@ -164,7 +155,7 @@ func TestRegisteredVerbIsDispatched(t *testing.T) {
 // A message check sees the outgoing channel message and may refuse it with a FAIL; a refused
 // message is neither stored nor delivered, and the first refusal wins.
 func TestMessageCheckRefuses(t *testing.T) {
-	state := &lockedState{st: fsm.NewState()}
+	state := fsmtest.New()
 	h := &fakeHistory{}
 	s := quietServer(t, Config{}, state, h)
 	var got []OutgoingMessage
@@ -191,9 +182,9 @@ func TestMessageCheckRefuses(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	alice, _ := addClient(s, state, "alice", capMessageTags)
-	bob, bobConn := addClient(s, state, "bob", capMessageTags)
-	joinState(state, "#c", alice, bob)
+	alice, _ := addClient(t, s, state, "alice", capMessageTags)
+	bob, bobConn := addClient(t, s, state, "bob", capMessageTags)
+	joinState(t, state, "#c", alice, bob)
 
 	for _, tc := range []struct {
 		cmd, text string
@@ -286,7 +277,7 @@ func (r *storedRecorder) fn(it stream.Item) {
 
 func TestSendServerMessage(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
-	state := &lockedState{st: fsm.NewState()}
+	state := fsmtest.New()
 	h := &fakeHistory{}
 	streams := &stream.Streams{Applied: stream.NewApplied(stream.AppliedOptions{}), Stored: stream.NewStored(stream.StoredOptions{})}
 	t.Cleanup(streams.Close)
@@ -295,9 +286,9 @@ func TestSendServerMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := quietServer(t, Config{ServerKey: priv, Streams: streams}, state, h)
-	alice, aliceConn := addClient(s, state, "alice", capMessageTags)
-	bob, bobConn := addClient(s, state, "bob", 0)
-	joinState(state, "#c", alice, bob)
+	alice, aliceConn := addClient(t, s, state, "alice", capMessageTags)
+	bob, bobConn := addClient(t, s, state, "bob", 0)
+	joinState(t, state, "#c", alice, bob)
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -373,5 +364,25 @@ func TestSendServerMessage(t *testing.T) {
 	if len(rec.items) != 2 || rec.items[0].Kind != stream.KindEphemeral || rec.items[1].Kind != stream.KindMessage ||
 		rec.items[1].Message.MsgID != stored || rec.items[0].Message.SenderDID != "did:web:n1" {
 		t.Errorf("published %+v, want the live TAGMSG then the stored NOTICE", rec.items)
+	}
+}
+
+// RateLimited reads a session's message budget without spending it.
+func TestRateLimitedPeeks(t *testing.T) {
+	s := quietServer(t, Config{FloodLimits: true}, nil, nil)
+	c, _ := addClient(t, s, nil, "alice", 0)
+	if s.RateLimited(c.id) || s.RateLimited("nobody") {
+		t.Fatal("a fresh session (or none) is rate limited")
+	}
+	for range 20 { // peeking spends nothing
+		if s.RateLimited(c.id) {
+			t.Fatal("peeking spent the budget")
+		}
+	}
+	now := time.Now()
+	for c.flood.allowMessage(now) {
+	}
+	if !s.RateLimited(c.id) {
+		t.Error("a spent budget is not reported")
 	}
 }

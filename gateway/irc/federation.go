@@ -44,12 +44,12 @@ func (c *client) federatedTopic(rb *respBuf, m ircmsg.Message, channel string) b
 	}
 	allowed := false
 	c.s.state.Read(func(st *fsm.State) {
-		ch, se := st.Channels[channel], st.Sessions[c.id]
+		ch, se := st.Channel(channel), st.Session(c.id)
 		if ch == nil || se == nil {
 			return
 		}
-		me := ch.Members[c.id]
-		allowed = !ch.TopicLock || st.IsChannelOp(ch, se) || (me != nil && me.HalfOp)
+		me, _ := ch.Member(c.id)
+		allowed = !ch.TopicLock || st.IsChannelOp(ch, se) || me.HalfOp
 	})
 	if !allowed {
 		c.codeReply(rb, fsm.ErrChanOpNeeded, m.Param(0), "")
@@ -85,8 +85,8 @@ func (c *client) homeElsewhere(channel string) bool {
 func (c *client) isLocalOp(channel string) bool {
 	op := false
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[channel]; ch != nil {
-			op = st.IsChannelOp(ch, st.Sessions[c.id])
+		if ch := st.Channel(channel); ch != nil {
+			op = st.IsChannelOp(ch, st.Session(c.id))
 		}
 	})
 	return op
@@ -173,8 +173,8 @@ func (c *client) remoteWhois(rb *respBuf, nick string) bool {
 			return
 		}
 		m = *rm
-		for _, name := range sortedChannelNames(rm.Channels) {
-			if ch := st.Channels[name]; ch == nil || ch.CanRead(c.id, c.currentDID()) || c.oper {
+		for _, name := range rm.ChannelNames() {
+			if ch := st.Channel(name); ch == nil || ch.CanRead(c.id, c.currentDID()) || c.oper {
 				channels = append(channels, name)
 			}
 		}
@@ -198,7 +198,7 @@ func (c *client) remoteWhois(rb *respBuf, nick string) bool {
 func (c *client) remoteTarget(channel, nick string, inChannel bool) (fsm.RemoteMember, bool) {
 	var m fsm.RemoteMember
 	c.s.state.Read(func(st *fsm.State) {
-		if rm := st.RemoteByNick(nick); rm != nil && (!inChannel || rm.Channels[channel]) {
+		if rm := st.RemoteByNick(nick); rm != nil && (!inChannel || rm.InChannel(channel)) {
 			m = *rm
 		}
 	})

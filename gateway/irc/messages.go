@@ -9,6 +9,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -103,34 +104,11 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 // statusmsg.go) limits it to the members with that prefix or a higher one, live only.
 func (c *client) channelMessage(cmd, status, name, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
-	var refusal string
-	var exists, moderator, member bool
-	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
-		if ch == nil {
-			return
-		}
-		exists = true
-		se := st.Sessions[c.id]
-		mem := ch.Members[c.id]
-		privileged := st.IsChannelOp(ch, se) || (mem != nil && (mem.HalfOp || mem.Voice))
-		moderator = st.IsChannelOp(ch, se) || (mem != nil && mem.HalfOp)
-		member = mem != nil
-		switch {
-		case mem == nil && ch.NoExternal && !c.oper:
-			refusal = "Cannot send to channel (+n)"
-		case ch.Moderated && !privileged:
-			refusal = "Cannot send to channel (+m)"
-		case !privileged && se != nil && ch.IsBanned(se.Hostmask(), se.DID):
-			refusal = "Cannot send to channel (+b)"
-		case !privileged && se != nil && ch.IsMuted(se.Hostmask(), se.DID):
-			refusal = "Cannot send to channel (muted)"
-		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
-			refusal = "Cannot send to channel (+E: encrypted messages only)"
-		case ch.NoCTCP && isCTCP(text):
-			refusal = "Cannot send to channel (+C: no CTCP)"
-		}
-	})
+	// The channel's rules (chat.Check without tags: existence and modes); the rules of edits,
+	// deletes and reactions follow once their references are resolved.
+	v := chat.Check(c.s.state, chat.Request{Session: c.id, DID: c.currentDID(), Oper: c.oper, Channel: name,
+		Command: cmd, Text: text})
+	exists, refusal, moderator, member := v.Exists, v.Refusal, v.Moderator, v.Member
 	if !exists {
 		if !notice {
 			rb.add(c.numericMsg("403", name, "No such channel"))
@@ -230,12 +208,8 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 func (s *Server) localMembers(channel, except string) []*client {
 	var out []*client
 	s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			return
-		}
 		s.mu.RLock()
-		for id := range ch.Members {
+		for id := range st.LocalMembers(channel) {
 			if id == except {
 				continue
 			}

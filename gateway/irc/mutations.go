@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -56,12 +57,9 @@ func (c *client) resolveRoot(rb *respBuf, failCmd, venue, msgid string) (eventst
 	return root, true
 }
 
-// isAuthor applies the authorship rule to a stored root.
+// isAuthor applies the authorship rule (chat.IsAuthor) to a stored root.
 func (c *client) isAuthor(root eventstore.Message) bool {
-	if root.SenderDID != "" {
-		return c.currentDID() == root.SenderDID
-	}
-	return c.currentDID() == "" && fsm.Fold(root.SenderNick) == fsm.Fold(c.nick)
+	return chat.IsAuthor(root, c.currentDID(), c.nick)
 }
 
 // prepareMutation checks an edit or delete against its root and authorship and points the
@@ -199,13 +197,13 @@ func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
 	var pins []fsm.PinEntry
 	var exists, allowed bool
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
 		exists = true
 		did := c.currentDID()
-		allowed = ch.Members[c.id] != nil || c.oper || (did != "" && (did == ch.FounderDID || ch.DIDOps[did]))
+		allowed = ch.IsMember(c.id) || c.oper || (did != "" && (did == ch.FounderDID || ch.IsDIDOp(did)))
 		if allowed {
 			pins = append(pins, ch.Pins...)
 		}

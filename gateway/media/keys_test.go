@@ -70,7 +70,7 @@ func TestGroupKeys(t *testing.T) {
 		}
 	}
 	var encrypted bool
-	f.machine.Read(func(st *fsm.State) { encrypted = st.Channels["#priv"].Encrypted })
+	f.machine.Read(func(st *fsm.State) { encrypted = st.Channel("#priv").Encrypted })
 	if !encrypted {
 		t.Fatal("group keys left #priv without +E")
 	}

@@ -167,10 +167,10 @@ func (SetMediaSpace) commandType() CommandType   { return TypeSetMediaSpace }
 
 // media returns the media state, creating it on first use.
 func (a *applier) media() *MediaState {
-	if a.st.Media == nil {
-		a.st.Media = &MediaState{}
+	if a.st.media == nil {
+		a.st.media = &MediaState{}
 	}
-	return a.st.Media
+	return a.st.media
 }
 
 // usageMap returns the per-uploader byte totals, rebuilding them after a restore.
@@ -253,11 +253,11 @@ func (a *applier) setGroupKeys(c SetGroupKeys) Result {
 			return Result{Code: ErrInvalid}
 		}
 	}
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
-	if c.DID != ch.FounderDID && !ch.DIDOps[c.DID] {
+	if c.DID != ch.FounderDID && !ch.didOps[c.DID] {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	m := a.media()
@@ -299,7 +299,7 @@ func (a *applier) setMediaSpace(c SetMediaSpace) Result {
 	if c.Channel == "" || c.Ref == "" || len(c.Ref) > MaxMediaSpaceRef || len(c.Type) > MaxMediaSpaceRef || c.Max < 0 {
 		return Result{Code: ErrInvalid}
 	}
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}

@@ -67,7 +67,7 @@ func TestMediaCommands(t *testing.T) {
 		if len(got) != 2 || got[0] != (SealedKey{2, "EGK1:two"}) || got[1] != (SealedKey{1, "EGK1:one"}) {
 			t.Errorf("bob's keys %+v", got)
 		}
-		if !st.Channels["#c"].Encrypted {
+		if !st.channels["#c"].Encrypted {
 			t.Error("group keys left the channel without +E")
 		}
 		if sp, ok := st.MediaSpaceOf("#c"); !ok || sp.Ref != "space-1" {
@@ -120,8 +120,8 @@ func TestMediaStateFollowsIncarnation(t *testing.T) {
 	h.apply(ExpireChannels{OwnedAfter: 1})
 	h.mustOK(Join{Session: "s-bob", Channel: "#c"})
 	h.read(func(st *State) {
-		if st.Channels["#c"].FounderDID != didBob {
-			t.Fatalf("#c was not created again (founder %q)", st.Channels["#c"].FounderDID)
+		if st.channels["#c"].FounderDID != didBob {
+			t.Fatalf("#c was not created again (founder %q)", st.channels["#c"].FounderDID)
 		}
 		if keys := st.GroupKeysFor("#c", didBob); len(keys) != 0 {
 			t.Errorf("old group keys served: %+v", keys)

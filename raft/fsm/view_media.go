@@ -7,27 +7,27 @@ import "encoding/json"
 
 // MediaKey is the capability key, nil until one is installed.
 func (s *State) MediaKey() []byte {
-	if s.Media == nil {
+	if s.media == nil {
 		return nil
 	}
-	return append([]byte(nil), s.Media.Key...)
+	return append([]byte(nil), s.media.Key...)
 }
 
 // MediaObject returns an upload's metadata.
 func (s *State) MediaObject(id string) (MediaObject, bool) {
-	if s.Media == nil || s.Media.Objects[id] == nil {
+	if s.media == nil || s.media.Objects[id] == nil {
 		return MediaObject{}, false
 	}
-	return *s.Media.Objects[id], true
+	return *s.media.Objects[id], true
 }
 
 // MediaUsage is the bytes recorded for an uploader.
 func (s *State) MediaUsage(did string) int64 {
-	if s.Media == nil {
+	if s.media == nil {
 		return 0
 	}
 	var total int64
-	for _, o := range s.Media.Objects {
+	for _, o := range s.media.Objects {
 		if o.Uploader == did {
 			total += o.Size
 		}
@@ -37,21 +37,21 @@ func (s *State) MediaUsage(did string) int64 {
 
 // PreKeyBundle returns a DID's pre-key bundle.
 func (s *State) PreKeyBundle(did string) (json.RawMessage, bool) {
-	if s.Media == nil {
+	if s.media == nil {
 		return nil, false
 	}
-	b, ok := s.Media.Bundles[did]
+	b, ok := s.media.Bundles[did]
 	return append(json.RawMessage(nil), b...), ok
 }
 
 // GroupKeysFor lists the sealed group keys of a channel (folded name) addressed to did, newest
 // epoch first; keys written for an earlier incarnation of the channel are not returned.
 func (s *State) GroupKeysFor(channel, did string) []SealedKey {
-	ch := s.Channels[channel]
-	if s.Media == nil || ch == nil {
+	ch := s.channels[channel]
+	if s.media == nil || ch == nil {
 		return nil
 	}
-	ring := s.Media.GroupKeys[channel]
+	ring := s.media.GroupKeys[channel]
 	if ring == nil || ring.Incarnation != ch.Incarnation {
 		return nil
 	}
@@ -61,11 +61,11 @@ func (s *State) GroupKeysFor(channel, did string) []SealedKey {
 // MediaSpaceOf returns a channel's media space (folded name), if it has one in its current
 // incarnation.
 func (s *State) MediaSpaceOf(channel string) (MediaSpace, bool) {
-	ch := s.Channels[channel]
-	if s.Media == nil || ch == nil {
+	ch := s.channels[channel]
+	if s.media == nil || ch == nil {
 		return MediaSpace{}, false
 	}
-	sp := s.Media.Spaces[channel]
+	sp := s.media.Spaces[channel]
 	if sp == nil || sp.Incarnation != ch.Incarnation {
 		return MediaSpace{}, false
 	}
@@ -74,12 +74,12 @@ func (s *State) MediaSpaceOf(channel string) (MediaSpace, bool) {
 
 // MediaSpaceByRef finds the channel (folded name) whose current media space has ref.
 func (s *State) MediaSpaceByRef(ref string) (channel string, ok bool) {
-	if s.Media == nil {
+	if s.media == nil {
 		return "", false
 	}
-	for name, sp := range s.Media.Spaces {
+	for name, sp := range s.media.Spaces {
 		if sp.Ref == ref {
-			if ch := s.Channels[name]; ch != nil && ch.Incarnation == sp.Incarnation {
+			if ch := s.channels[name]; ch != nil && ch.Incarnation == sp.Incarnation {
 				return name, true
 			}
 		}
@@ -100,7 +100,7 @@ type ChannelAccess struct {
 
 // ChannelAccessOf answers ChannelAccess for a channel (folded name) and a DID ("" anonymous).
 func (s *State) ChannelAccessOf(channel, did string) ChannelAccess {
-	ch := s.Channels[channel]
+	ch := s.channels[channel]
 	if ch == nil {
 		return ChannelAccess{}
 	}
@@ -108,9 +108,9 @@ func (s *State) ChannelAccessOf(channel, did string) ChannelAccess {
 	if did == "" {
 		return acc
 	}
-	acc.Manager = did == ch.FounderDID || ch.DIDOps[did]
-	for id := range ch.Members {
-		if se := s.Sessions[id]; se != nil && se.DID == did {
+	acc.Manager = did == ch.FounderDID || ch.didOps[did]
+	for id := range ch.members {
+		if se := s.sessions[id]; se != nil && se.DID == did {
 			acc.Member = true
 			break
 		}
@@ -120,8 +120,8 @@ func (s *State) ChannelAccessOf(channel, did string) ChannelAccess {
 
 // MediaSpaceCount is the number of media spaces the server holds.
 func (s *State) MediaSpaceCount() int {
-	if s.Media == nil {
+	if s.media == nil {
 		return 0
 	}
-	return len(s.Media.Spaces)
+	return len(s.media.Spaces)
 }
