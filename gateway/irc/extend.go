@@ -29,7 +29,7 @@ import (
 // ErrServing is returned by the registration methods once the edge has served a connection.
 var ErrServing = errors.New("irc: the edge is already serving; register before the node serves")
 
-// extensions holds what other packages registered. mu is a leaf lock (tier: leaf; never held
+// extensions holds what other packages registered. mu is a leaf lock (lock tier 9; never held
 // while a registered function runs). Registration closes when the edge serves its first
 // connection; JOINs rendered before then (the replayed log) may already read it.
 type extensions struct {
