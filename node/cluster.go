@@ -95,6 +95,7 @@ func (n *Node) serveClusterPlane(context.Context) error {
 	e := gin.New()
 	e.Use(gin.Recovery())
 	n.exchange.Mount(e)
+	n.mountMediaInternal(e)
 	n.clusterSrv = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(n.log.With("component", "cluster-http").Handler(), slog.LevelDebug)}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/coord"
+	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft"
 )
@@ -119,6 +120,9 @@ type Config struct {
 	// UnownedChannelExpiry, founded ones after FoundedChannelExpiry; negative keeps them.
 	ChannelSweepEvery, UnownedChannelExpiry, FoundedChannelExpiry time.Duration
 
+	// Media is the upload, media proxy and encryption-key surface (gateway/media; node/media.go).
+	Media media.Options
+
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
 	// real network and disk). See faults.go.
 	Faults *Faults
@@ -160,6 +164,7 @@ func DefaultConfig() Config {
 		FoundedChannelExpiry: 90 * 24 * time.Hour,
 
 		Coord: coord.Defaults(),
+		Media: media.Defaults(),
 	}
 }
 

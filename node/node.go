@@ -24,6 +24,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/sasl"
@@ -60,6 +61,7 @@ type Node struct {
 	runCtx      context.Context // ends at Close; cancel ends it
 
 	federation *peering.Federation // nil without peers
+	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -119,6 +121,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"signing api", n.mountSigning},
 		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
 		{"coordination", n.mountCoord},    // ACT, tasks, agents, governance, the audit timeline (coord.go)
+		{"media", n.mountMedia},           // uploads, media proxies, keys for encrypted channels (media.go)
 		{"cluster plane", n.serveClusterPlane},
 		{"pprof", n.startPprofIfAsked},
 		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection

@@ -85,6 +85,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.Var(&peers, "peer", "federation peer as did:web:<name>=<base URL> (repeatable)")
 	fs.Var(&peerTrust, "peer-trust", "a peer's trust level as did:web:<name>=full|relay|readonly (repeatable; default relay)")
 	fs.Var(&links, "link-channel", "channel linked with a peer as #channel=did:web:<name> (repeatable; linked only when both servers configure it)")
+	cfg.Media.Flags(fs)
 	fs.BoolVar(&cfg.PeerAllowPrivate, "peer-allow-private", cfg.PeerAllowPrivate, "let federation reach configured peers at private and loopback addresses (the SSRF guard refuses them by default)")
 	fs.String("config", "", "configuration file of `name = value` lines (flag names without dashes)")
 	return func() (node.Config, slog.Level, error) {

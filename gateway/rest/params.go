@@ -179,3 +179,7 @@ func isCrockford(c byte) bool {
 	}
 	return false
 }
+
+// ParseChannelName checks a channel name from a path or a query (the leading # may be left out)
+// and returns it folded; other packages that mount channel routes use it.
+func ParseChannelName(raw string) (string, error) { return parseChannelName(raw) }

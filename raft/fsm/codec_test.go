@@ -56,7 +56,7 @@ func sampleCommands() []Command {
 		SetMetadata{Session: "s1", Channel: "#c", Key: "url", Value: "https://example.com"},
 		ClearMetadata{Session: "s1"},
 		RenameChannel{Session: "s1", Channel: "#c", NewName: "#d", Reason: "typo"},
-	}, extraSamples...)
+	}, append(append([]Command(nil), extraSamples...), mediaSamples()...)...)
 }
 
 // testKey returns a 32-byte public key whose bytes count up from seed.
@@ -146,6 +146,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x23\x00" + env + `{"session":"s1","channel":"#c","new_name":"#d","reason":"typo"}}`,
 	}
 	golden = append(golden, extraGolden...)
+	golden = append(golden, mediaGolden(env)...)
 	samples := sampleCommands()
 	if len(samples) != len(golden) {
 		t.Fatalf("%d samples, %d golden entries", len(samples), len(golden))
@@ -258,6 +259,7 @@ func TestApplyUndecodable(t *testing.T) {
 }
 
 func TestCodeString(t *testing.T) {
+	// Codes are numbered in blocks, so the table may have gaps between blocks.
 	names := map[string]bool{}
 	for c := range codeNames {
 		s := c.String()

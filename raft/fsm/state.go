@@ -34,6 +34,9 @@ type State struct {
 	metadata *MetadataStore
 	// coord holds the coordination models (coord.go); nil until the first one.
 	coord *Coord
+	// media holds uploads' metadata, the capability key, pre-key bundles, group keys and media
+	// spaces (media.go); nil until the first one.
+	media *MediaState
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

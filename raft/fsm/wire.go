@@ -21,6 +21,7 @@ type stateWire struct {
 	ReadMarkers   map[string]map[string]int64      `json:"read_markers,omitempty"`
 	Metadata      *MetadataStore                   `json:"metadata,omitempty"`
 	Coord         *Coord                           `json:"coord,omitempty"`
+	Media         *MediaState                      `json:"media,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -41,6 +42,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		ReadMarkers:   s.readMarkers,
 		Metadata:      s.metadata,
 		Coord:         s.coord,
+		Media:         s.media,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -65,6 +67,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.readMarkers = w.ReadMarkers
 	s.metadata = w.Metadata
 	s.coord = w.Coord
+	s.media = w.Media
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index

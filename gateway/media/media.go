@@ -1,0 +1,201 @@
+package media
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/palaver-chat/palaver/gateway/fetchguard"
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+//go:embed openapi.yaml
+var contractFragment []byte
+
+// State reads the replicated state (fsm.Machine).
+type State interface {
+	Read(func(*fsm.State))
+}
+
+// Proposer proposes a command through Raft and returns once this node applied it.
+type Proposer interface {
+	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
+}
+
+// Holders fetches an object's plaintext from the node that holds it, over the cluster plane;
+// rangeHeader is the client's Range header ("" for none). Nil on a single node.
+type Holders interface {
+	FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error)
+}
+
+// PDSResolver finds the PDS base URL of a DID (from its DID document).
+type PDSResolver interface {
+	PDS(ctx context.Context, did string) (string, error)
+}
+
+// Config wires the service.
+type Config struct {
+	Options Options
+	// Node is this node's name: the holder named in the records of its uploads.
+	Node     string
+	BaseURL  string
+	State    State
+	Proposer Proposer
+	Holders  Holders
+	PDS      PDSResolver
+	// Linearize waits until the replica has applied everything committed before the call (a
+	// read index); used once before answering that an upload is unknown.
+	Linearize func(ctx context.Context) error
+	// Registerer receives the metrics (nil: not registered).
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Service is the media and keys surface.
+type Service struct {
+	cfg     Config
+	opts    Options
+	store   *store
+	guard   *fetchguard.Client
+	og      *previewCache
+	log     *slog.Logger
+	metrics metricSet
+	spaces  *http.Client
+}
+
+// New opens the media directory and builds the service; Mount puts its routes on a REST server.
+func New(cfg Config) (*Service, error) {
+	opts := cfg.Options.withDefaults()
+	if opts.Dir == "" {
+		return nil, errors.New("media: no directory")
+	}
+	st, err := openStore(opts.Dir, opts.DiskBytes)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, opts: opts, store: st, log: cfg.Logger, og: newPreviewCache(previewCacheSize, previewTTL),
+		guard: fetchguard.New(fetchguard.Options{Timeout: opts.FetchTimeout, AllowLoopback: opts.AllowLoopbackFetch,
+			UserAgent: "palaver-media/1 (+" + strings.TrimRight(cfg.BaseURL, "/") + ")"}),
+		spaces: &http.Client{Timeout: opts.FetchTimeout},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.metrics = newMetrics(cfg.Registerer)
+	return s, nil
+}
+
+// EnsureKey installs the capability key through Raft unless the cluster has one: a random key,
+// proposed once; the first proposal applied wins on every node.
+func (s *Service) EnsureKey(ctx context.Context) error {
+	if len(s.capKey()) == fsm.MediaKeySize {
+		return nil
+	}
+	key := make([]byte, fsm.MediaKeySize)
+	rand.Read(key)
+	if _, err := s.cfg.Proposer.Propose(ctx, fsm.SetMediaKey{Key: key}); err != nil {
+		return fmt.Errorf("media capability key: %w", err)
+	}
+	if len(s.capKey()) != fsm.MediaKeySize {
+		return errors.New("media capability key: not installed")
+	}
+	return nil
+}
+
+func (s *Service) capKey() []byte {
+	var key []byte
+	s.cfg.State.Read(func(st *fsm.State) { key = st.MediaKey() })
+	return key
+}
+
+// capability is the sig of a capability URL: HMAC-SHA256 over the id under the cluster's key.
+func capability(key []byte, id string) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("palaver-media-cap-v1\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// validCapability checks sig against id in constant time.
+func validCapability(key []byte, id, sig string) bool {
+	if len(key) == 0 {
+		return false
+	}
+	want := capability(key, id)
+	return subtle.ConstantTimeCompare([]byte(want), []byte(sig)) == 1
+}
+
+// Mount adds the routes to the REST server and describes them in its contract document.
+func (s *Service) Mount(r *rest.Server) error {
+	e := r.Engine()
+	media := r.RateLimit(rest.MediaRoutes)
+	records := r.RateLimit(rest.RecordRoutes)
+	e.POST("/api/v1/upload", r.RequireBearer(), media, s.upload)
+	e.GET("/api/v1/media/:id/:sig", s.servePublic)
+	e.GET("/api/v1/media/:id/:sig/:filename", s.serveCapability)
+	e.GET("/api/v1/blob", media, s.blob)
+	e.GET("/api/v1/og", media, s.preview)
+	e.GET("/api/v1/media-space", r.RequireBearer(), s.mediaSpace)
+	e.GET("/api/v1/space-media/:ref/:filename", r.RequireBearer(), media, s.spaceMedia)
+	e.GET("/api/v1/keys/:did", s.getBundle)
+	e.POST("/api/v1/keys", r.RequireBearer(), records, s.putBundle)
+	e.GET("/api/v1/channels/:name/groupkeys", r.RequireBearer(), s.getGroupKeys)
+	e.POST("/api/v1/channels/:name/groupkeys", r.RequireBearer(), records, s.putGroupKeys)
+	if err := r.DescribeRoutes(contractFragment); err != nil {
+		return fmt.Errorf("media routes: %w", err)
+	}
+	return nil
+}
+
+// InternalPath is the cluster-plane route of an object's bytes.
+const InternalPath = "/internal/v1/media/:id"
+
+// MountInternal adds the cluster-plane route through which the other nodes read the objects this
+// node holds: plaintext over the plane's mutual TLS, Range honoured. authenticate admits only
+// servers of the cluster.
+func (s *Service) MountInternal(e *gin.Engine, authenticate func(*http.Request) error) {
+	e.GET(InternalPath, func(c *gin.Context) {
+		if err := authenticate(c.Request); err != nil {
+			c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "not a server of this cluster"})
+			return
+		}
+		id := c.Param("id")
+		var obj fsm.MediaObject
+		var ok bool
+		s.cfg.State.Read(func(st *fsm.State) { obj, ok = st.MediaObject(id) })
+		if !ok || obj.Holder != s.cfg.Node {
+			c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": "not held here"})
+			return
+		}
+		s.serveLocal(c, obj)
+	})
+}
+
+// propose proposes cmd, answering 503 itself when Raft cannot take it; the caller maps codes.
+func (s *Service) propose(c *gin.Context, cmd fsm.Command) (fsm.Result, bool) {
+	// Not cancelled with the request: a client that goes away must not make the node believe a
+	// change failed that Raft then applies.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 15*time.Second)
+	defer cancel()
+	res, err := s.cfg.Proposer.Propose(ctx, cmd)
+	if err != nil {
+		s.log.Warn("media proposal failed", "command", fmt.Sprintf("%T", cmd), "err", err)
+		c.Header("Retry-After", "2")
+		rest.WriteError(c, http.StatusServiceUnavailable, "The cluster could not record the change now; try again")
+		return res, false
+	}
+	return res, true
+}

@@ -1,0 +1,100 @@
+package media
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// MaxUploadBytes is the upload body limit of the contract (12 MB); a larger body is refused 413.
+const MaxUploadBytes = 12 << 20
+
+// Options are the media surface's settings.
+type Options struct {
+	// Dir holds this node's objects (default: <data>/media, set by the node).
+	Dir string
+	// QuotaBytes caps the bytes one DID may have uploaded, cluster-wide (0: no quota).
+	QuotaBytes int64
+	// DiskBytes caps the bytes of objects on this node's disk (0: no cap).
+	DiskBytes int64
+	// SpaceAuthority is the base URL of the media space authority; empty: media spaces are off.
+	SpaceAuthority string
+	// MaxSpaces is the most media spaces the server holds (0: no maximum).
+	MaxSpaces int
+	// BlobOrigins are extra origins (scheme://host[:port]) whose getBlob URLs the blob proxy
+	// serves, besides the Bluesky hosts of the reference.
+	BlobOrigins []string
+	// FetchTimeout bounds one fetch of the blob, preview and space-media proxies.
+	FetchTimeout time.Duration
+	// MaxProxyBytes bounds a body the blob and space-media proxies relay.
+	MaxProxyBytes int64
+
+	// AllowLoopbackFetch lets the guarded fetches reach loopback addresses. Tests only: no flag.
+	AllowLoopbackFetch bool
+}
+
+// Defaults returns the default options.
+func Defaults() Options {
+	return Options{
+		QuotaBytes:    1 << 30,
+		DiskBytes:     20 << 30,
+		MaxSpaces:     1000,
+		FetchTimeout:  15 * time.Second,
+		MaxProxyBytes: 64 << 20,
+	}
+}
+
+// withDefaults completes an Options that was not built by Defaults (its FetchTimeout is zero, as
+// in a Config literal of a test): each numeric field left zero takes its default.
+func (o Options) withDefaults() Options {
+	if o.FetchTimeout > 0 {
+		return o
+	}
+	d := Defaults()
+	o.FetchTimeout = d.FetchTimeout
+	for _, f := range []struct {
+		dst *int64
+		def int64
+	}{{&o.QuotaBytes, d.QuotaBytes}, {&o.DiskBytes, d.DiskBytes}, {&o.MaxProxyBytes, d.MaxProxyBytes}} {
+		if *f.dst == 0 {
+			*f.dst = f.def
+		}
+	}
+	if o.MaxSpaces == 0 {
+		o.MaxSpaces = d.MaxSpaces
+	}
+	return o
+}
+
+// Flags declares the options' flags on fs, with the current values as defaults.
+func (o *Options) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Dir, "media-dir", o.Dir, "directory of this node's uploaded media, encrypted at rest (default <data>/media)")
+	fs.Int64Var(&o.QuotaBytes, "media-quota-bytes", o.QuotaBytes, "bytes one DID may upload in total, across the cluster (0: no quota)")
+	fs.Int64Var(&o.DiskBytes, "media-disk-bytes", o.DiskBytes, "bytes of uploaded media this node keeps on disk; uploads beyond are refused 507 (0: no cap)")
+	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
+	fs.IntVar(&o.MaxSpaces, "max-media-spaces", o.MaxSpaces, "media spaces the server holds at most; more are refused 507 (0: no maximum)")
+	fs.Func("blob-origin", "extra origin (https://host[:port]) of a PDS whose com.atproto.sync.getBlob URLs /api/v1/blob relays (repeatable; a comma-separated list in the environment)", func(v string) error {
+		for _, item := range strings.Split(v, ",") {
+			origin, err := parseOrigin(item)
+			if err != nil {
+				return err
+			}
+			o.BlobOrigins = append(o.BlobOrigins, origin)
+		}
+		return nil
+	})
+	fs.DurationVar(&o.FetchTimeout, "media-fetch-timeout", o.FetchTimeout, "time limit of one blob, link preview or media space fetch")
+	fs.Int64Var(&o.MaxProxyBytes, "media-proxy-max-bytes", o.MaxProxyBytes, "largest body the blob and media space proxies relay")
+}
+
+// parseOrigin checks a --blob-origin value: scheme://host[:port], nothing more.
+func parseOrigin(v string) (string, error) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("blob origin %q: want scheme://host[:port]", v)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}

@@ -1,0 +1,103 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/gateway/media"
+	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/raft"
+)
+
+// mountMedia builds the media surface (uploads, media proxies, pre-key bundles, group keys),
+// installs the cluster's capability key through Raft when there is none yet, and mounts the
+// routes on the REST server. The cluster-plane route is mounted by serveClusterPlane.
+func (n *Node) mountMedia(ctx context.Context) error {
+	opts := n.cfg.Media
+	if opts.Dir == "" {
+		opts.Dir = filepath.Join(n.cfg.DataDir, "media")
+	}
+	cfg := media.Config{
+		Options: opts, Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine,
+		Proposer: n.prop, Linearize: n.linearize, Registerer: n.metrics.Registry,
+		PDS: pdsResolver{n.resolver}, Logger: n.log.With("component", "media"),
+	}
+	if client := n.raft.ClusterHTTPClient(); client != nil {
+		// Uploads are up to 12 MB: the exchange client's 10 s bound is too tight on a slow link.
+		c := *client
+		c.Timeout = 2 * time.Minute
+		cfg.Holders = &holders{raft: n.raft, client: &c}
+	}
+	svc, err := media.New(cfg)
+	if err != nil {
+		return fmt.Errorf("media: %w", err)
+	}
+	keyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := svc.EnsureKey(keyCtx); err != nil {
+		return err
+	}
+	n.media = svc
+	return svc.Mount(n.rest)
+}
+
+// mountMediaInternal adds the route through which the other nodes read this node's uploads.
+func (n *Node) mountMediaInternal(e *gin.Engine) {
+	if n.media == nil {
+		return
+	}
+	n.media.MountInternal(e, func(r *http.Request) error {
+		_, err := n.raft.ClusterPeer(r.TLS)
+		return err
+	})
+}
+
+// holders reads uploads from the nodes that hold them, over the cluster plane.
+type holders struct {
+	raft   *raft.Store
+	client *http.Client
+}
+
+func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error) {
+	addr := ""
+	for _, m := range h.raft.Members() {
+		if m.NodeID == node && m.State == raft.MemberAlive {
+			addr = m.ClusterAddr
+		}
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("node %s is not a live member", node)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/internal/v1/media/"+id, nil)
+	if err != nil {
+		return nil, fmt.Errorf("media request to %s: %w", node, err)
+	}
+	if rangeHeader != "" {
+		req.Header.Set("Range", rangeHeader)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("media request to %s: %w", node, err)
+	}
+	return resp, nil
+}
+
+// pdsResolver finds a DID's PDS through its DID document.
+type pdsResolver struct{ r *keyresolver.Resolver }
+
+func (p pdsResolver) PDS(ctx context.Context, did string) (string, error) {
+	doc, err := p.r.Resolve(ctx, did)
+	if err != nil {
+		return "", err
+	}
+	pds, ok := doc.PDSEndpoint()
+	if !ok {
+		return "", fmt.Errorf("%s names no PDS", did)
+	}
+	return pds, nil
+}
