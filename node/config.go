@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/rest"
 )
 
@@ -108,6 +109,9 @@ type Config struct {
 	// after UnownedChannelExpiry (default 7 days), founded ones after FoundedChannelExpiry
 	// (default 90 days); negative keeps them.
 	ChannelSweepEvery, UnownedChannelExpiry, FoundedChannelExpiry time.Duration
+
+	// Assist configures the assistance tools' language model provider (/agent/session).
+	Assist assist.Options
 
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
 	// real network and disk). See faults.go.

@@ -22,6 +22,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
@@ -51,6 +52,8 @@ type Node struct {
 	exchange  *exchange.Exchange
 
 	federation *peering.Federation // nil without peers
+
+	disconnects *assist.Disconnects // recent disconnects, for the assistance tools (assist.go)
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -158,6 +161,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
 		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
 		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
+		Disconnects:     n.disconnectRecord(),
 	}, n.machine, prop, cfg.Faults.ircHistory(n.events), verifier)
 	if err := n.startFederation(prop, resolver); err != nil {
 		return n, err
@@ -248,6 +252,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		TrustedProxies:        cfg.TrustedProxies, HTTPLimits: cfg.HTTPLimits,
 	})
 	if err := n.signing.Mount(n.rest); err != nil {
+		return n, err
+	}
+	if err := n.mountAssist(); err != nil {
 		return n, err
 	}
 	if err := n.mountAgentSurfaces(); err != nil {

@@ -85,6 +85,8 @@ type Config struct {
 	// Relay hands a channel TAGMSG that is not stored (a typing notification) to the other nodes,
 	// best effort; nil on a single node.
 	Relay func(eventstore.Message)
+	// Disconnects is told why each registered connection ended (disconnects.go); nil: nobody.
+	Disconnects DisconnectRecorder
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }
