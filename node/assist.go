@@ -8,6 +8,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
 // disconnectRecord is the node's record of recent disconnects, made on first use: the IRC edge
@@ -20,7 +21,7 @@ func (n *Node) disconnectRecord() *assist.Disconnects {
 }
 
 // mountAssist puts the assistance tools and /agent/session on the REST server.
-func (n *Node) mountAssist() error {
+func (n *Node) mountAssist(context.Context) error {
 	cfg := n.cfg
 	var linked func(string) string
 	if n.federation != nil {
@@ -29,7 +30,7 @@ func (n *Node) mountAssist() error {
 	svc, err := assist.New(assist.Config{
 		ServerName: cfg.ServerName, NodeName: cfg.NodeName, OperDIDs: cfg.OperDIDs,
 		State: n.machine, Store: n.events, Disconnects: n.disconnectRecord(),
-		Send: assistSend{n.irc}, Sync: assistSync{n}, LinkedPeer: linked,
+		Send: assistSend{n}, Sync: assistSync{n}, LinkedPeer: linked,
 		Transports: assist.Transports{TCP: n.ircLn != nil, TLS: n.tlsLn != nil, WebSocket: true,
 			Caps: irc.Capabilities(), Guests: !cfg.NoGuests},
 		Options: cfg.Assist, LimitOff: cfg.NoFloodLimits, Logger: n.log.With("component", "assist"),
@@ -40,13 +41,17 @@ func (n *Node) mountAssist() error {
 	return svc.Mount(n.rest)
 }
 
-// assistSend runs the IRC edge's send checks for the tools.
-type assistSend struct{ s *irc.Server }
+// assistSend runs the chat service's send rules, with the IRC edge's flood state of a session
+// connected here.
+type assistSend struct{ n *Node }
 
-func (a assistSend) CheckChannelSend(sid, channel, text string) assist.SendVerdict {
-	p := a.s.PredictChannelSend(sid, channel, text)
-	return assist.SendVerdict{Numeric: p.Numeric, Refusal: p.Refusal, FloodKnown: p.Local, FloodOK: p.FloodOK,
-		Tokens: p.Tokens, FloodLimited: p.FloodLimited}
+func (a assistSend) CheckSend(r assist.SendRequest) assist.SendVerdict {
+	flood := a.n.irc.MessageFlood(r.Session)
+	v := chat.Check(a.n.machine, chat.Request{Session: r.Session, DID: r.DID, Oper: r.Oper, Channel: r.Channel,
+		Command: r.Command, Text: r.Text, Tags: r.Tags, OwnSignature: r.OwnSignature,
+		RateLimited: flood.Local && flood.Limited && flood.Tokens < 1})
+	return assist.SendVerdict{Numeric: v.Numeric, Code: v.Code, Text: v.Text,
+		FloodKnown: flood.Local, FloodLimited: flood.Limited, Tokens: flood.Tokens}
 }
 
 // assistSync reports the node's Raft and exchange counters.

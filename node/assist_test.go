@@ -65,6 +65,7 @@ func newAssistWorld(t *testing.T, n *Node) *assistWorld {
 	chanOp(t, w.alice, "#mod", "+m")
 	chanOp(t, w.alice, "#banned", "+b "+w.bobRes.DID)
 	chanOp(t, w.alice, "#muted")
+	chanOp(t, w.alice, "#open", "-n")
 	joinChannels(t, w.bob, "#mod", "#muted")
 	sendLines(t, w.alice, "MODE #muted +b m:"+w.bobRes.DID)
 	expect(t, w.bob, "MODE", "#muted", "+b")
@@ -160,6 +161,10 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 		{"predict op", "predict_message_outcome", alice, map[string]any{"target": "#mod", "text": "hi"}, "PREDICTED_ACCEPTED", []check{fact("Flood limits are off")}},
 		{"predict muted", "predict_message_outcome", bob, map[string]any{"target": "#muted", "text": "hi"}, "PREDICTED_REJECTED", []check{summary("muted")}},
 		{"predict too large", "predict_message_outcome", alice, map[string]any{"target": "#pub", "draft_size_bytes": 9000}, "PREDICTED_REJECTED", []check{summary("417")}},
+		{"predict edit unsigned", "predict_message_outcome", alice, map[string]any{"target": "#pub", "text": "fixed", "tags": map[string]string{"+draft/edit": w.pub[0]}},
+			"PREDICTED_REJECTED", []check{summary("SIGNATURE_REQUIRED")}},
+		{"predict reaction outside", "predict_message_outcome", bob, map[string]any{"target": "#open", "command": "TAGMSG", "tags": map[string]string{"+draft/react": "x"}},
+			"PREDICTED_REJECTED", []check{summary("442")}},
 		{"predict no channel", "predict_message_outcome", bob, map[string]any{"target": "#nowhere"}, "PREDICT_CHANNEL_DOES_NOT_EXIST", nil},
 		{"predict nick", "predict_message_outcome", bob, map[string]any{"target": "alice"}, "PREDICTED_ACCEPTED", nil},
 		{"predict no nick", "predict_message_outcome", bob, map[string]any{"target": "nobody"}, "PREDICTED_REJECTED", []check{summary("401")}},
@@ -348,7 +353,7 @@ func TestAssistDisconnectReasons(t *testing.T) {
 		for range 4 {
 			env, _ = callTool(t, n, assist.ToolsPath+"predict_message_outcome", adminRes.Token, predict)
 			if env.Diagnosis.Code == "PREDICTED_REJECTED" {
-				return strings.Contains(env.Diagnosis.Summary, "404: Flood protection")
+				return strings.Contains(env.Diagnosis.Summary, "RATE_LIMITED")
 			}
 		}
 		return false

@@ -48,22 +48,32 @@ type Store interface {
 	Visible(m eventstore.Message) bool
 }
 
-// SendChecker runs the message path's checks for a channel message without sending it.
+// SendChecker runs the message path's send rules for a channel message without sending it.
 type SendChecker interface {
-	// CheckChannelSend checks a PRIVMSG of text by session sid to a (folded) channel.
-	CheckChannelSend(sid, channel, text string) SendVerdict
+	CheckSend(r SendRequest) SendVerdict
+}
+
+// SendRequest is a message a session would send to a channel.
+type SendRequest struct {
+	Session, DID string
+	Oper         bool   // the session is a server operator
+	Channel      string // folded
+	Command      string // PRIVMSG, NOTICE or TAGMSG
+	Text         string
+	Tags         map[string]string // client-only tags
+	// OwnSignature says the message would carry the sender's own valid signature.
+	OwnSignature bool
 }
 
 // SendVerdict is the outcome the message path would give.
 type SendVerdict struct {
-	// Numeric and Refusal are the IRC numeric and its text of a refusal ("" when accepted).
-	Numeric, Refusal string
-	// FloodKnown is true when the session is connected to this node, whose flood state is then
-	// reported: FloodOK when a message may go now, Tokens the messages left in the bucket.
-	FloodKnown, FloodOK bool
-	Tokens              float64
-	// FloodLimited is false when the node runs without flood limits.
-	FloodLimited bool
+	// Numeric (403, 404, 442) or Code (a FAIL code: RATE_LIMITED, SIGNATURE_REQUIRED) of a
+	// refusal, and its Text; all "" when the message would be accepted.
+	Numeric, Code, Text string
+	// FloodKnown is true when the session is connected to this node, whose flood bucket is then
+	// read: FloodLimited is false when the node has no flood limits, Tokens the messages left.
+	FloodKnown, FloodLimited bool
+	Tokens                   float64
 }
 
 // SyncSource reports this node's replication counters.

@@ -2,6 +2,7 @@ package assist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -223,10 +224,12 @@ func (s *Service) diagnoseDisconnect(_ context.Context, who caller, body []byte)
 // predict_message_outcome: the message path's checks, without sending.
 func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []byte) (*answer, error) {
 	var in struct {
-		Account   string `json:"account"`
-		Target    string `json:"target"`
-		Text      string `json:"text"`
-		DraftSize *int   `json:"draft_size_bytes"`
+		Account   string            `json:"account"`
+		Target    string            `json:"target"`
+		Text      string            `json:"text"`
+		Command   string            `json:"command"`
+		Tags      map[string]string `json:"tags"`
+		DraftSize *int              `json:"draft_size_bytes"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -242,6 +245,22 @@ func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []by
 	}
 	if in.DraftSize != nil && (*in.DraftSize < 0 || *in.DraftSize > 1<<20) {
 		return nil, fmt.Errorf("field draft_size_bytes must be 0 to %d", 1<<20)
+	}
+	cmd := strings.ToUpper(in.Command)
+	switch cmd {
+	case "":
+		cmd = "PRIVMSG"
+	case "PRIVMSG", "NOTICE", "TAGMSG":
+	default:
+		return nil, errors.New("field command must be PRIVMSG, NOTICE or TAGMSG")
+	}
+	if len(in.Tags) > maxListEntries {
+		return nil, fmt.Errorf("field tags holds at most %d tags", maxListEntries)
+	}
+	for k, v := range in.Tags {
+		if err := text("tags", k+v, maxFieldBytes, true); err != nil {
+			return nil, err
+		}
 	}
 	acct, refused := s.self(who, in.Account, "PREDICT")
 	if refused != nil {
@@ -287,7 +306,12 @@ func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []by
 	if s.cfg.Send == nil {
 		return a.diagnose(false, "PREDICT_NOT_CONNECTED", low, "This node cannot run the message checks"), nil
 	}
-	v := s.cfg.Send.CheckChannelSend(se.ID, channel, in.Text)
+	_, signed := in.Tags["+freeq.at/sig"]
+	v := s.cfg.Send.CheckSend(SendRequest{Session: se.ID, DID: se.DID, Oper: se.Oper, Channel: channel, Command: cmd,
+		Text: in.Text, Tags: in.Tags, OwnSignature: signed})
+	if signed {
+		a.fact("The +freeq.at/sig you would send is assumed to verify; a signature that does not is refused (FAIL SIGNATURE_INVALID)")
+	}
 	switch {
 	case !v.FloodKnown:
 		a.fact("The session is connected to node " + se.Node + ": its flood state is known there only").
@@ -302,26 +326,30 @@ func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []by
 	} else {
 		a.fact("Without a session key your messages are signed with the server key; edits, deletes and reactions need your own signature (FAIL SIGNATURE_REQUIRED)")
 	}
-	if v.Refusal != "" {
-		a.diagnose(false, "PREDICTED_REJECTED", high, v.Numeric+": "+v.Refusal)
+	if refusal := v.Numeric + v.Code; refusal != "" {
+		a.diagnose(false, "PREDICTED_REJECTED", high, refusal+": "+v.Text)
 		switch {
-		case strings.Contains(v.Refusal, "+n"):
+		case strings.Contains(v.Text, "+n"):
 			a.fix("JOIN "+channel+" first: it takes no messages from outside (+n)", "")
-		case strings.Contains(v.Refusal, "+m"):
+		case strings.Contains(v.Text, "+m"):
 			a.fix("Ask an operator for voice (+v): "+channel+" is moderated (+m)", "")
-		case strings.Contains(v.Refusal, "+b"), strings.Contains(v.Refusal, "muted"):
+		case strings.Contains(v.Text, "+b"), strings.Contains(v.Text, "muted"):
 			a.fix("Ask an operator to lift the ban or mute, add a +e exception, or voice you", "").
 				followup("diagnose_join_failure", "see the ban entry that matches you")
-		case strings.Contains(v.Refusal, "+E"):
+		case strings.Contains(v.Text, "+E"):
 			a.fix("Encrypt the text: "+channel+" takes only ENC payloads (+E)", "")
-		case strings.Contains(v.Refusal, "+C"):
+		case strings.Contains(v.Text, "+C"):
 			a.fix("Send no CTCP other than ACTION to "+channel+" (+C)", "")
-		case strings.Contains(v.Refusal, "Flood"):
+		case v.Code == "RATE_LIMITED":
 			a.fix("Wait: the bucket refills one message every 400 ms", "")
+		case v.Code == "SIGNATURE_REQUIRED":
+			a.fix("Sign the edit, delete or reaction with your session key (+freeq.at/sig)", "Register the key with MSGSIG first")
+		case v.Numeric == "442":
+			a.fix("JOIN "+channel+" before reacting to its messages", "")
 		}
 		return a, nil
 	}
-	return a.diagnose(true, "PREDICTED_ACCEPTED", high, "A PRIVMSG to "+channel+" passes its checks now and would be stored and delivered"), nil
+	return a.diagnose(true, "PREDICTED_ACCEPTED", high, "A "+cmd+" to "+channel+" passes the send rules now"), nil
 }
 
 // predictDirect predicts a private message to a nick or DID.

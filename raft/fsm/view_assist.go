@@ -31,14 +31,14 @@ type AssistChannel struct {
 // AssistChannel returns a copy of the named (folded) channel's facts; ok is false when it does not
 // exist.
 func (s *State) AssistChannel(name string) (AssistChannel, bool) {
-	c := s.Channels[name]
+	c := s.channels[name]
 	if c == nil {
 		return AssistChannel{}, false
 	}
 	return AssistChannel{
 		Name: c.Name, Incarnation: c.Incarnation, Modes: c.ModeString(), InviteOnly: c.InviteOnly,
 		Moderated: c.Moderated, NoExternal: c.NoExternal, Encrypted: c.Encrypted, Secret: c.Secret,
-		NoCTCP: c.NoCTCP, HasKey: c.Key != "", Limit: c.Limit, Members: len(c.Members),
+		NoCTCP: c.NoCTCP, HasKey: c.Key != "", Limit: c.Limit, Members: len(c.members),
 		FounderDID: c.FounderDID, Discoverable: c.Discoverable(),
 		Bans:          append([]ListEntry(nil), c.Bans...),
 		BanExceptions: append([]ListEntry(nil), c.BanExceptions...),
@@ -56,7 +56,7 @@ type AssistAccess struct {
 
 // AssistAccess says what did ("" = anonymous) is to the named (folded) channel.
 func (s *State) AssistAccess(channel, did string) AssistAccess {
-	c := s.Channels[channel]
+	c := s.channels[channel]
 	if c == nil {
 		return AssistAccess{}
 	}
@@ -64,9 +64,9 @@ func (s *State) AssistAccess(channel, did string) AssistAccess {
 	if did == "" {
 		return a
 	}
-	a.Op = did == c.FounderDID || c.DIDOps[did]
+	a.Op = did == c.FounderDID || c.didOps[did]
 	for _, se := range s.SessionsByDID(did) {
-		if c.Members[se.ID] != nil {
+		if c.members[se.ID] != nil {
 			a.Member = true
 		}
 		if s.IsChannelOp(c, se) {
@@ -95,7 +95,7 @@ type AssistSession struct {
 func assistSession(se *Session) AssistSession {
 	return AssistSession{ID: se.ID, Node: se.Node, Nick: se.Nick, Hostmask: se.Hostmask(), DID: se.DID,
 		Oper: se.Oper, Secure: se.Secure, Bot: se.Bot, Away: se.Away, SigningKID: se.SigningKID,
-		ConnectedAt: se.ConnectedAt, Channels: sortedKeys(se.Channels)}
+		ConnectedAt: se.ConnectedAt, Channels: sortedKeys(se.channels)}
 }
 
 // AssistSessions returns the live sessions authenticated as did, sorted by id.
@@ -121,7 +121,7 @@ func (s *State) AssistSessionByNick(nick string) (AssistSession, bool) {
 
 // AssistSessionByID returns the live session with id sid.
 func (s *State) AssistSessionByID(sid string) (AssistSession, bool) {
-	se := s.Sessions[sid]
+	se := s.sessions[sid]
 	if se == nil {
 		return AssistSession{}, false
 	}
@@ -129,7 +129,7 @@ func (s *State) AssistSessionByID(sid string) (AssistSession, bool) {
 }
 
 // AssistNickOwner returns the DID owning a nick ("" when none).
-func (s *State) AssistNickOwner(nick string) string { return s.NickOwners[Fold(nick)] }
+func (s *State) AssistNickOwner(nick string) string { return s.nickOwners[Fold(nick)] }
 
 // JoinRefusal is why Apply would refuse a JOIN: its code (OK when it would be admitted) and, for a
 // ban, the entry that matched.
@@ -150,7 +150,7 @@ func (c *Channel) joinRefusal(hostmask, did, key string, invited bool) JoinRefus
 	if c.InviteOnly && !invited && !c.IsExcepted(hostmask, did) {
 		return JoinRefusal{Code: ErrInviteOnly}
 	}
-	if c.Limit > 0 && len(c.Members) >= c.Limit && !invited {
+	if c.Limit > 0 && len(c.members) >= c.Limit && !invited {
 		return JoinRefusal{Code: ErrChannelFull}
 	}
 	return JoinRefusal{Code: OK}
@@ -183,7 +183,7 @@ type AssistJoin struct {
 // AssistJoin evaluates a JOIN of the named (folded) channel by did with key, as Apply would for
 // its first connected session; a DID without a session is matched by its DID alone.
 func (s *State) AssistJoin(channel, did, key string) AssistJoin {
-	c := s.Channels[channel]
+	c := s.channels[channel]
 	if c == nil {
 		return AssistJoin{}
 	}
@@ -194,7 +194,7 @@ func (s *State) AssistJoin(channel, did, key string) AssistJoin {
 		se := sessions[0]
 		sid, v.Hostmask, oper = se.ID, se.Hostmask(), se.Oper
 		for _, other := range sessions {
-			if c.Members[other.ID] != nil {
+			if c.members[other.ID] != nil {
 				v.Member = true
 			}
 		}
@@ -205,7 +205,7 @@ func (s *State) AssistJoin(channel, did, key string) AssistJoin {
 	case oper:
 		v.Privileged = "server operator"
 	}
-	_, v.Invited = c.Invites[InviteKey(sid, did)]
+	_, v.Invited = c.invites[InviteKey(sid, did)]
 	if v.Privileged != "" {
 		v.Code = OK
 		return v
@@ -225,56 +225,21 @@ type AssistRecipient struct {
 // AssistRecipients lists the members of the named (folded) channel, local sessions by node and
 // remote members by peer, sorted by nick.
 func (s *State) AssistRecipients(channel string) []AssistRecipient {
-	c := s.Channels[channel]
+	c := s.channels[channel]
 	if c == nil {
 		return nil
 	}
 	var out []AssistRecipient
-	for id, m := range c.Members {
-		if se := s.Sessions[id]; se != nil {
+	for id, m := range c.members {
+		if se := s.sessions[id]; se != nil {
 			out = append(out, AssistRecipient{Nick: se.Nick, Node: se.Node, Prefixes: m.Prefixes(true)})
 		}
 	}
-	for _, rm := range s.RemoteMembers {
-		if rm.Channels[channel] {
+	for _, rm := range s.remoteMembers {
+		if rm.channels[channel] {
 			out = append(out, AssistRecipient{Nick: rm.Nick, Node: rm.Peer, Remote: true})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Nick < out[j].Nick })
 	return out
 }
-
-// AssistSend is what a channel's send checks see of a session: the facts behind +n, +m, +b, the
-// mute extban, +E and +C.
-type AssistSend struct {
-	Exists     bool
-	Member     bool
-	Privileged bool // a channel operator, half-op or voiced member (exempt from +m, +b and mutes)
-	Banned     bool
-	Muted      bool
-	Moderated  bool
-	NoExternal bool
-	Encrypted  bool
-	NoCTCP     bool
-}
-
-// AssistSend returns the send-check facts of session sid in the named (folded) channel.
-func (s *State) AssistSend(channel, sid string) AssistSend {
-	c := s.Channels[channel]
-	if c == nil {
-		return AssistSend{}
-	}
-	se := s.Sessions[sid]
-	mem := c.Members[sid]
-	v := AssistSend{Exists: true, Member: mem != nil, Moderated: c.Moderated, NoExternal: c.NoExternal,
-		Encrypted: c.Encrypted, NoCTCP: c.NoCTCP}
-	v.Privileged = s.IsChannelOp(c, se) || (mem != nil && (mem.HalfOp || mem.Voice))
-	if se != nil {
-		v.Banned = c.IsBanned(se.Hostmask(), se.DID)
-		v.Muted = c.IsMuted(se.Hostmask(), se.DID)
-	}
-	return v
-}
-
-// AppliedIndex is the last Raft index applied to this state.
-func (s *State) AppliedIndex() uint64 { return s.Index }
