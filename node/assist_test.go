@@ -514,3 +514,51 @@ func TestAgentSessionWithoutProvider(t *testing.T) {
 		t.Fatalf("agent.json capabilities %v (%v)", doc.Capabilities, err)
 	}
 }
+
+// TestAssistToolsAnswerAlikeOnEveryNode: on a three-node cluster a tool asked on any node reads
+// the same replicated facts: the +i and the ban that refuse a JOIN, the readable messages after an
+// anchor, and the end of a session (recorded by every node from the applied log, with the
+// transport only where the connection was).
+func TestAssistToolsAnswerAlikeOnEveryNode(t *testing.T) {
+	nodes := startCluster(t)
+	alice, aliceRes := login(t, nodes[0], "alice", "echo-message", "message-tags")
+	_, bobRes := login(t, nodes[2], "bob")
+	chanOp(t, alice, "#club", "+i")
+	chanOp(t, alice, "#hall", "+b "+bobRes.DID)
+	chanOp(t, alice, "#news")
+	first := sendAndID(t, alice, "#news", "first")
+	second := sendAndID(t, alice, "#news", "second")
+	carolKey := newEd25519(t)
+	carol, _ := loginAs(t, nodes[1], carolKey, "carol")
+	quit(t, nodes[1], carol, "carol")
+	_, carolRes := loginAs(t, nodes[1], carolKey, "carol")
+
+	asks := []struct {
+		tool, token string
+		body        map[string]any
+		code, want  string
+	}{
+		{"diagnose_join_failure", bobRes.Token, map[string]any{"channel": "#club"}, "JOIN_DENIED", "473"},
+		{"diagnose_join_failure", bobRes.Token, map[string]any{"channel": "#hall"}, "JOIN_DENIED", "474: you match the ban " + bobRes.DID},
+		{"replay_missed_messages", bobRes.Token, map[string]any{"channel": "#news", "since_msgid": first}, "GAP_REPORTED", "1 message in #news after " + first},
+		{"diagnose_disconnect", carolRes.Token, map[string]any{}, "DISCONNECT_REPORTED", `quit (Quit: done)`},
+		{"inspect_my_session", aliceRes.Token, map[string]any{}, "SESSION_REPORTED", "1 live session"},
+	}
+	for _, ask := range asks {
+		summaries := map[string]bool{}
+		for _, n := range nodes {
+			var env assist.Envelope
+			pollEvery(t, 100*time.Millisecond, ask.tool+" on "+n.cfg.NodeName, func() bool {
+				env, _ = callTool(t, n, assist.ToolsPath+ask.tool, ask.token, ask.body)
+				return env.Diagnosis.Code == ask.code && strings.Contains(env.Diagnosis.Summary, ask.want)
+			})
+			summaries[strings.Replace(env.Diagnosis.Summary, n.cfg.NodeName, "{node}", 1)] = true
+			if ask.tool == "replay_missed_messages" && !hasFact(env, "The newest is "+second) {
+				t.Errorf("%s: replay lacks %s", n.cfg.NodeName, second)
+			}
+		}
+		if len(summaries) != 1 {
+			t.Errorf("%s answers differ between nodes: %v", ask.tool, summaries)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -106,6 +107,11 @@ type SyncCursor struct {
 	Queued                       int
 }
 
+// AppliedStream is the stream of applied Raft entries (*stream.Applied is one).
+type AppliedStream interface {
+	Subscribe(name string, mode stream.Mode, fn func(stream.Entry)) error
+}
+
 // AVInspector reports the media forwarding unit's state of a channel's call.
 type AVInspector interface {
 	// InspectAV returns the facts of the call in a (folded) channel; active is false when there is
@@ -137,6 +143,9 @@ type Config struct {
 	Store Store
 	// Disconnects is this node's record of recent disconnects; nil: none recorded.
 	Disconnects *Disconnects
+	// Applied is the stream of applied Raft entries; New subscribes the disconnect record to it
+	// (nil: only the IRC edge of this node files disconnects).
+	Applied AppliedStream
 	// Send runs the message path's checks; nil: predict_message_outcome reports the state's facts.
 	Send SendChecker
 	// Sync reports the replication counters; nil: only the state's applied index.
@@ -199,6 +208,11 @@ func New(cfg Config) (*Service, error) {
 		s.opers[d] = true
 	}
 	s.tools = s.toolTable()
+	if cfg.Applied != nil && cfg.Disconnects != nil {
+		if err := cfg.Applied.Subscribe("assist disconnects", stream.DropAndResync, cfg.Disconnects.observe); err != nil {
+			return nil, fmt.Errorf("assist: subscribing to applied entries: %w", err)
+		}
+	}
 	if !cfg.LimitOff {
 		if cfg.Limit.Requests <= 0 || cfg.Limit.Window <= 0 {
 			cfg.Limit = DefaultLimit

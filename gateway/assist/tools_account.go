@@ -187,20 +187,24 @@ func (s *Service) diagnoseDisconnect(_ context.Context, who caller, body []byte)
 	}
 	list := s.cfg.Disconnects.For(acct)
 	a := newAnswer(s.cfg.Now())
-	a.fact("Disconnects are recorded in memory by the node that held the connection (this is node " + s.cfg.NodeName +
-		"); ask that node for one that happened elsewhere, and a node's restart clears its record")
+	a.fact("Every node records in memory the session ends the cluster applies, with the reason the connection's node gave; " +
+		"only that node knows the transport and connection time. A node's restart clears its record (this is node " + s.cfg.NodeName + ")")
 	if len(list) == 0 {
-		return a.diagnose(true, "DISCONNECT_REPORTED", low, "This node recorded no disconnect of "+acct), nil
+		return a.diagnose(true, "DISCONNECT_REPORTED", low, "No disconnect of "+acct+" is recorded on this node"), nil
 	}
 	last := list[0]
-	a.diagnose(true, "DISCONNECT_REPORTED", high, fmt.Sprintf("The last disconnect of %s on this node: %s (%s) at %s",
+	a.diagnose(true, "DISCONNECT_REPORTED", high, fmt.Sprintf("The last disconnect of %s: %s (%s) at %s",
 		acct, last.Kind, last.Reason, last.At.UTC().Format(time.RFC3339)))
 	for _, d := range list {
 		dur := ""
 		if !d.ConnectedAt.IsZero() {
 			dur = ", after " + d.At.Sub(d.ConnectedAt).Round(time.Second).String()
 		}
-		a.fact(fmt.Sprintf("%s: %s (%q), nick %s over %s%s", d.At.UTC().Format(time.RFC3339), d.Kind, d.Reason, d.Nick, d.Transport, dur))
+		where := "on node " + d.Node
+		if d.Transport != "" {
+			where = "over " + d.Transport + " on this node"
+		}
+		a.fact(fmt.Sprintf("%s: %s (%q), nick %s %s%s", d.At.UTC().Format(time.RFC3339), d.Kind, d.Reason, d.Nick, where, dur))
 	}
 	switch last.Kind {
 	case "ping_timeout":

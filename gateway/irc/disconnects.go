@@ -40,8 +40,8 @@ const (
 	DisconnectClosedByPeer = "connection_closed"
 )
 
-// DisconnectKind classifies a QUIT reason the edge set; closing is true when the server is
-// shutting down.
+// DisconnectKind classifies the reason a session ended (as the edge proposed it, or a node's
+// purge); closing is true when the server is shutting down.
 func DisconnectKind(reason string, closing bool) string {
 	switch {
 	case reason == "Ping timeout":
@@ -60,7 +60,7 @@ func DisconnectKind(reason string, closing bool) string {
 		return DisconnectRegistration
 	case reason == panicReason:
 		return DisconnectServerError
-	case closing:
+	case closing, reason == "Server restarted", reason == "Node left the cluster":
 		return DisconnectRestart
 	}
 	return DisconnectClosedByPeer
