@@ -38,8 +38,7 @@ type Disconnect struct {
 // every session's end, with the reason its node proposed, so every node records the same ends) and
 // the IRC edge of this node (irc.DisconnectRecorder: the transport and connection time of the
 // connections it held). Guests are not recorded: the tools ask by DID. A restart empties it; the
-// ends of the sessions a restarted node held are recorded by the other nodes, and by the
-// restarted node itself once it purges them ("Server restarted").
+// ends of the sessions a restarted node held ("Server restarted") are recorded by the other nodes.
 type Disconnects struct {
 	mu    sync.Mutex
 	byDID map[string][]Disconnect // oldest first
