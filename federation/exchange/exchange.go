@@ -75,10 +75,12 @@ type Config struct {
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
-	cfg    Config
+	cfg Config
+	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
-	pullMu sync.Mutex               // one pull round at a time
+	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
+	pullMu sync.Mutex
 	kick   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
