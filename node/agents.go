@@ -35,7 +35,8 @@ func (n *Node) mountAgentSurfaces() error {
 			SigningKeyLifetime: cfg.SigningKeyLifetime, BatchKeyPairs: signingapi.MaxBatchPairs,
 			MCP: mcp.DefaultLimit, MCPLimitsOff: cfg.NoFloodLimits, MCPBodyBytes: mcp.MaxBodyBytes,
 		},
-		Logger: n.log.With("component", "discovery"),
+		FreeFormSession: cfg.Assist.Configured(),
+		Logger:          n.log.With("component", "discovery"),
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)

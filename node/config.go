@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
@@ -122,6 +123,8 @@ type Config struct {
 
 	// Media is the upload, media proxy and encryption-key surface (gateway/media; node/media.go).
 	Media media.Options
+	// Assist configures the assistance tools' language model provider (/agent/session).
+	Assist assist.Options
 
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
 	// real network and disk). See faults.go.
@@ -152,6 +155,8 @@ func DefaultConfig() Config {
 		KeySweepEvery:      60 * time.Second,
 		SigningKeyLifetime: 90 * 24 * time.Hour,
 		Version:            "0.1.0",
+
+		Assist: assist.Defaults(),
 
 		PingAfter:   30 * time.Second,
 		PingTimeout: 60 * time.Second,

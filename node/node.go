@@ -22,6 +22,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/media"
@@ -62,6 +63,8 @@ type Node struct {
 
 	federation *peering.Federation // nil without peers
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
+
+	disconnects *assist.Disconnects // recent disconnects, for the assistance tools (assist.go)
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -122,6 +125,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
 		{"coordination", n.mountCoord},    // ACT, tasks, agents, governance, the audit timeline (coord.go)
 		{"media", n.mountMedia},           // uploads, media proxies, keys for encrypted channels (media.go)
+		{"assist", n.mountAssist},         // assistance tools and /agent/session (assist.go)
 		{"cluster plane", n.serveClusterPlane},
 		{"pprof", n.startPprofIfAsked},
 		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection
@@ -237,7 +241,7 @@ func (n *Node) startIRC(context.Context) error {
 		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
 		Federation: n.ircFederation(),
 		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
-		KeySweepEvery: cfg.KeySweepEvery,
+		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),
 	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
 	return nil
 }

@@ -121,6 +121,7 @@ func (c *client) disconnect(reason string) {
 	s := c.s
 	c.pipe.wait() // messages already read are stored and delivered before the session ends
 	s.keepalive.remove(c)
+	c.recordDisconnect(reason) // disconnects.go
 	c.finish(reason)
 	s.conns.Add(-1)
 	if m := s.cfg.Metrics; m != nil {

@@ -86,6 +86,8 @@ type Config struct {
 	Streams *stream.Streams
 	// Federation is this node's side of federation with peer servers; nil without peers.
 	Federation Federation
+	// Disconnects is told why each registered connection ended (disconnects.go); nil: nobody.
+	Disconnects DisconnectRecorder
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }

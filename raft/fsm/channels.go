@@ -67,17 +67,8 @@ func (a *applier) join(c Join) Result {
 		key := InviteKey(se.ID, se.DID)
 		_, invited := ch.invites[key]
 		if !privileged {
-			if ch.IsBanned(hostmask, se.DID) {
-				return Result{Code: ErrBanned}
-			}
-			if ch.Key != "" && c.Key != ch.Key && !invited {
-				return Result{Code: ErrBadKey}
-			}
-			if ch.InviteOnly && !invited && !ch.IsExcepted(hostmask, se.DID) {
-				return Result{Code: ErrInviteOnly}
-			}
-			if ch.Limit > 0 && len(ch.members) >= ch.Limit && !invited {
-				return Result{Code: ErrChannelFull}
+			if r := ch.joinRefusal(hostmask, se.DID, c.Key, invited); r.Code != OK {
+				return Result{Code: r.Code}
 			}
 		}
 		if invited {
