@@ -47,7 +47,7 @@ var (
 func randomCommand(c chooser) Command {
 	sess := func() string { return pick(c, genSessions) }
 	ch := func() string { return pick(c, genChannels) }
-	switch c.intn(30) {
+	switch c.intn(38) {
 	case 0, 1, 19, 20, 21:
 		id := sess()
 		return RegisterSession{ID: id, Node: pick(c, genNodes), Incarnation: pick(c, genIncs), Nick: pick(c, genNicks),
@@ -107,6 +107,8 @@ func randomCommand(c chooser) Command {
 			Source: pick(c, []string{"", "local-session", "server-key"}), ExpiresAt: pick(c, []int64{0, 0, 1_700_000_000, 1_900_000_000})}
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
+	case 30, 31, 32, 33, 34, 35, 36, 37:
+		return randomAVCommand(c)
 	case 22, 29:
 		switch c.intn(9) {
 		case 0:

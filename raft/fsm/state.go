@@ -30,6 +30,8 @@ type State struct {
 	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
 	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
 	ReadMarkers map[string]map[string]int64 `json:"read_markers,omitempty"`
+	// AV holds the channels' calls (av.go); nil until the first one.
+	AV *AVState `json:"av,omitempty"`
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.
