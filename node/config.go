@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/sfu"
 )
 
 // Config is everything a node needs to start. The zero value plus Defaults is the embedded
@@ -77,6 +78,8 @@ type Config struct {
 	// HTTPLimits bounds HTTP requests (read, header and idle timeouts, header size); zero fields
 	// take rest's defaults. No flag: tests shorten them.
 	HTTPLimits rest.HTTPLimits
+	// AV configures calls: --no-av, the forwarding unit's UDP address and public IPs.
+	AV sfu.Options
 
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration

@@ -52,6 +52,7 @@ func (n *Node) publishStored(m eventstore.Message) {
 // queue calls it, in log order, on its own goroutine.
 func (n *Node) observe(_ uint64, events []fsm.Event) {
 	n.irc.Observe(events)
+	n.observeAV(events)
 	if n.federation != nil {
 		n.federation.Observe(events)
 	}

@@ -50,7 +50,8 @@ type Node struct {
 	signing   *signingapi.API
 	exchange  *exchange.Exchange
 
-	federation *peering.Federation // nil without peers
+	federation *peering.Federation       // nil without peers
+	av         atomic.Pointer[avSurface] // calls (av.go); nil until mounted
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -253,6 +254,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := n.mountAgentSurfaces(); err != nil {
 		return n, err
 	}
+	if err := n.mountAV(prop); err != nil {
+		return n, err
+	}
 	n.serveClusterPlane()
 	n.exchange.Start()
 	if n.federation != nil {
@@ -316,6 +320,7 @@ func (n *Node) Close() error {
 		if n.clusterSrv != nil {
 			n.clusterSrv.Close()
 		}
+		n.closeAV()
 		if n.irc != nil {
 			n.irc.Close()
 		}
@@ -373,7 +378,7 @@ func (n *Node) Health() rest.Health {
 	st := n.raft.Status()
 	return rest.Health{
 		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
-		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: false, Version: n.cfg.Version,
+		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), Version: n.cfg.Version,
 		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term,
 	}
 }

@@ -276,3 +276,9 @@ func (s *SFU) Channels() []string {
 	sort.Strings(out)
 	return out
 }
+
+// HasAccount reports whether account has a participant in the channel's call.
+func (s *SFU) HasAccount(channel, account string) bool {
+	c := s.call(channel)
+	return c != nil && len(c.byAccount(account)) > 0
+}

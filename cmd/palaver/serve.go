@@ -13,6 +13,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/sfu"
 )
 
 // listFlag is a repeatable string flag.
@@ -26,6 +27,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // PALAVER_<FLAG NAME IN UPPER CASE WITH _ FOR ->; the command line wins.
 func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)) {
 	var cfg node.Config
+	cfg.AV = sfu.Defaults()
+	cfg.AV.Flags(fs)
 	var opers, operDIDs, origins, join, trustedProxies listFlag
 	var logLevel string
 	fs.StringVar(&cfg.ServerName, "server-name", "localhost", "IRC server name; also the node's did:web host name")
