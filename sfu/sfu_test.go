@@ -2,40 +2,24 @@ package sfu_test
 
 import (
 	"errors"
-	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/pion/ice/v4"
-	"github.com/pion/interceptor"
-	"github.com/pion/rtcp"
-	"github.com/pion/rtp/codecs"
 	"github.com/pion/webrtc/v4"
-	"github.com/pion/webrtc/v4/pkg/media"
 	"go.uber.org/goleak"
 
 	"github.com/palaver-chat/palaver/sfu"
+	"github.com/palaver-chat/palaver/testcluster/avclient"
 )
 
-// clientAPI is the API of the test peers: loopback candidates only, no mDNS.
 func clientAPI(t testing.TB) *webrtc.API {
 	t.Helper()
-	m := &webrtc.MediaEngine{}
-	if err := m.RegisterDefaultCodecs(); err != nil {
+	api, err := avclient.LoopbackAPI()
+	if err != nil {
 		t.Fatal(err)
 	}
-	reg := &interceptor.Registry{}
-	if err := webrtc.RegisterDefaultInterceptors(m, reg); err != nil {
-		t.Fatal(err)
-	}
-	se := webrtc.SettingEngine{}
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(reg), webrtc.WithSettingEngine(se))
+	return api
 }
 
 func newSFU(t testing.TB) *sfu.SFU {
@@ -47,231 +31,62 @@ func newSFU(t testing.TB) *sfu.SFU {
 	return s
 }
 
-// peer is a pion client in a call: it answers the SFU's offers, optionally publishes synthetic
-// VP8 and Opus samples, and counts what it receives per publisher.
-type peer struct {
-	t       testing.TB
-	name    string
-	pc      *webrtc.PeerConnection
+// member is a test peer joined to the SFU directly: signals go through Join's sink and Handle.
+type member struct {
+	*avclient.Peer
 	part    *sfu.Participant
 	signals chan sfu.Signal
-	publish bool
-
-	video, audio *webrtc.TrackLocalStaticSample
-	wantKey      atomic.Bool
-	plis         atomic.Int32
-
-	mu        sync.Mutex
-	packets   map[string]map[string]int // stream (publisher participant) → kind → packets
-	keyframes map[string]time.Time      // stream → first keyframe seen
-	ended     map[string]int            // stream → tracks whose reading ended
-
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
-func join(t testing.TB, s *sfu.SFU, api *webrtc.API, channel, callID, name string, publish bool) *peer {
+func join(t testing.TB, s *sfu.SFU, api *webrtc.API, channel, callID, name string, publish bool) *member {
 	t.Helper()
-	pc, err := api.NewPeerConnection(webrtc.Configuration{})
+	p, err := avclient.New(api, name, publish)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &peer{t: t, name: name, pc: pc, signals: make(chan sfu.Signal, 256), publish: publish,
-		packets: map[string]map[string]int{}, keyframes: map[string]time.Time{}, ended: map[string]int{}, stop: make(chan struct{})}
-	pc.OnTrack(p.onTrack)
-	var partMu sync.Mutex
-	var early []webrtc.ICECandidateInit
-	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
-		if c == nil {
-			return
-		}
-		init := c.ToJSON()
-		partMu.Lock()
-		defer partMu.Unlock()
-		if p.part == nil {
-			early = append(early, init)
-			return
-		}
-		_ = p.part.Handle(sfu.Signal{Type: sfu.SignalCandidate, Candidate: &init})
-	})
+	m := &member{Peer: p, signals: make(chan sfu.Signal, 256), stop: make(chan struct{})}
 	part, err := s.Join(channel, callID, name, func(sig sfu.Signal) error {
 		select {
-		case p.signals <- sig:
+		case m.signals <- sig:
 			return nil
 		default:
 			return errors.New("signal queue full")
 		}
 	})
 	if err != nil {
-		pc.Close()
+		p.Close()
 		t.Fatalf("%s: join: %v", name, err)
 	}
-	partMu.Lock()
-	p.part = part
-	for i := range early {
-		_ = part.Handle(sfu.Signal{Type: sfu.SignalCandidate, Candidate: &early[i]})
-	}
-	partMu.Unlock()
-	p.wg.Add(1)
-	go p.signalLoop()
-	return p
-}
-
-func (p *peer) signalLoop() {
-	defer p.wg.Done()
-	for {
-		var sig sfu.Signal
-		select {
-		case <-p.stop:
-			return
-		case sig = <-p.signals:
+	m.part = part
+	p.SetSender(func(sig sfu.Signal) error {
+		if err := part.Handle(sig); err != nil && !errors.Is(err, sfu.ErrClosed) {
+			t.Errorf("%s: %s refused: %v", name, sig.Type, err)
 		}
-		switch sig.Type {
-		case sfu.SignalOffer:
-			if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: sig.SDP}); err != nil {
-				p.t.Errorf("%s: offer: %v", p.name, err)
-				return
-			}
-			if p.publish && p.video == nil {
-				p.startPublishing()
-			}
-			answer, err := p.pc.CreateAnswer(nil)
-			if err == nil {
-				err = p.pc.SetLocalDescription(answer)
-			}
-			if err != nil {
-				p.t.Errorf("%s: answer: %v", p.name, err)
-				return
-			}
-			if err := p.part.Handle(sfu.Signal{Type: sfu.SignalAnswer, SDP: answer.SDP}); err != nil && !errors.Is(err, sfu.ErrClosed) {
-				p.t.Errorf("%s: handing the answer: %v", p.name, err)
-			}
-		case sfu.SignalCandidate:
-			if err := p.pc.AddICECandidate(*sig.Candidate); err != nil {
-				p.t.Errorf("%s: candidate: %v", p.name, err)
-			}
-		}
-	}
-}
-
-// startPublishing adds a VP8 and an Opus track and writes a sample of each every 20 ms; a video
-// frame is a keyframe only after a PLI, so a keyframe at a subscriber proves the request path.
-func (p *peer) startPublishing() {
-	var err error
-	p.video, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8}, "video", p.name)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.audio, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus}, "audio", p.name)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	vs, err := p.pc.AddTrack(p.video)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	as, err := p.pc.AddTrack(p.audio)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.wg.Add(3)
+		return nil
+	})
+	m.wg.Add(1)
 	go func() {
-		defer p.wg.Done()
+		defer m.wg.Done()
 		for {
-			pkts, _, err := vs.ReadRTCP()
-			if err != nil {
+			select {
+			case <-m.stop:
 				return
-			}
-			for _, pkt := range pkts {
-				if _, ok := pkt.(*rtcp.PictureLossIndication); ok {
-					p.plis.Add(1)
-					p.wantKey.Store(true)
+			case sig := <-m.signals:
+				if err := p.HandleSignal(sig); err != nil {
+					t.Errorf("%v", err)
 				}
 			}
 		}
 	}()
-	go func() {
-		defer p.wg.Done()
-		for {
-			if _, _, err := as.ReadRTCP(); err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer p.wg.Done()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		frame := make([]byte, 1200)
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-			}
-			frame[0] = 0x11 // VP8 frame tag, P=1: an interframe
-			if p.wantKey.Swap(false) {
-				frame[0] = 0x10
-			}
-			_ = p.video.WriteSample(media.Sample{Data: frame, Duration: 20 * time.Millisecond})
-			_ = p.audio.WriteSample(media.Sample{Data: frame[:80], Duration: 20 * time.Millisecond})
-		}
-	}()
+	return m
 }
 
-func (p *peer) onTrack(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-	stream, kind := tr.StreamID(), tr.Kind().String()
-	defer func() {
-		p.mu.Lock()
-		p.ended[stream]++
-		p.mu.Unlock()
-	}()
-	for {
-		pkt, _, err := tr.ReadRTP()
-		if err != nil {
-			return
-		}
-		key := false
-		if kind == "video" {
-			var vp8 codecs.VP8Packet
-			if payload, err := vp8.Unmarshal(pkt.Payload); err == nil && vp8.S == 1 && vp8.PID == 0 && len(payload) > 0 && payload[0]&1 == 0 {
-				key = true
-			}
-		}
-		p.mu.Lock()
-		if p.packets[stream] == nil {
-			p.packets[stream] = map[string]int{}
-		}
-		p.packets[stream][kind]++
-		if key && p.keyframes[stream].IsZero() {
-			p.keyframes[stream] = time.Now()
-		}
-		p.mu.Unlock()
-	}
-}
-
-func (p *peer) count(stream, kind string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.packets[stream][kind]
-}
-
-func (p *peer) keyframeAt(stream string) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.keyframes[stream]
-}
-
-func (p *peer) endedTracks(stream string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.ended[stream]
-}
-
-func (p *peer) close() {
-	close(p.stop)
-	p.pc.Close()
-	p.wg.Wait()
+func (m *member) close() {
+	close(m.stop)
+	m.wg.Wait()
+	m.Peer.Close()
 }
 
 // eventually polls cond until it holds or the deadline passes.
@@ -290,7 +105,7 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s := newSFU(t)
 	api := clientAPI(t)
-	var peers []*peer
+	var peers []*member
 	for _, name := range []string{"alice", "bob", "carol"} {
 		peers = append(peers, join(t, s, api, "#call", "C1", name, true))
 	}
@@ -309,7 +124,7 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	}()
 	ids := map[string]string{}
 	for _, p := range peers {
-		ids[p.name] = p.part.ID()
+		ids[p.Name] = p.part.ID()
 	}
 	for _, rx := range peers {
 		for _, tx := range peers {
@@ -317,13 +132,13 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 				continue
 			}
 			for _, kind := range []string{"audio", "video"} {
-				eventually(t, 15*time.Second, rx.name+" receives "+tx.name+"'s "+kind, func() bool {
-					return rx.count(ids[tx.name], kind) >= 50
+				eventually(t, 15*time.Second, rx.Name+" receives "+tx.Name+"'s "+kind, func() bool {
+					return rx.Count(ids[tx.Name], kind) >= 50
 				})
 			}
 		}
-		if n := rx.count(ids[rx.name], "video") + rx.count(ids[rx.name], "audio"); n != 0 {
-			t.Errorf("%s received %d packets of its own", rx.name, n)
+		if n := rx.Count(ids[rx.Name], "video") + rx.Count(ids[rx.Name], "audio"); n != 0 {
+			t.Errorf("%s received %d packets of its own", rx.Name, n)
 		}
 	}
 
@@ -332,9 +147,9 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	dave := join(t, s, api, "#call", "C1", "dave", false)
 	peers = append(peers, dave)
 	for _, tx := range peers[:3] {
-		eventually(t, 10*time.Second, "dave receives a keyframe of "+tx.name, func() bool { return !dave.keyframeAt(ids[tx.name]).IsZero() })
-		t.Logf("keyframe of %s at the late joiner after %s", tx.name, dave.keyframeAt(ids[tx.name]).Sub(joined))
-		eventually(t, 10*time.Second, "dave receives "+tx.name+"'s audio", func() bool { return dave.count(ids[tx.name], "audio") > 10 })
+		eventually(t, 10*time.Second, "dave receives a keyframe of "+tx.Name, func() bool { return !dave.KeyframeAt(ids[tx.Name]).IsZero() })
+		t.Logf("keyframe of %s at the late joiner after %s", tx.Name, dave.KeyframeAt(ids[tx.Name]).Sub(joined))
+		eventually(t, 10*time.Second, "dave receives "+tx.Name+"'s audio", func() bool { return dave.Count(ids[tx.Name], "audio") > 10 })
 	}
 
 	rep, ok := s.Inspect("#call")
@@ -379,15 +194,15 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	if r := bob.part.Reason(); r != "kicked" {
 		t.Errorf("reason %q", r)
 	}
-	for _, rx := range []*peer{peers[0], peers[2], dave} {
-		eventually(t, 10*time.Second, rx.name+"'s copies of bob's tracks end", func() bool { return rx.endedTracks(ids["bob"]) == 2 })
+	for _, rx := range []*member{peers[0], peers[2], dave} {
+		eventually(t, 10*time.Second, rx.Name+"'s copies of bob's tracks end", func() bool { return rx.Ended(ids["bob"]) == 2 })
 	}
 	eventually(t, 10*time.Second, "bob's peer connection sees the close", func() bool {
-		st := bob.pc.ConnectionState()
+		st := bob.PC.ConnectionState()
 		return st == webrtc.PeerConnectionStateClosed || st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateDisconnected
 	})
-	base := peers[0].count(ids["carol"], "video")
-	eventually(t, 10*time.Second, "alice still receives carol", func() bool { return peers[0].count(ids["carol"], "video") > base+20 })
+	base := peers[0].Count(ids["carol"], "video")
+	eventually(t, 10*time.Second, "alice still receives carol", func() bool { return peers[0].Count(ids["carol"], "video") > base+20 })
 	if err := bob.part.Handle(sfu.Signal{Type: sfu.SignalAnswer, SDP: "v=0"}); !errors.Is(err, sfu.ErrClosed) {
 		t.Errorf("a signal after the kick: %v", err)
 	}
