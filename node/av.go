@@ -11,6 +11,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/av"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/sfu"
@@ -28,7 +29,8 @@ const avDeadHostCheck = 2 * time.Second
 
 // mountAV starts the forwarding unit (unless --no-av), mounts the call routes, ends the calls
 // of this node's previous process, and has the leader end the calls of dead hosts.
-func (n *Node) mountAV(prop *proposer) error {
+func (n *Node) mountAV(context.Context) error {
+	prop := n.prop
 	opts := n.cfg.AV
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("av: %w", err)
@@ -67,6 +69,17 @@ func (n *Node) mountAV(prop *proposer) error {
 	if err := surface.gateway.Mount(n.rest); err != nil {
 		return err
 	}
+	// The roster changes reach the surface in log order; a dropped stretch is answered by a
+	// resync against the state.
+	if err := n.streams.Applied.Subscribe("av", stream.DropAndResync, func(e stream.Entry) {
+		if e.Resync {
+			surface.gateway.Resync()
+			return
+		}
+		surface.gateway.Observe(e.Events)
+	}); err != nil {
+		return fmt.Errorf("av: %w", err)
+	}
 	n.registerAVMetrics()
 	// Calls hosted by an earlier process of this node died with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -76,13 +89,6 @@ func (n *Node) mountAV(prop *proposer) error {
 	}
 	n.raft.OnLeadership(n.endCallsOfDeadHosts)
 	return nil
-}
-
-// observeAV hands applied events to the call surface.
-func (n *Node) observeAV(events []fsm.Event) {
-	if a := n.av.Load(); a != nil {
-		a.gateway.Observe(events)
-	}
 }
 
 // avRunning reports whether calls can be made on this node (health av).

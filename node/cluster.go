@@ -15,7 +15,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -68,12 +67,30 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 	return identity, nil
 }
 
+// startExchange builds the event exchange between the cluster's nodes; it subscribes to the
+// Stored stream in its constructor, and is told of every membership change.
+func (n *Node) startExchange(context.Context) error {
+	n.exchange = exchange.New(exchange.Config{
+		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
+		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
+		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
+	})
+	n.raft.OnMembership(n.membershipChanged)
+	return nil
+}
+
+// membershipChanged keeps the exchange's peer list current and has it pull at once.
+func (n *Node) membershipChanged(members []raft.Member) {
+	n.refreshMembers(members)
+	n.exchange.Kick()
+}
+
 // serveClusterPlane serves the event exchange on the cluster listener's HTTP plane (mutual TLS,
 // peers of the cluster only); an unclustered node has no such plane and no peers.
-func (n *Node) serveClusterPlane() {
+func (n *Node) serveClusterPlane(context.Context) error {
 	ln := n.raft.ClusterHTTPListener()
 	if ln == nil {
-		return
+		return nil
 	}
 	e := gin.New()
 	e.Use(gin.Recovery())
@@ -88,6 +105,7 @@ func (n *Node) serveClusterPlane() {
 			n.log.Error("cluster http server", "err", err)
 		}
 	}()
+	return nil
 }
 
 // clusterPeer names the node DID at the other end of a cluster-plane request: the node its TLS
@@ -138,19 +156,12 @@ func (n *Node) serverKeyOf(did, kid string) (ed25519.PublicKey, bool) {
 	return pub, pub != nil
 }
 
-// publish hands a message stored here to the other nodes.
-func (n *Node) publish(m eventstore.Message) {
-	if n.exchange != nil {
-		n.exchange.Publish(m)
-	}
-}
-
 // purgeRemovedNode runs on the leader after a dead node left the Raft configuration: its sessions,
 // their nicks and memberships are ended through Raft.
 func (n *Node) purgeRemovedNode(nodeID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	prop := n.prop
 	if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: nodeID, Reason: "Node left the cluster"}); err != nil {
 		n.log.Warn("purging a removed node's sessions", "removed", nodeID, "err", err)
 	}
@@ -169,14 +180,14 @@ func (n *Node) purgeDepartedNodes(ctx context.Context) {
 	var departed []string
 	n.machine.Read(func(st *fsm.State) {
 		seen := map[string]bool{}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if !known[se.Node] && !seen[se.Node] {
 				seen[se.Node] = true
 				departed = append(departed, se.Node)
 			}
 		}
 	})
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	prop := n.prop
 	for _, node := range departed {
 		if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: node, Reason: "Node left the cluster"}); err != nil {
 			n.log.Warn("purging a departed node's sessions", "departed", node, "err", err)

@@ -3,12 +3,14 @@
 // and by starting the IRC edge on TCP and TLS and the HTTP server that carries the REST API and
 // IRC over WebSocket. It holds no protocol logic; it owns start and stop order.
 //
-// Start order: data directory → cluster identity (clustered nodes only: the cluster secret file,
-// created in <data>/cluster/secret by a first node, given with --cluster-secret to joining ones,
-// and this node's certificate issued from it; see raft/trust) → state machine → Raft (a node
-// without peers bootstraps a one-node cluster) → event store → IRC edge → purge of sessions left
-// by an earlier process of this node → listeners. Stop order is the reverse: listeners, clients,
-// Raft, the event store.
+// Start is a flat list of constructors (one method each, see Start's steps): data directory →
+// state machine and streams (node/stream) → cluster identity (clustered nodes only: the cluster
+// secret file, created in <data>/cluster/secret by a first node, given with --cluster-secret to
+// joining ones, and this node's certificate issued from it; see raft/trust) → Raft (a node
+// without peers bootstraps a one-node cluster) → event store → federation → IRC edge → exchange
+// → purge of sessions left by an earlier process of this node → listeners. Surfaces subscribe to
+// the streams in their constructors. Stop order is the reverse: listeners, clients, Raft, the
+// streams, the event store.
 //
 // Two planes face the network. The public one is the HTTP server (REST, WebSocket IRC) and the IRC
 // listeners. The cluster one is Raft's port and the cluster listener (--cluster-addr), both mutual

@@ -165,8 +165,8 @@ func slowConsumerScenario(t *testing.T) string {
 	}
 	var member bool
 	n.Machine().Read(func(st *fsm.State) {
-		ch := st.Channels["#bulk"]
-		member = st.SessionByNick("bulkslow") != nil || ch == nil || len(ch.Members) != senders+1
+		ch := st.Channel("#bulk")
+		member = st.SessionByNick("bulkslow") != nil || ch == nil || ch.MemberCount() != senders+1
 	})
 	if member {
 		t.Fatal("the slow client is still a session or member")

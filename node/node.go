@@ -29,6 +29,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/signingapi"
 	"github.com/palaver-chat/palaver/gateway/transport"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -38,7 +39,8 @@ type Node struct {
 	cfg     Config
 	log     *slog.Logger
 	machine *fsm.Machine
-	render  *renderQueue // applied events, rendered off Raft's apply path (render.go)
+	streams *stream.Streams // applied entries and stored chat events, the seams surfaces plug into
+	prop    *proposer       // the one proposer: returns after this node applied and rendered
 	raft    *raft.Store
 	events  *eventstore.Store
 	irc     *irc.Server
@@ -49,6 +51,11 @@ type Node struct {
 	serverKey ed25519.PrivateKey
 	signing   *signingapi.API
 	exchange  *exchange.Exchange
+	resolver  *keyresolver.Resolver
+
+	incarnation string // this process: sessions of earlier ones are purged at start
+	ircLimiter  *transport.IPLimiter
+	runCtx      context.Context // ends at Close; cancel ends it
 
 	federation *peering.Federation       // nil without peers
 	av         atomic.Pointer[avSurface] // calls (av.go); nil until mounted
@@ -68,6 +75,10 @@ type Node struct {
 }
 
 // Start opens the node's state and starts its listeners. The node runs until Close.
+//
+// Start is a flat list of constructors, in dependency order. Each surface builds itself in its own
+// method (in its own file) from what the earlier ones opened, and subscribes to the streams
+// (n.streams) and plugs into the IRC edge (n.irc) there: a new surface is one line here.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -79,29 +90,75 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := secureDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now()}
+	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now(),
+		incarnation: ulid.Make().String(), metrics: metrics.New()}
 	defer func() {
 		if err != nil {
 			n.Close()
 			n = nil
 		}
 	}()
-	n.metrics = metrics.New()
-	n.machine = fsm.New(n.log)
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"streams", n.openStreams},        // the state machine and its streams (streams.go)
+		{"http listener", n.listenHTTP},   // its address is gossiped
+		{"raft", n.openRaft},              // replicated state, caught up before serving reads
+		{"event store", n.openEventStore}, // durable chat events
+		{"server key", n.loadServerKey},   // this node's signing key
+		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
+		{"irc", n.startIRC},               // the IRC edge
+		{"exchange", n.startExchange},     // the chat plane between the cluster's nodes (cluster.go)
+		{"leader jobs", n.startLeaderJobs},
+		{"registration", n.registerInstance}, // purge the previous process's sessions, publish the key
+		{"metrics", n.registerGauges},
+		{"irc listeners", n.listenIRC}, // bound now (discovery names them), served by "serve irc"
+		{"rest", n.buildREST},
+		{"signing api", n.mountSigning},
+		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
+		{"av", n.mountAV},                 // calls: the forwarding unit and its routes (av.go)
+		{"cluster plane", n.serveClusterPlane},
+		{"pprof", n.startPprofIfAsked},
+		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection
+		{"http", n.serveHTTP},     // WebSocket IRC too
+	}
+	for _, step := range steps {
+		if err := step.run(ctx); err != nil {
+			return n, fmt.Errorf("%s: %w", step.name, err)
+		}
+	}
+	n.log.Info("node started", "server_name", cfg.ServerName, "irc", addrOf(n.ircLn), "tls", addrOf(n.tlsLn), "http", addrOf(n.httpLn), "data", cfg.DataDir)
+	return n, nil
+}
 
-	// The IRC edge observes the state machine from the first applied entry on.
-	incarnation := ulid.Make().String()
-	// The HTTP listener comes first: its address is gossiped to the other nodes.
-	if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return n, fmt.Errorf("http listener: %w", err)
+// listenHTTP opens the HTTP listener first: its address (the base URL) is gossiped to the other
+// nodes, and runCtx starts here, for what runs until Close.
+func (n *Node) listenHTTP(context.Context) (err error) {
+	if n.httpLn, err = net.Listen("tcp", n.cfg.HTTPAddr); err != nil {
+		return err
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://" + n.httpLn.Addr().String()
+	if n.cfg.BaseURL == "" {
+		n.cfg.BaseURL = "http://" + n.httpLn.Addr().String()
 	}
-	n.cfg = cfg
+	var runCtx context.Context
+	runCtx, n.cancel = context.WithCancel(context.Background())
+	n.runCtx = runCtx
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.keepDataDirPrivate(runCtx)
+	}()
+	return nil
+}
+
+// openRaft opens Raft with the state machine, waits for a leader and applies every committed
+// entry before the node serves reads from its replica.
+func (n *Node) openRaft(ctx context.Context) (err error) {
+	cfg := n.cfg
 	identity, err := clusterIdentity(cfg, n.log)
 	if err != nil {
-		return n, err
+		return err
 	}
 	n.raft, err = raft.Open(ctx, raft.Config{
 		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
@@ -111,168 +168,200 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: n.ServerDID(), metaHTTP: cfg.BaseURL},
 		OnNodeRemoved: n.purgeRemovedNode,
 		Logger:        n.log,
-		OnApply:       func(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) },
+		OnApply:       n.observeApply,
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
 		CommitTimeout:    cfg.RaftCommitTimeout,
 		HeartbeatTimeout: cfg.RaftHeartbeatTimeout, ElectionTimeout: cfg.RaftElectionTimeout,
 	}, n.machine)
 	if err != nil {
-		return n, fmt.Errorf("raft: %w", err)
+		return err
 	}
+	n.prop = &proposer{store: n.raft, node: cfg.NodeName, rendered: n.streams.Applied}
 	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
-	err = n.raft.WaitForLeader(waitCtx)
-	if err == nil {
-		// Apply every committed entry before serving reads from the replica.
-		_, err = n.raft.ReadIndex(waitCtx)
+	defer cancelWait()
+	if err := n.raft.WaitForLeader(waitCtx); err != nil {
+		return fmt.Errorf("waiting for a leader: %w", err)
 	}
-	cancelWait()
-	if err != nil {
-		return n, fmt.Errorf("raft: waiting for a leader: %w", err)
+	// Apply every committed entry before serving reads from the replica.
+	if _, err := n.raft.ReadIndex(waitCtx); err != nil {
+		return fmt.Errorf("waiting for a leader: %w", err)
 	}
-	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: n.log,
+	return nil
+}
+
+// startLeaderJobs registers the jobs that run while this node leads: the purge of departed
+// nodes' sessions and the channel expiry sweep.
+func (n *Node) startLeaderJobs(context.Context) error {
+	n.raft.OnLeadership(n.purgeDepartedNodes)
+	n.raft.OnLeadership(n.sweepChannels)
+	return nil
+}
+
+// observeApply records how long Raft took to apply an entry.
+func (n *Node) observeApply(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) }
+
+// openEventStore opens the durable store of chat events, and the resolver and SASL verifier that
+// the edges share.
+func (n *Node) openEventStore(ctx context.Context) (err error) {
+	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(n.cfg.DataDir, "events.db"), Logger: n.log,
 		Scope: n.channelScope})
 	if err != nil {
-		return n, fmt.Errorf("event store: %w", err)
+		return err
 	}
-	resolver := keyresolver.New(keyresolver.Options{PLCDirectory: cfg.PLCDirectory, AllowPrivateAddresses: cfg.AllowPrivateDID, Logger: n.log.With("component", "keyresolver")})
-	verifier := &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}
+	n.resolver = keyresolver.New(keyresolver.Options{PLCDirectory: n.cfg.PLCDirectory, AllowPrivateAddresses: n.cfg.AllowPrivateDID,
+		Logger: n.log.With("component", "keyresolver")})
+	return nil
+}
+
+// loadServerKey loads (or creates) this node's server key; only its public half leaves the node.
+func (n *Node) loadServerKey(context.Context) (err error) {
+	n.serverKey, err = loadOrCreateServerKey(filepath.Join(n.cfg.DataDir, "keys"))
+	return err
+}
+
+// startIRC builds the IRC edge; it subscribes to the streams in its constructor.
+func (n *Node) startIRC(context.Context) error {
+	cfg := n.cfg
 	motd, err := readMOTD(cfg.MOTDFile)
 	if err != nil {
-		return n, err
-	}
-	n.render = newRenderQueue(0, cfg.Faults.render(n.observe), n.resync)
-	n.render.log = n.log.With("component", "render")
-	n.render.start()
-	prop := &proposer{store: n.raft, node: cfg.NodeName, rendered: n.render}
-	n.serverKey, err = loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
-	if err != nil {
-		return n, err
+		return err
 	}
 	n.irc = irc.New(irc.Config{
-		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: incarnation, Version: cfg.Version,
+		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: n.incarnation, Version: cfg.Version,
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Publish: n.publishStored,
-		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
+		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
+		Federation: n.ircFederation(),
+		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery,
-		// Reactions and ephemeral TAGMSGs to the other nodes (n.exchange is set before serving).
-		PublishReaction: func(r eventstore.ReactionEvent) { n.exchange.PublishReaction(r) },
-		Relay:           func(m eventstore.Message) { n.exchange.Relay(m) },
-	}, n.machine, prop, cfg.Faults.ircHistory(n.events), verifier)
-	if err := n.startFederation(prop, resolver); err != nil {
-		return n, err
-	}
-	n.machine.SetObserver(n.render.push)
-	n.machine.SetRestoreObserver(n.render.pushResync)
-	n.exchange = exchange.New(exchange.Config{
-		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
-		Deliver:         cfg.Faults.deliver(PanicExchangeDeliver, n.irc.DeliverRemote),
-		DeliverDeletion: n.irc.DeliverDeletion, Logger: n.log.With("component", "exchange"),
-		DeliverReaction: n.irc.DeliverReaction, DeliverEphemeral: n.irc.DeliverRemote,
-		Client: cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
-	})
-	n.raft.OnMembership(func(members []raft.Member) {
-		n.refreshMembers(members)
-		n.exchange.Kick()
-	})
-	n.raft.OnLeadership(n.purgeDepartedNodes)
-	n.raft.OnLeadership(n.sweepChannels)
+	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
+	return nil
+}
 
-	// Sessions held by an earlier process of this node died with it.
+// registerInstance ends the sessions an earlier process of this node held (they died with it) and
+// publishes this node's public key to every replica (the private key stays in keys/).
+func (n *Node) registerInstance(ctx context.Context) error {
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
-	_, err = prop.Propose(purgeCtx, fsm.PurgeNode{Node: cfg.NodeName, Keep: incarnation, Reason: "Server restarted"})
+	_, err := n.prop.Propose(purgeCtx, fsm.PurgeNode{Node: n.cfg.NodeName, Keep: n.incarnation, Reason: "Server restarted"})
 	cancelPurge()
 	if err != nil {
-		return n, fmt.Errorf("purging old sessions: %w", err)
+		return fmt.Errorf("purging old sessions: %w", err)
 	}
-	// Publish this node's public key to every replica (the private key stays in keys/).
 	pub := n.serverKey.Public().(ed25519.PublicKey)
 	keyCtx, cancelKey := context.WithTimeout(ctx, 30*time.Second)
-	res, err := prop.Propose(keyCtx, fsm.RegisterKey{DID: n.ServerDID(), KID: signing.KID(pub), PublicKey: pub, Source: "server-key", Purpose: "msgsig"})
-	cancelKey()
+	defer cancelKey()
+	res, err := n.prop.Propose(keyCtx, fsm.RegisterKey{DID: n.ServerDID(), KID: signing.KID(pub), PublicKey: pub, Source: "server-key", Purpose: "msgsig"})
 	if err != nil {
-		return n, fmt.Errorf("registering the server key: %w", err)
+		return fmt.Errorf("registering the server key: %w", err)
 	}
 	if res.Code != fsm.OK && res.Code != fsm.NoChange {
-		return n, fmt.Errorf("registering the server key: %s", res.Code)
+		return fmt.Errorf("registering the server key: %s", res.Code)
 	}
+	return nil
+}
 
+// registerGauges exports the node's gauges.
+func (n *Node) registerGauges(context.Context) error {
 	n.metrics.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(n.channelCount()) })
 	n.metrics.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(n.started).Seconds() })
 	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
 	n.metrics.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(n.raft.Status().Voters) })
 	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
 	n.metrics.GaugeFunc("palaver_state_hash48", "First 48 bits of the SHA-256 of the replicated state: equal on replicas at the same applied index.", n.stateHash48)
+	return nil
+}
 
-	runCtx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.keepDataDirPrivate(runCtx)
-	}()
-	limiter := transport.NewIPLimiter(cfg.MaxConnsPerIP)
+// listenIRC opens the IRC listeners (plain and TLS); serveIRC serves them once the node is built.
+func (n *Node) listenIRC(context.Context) (err error) {
+	cfg := n.cfg
+	n.ircLimiter = transport.NewIPLimiter(cfg.MaxConnsPerIP)
 	if cfg.IRCAddr != "" {
 		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
-			return n, fmt.Errorf("irc listener: %w", err)
+			return err
 		}
-		n.serve(runCtx, n.ircLn, "tcp", limiter)
 	}
 	if cfg.TLSAddr != "" {
 		cert, err := transport.LoadOrCreateCertificate(filepath.Join(cfg.DataDir, "tls"), cfg.TLSCertFile, cfg.TLSKeyFile, certHosts(cfg))
 		if err != nil {
-			return n, fmt.Errorf("tls certificate: %w", err)
+			return fmt.Errorf("tls certificate: %w", err)
 		}
 		ln, err := net.Listen("tcp", cfg.TLSAddr)
 		if err != nil {
-			return n, fmt.Errorf("tls listener: %w", err)
+			return fmt.Errorf("tls listener: %w", err)
 		}
 		n.tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-		n.serve(runCtx, n.tlsLn, "tls", limiter)
 	}
+	return nil
+}
+
+// serveIRC accepts IRC connections. It comes after every surface was built: the IRC edge's seams
+// (verbs, message checks, join tags) close at its first connection.
+func (n *Node) serveIRC(context.Context) error {
+	if n.ircLn != nil {
+		n.serve(n.runCtx, n.ircLn, "tcp", n.ircLimiter)
+	}
+	if n.tlsLn != nil {
+		n.serve(n.runCtx, n.tlsLn, "tls", n.ircLimiter)
+	}
+	return nil
+}
+
+// buildREST builds the public HTTP server's engine with the REST routes.
+func (n *Node) buildREST(context.Context) error {
+	cfg := n.cfg
 	n.signing = signingapi.New(signingapi.Config{
-		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: n.serverKey, State: n.machine, Proposer: prop,
-		Messages: n.events, Retirer: n.irc, Resolver: resolver, PeerKeyRetry: cfg.PeerKeyRetry,
+		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: n.serverKey, State: n.machine, Proposer: n.prop,
+		Messages: n.events, Retirer: n.irc, Resolver: n.resolver, PeerKeyRetry: cfg.PeerKeyRetry,
 		Logger: n.log.With("component", "signing"),
 	})
 	n.rest = rest.New(rest.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
-		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: prop},
-		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: limiter, Logger: n.log.With("component", "http"),
-		State: n.machine, Events: n.events, Resolver: resolver, Evidence: n.signing,
-		Linearize:  func(ctx context.Context) error { _, err := n.raft.ReadIndex(ctx); return err },
+		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: n.prop},
+		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: n.ircLimiter, Logger: n.log.With("component", "http"),
+		State: n.machine, Events: n.events, Resolver: n.resolver, Evidence: n.signing,
+		Linearize:  n.linearize,
 		RateLimits: rest.RateLimits{Off: cfg.NoFloodLimits},
 		// Pages on localhost at any port may open WebSocket IRC only on a node that only they
 		// can reach: bound to loopback, with a local base URL.
 		LocalWebSocketOrigins: isLoopbackListener(n.httpLn) && rest.IsLocalOrigin(cfg.BaseURL),
 		TrustedProxies:        cfg.TrustedProxies, HTTPLimits: cfg.HTTPLimits,
 	})
-	if err := n.signing.Mount(n.rest); err != nil {
-		return n, err
+	return nil
+}
+
+// linearize waits until this node's replica has applied everything committed when it was called.
+func (n *Node) linearize(ctx context.Context) error {
+	_, err := n.raft.ReadIndex(ctx)
+	return err
+}
+
+// mountSigning mounts the signing, verify and evidence routes.
+func (n *Node) mountSigning(context.Context) error { return n.signing.Mount(n.rest) }
+
+// mountAgents mounts MCP and the discovery documents.
+func (n *Node) mountAgents(context.Context) error { return n.mountAgentSurfaces() }
+
+// startPprofIfAsked serves runtime profiles on --pprof-addr.
+func (n *Node) startPprofIfAsked(context.Context) error {
+	if n.cfg.PprofAddr == "" {
+		return nil
 	}
-	if err := n.mountAgentSurfaces(); err != nil {
-		return n, err
-	}
-	if err := n.mountAV(prop); err != nil {
-		return n, err
-	}
-	n.serveClusterPlane()
+	return n.startPprof(n.cfg.PprofAddr)
+}
+
+// serveHTTP starts the exchange's and federation's loops and serves the public HTTP server.
+func (n *Node) serveHTTP(context.Context) error {
 	n.exchange.Start()
 	if n.federation != nil {
 		n.federation.Mount(n.rest.Engine())
 		n.federation.Start()
 	}
-	if cfg.PprofAddr != "" {
-		if err := n.startPprof(cfg.PprofAddr); err != nil {
-			return n, err
-		}
-	}
 	// WebSocket sessions live on their request's context: end them when the node stops.
-	n.httpSrv = n.rest.HTTPServer(runCtx)
-	httpLn := rest.SecurityHeadersListener(transport.LimitListener(n.httpLn, transport.NewIPLimiter(cfg.MaxHTTPConnsPerIP),
+	n.httpSrv = n.rest.HTTPServer(n.runCtx)
+	httpLn := rest.SecurityHeadersListener(transport.LimitListener(n.httpLn, transport.NewIPLimiter(n.cfg.MaxHTTPConnsPerIP),
 		func(addr net.Addr) {
-			n.log.Debug("http connection over the per-client cap closed", "remote", addr.String(), "cap", cfg.MaxHTTPConnsPerIP)
+			n.log.Debug("http connection over the per-client cap closed", "remote", addr.String(), "cap", n.cfg.MaxHTTPConnsPerIP)
 		}))
 	n.wg.Add(1)
 	go func() {
@@ -281,8 +370,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			n.log.Error("http server", "err", err)
 		}
 	}()
-	n.log.Info("node started", "server_name", cfg.ServerName, "irc", addrOf(n.ircLn), "tls", addrOf(n.tlsLn), "http", addrOf(n.httpLn), "data", cfg.DataDir)
-	return n, nil
+	return nil
 }
 
 func (n *Node) serve(ctx context.Context, ln net.Listener, kind string, limiter *transport.IPLimiter) {
@@ -336,8 +424,8 @@ func (n *Node) Close() error {
 				errs = append(errs, fmt.Errorf("raft: %w", err))
 			}
 		}
-		if n.render != nil { // after Raft: an Apply waiting on a full queue is drained first
-			n.render.close()
+		if n.streams != nil { // after Raft: an Apply waiting on a full queue is released either way
+			n.streams.Close()
 		}
 		if n.events != nil {
 			if err := n.events.Close(); err != nil {
@@ -387,8 +475,8 @@ func (n *Node) Health() rest.Health {
 func (n *Node) channelCount() int {
 	count := 0
 	n.machine.Read(func(st *fsm.State) {
-		for _, ch := range st.Channels {
-			if len(ch.Members) > 0 {
+		for ch := range st.Channels() {
+			if ch.MemberCount() > 0 {
 				count++
 			}
 		}
@@ -416,12 +504,13 @@ func readMOTD(path string) ([]string, error) {
 }
 
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.
-// It returns once the entry's events have been rendered here too (rendered), so that a command's
-// own effects reach its client before the command's replies.
+// It keeps the contract of irc.Proposer: it returns once this node applied the entry and every
+// Backpressure subscriber of the Applied stream handled it (rendered), so that a command's own
+// effects reach its client before the command's replies. The node has exactly one (Node.prop).
 type proposer struct {
 	store    *raft.Store
 	node     string
-	rendered *renderQueue
+	rendered *stream.Applied
 }
 
 func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error) {
@@ -436,13 +525,22 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 	if p.rendered != nil {
 		// The entry is applied: its result stands even if ctx ends before its events are
 		// rendered (they are rendered later, outside the command).
-		_ = p.rendered.waitRendered(ctx, index)
+		_ = p.rendered.WaitRendered(ctx, index)
 	}
 	res, ok := resp.(fsm.Result)
 	if !ok {
 		return fsm.Result{}, fmt.Errorf("propose: unexpected state machine response %T", resp)
 	}
 	return res, nil
+}
+
+// ircFederation is federation as the IRC edge asks of it: nil (no interface holding a nil
+// pointer) without peers.
+func (n *Node) ircFederation() irc.Federation {
+	if n.federation == nil {
+		return nil
+	}
+	return n.federation
 }
 
 // favorites adapts the replicated per-DID favourites to the REST API.
@@ -453,7 +551,7 @@ type favorites struct {
 
 func (f *favorites) Favorites(did string) []string {
 	var out []string
-	f.machine.Read(func(st *fsm.State) { out = append([]string{}, st.Favorites[did]...) })
+	f.machine.Read(func(st *fsm.State) { out = st.Favorites(did) })
 	return out
 }
 

@@ -6,12 +6,12 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc"
-	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // The points where Faults.PanicAt can make the node panic, one per loop that must survive it.
 const (
-	// PanicRender: rendering an applied entry's events (the render queue's goroutine).
+	// PanicRender: the IRC edge rendering an applied entry's events (its Applied subscriber).
 	PanicRender = "render"
 	// PanicHistoryRead: the IRC edge reading history on a connection's goroutine (JOIN replay,
 	// CHATHISTORY).
@@ -22,11 +22,12 @@ const (
 	PanicExchangePush = "exchange-push"
 	// PanicExchangePull: the event exchange's pull loop asking a peer for its events.
 	PanicExchangePull = "exchange-pull"
-	// PanicExchangeDeliver: the event exchange handing a remote message to local sessions.
+	// PanicExchangeDeliver: the IRC edge delivering a message stored from a cluster peer (its
+	// Stored subscriber).
 	PanicExchangeDeliver = "exchange-deliver"
 	// PanicFederationSend: a federation outbox sending an envelope to a peer server.
 	PanicFederationSend = "federation-send"
-	// PanicFederationApply: applying a peer server's message (its delivery to local sessions).
+	// PanicFederationApply: the IRC edge delivering a message accepted from a peer server.
 	PanicFederationApply = "federation-apply"
 )
 
@@ -34,16 +35,36 @@ func (f *Faults) panicAt(point string) bool {
 	return f != nil && f.PanicAt != nil && f.PanicAt(point)
 }
 
-// render is the render queue's renderer: r, panicking first when PanicAt says so.
-func (f *Faults) render(r func(uint64, []fsm.Event)) func(uint64, []fsm.Event) {
+// beforeApplied makes the IRC edge's render of applied entries panic when PanicAt says so (nil
+// without PanicAt).
+func (f *Faults) beforeApplied() func(string, stream.Entry) {
 	if f == nil || f.PanicAt == nil {
-		return r
+		return nil
 	}
-	return func(index uint64, events []fsm.Event) {
-		if f.panicAt(PanicRender) {
+	return func(sub string, e stream.Entry) {
+		if sub == "irc" && !e.Resync && f.panicAt(PanicRender) {
 			panic("fault injection: render")
 		}
-		r(index, events)
+	}
+}
+
+// beforeStored makes the IRC edge's delivery of a message stored from a cluster peer
+// (PanicExchangeDeliver) or a peer server (PanicFederationApply) panic when PanicAt says so.
+func (f *Faults) beforeStored() func(string, stream.Item) {
+	if f == nil || f.PanicAt == nil {
+		return nil
+	}
+	return func(sub string, it stream.Item) {
+		if sub != "irc" || it.Kind != stream.KindMessage {
+			return
+		}
+		point := PanicExchangeDeliver
+		if it.Source == stream.Federation {
+			point = PanicFederationApply
+		}
+		if f.panicAt(point) {
+			panic("fault injection: " + point)
+		}
 	}
 }
 
@@ -72,19 +93,6 @@ func (p *panickyHistory) Latest(ctx context.Context, venue string, after eventst
 		panic("fault injection: history read")
 	}
 	return p.Store.Latest(ctx, venue, after, limit)
-}
-
-// deliver is a delivery callback, panicking first at point when PanicAt says so.
-func (f *Faults) deliver(point string, d func(eventstore.Message)) func(eventstore.Message) {
-	if f == nil || f.PanicAt == nil {
-		return d
-	}
-	return func(m eventstore.Message) {
-		if f.panicAt(point) {
-			panic("fault injection: " + point)
-		}
-		d(m)
-	}
 }
 
 // client is c, whose requests panic in the goroutine that makes them when point names a point

@@ -21,7 +21,7 @@ func (n *Node) sweepChannels(ctx context.Context) {
 	if cmd.UnownedAfter == 0 && cmd.OwnedAfter == 0 {
 		return
 	}
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	prop := n.prop
 	runEvery(ctx, n.cfg.ChannelSweepEvery, func() {
 		res, err := prop.Propose(ctx, cmd)
 		switch {

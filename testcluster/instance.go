@@ -30,7 +30,7 @@ func (p inProcessNode) stop() error           { return p.n.Close() }
 
 func (p inProcessNode) state(context.Context) (NodeState, error) {
 	st := NodeState{AppliedIndex: p.n.RaftStatus().AppliedIndex, Hash: p.n.Machine().Hash()}
-	p.n.Machine().Read(func(s *fsm.State) { st.StateIndex = s.Index })
+	p.n.Machine().Read(func(s *fsm.State) { st.StateIndex = s.Index() })
 	return st, nil
 }
 

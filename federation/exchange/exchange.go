@@ -19,6 +19,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Store is the part of the event store the exchange uses.
@@ -29,6 +31,7 @@ type Store interface {
 	SetCursor(ctx context.Context, origin string, seq int64) error
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
@@ -47,19 +50,16 @@ func Name(did string) string { return strings.TrimPrefix(did, "did:web:") }
 
 // Config wires an Exchange.
 type Config struct {
-	Self    string             // this node's DID
-	Key     ed25519.PrivateKey // this node's server key
-	Store   Store
-	Keys    KeyLookup                  // registered server keys of cluster nodes
-	Peers   func() []Peer              // the other live nodes
-	Deliver func(m eventstore.Message) // hands a newly stored remote event to local sessions
-	// DeliverDeletion tells local sessions that a message was deleted on another node.
-	DeliverDeletion func(d eventstore.Deletion)
-	// DeliverReaction shows local members a react or unreact made on another node, once it applied
-	// here (see reactions.go).
-	DeliverReaction func(r eventstore.ReactionEvent)
-	// DeliverEphemeral shows local members a channel TAGMSG relayed from another node, never stored.
-	DeliverEphemeral func(m eventstore.Message)
+	Self  string             // this node's DID
+	Key   ed25519.PrivateKey // this node's server key
+	Store Store
+	Keys  KeyLookup     // registered server keys of cluster nodes
+	Peers func() []Peer // the other live nodes
+	// Stored is the node's stream of stored chat events. The exchange subscribes to it (what this
+	// node's clients sent, and what federation accepted, is pushed to the peers) and publishes
+	// into it, with source Cluster, every event it newly stored or applied from a peer (messages,
+	// deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed or published.
+	Stored *stream.Stored
 	// Authenticate names the node DID at the other end of a request's connection (the cluster
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
 	// request's body is read. Nil refuses every request.
@@ -106,7 +106,31 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	if cfg.Stored != nil {
+		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
+		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
+			panic(fmt.Sprintf("exchange: %v", err)) // two exchanges on one stream: a wiring bug
+		}
+	}
+	return x
+}
+
+// fromStream hands a stored item to the peers: what this node's clients sent (messages, reactions,
+// relayed TAGMSGs) and the messages federation accepted. A gap (items dropped) asks for a pull
+// round; the peers pull what the push missed.
+func (x *Exchange) fromStream(it stream.Item) {
+	switch {
+	case it.Gap:
+		x.Kick()
+	case it.Kind == stream.KindMessage:
+		x.Publish(*it.Message)
+	case it.Source != stream.Local: // a federated server's deletes and reactions travel in the logs
+	case it.Kind == stream.KindReaction:
+		x.PublishReaction(*it.Reaction)
+	case it.Kind == stream.KindEphemeral:
+		x.Relay(*it.Message)
+	}
 }
 
 // ContractFragment is the OpenAPI description of the node-to-node routes, served on the cluster
@@ -325,10 +349,10 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	if err := x.cfg.Store.Append(ctx, msgs...); err != nil && !errors.Is(err, eventstore.ErrDuplicate) {
 		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
 	}
-	if x.cfg.Deliver != nil {
+	if x.cfg.Stored != nil {
 		for _, m := range msgs {
 			if m.Seq != 0 {
-				x.safely("deliver", func() { x.cfg.Deliver(*m) }, "msgid", m.MsgID)
+				x.cfg.Stored.PublishMessage(stream.Cluster, *m)
 			}
 		}
 	}
@@ -515,17 +539,33 @@ func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, 
 		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
 			return last, fmt.Errorf("malformed deletion %q", d.RootMsgID)
 		}
-		err := x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
+		// A node of the cluster checked the delete against the same replicated state: only
+		// where its message stands here is checked (no Authority).
+		_, o, err := chat.AcceptDeletion(ctx, x.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
+			DeleterDID: d.SenderDID, Tags: d.Tags})
+		switch {
+		case err != nil:
+			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
+		case o == chat.Wait:
+			return last, nil
+		case o != chat.Accepted: // applied before (pushed or pulled twice), or naming another venue
+			if o == chat.Malformed {
+				x.cfg.Logger.Warn("skipping a delete that names its message in another venue", "root", d.RootMsgID, "venue", truncate(d.Venue, 80))
+			}
+			last = d.OriginSeq
+			continue
+		}
+		err = x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
 		if errors.Is(err, eventstore.ErrNotFound) {
 			return last, nil
 		}
 		if err != nil {
 			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
 		}
-		if x.cfg.DeliverDeletion != nil {
-			del := eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
-				Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}}
-			x.safely("deliver deletion", func() { x.cfg.DeliverDeletion(del) }, "root", d.RootMsgID)
+		if x.cfg.Stored != nil {
+			x.cfg.Stored.PublishDeletion(stream.Cluster, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID,
+				At: time.UnixMilli(d.AtMS), Venue: d.Venue,
+				Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
 		}
 		last = d.OriginSeq
 	}

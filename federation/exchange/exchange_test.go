@@ -24,6 +24,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // testNode is one node: a store, an exchange, an HTTP server that can be taken down.
@@ -36,6 +37,41 @@ type testNode struct {
 	down      atomic.Bool
 	mu        sync.Mutex
 	delivered map[string]int
+	stored    *stream.Stored            // what the exchange publishes; the test subscriber counts it
+	deleted   func(eventstore.Deletion) // set by a test before traffic
+	rec       *recorder                 // set by record
+}
+
+// fromStream is the test node's subscriber: it counts messages and hands deletions, reactions and
+// relayed TAGMSGs to the test's hooks.
+func (n *testNode) fromStream(it stream.Item) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch it.Kind {
+	case stream.KindMessage:
+		n.delivered[it.Message.MsgID]++
+	case stream.KindDeletion:
+		if n.deleted != nil {
+			n.deleted(*it.Deletion)
+		}
+	case stream.KindReaction:
+		if n.rec != nil {
+			n.rec.reaction(*it.Reaction)
+		}
+	case stream.KindEphemeral:
+		if n.rec != nil {
+			n.rec.typing(*it.Message)
+		}
+	}
+}
+
+// sync waits until the test subscriber handled everything published so far.
+func (n *testNode) sync() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.stored.Sync(ctx); err != nil {
+		panic(err)
+	}
 }
 
 type cluster struct {
@@ -73,14 +109,14 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		}))
 		t.Cleanup(n.srv.Close)
 		c.nodes[n.did] = n
+		n.stored = stream.NewStored(stream.StoredOptions{})
+		t.Cleanup(n.stored.Close)
+		if err := n.stored.Subscribe("test", stream.Backpressure, n.fromStream, stream.Cluster); err != nil {
+			t.Fatal(err)
+		}
 		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
-			Authenticate: headerPeer,
-			Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Deliver: func(m eventstore.Message) {
-				n.mu.Lock()
-				n.delivered[m.MsgID]++
-				n.mu.Unlock()
-			}})
+			Authenticate: headerPeer, Stored: n.stored,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		n.x.Mount(e)
 	}
 	for _, n := range c.nodes {
@@ -163,6 +199,7 @@ func (n *testNode) say(t *testing.T, text string) string {
 }
 
 func (n *testNode) count(id string) int {
+	n.sync()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.delivered[id]
@@ -267,7 +304,9 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 	c := newCluster(t, "a", "b", "c")
 	a, b, cc := c.nodes["did:web:a"], c.nodes["did:web:b"], c.nodes["did:web:c"]
 	var deleted atomic.Int32
-	cc.x.cfg.DeliverDeletion = func(eventstore.Deletion) { deleted.Add(1) }
+	cc.mu.Lock()
+	cc.deleted = func(eventstore.Deletion) { deleted.Add(1) }
+	cc.mu.Unlock()
 	ctx := context.Background()
 	// a stores a message without pushing it; b copies it by pulling, c does not have it.
 	m0 := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
@@ -286,6 +325,7 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
 		t.Fatal(err)
 	}
+	cc.sync()
 	if n, _ := cc.store.Cursor(ctx, deletionCursor("b")); n != 0 || deleted.Load() != 0 {
 		t.Fatalf("delete applied or skipped before its message arrived (cursor %d)", n)
 	}
@@ -296,6 +336,7 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := cc.store.Get(ctx, id)
+	cc.sync()
 	if err != nil || m.DeletedAt.IsZero() || deleted.Load() != 1 {
 		t.Fatalf("on c: deleted=%v delivered=%d err=%v", !m.DeletedAt.IsZero(), deleted.Load(), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
@@ -131,8 +132,8 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 			x.cfg.Logger.Warn("skipping an invalid reaction", "origin", originName, "event", r.EventID, "err", err)
 		case err != nil:
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
-		case applied && x.cfg.DeliverReaction != nil:
-			x.safely("deliver reaction", func() { x.cfg.DeliverReaction(ev) }, "event", ev.EventID)
+		case applied && x.cfg.Stored != nil:
+			x.cfg.Stored.PublishReaction(stream.Cluster, ev)
 		}
 		last = r.OriginSeq
 	}
@@ -141,7 +142,7 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 
 // deliverEphemeral hands pushed ephemeral TAGMSGs and status messages to local members.
 func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
-	if x.cfg.DeliverEphemeral == nil {
+	if x.cfg.Stored == nil {
 		return
 	}
 	for _, e := range evs {
@@ -149,6 +150,6 @@ func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
 			x.cfg.Logger.Debug("dropping a malformed ephemeral event", "origin", originName, "err", err)
 			continue
 		}
-		x.safely("deliver ephemeral", func() { x.cfg.DeliverEphemeral(*e.message(originName)) }, "msgid", e.MsgID)
+		x.cfg.Stored.PublishEphemeral(stream.Cluster, *e.message(originName))
 	}
 }

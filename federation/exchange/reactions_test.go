@@ -16,6 +16,7 @@ import (
 
 // recorder collects what an exchange delivered.
 type recorder struct {
+	n         *testNode
 	mu        sync.Mutex
 	reactions []string // event ids
 	ephemeral []string // msgids
@@ -34,21 +35,24 @@ func (r *recorder) typing(m eventstore.Message) {
 }
 
 func (r *recorder) reactionsSeen() []string {
+	r.n.sync()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.reactions)
 }
 
 func (r *recorder) ephemeralSeen() []string {
+	r.n.sync()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.ephemeral)
 }
 
 func (n *testNode) record() *recorder {
-	r := &recorder{}
-	n.x.cfg.DeliverReaction = r.reaction
-	n.x.cfg.DeliverEphemeral = r.typing
+	r := &recorder{n: n}
+	n.mu.Lock()
+	n.rec = r
+	n.mu.Unlock()
 	return r
 }
 

@@ -46,7 +46,7 @@ func (f *Federation) homeTopics(peerDID string) []Topic {
 	var out []Topic
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
-			if ch := st.Channels[name]; ch != nil && ch.Topic != "" {
+			if ch := st.Channel(name); ch != nil && ch.Topic != "" {
 				out = append(out, Topic{Channel: name, Text: ch.Topic, SetBy: ch.TopicBy, AtMS: ch.TopicAt})
 			}
 		}
@@ -77,7 +77,7 @@ func (f *Federation) applyTopic(ctx context.Context, peer Peer, t Topic) (outcom
 	fromHome := !f.IsHome(peer.DID)
 	var exists, locked bool
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channels[t.Channel]; ch != nil {
+		if ch := st.Channel(t.Channel); ch != nil {
 			exists, locked = true, ch.TopicLock
 		}
 	})

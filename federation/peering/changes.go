@@ -75,7 +75,7 @@ func (f *Federation) homeModes(peerDID string) []Change {
 	var out []Change
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
-			ch := st.Channels[name]
+			ch := st.Channel(name)
 			if ch == nil {
 				continue
 			}
@@ -149,7 +149,7 @@ func (f *Federation) applyChange(ctx context.Context, peer Peer, c Change) (outc
 		return outcomeNotLinked, nil
 	}
 	exists := false
-	f.cfg.State.Read(func(st *fsm.State) { exists = st.Channels[c.Channel] != nil })
+	f.cfg.State.Read(func(st *fsm.State) { exists = st.Channel(c.Channel) != nil })
 	if !exists {
 		return outcomeNotLinked, nil
 	}
@@ -244,7 +244,7 @@ func (f *Federation) applyTargeted(ctx context.Context, c Change, own bool) (out
 		if se == nil || (c.TargetDID != "" && se.DID != c.TargetDID) {
 			return
 		}
-		if ch := st.Channels[c.Channel]; c.Kind == ChangeInvite || (ch != nil && ch.Members[se.ID] != nil) {
+		if ch := st.Channel(c.Channel); c.Kind == ChangeInvite || (ch != nil && ch.IsMember(se.ID)) {
 			target = se.ID
 		}
 	})

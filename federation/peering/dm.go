@@ -51,7 +51,7 @@ func (f *Federation) dmForPeer(peerDID, venue, senderDID string) bool {
 	}
 	present := false
 	f.cfg.State.Read(func(st *fsm.State) {
-		for _, m := range st.RemoteMembers {
+		for m := range st.RemoteMembers() {
 			if m.Peer == peerDID && m.DID == other {
 				present = true
 				return

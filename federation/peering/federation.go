@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -55,11 +56,12 @@ type Config struct {
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
 	Client       *http.Client
 	PeerKeyRetry time.Duration // default 60 s
-	// Deliver hands a newly stored peer message to local sessions; DeliverDeletion a delete.
-	Deliver         func(eventstore.Message)
-	DeliverDeletion func(eventstore.Deletion)
-	// Publish hands a stored peer message to the other nodes of the cluster.
-	Publish       func(eventstore.Message)
+	// Streams are the node's streams. Federation subscribes to Applied (linked channels' state
+	// changes made here go to their peers) and to Stored (what this node's clients sent wakes the
+	// outboxes), and publishes every message, delete and reaction it accepted from a peer into
+	// Stored with source Federation (local sessions and the other nodes of the cluster get it
+	// from there). Nil in unit tests: nothing is observed or published.
+	Streams       *stream.Streams
 	Registerer    prometheus.Registerer // palaver_federation_* metrics; nil: not exported
 	SendEvery     time.Duration         // outbox poll interval; default 1 s
 	CatchUpWindow time.Duration         // oldest event sent; default 24 h
@@ -137,7 +139,49 @@ func New(cfg Config) (*Federation, error) {
 	f.keys = newPeerKeys(cfg.Client, cfg.PeerKeyRetry, cfg.Now, f.fileKey)
 	f.metrics = newMetrics(cfg.Registerer)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
+	// The outboxes exist from the start (Start runs them): the stream subscribers read the map.
+	for _, did := range f.peerDIDs() {
+		f.outboxes[did] = newOutbox(f, f.peers[did])
+	}
+	if err := f.subscribe(cfg.Streams); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// subscribe makes federation a subscriber of the node's streams. Applied is Backpressure: a
+// linked channel's topic change must reach its peer. Stored is DropAndResync: it only wakes
+// outboxes, which send from the durable log, so a gap wakes them all.
+func (f *Federation) subscribe(st *stream.Streams) error {
+	if st == nil {
+		return nil
+	}
+	if err := st.Applied.Subscribe("federation", stream.Backpressure, func(e stream.Entry) {
+		if !e.Resync {
+			f.Observe(e.Events)
+		}
+	}); err != nil {
+		return fmt.Errorf("peering: %w", err)
+	}
+	if err := st.Stored.Subscribe("federation", stream.DropAndResync, func(it stream.Item) {
+		switch {
+		case it.Gap, it.Kind == stream.KindMessage, it.Kind == stream.KindDeletion:
+			f.Kick()
+		case it.Kind == stream.KindReaction:
+			f.Reacted(it.Reaction.Venue)
+		}
+	}, stream.Local); err != nil {
+		return fmt.Errorf("peering: %w", err)
+	}
+	return nil
+}
+
+// publish hands a chat event accepted from a peer to the Stored stream; a no-op without one.
+func (f *Federation) publish(it stream.Item) {
+	if f.cfg.Streams != nil {
+		it.Source = stream.Federation
+		f.cfg.Streams.Stored.Publish(it)
+	}
 }
 
 // Mount registers the federation routes.
@@ -148,8 +192,7 @@ func (f *Federation) Mount(e *gin.Engine) {
 // Start runs one outbox per peer until Close.
 func (f *Federation) Start() {
 	for _, did := range f.peerDIDs() {
-		o := newOutbox(f, f.peers[did])
-		f.outboxes[did] = o
+		o := f.outboxes[did]
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()

@@ -15,12 +15,11 @@ import (
 // not that user is online, and the peer does not choose the host its users are shown with.
 func TestPeerCannotSpeakAsOfflineLocalUsers(t *testing.T) {
 	now := time.Now()
-	f, _ := testFederation(t, &now)
-	var st *fsm.State
-	f.cfg.State.Read(func(s *fsm.State) { st = s })
 	const alice, carol, remote = "did:plc:aliceaaaaaaaaaaaaaaaaaaa", "did:plc:carolccccccccccccccccccc", "did:plc:remoterrrrrrrrrrrrrrrrrr"
-	st.NickOwners["alice"], st.DIDNicks[alice] = alice, "alice" // owns a nick, offline
-	st.Keys[carol] = map[string]*fsm.KeyRecord{"k": {KID: "k", Source: "local-session"}}
+	fx := fsm.NewFixture()
+	fx.SetNickOwner("alice", alice) // owns a nick, offline
+	fx.AddKey(carol, fsm.KeyRecord{KID: "k", Source: "local-session"})
+	f, _ := testFederationOver(t, &now, fx)
 	peer := f.peers["did:web:a.example"]
 	origin := originName(peer.DID)
 

@@ -13,6 +13,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -350,18 +352,16 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 		return outcomeInvalidSig, nil
 	}
 	if m.ReplacesMsgID != "" {
-		root, err := f.cfg.Store.Root(ctx, m.ReplacesMsgID)
-		switch {
-		case errors.Is(err, eventstore.ErrNotFound):
-			return outcomeWait, nil
-		case err != nil:
-			return "", err
-		case root.Venue != m.Venue || root.MsgID != m.ReplacesMsgID || m.Tags["+draft/edit"] != root.MsgID:
-			return outcomeMalformed, nil
-		case root.SenderDID == "" || root.SenderDID != m.SenderDID:
-			return outcomeNotAuthor, nil
-		case !sig.authorizes(root, peer):
-			return outcomeUnsigned, nil
+		o, err := chat.AcceptEdit(ctx, f.cfg.Store, chat.RemoteEdit{Replaces: m.ReplacesMsgID, Venue: m.Venue,
+			EditorDID: m.SenderDID, Tags: m.Tags, Authority: &chat.Authority{IsOp: f.isDIDOp,
+				Signature: func(root eventstore.Message) chat.Outcome {
+					if !sig.authorizes(root, peer) {
+						return chat.Unsigned
+					}
+					return chat.Accepted
+				}}})
+		if err != nil || o != chat.Accepted {
+			return outcome(o), err
 		}
 	}
 	m.Tags[TagOrigin] = originName(peer.DID)
@@ -375,12 +375,7 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 	if m.Seq == 0 {
 		return outcomeDuplicate, nil
 	}
-	if f.cfg.Deliver != nil {
-		f.cfg.Deliver(*m)
-	}
-	if f.cfg.Publish != nil {
-		f.cfg.Publish(*m)
-	}
+	f.publish(stream.Item{Kind: stream.KindMessage, Message: m})
 	return outcomeStored, nil
 }
 
@@ -438,31 +433,21 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if f.ownedLocally(d.SenderDID, deleterNick) {
 		return outcomeImpostor, nil
 	}
-	root, err := f.cfg.Store.Root(ctx, d.RootMsgID)
-	switch {
-	case errors.Is(err, eventstore.ErrNotFound):
-		return outcomeWait, nil
-	case err != nil:
-		return "", err
-	case root.Venue != d.Venue || root.MsgID != d.RootMsgID:
-		return outcomeMalformed, nil
-	case !root.DeletedAt.IsZero():
-		return outcomeDuplicate, nil
-	}
-	author := root.SenderDID != "" && root.SenderDID == d.SenderDID
-	if !author && !f.isDIDOp(d.Venue, d.SenderDID) {
-		return outcomeNotOp, nil
-	}
 	tags := sanitizeTags(d.Tags)
-	if tags["+draft/delete"] != root.MsgID {
-		return outcomeMalformed, nil
-	}
-	sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", tags)
-	if sig.verdict == verdictInvalid {
-		return outcomeInvalidSig, nil
-	}
-	if !sig.authorizes(root, peer) {
-		return outcomeUnsigned, nil
+	root, o, err := chat.AcceptDeletion(ctx, f.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
+		DeleterDID: d.SenderDID, DeleterNick: deleterNick, Tags: tags, Authority: &chat.Authority{IsOp: f.isDIDOp,
+			Signature: func(root eventstore.Message) chat.Outcome {
+				sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", tags)
+				switch {
+				case sig.verdict == verdictInvalid:
+					return chat.Outcome(outcomeInvalidSig)
+				case !sig.authorizes(root, peer):
+					return chat.Unsigned
+				}
+				return chat.Accepted
+			}}})
+	if err != nil || o != chat.Accepted {
+		return outcome(o), err
 	}
 	tags[TagOrigin] = originName(peer.DID)
 	tags[deletionEventIDTag] = d.EventID
@@ -480,9 +465,8 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 		}
 		return "", err
 	}
-	if f.cfg.DeliverDeletion != nil {
-		f.cfg.DeliverDeletion(eventstore.Deletion{RootMsgID: root.MsgID, At: at, Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by})
-	}
+	f.publish(stream.Item{Kind: stream.KindDeletion, Deletion: &eventstore.Deletion{RootMsgID: root.MsgID, At: at,
+		Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by}})
 	return outcomeStored, nil
 }
 
@@ -500,18 +484,18 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 	owned := false
 	f.cfg.State.Read(func(st *fsm.State) {
 		if did != "" {
-			if len(st.SessionsByDID(did)) > 0 || st.DIDNicks[did] != "" {
+			if len(st.SessionsByDID(did)) > 0 || st.OwnedNick(did) != "" {
 				owned = true
 				return
 			}
-			for _, k := range st.Keys[did] {
+			for _, k := range st.KeysOf(did) {
 				if k.Source == "server-key" || k.Source == "local-session" {
 					owned = true
 					return
 				}
 			}
 		}
-		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwners[fsm.Fold(nick)] != "") {
+		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwner(fsm.Fold(nick)) != "") {
 			owned = true
 		}
 	})
@@ -537,8 +521,8 @@ func remotePrefix(peer Peer, nick, sender string) string {
 func (f *Federation) isDIDOp(channel, did string) bool {
 	op := false
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channels[channel]; ch != nil && did != "" {
-			op = ch.FounderDID == did || ch.DIDOps[did]
+		if ch := st.Channel(channel); ch != nil && did != "" {
+			op = ch.FounderDID == did || ch.IsDIDOp(did)
 		}
 	})
 	return op

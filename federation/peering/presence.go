@@ -89,9 +89,9 @@ func (f *Federation) presenceSnapshot(peerDID string) []Presence {
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
 			p := Presence{Kind: PresenceMembers, Channel: name, Members: []PresenceMember{}}
-			if ch := st.Channels[name]; ch != nil {
+			if ch := st.Channel(name); ch != nil {
 				for _, id := range ch.MemberIDs() {
-					if se := st.Sessions[id]; se != nil && len(p.Members) < maxSnapshotMembers {
+					if se := st.Session(id); se != nil && len(p.Members) < maxSnapshotMembers {
 						p.Members = append(p.Members, PresenceMember{Nick: se.Nick, User: se.User, DID: se.DID})
 					}
 				}

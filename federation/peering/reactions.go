@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
@@ -106,9 +107,10 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	tags[TagOrigin] = originName(peer.DID)
 	// Filed in this node's reaction log, so the other nodes of the cluster copy it too (the origin
 	// tag keeps it from being sent back to a peer).
-	applied, err := f.cfg.Store.FileReaction(ctx, eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
+	ev := eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
 		Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
-		Sender: sender, SenderDID: r.SenderDID, Tags: tags})
+		Sender: sender, SenderDID: r.SenderDID, Tags: tags}
+	applied, err := f.cfg.Store.FileReaction(ctx, ev)
 	switch {
 	case errors.Is(err, eventstore.ErrDuplicate):
 		return outcomeDuplicate, nil
@@ -117,9 +119,8 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	case err != nil:
 		return "", err
 	}
-	if f.cfg.Deliver != nil && applied {
-		f.cfg.Deliver(eventstore.Message{MsgID: r.EventID, Venue: r.Venue, Command: "TAGMSG", Sender: sender,
-			SenderNick: nick, SenderDID: r.SenderDID, Tags: tags, Time: at, Origin: f.cfg.NodeName})
+	if applied {
+		f.publish(stream.Item{Kind: stream.KindReaction, Reaction: &ev})
 	}
 	return outcomeStored, nil
 }

@@ -21,9 +21,15 @@ func (s fixedState) Read(f func(*fsm.State)) { f(s.st) }
 // did:web:a.example (its home) over #c.
 func testFederation(t *testing.T, now *time.Time) (*Federation, ed25519.PrivateKey) {
 	t.Helper()
+	return testFederationOver(t, now, fsm.NewFixture())
+}
+
+// testFederationOver is testFederation over the state fx holds, with the server key added to it.
+func testFederationOver(t *testing.T, now *time.Time, fx *fsm.Fixture) (*Federation, ed25519.PrivateKey) {
+	t.Helper()
 	pub, key, _ := ed25519.GenerateKey(rand.Reader)
-	st := fsm.NewState()
-	st.Keys["did:web:b.example"] = map[string]*fsm.KeyRecord{signing.KID(pub): {KID: signing.KID(pub), PublicKey: pub, Source: "server-key"}}
+	fx.AddKey("did:web:b.example", fsm.KeyRecord{KID: signing.KID(pub), PublicKey: pub, Source: "server-key"})
+	st := fx.State()
 	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
 		Peers: []Peer{{DID: "did:web:a.example", BaseURL: "http://a.example", Trust: TrustFull}},
 		Links: []Link{{Channel: "#c", Peer: "did:web:a.example"}},

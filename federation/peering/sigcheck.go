@@ -73,7 +73,7 @@ func checkSignature(ctx context.Context, f *Federation, peer Peer, command, send
 			if k := st.Key(senderDID, kid); k != nil && k.RemovedAt == 0 {
 				pub, vouched = append(ed25519.PublicKey(nil), k.PublicKey...), k.Source == "origin-server"
 			}
-			for _, k := range st.Keys[senderDID] {
+			for _, k := range st.KeysOf(senderDID) {
 				known = known || k.Source != "origin-server"
 			}
 		})

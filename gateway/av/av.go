@@ -77,7 +77,21 @@ type Gateway struct {
 	ctx    context.Context // ends at Close: every signalling session ends with it
 	cancel context.CancelFunc
 	tasks  chan func(context.Context)
+
+	mu     sync.Mutex // lock tier 9: guards closed against wg.Add after Close
+	closed bool
 	wg     sync.WaitGroup
+}
+
+// track counts one more goroutine Close waits for; false once Close started.
+func (g *Gateway) track() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
 }
 
 // New builds the surface; its background work (proposals, the sweep of empty calls) runs until
@@ -106,6 +120,9 @@ func (g *Gateway) Running() bool { return g.cfg.SFU != nil }
 
 // Close ends the signalling sessions and the background work.
 func (g *Gateway) Close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 	g.cancel()
 	g.wg.Wait()
 }

@@ -103,7 +103,9 @@ func (g *Gateway) recheck(channel string) {
 // background runs f on a goroutine of its own (closing peer connections takes a while), which
 // Close waits for.
 func (g *Gateway) background(f func()) {
-	g.wg.Add(1)
+	if !g.track() {
+		return
+	}
 	go func() {
 		defer g.wg.Done()
 		f()
@@ -145,4 +147,29 @@ func eventMsgID(e *fsm.Event) string {
 	_ = id.SetTime(uint64(max(e.Time, 0)))
 	_ = id.SetEntropy(h[:10])
 	return id.String()
+}
+
+// Resync reconciles the forwarding unit with the roster after events were missed: calls that
+// ended are torn down, and every live call hosted here is checked against its channel.
+func (g *Gateway) Resync() {
+	if g.cfg.SFU == nil {
+		return
+	}
+	live := map[string]string{} // channel → live call hosted here
+	g.cfg.State.Read(func(st *fsm.State) {
+		for _, call := range st.AVLive() {
+			if call.Host == g.cfg.Node {
+				live[call.Channel] = call.ID
+			}
+		}
+	})
+	for _, ch := range g.cfg.SFU.Channels() {
+		if rep, ok := g.cfg.SFU.Inspect(ch); ok && live[ch] != rep.CallID {
+			channel, id := ch, rep.CallID
+			g.background(func() { g.cfg.SFU.End(channel, id, "call ended") })
+		}
+	}
+	for ch := range live {
+		g.recheck(ch)
+	}
 }

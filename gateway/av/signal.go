@@ -74,6 +74,11 @@ func (g *Gateway) serveSignal(c *gin.Context) {
 		return
 	}
 	// The token authorizes the connection (no cookie does), so any origin may use it.
+	if !g.track() {
+		rest.WriteError(c, http.StatusServiceUnavailable, "The server is shutting down")
+		return
+	}
+	defer g.wg.Done()
 	ws, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		g.log.Debug("signalling upgrade failed", "err", err)
@@ -81,8 +86,6 @@ func (g *Gateway) serveSignal(c *gin.Context) {
 		return
 	}
 	ws.SetReadLimit(MaxSignalBytes)
-	g.wg.Add(1)
-	defer g.wg.Done()
 	g.runSession(ws, call, cl.Account)
 }
 

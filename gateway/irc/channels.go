@@ -65,8 +65,8 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 	if m.Param(0) == "0" {
 		var chans []string
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.Sessions[c.id]; se != nil {
-				for ch := range se.Channels {
+			if se := st.Session(c.id); se != nil {
+				for ch := range se.Channels() {
 					chans = append(chans, ch)
 				}
 			}
@@ -206,9 +206,9 @@ func handleTOPIC(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var member, exists bool
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[name]; ch != nil {
+		if ch := st.Channel(name); ch != nil {
 			exists = true
-			member = ch.Members[c.id] != nil
+			member = ch.IsMember(c.id)
 		}
 	})
 	if !exists {
@@ -238,7 +238,7 @@ func (c *client) sendTopic(rb *respBuf, name string, asked bool) {
 	var at int64
 	var exists, visible bool
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[name]; ch != nil {
+		if ch := st.Channel(name); ch != nil {
 			exists = true
 			visible = ch.CanRead(c.id, c.currentDID()) || c.oper
 			topic, by, at = ch.Topic, ch.TopicBy, ch.TopicAt
@@ -279,7 +279,7 @@ func (c *client) sendNames(rb *respBuf, name string) {
 	var entries []string
 	var symbol = "="
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
@@ -294,9 +294,9 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
 		// under the state's read lock, which Apply waits for) was a third of the server's CPU
 		// when 5,000 clients joined one channel (B5).
-		entries = make([]string, 0, len(ch.Members))
-		for id, m := range ch.Members {
-			se := st.Sessions[id]
+		entries = make([]string, 0, ch.MemberCount())
+		for id, m := range ch.Members() {
+			se := st.Session(id)
 			if se == nil {
 				continue
 			}
@@ -342,17 +342,17 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var rows []row
 	c.s.state.Read(func(st *fsm.State) {
-		for name, ch := range st.Channels {
-			if filter != nil && !filter[name] {
+		for ch := range st.Channels() {
+			if filter != nil && !filter[ch.Name] {
 				continue
 			}
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 				continue
 			}
-			if len(ch.Members) == 0 && ch.Topic == "" {
+			if ch.MemberCount() == 0 && ch.Topic == "" {
 				continue
 			}
-			rows = append(rows, row{name: name, topic: ch.Topic, modes: ch.ModeString(), count: len(ch.Members)})
+			rows = append(rows, row{name: ch.Name, topic: ch.Topic, modes: ch.ModeString(), count: ch.MemberCount()})
 		}
 	})
 	sortSlice(rows, func(a, b row) bool {

@@ -125,8 +125,8 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		name := fsm.Fold(target)
 		var exists, member bool
 		c.s.state.Read(func(st *fsm.State) {
-			if ch := st.Channels[name]; ch != nil {
-				exists, member = true, ch.Members[c.id] != nil
+			if ch := st.Channel(name); ch != nil {
+				exists, member = true, ch.IsMember(c.id)
 			}
 		})
 		if !exists {
@@ -151,7 +151,7 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		c.s.state.Read(func(st *fsm.State) {
 			if se := st.SessionByNick(target); se != nil {
 				other = se.DID
-			} else if owner := st.NickOwners[fsm.Fold(target)]; owner != "" {
+			} else if owner := st.NickOwner(fsm.Fold(target)); owner != "" {
 				other = owner
 			}
 		})

@@ -111,9 +111,9 @@ func (c *client) targetCandidates() []historyTarget {
 	me := c.currentDID()
 	var out []historyTarget
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.Sessions[c.id]; se != nil {
-			for name := range se.Channels {
-				if ch := st.Channels[name]; ch != nil && ch.CanRead(c.id, me) {
+		if se := st.Session(c.id); se != nil {
+			for name := range se.Channels() {
+				if ch := st.Channel(name); ch != nil && ch.CanRead(c.id, me) {
 					out = append(out, historyTarget{name: ch.Name, venue: name})
 				}
 			}
@@ -122,17 +122,17 @@ func (c *client) targetCandidates() []historyTarget {
 			return
 		}
 		nickOf := map[string]string{}
-		for nick, did := range st.NickOwners {
+		for nick, did := range st.NickOwners() {
 			if nickOf[did] == "" {
 				nickOf[did] = nick
 			}
 		}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if se.DID != "" {
 				nickOf[se.DID] = se.Nick
 			}
 		}
-		for did := range st.Keys {
+		for did := range st.AllKeys() {
 			if _, ok := nickOf[did]; !ok {
 				nickOf[did] = ""
 			}

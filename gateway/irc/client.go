@@ -94,6 +94,7 @@ func (s *Server) newClient(conn transport.Conn) *client {
 // idles; everything else runs on short-lived goroutines (see readLoop) and this frame stays small,
 // so that the reader keeps the runtime's smallest stack.
 func (s *Server) Handle(conn transport.Conn) {
+	s.startServing()
 	var c *client
 	offReader(func() { c = s.connect(conn) })
 	reason := c.readLoop()
@@ -362,7 +363,7 @@ func (c *client) dispatch(m ircmsg.Message) {
 	if c.collectMultiline(m) {
 		return
 	}
-	h, ok := commands[m.Command]
+	h, ok := c.s.lookupCommand(m.Command)
 	pipelined := ok && c.pipelinable(m)
 	if !pipelined {
 		c.pipe.wait() // state changes and their replies never overtake earlier messages

@@ -11,8 +11,8 @@ import (
 )
 
 // Observe renders replicated state changes for the sessions connected to this node. The node
-// calls it for each applied command, in log order, from one goroutine (its render queue, off
-// Raft's apply path). The audience of an event is the local members of its channel as of that
+// calls it for each applied command, in log order, from one goroutine (its subscription to the
+// Applied stream, off Raft's apply path). The audience of an event is the local members of its channel as of that
 // event (see renderedMembers), not as of the state now, which may already be further on.
 func (s *Server) Observe(events []fsm.Event) {
 	s.rendered.mu.Lock()
@@ -36,8 +36,8 @@ func (s *Server) Resync() {
 	s.rendered.channels = nil
 	s.state.Read(func(st *fsm.State) {
 		for id, c := range clients {
-			if se := st.Sessions[id]; se != nil {
-				for name := range se.Channels {
+			if se := st.Session(id); se != nil {
+				for name := range se.Channels() {
 					s.rendered.add(name, c)
 				}
 			}
@@ -194,6 +194,9 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 	}
 	extended := msg("JOIN", e.Channel, account, e.Actor.Realname)
 	extended.msg.ForceTrailing = true
+	if tags := s.joinTags(e.Channel, e.Actor.ID, e.Actor.DID); tags != nil {
+		plain.clientTags, extended.clientTags = tags, tags
+	}
 	for _, c := range members {
 		if c.has(capExtendedJoin) {
 			c.deliver(extended, c == actor)
@@ -203,7 +206,7 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 	}
 	var away string
 	s.state.Read(func(st *fsm.State) {
-		if se := st.Sessions[e.Actor.ID]; se != nil {
+		if se := st.Session(e.Actor.ID); se != nil {
 			away = se.Away
 		}
 	})

@@ -28,13 +28,7 @@ type Federation interface {
 	// ActOnRemote sends a kick or invite of a user of the linked peer to that peer, with the
 	// same outcomes.
 	ActOnRemote(ctx context.Context, change peering.Change) error
-	// Reacted tells federation that a reaction was made on this node in channel (a no-op for a
-	// channel that is not linked): the outbox sends it from the event store's reaction log.
-	Reacted(channel string)
 }
-
-// SetFederation connects the edge to federation; call it once, before the edge serves clients.
-func (s *Server) SetFederation(f Federation) { s.federation = f }
 
 // federatedTopic sends a TOPIC change of a channel whose home is a peer server to that home,
 // after checking the actor against this server's own state. It reports false when the channel's
@@ -50,12 +44,12 @@ func (c *client) federatedTopic(rb *respBuf, m ircmsg.Message, channel string) b
 	}
 	allowed := false
 	c.s.state.Read(func(st *fsm.State) {
-		ch, se := st.Channels[channel], st.Sessions[c.id]
+		ch, se := st.Channel(channel), st.Session(c.id)
 		if ch == nil || se == nil {
 			return
 		}
-		me := ch.Members[c.id]
-		allowed = !ch.TopicLock || st.IsChannelOp(ch, se) || (me != nil && me.HalfOp)
+		me, _ := ch.Member(c.id)
+		allowed = !ch.TopicLock || st.IsChannelOp(ch, se) || me.HalfOp
 	})
 	if !allowed {
 		c.codeReply(rb, fsm.ErrChanOpNeeded, m.Param(0), "")
@@ -91,8 +85,8 @@ func (c *client) homeElsewhere(channel string) bool {
 func (c *client) isLocalOp(channel string) bool {
 	op := false
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[channel]; ch != nil {
-			op = st.IsChannelOp(ch, st.Sessions[c.id])
+		if ch := st.Channel(channel); ch != nil {
+			op = st.IsChannelOp(ch, st.Session(c.id))
 		}
 	})
 	return op
@@ -168,15 +162,6 @@ func (c *client) federatedPin(rb *respBuf, verb, channel, msgid string, add bool
 	c.requestOutcome(rb, verb, channel, err)
 }
 
-// federatedReaction wakes federation for a reaction made in channel. The reaction itself (its
-// event id, tags and time) is already filed in the event store's reaction log, which the outbox
-// reads; only the channel matters here.
-func (c *client) federatedReaction(channel, _ string, _ map[string]string, _ time.Time) {
-	if c.s.federation != nil {
-		c.s.federation.Reacted(channel)
-	}
-}
-
 // remoteWhois answers WHOIS for a user of a peer server present in linked channels; it reports
 // false when nick is not one.
 func (c *client) remoteWhois(rb *respBuf, nick string) bool {
@@ -188,8 +173,8 @@ func (c *client) remoteWhois(rb *respBuf, nick string) bool {
 			return
 		}
 		m = *rm
-		for _, name := range sortedChannelNames(rm.Channels) {
-			if ch := st.Channels[name]; ch == nil || ch.CanRead(c.id, c.currentDID()) || c.oper {
+		for _, name := range rm.ChannelNames() {
+			if ch := st.Channel(name); ch == nil || ch.CanRead(c.id, c.currentDID()) || c.oper {
 				channels = append(channels, name)
 			}
 		}
@@ -213,7 +198,7 @@ func (c *client) remoteWhois(rb *respBuf, nick string) bool {
 func (c *client) remoteTarget(channel, nick string, inChannel bool) (fsm.RemoteMember, bool) {
 	var m fsm.RemoteMember
 	c.s.state.Read(func(st *fsm.State) {
-		if rm := st.RemoteByNick(nick); rm != nil && (!inChannel || rm.Channels[channel]) {
+		if rm := st.RemoteByNick(nick); rm != nil && (!inChannel || rm.InChannel(channel)) {
 			m = *rm
 		}
 	})

@@ -112,8 +112,8 @@ func (c *client) joinCount(m ircmsg.Message) int {
 	if m.Param(0) == "0" {
 		n := 0
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.Sessions[c.id]; se != nil {
-				n = len(se.Channels)
+			if se := st.Session(c.id); se != nil {
+				n = se.ChannelCount()
 			}
 		})
 		return n

@@ -9,6 +9,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -103,34 +104,11 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 // statusmsg.go) limits it to the members with that prefix or a higher one, live only.
 func (c *client) channelMessage(cmd, status, name, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
-	var refusal string
-	var exists, moderator, member bool
-	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
-		if ch == nil {
-			return
-		}
-		exists = true
-		se := st.Sessions[c.id]
-		mem := ch.Members[c.id]
-		privileged := st.IsChannelOp(ch, se) || (mem != nil && (mem.HalfOp || mem.Voice))
-		moderator = st.IsChannelOp(ch, se) || (mem != nil && mem.HalfOp)
-		member = mem != nil
-		switch {
-		case mem == nil && ch.NoExternal && !c.oper:
-			refusal = "Cannot send to channel (+n)"
-		case ch.Moderated && !privileged:
-			refusal = "Cannot send to channel (+m)"
-		case !privileged && se != nil && ch.IsBanned(se.Hostmask(), se.DID):
-			refusal = "Cannot send to channel (+b)"
-		case !privileged && se != nil && ch.IsMuted(se.Hostmask(), se.DID):
-			refusal = "Cannot send to channel (muted)"
-		case ch.Encrypted && cmd != "TAGMSG" && !strings.HasPrefix(text, "ENC"):
-			refusal = "Cannot send to channel (+E: encrypted messages only)"
-		case ch.NoCTCP && isCTCP(text):
-			refusal = "Cannot send to channel (+C: no CTCP)"
-		}
-	})
+	// The channel's rules (chat.Check without tags: existence and modes); the rules of edits,
+	// deletes and reactions follow once their references are resolved.
+	v := chat.Check(c.s.state, chat.Request{Session: c.id, DID: c.currentDID(), Oper: c.oper, Channel: name,
+		Command: cmd, Text: text})
+	exists, refusal, moderator, member := v.Exists, v.Refusal, v.Moderator, v.Member
 	if !exists {
 		if !notice {
 			rb.add(c.numericMsg("403", name, "No such channel"))
@@ -141,6 +119,9 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		if !notice {
 			rb.add(c.numericMsg("404", name, refusal))
 		}
+		return nil
+	}
+	if !c.checkOutgoing(rb, cmd, status, name, text, tags) {
 		return nil
 	}
 	tags = copyTags(tags)
@@ -169,14 +150,11 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	if !c.sign(rb, cmd, venue, msgid, text, tags) {
 		return nil
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
+	if deletes != "" && !c.applyDelete(rb, name, deletes, msgid, tags) {
 		return nil
 	}
 	if react != nil && !c.applyReaction(rb, react, name, msgid, tags, now) {
 		return nil
-	}
-	if react != nil {
-		c.federatedReaction(name, msgid, tags, now)
 	}
 	mask, did := c.hostmask(), c.currentDID()
 	out := &outMsg{
@@ -192,7 +170,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		}
 	}
 	var relay *eventstore.Message
-	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" && c.s.cfg.Relay != nil {
+	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" {
 		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing) or
 		// a status message, relayed to the other nodes, never stored.
 		relay = &eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: mask,
@@ -203,7 +181,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 	}
 	step.deliver = func() {
 		if relay != nil {
-			c.s.cfg.Relay(*relay)
+			c.s.publishEphemeral(*relay)
 		}
 		// The members are read now, after the store, not when the message was checked: a member
 		// whose JOIN applied in between would otherwise get it neither live nor from a history
@@ -230,12 +208,8 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 func (s *Server) localMembers(channel, except string) []*client {
 	var out []*client
 	s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			return
-		}
 		s.mu.RLock()
-		for id := range ch.Members {
+		for id := range st.LocalMembers(channel) {
 			if id == except {
 				continue
 			}
@@ -336,7 +310,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
 		return nil
 	}
-	if deletes != "" && !c.applyDelete(rb, deletes, msgid, tags) {
+	if deletes != "" && !c.applyDelete(rb, venue, deletes, msgid, tags) {
 		return nil
 	}
 	mask := c.hostmask()

@@ -23,8 +23,8 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	var key string
 	var limit int
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[name]; ch != nil {
-			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.Members[c.id] != nil)
+		if ch := st.Channel(name); ch != nil {
+			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.IsMember(c.id))
 			modes, created, key, limit = ch.ModeString(), ch.CreatedAt, ch.Key, ch.Limit
 		}
 	})
@@ -166,7 +166,7 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	var entries []fsm.ListEntry
 	allowed := false
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
+		ch := st.Channel(channel)
 		if ch == nil {
 			return
 		}
@@ -205,7 +205,7 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var bot bool
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.Sessions[c.id]; se != nil {
+		if se := st.Session(c.id); se != nil {
 			bot = se.Bot
 		}
 	})

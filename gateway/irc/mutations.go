@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -56,12 +57,9 @@ func (c *client) resolveRoot(rb *respBuf, failCmd, venue, msgid string) (eventst
 	return root, true
 }
 
-// isAuthor applies the authorship rule to a stored root.
+// isAuthor applies the authorship rule (chat.IsAuthor) to a stored root.
 func (c *client) isAuthor(root eventstore.Message) bool {
-	if root.SenderDID != "" {
-		return c.currentDID() == root.SenderDID
-	}
-	return c.currentDID() == "" && fsm.Fold(root.SenderNick) == fsm.Fold(c.nick)
+	return chat.IsAuthor(root, c.currentDID(), c.nick)
 }
 
 // prepareMutation checks an edit or delete against its root and authorship and points the
@@ -115,17 +113,19 @@ func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string
 // applyDelete soft-deletes a root once the delete event was accepted, and files the delete (with
 // who made it, the event's tags and, under DeletionEventIDTag, the delete event's own msgid, which
 // its signature covers) for the other nodes and peer servers.
-func (c *client) applyDelete(rb *respBuf, root, eventID string, tags map[string]string) bool {
+func (c *client) applyDelete(rb *respBuf, venue, root, eventID string, tags map[string]string) bool {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
 	filed := copyTags(tags)
 	filed[DeletionEventIDTag] = eventID
 	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: filed}
-	if err := c.s.history.DeleteAt(ctx, root, time.Now(), c.s.cfg.NodeName, by); err != nil {
+	at := time.Now()
+	if err := c.s.history.DeleteAt(ctx, root, at, c.s.cfg.NodeName, by); err != nil {
 		c.s.log.Error("delete message", "msgid", root, "err", err)
 		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
 		return false
 	}
+	c.s.publishDeletion(eventstore.Deletion{RootMsgID: root, At: at, Origin: c.s.cfg.NodeName, Venue: venue, Deleter: by})
 	return true
 }
 
@@ -197,13 +197,13 @@ func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
 	var pins []fsm.PinEntry
 	var exists, allowed bool
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
 		exists = true
 		did := c.currentDID()
-		allowed = ch.Members[c.id] != nil || c.oper || (did != "" && (did == ch.FounderDID || ch.DIDOps[did]))
+		allowed = ch.IsMember(c.id) || c.oper || (did != "" && (did == ch.FounderDID || ch.IsDIDOp(did)))
 		if allowed {
 			pins = append(pins, ch.Pins...)
 		}

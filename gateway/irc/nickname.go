@@ -1,6 +1,7 @@
 package irc
 
 import (
+	"iter"
 	"strings"
 	"sync"
 	"time"
@@ -57,15 +58,21 @@ func nickSkeleton(nick string) string {
 	return strings.ToLower(confusables.Skeleton(strings.ToLower(nick)))
 }
 
+// ownedNicks is what the skeleton index reads: *fsm.State under its read lock.
+type ownedNicks interface {
+	NickOwners() iter.Seq2[string, string]
+	NickOwnerCount() int
+}
+
 // candidates returns the owned nicks whose skeleton is skeleton. The caller holds the state's
 // read lock.
-func (s *skeletons) candidates(st *fsm.State, skeleton string, now time.Time) []string {
+func (s *skeletons) candidates(st ownedNicks, skeleton string, now time.Time) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bySkeleton == nil || len(st.NickOwners) != s.count || now.Sub(s.built) >= skeletonRebuild {
-		memo := make(map[string]string, len(st.NickOwners))
-		index := make(map[string][]string, len(st.NickOwners))
-		for owned := range st.NickOwners {
+	if s.bySkeleton == nil || st.NickOwnerCount() != s.count || now.Sub(s.built) >= skeletonRebuild {
+		memo := make(map[string]string, st.NickOwnerCount())
+		index := make(map[string][]string, st.NickOwnerCount())
+		for owned := range st.NickOwners() {
 			sk, ok := s.memo[owned]
 			if !ok {
 				sk = nickSkeleton(owned)
@@ -73,7 +80,7 @@ func (s *skeletons) candidates(st *fsm.State, skeleton string, now time.Time) []
 			memo[owned] = sk
 			index[sk] = append(index[sk], owned)
 		}
-		s.memo, s.bySkeleton, s.count, s.built = memo, index, len(st.NickOwners), now
+		s.memo, s.bySkeleton, s.count, s.built = memo, index, st.NickOwnerCount(), now
 	}
 	return s.bySkeleton[skeleton]
 }
@@ -87,7 +94,7 @@ func (s *Server) confusableOwned(nick, did string) string {
 	found := ""
 	s.state.Read(func(st *fsm.State) {
 		for _, owned := range s.nickSkeletons.candidates(st, want, time.Now()) {
-			if owner := st.NickOwners[owned]; owner != "" && owner != did && owned != folded {
+			if owner := st.NickOwner(owned); owner != "" && owner != did && owned != folded {
 				found = owned
 				return
 			}

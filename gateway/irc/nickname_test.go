@@ -1,11 +1,11 @@
 package irc
 
 import (
+	"iter"
+	"maps"
 	"testing"
 	"time"
 	"unicode"
-
-	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 func TestNickProblem(t *testing.T) {
@@ -82,20 +82,25 @@ func FuzzNickProblem(f *testing.F) {
 // TestSkeletonIndex: the index finds owned lookalikes, follows newly owned nicks, and is rebuilt
 // after skeletonRebuild even when the number of owned nicks did not change.
 func TestSkeletonIndex(t *testing.T) {
-	st := fsm.NewState()
-	st.NickOwners["victim"] = "did:plc:victim"
+	st := ownedMap{"victim": "did:plc:victim"}
 	var idx skeletons
 	now := time.Unix(1_800_000_000, 0)
 	if got := idx.candidates(st, nickSkeleton("vict\u0456m"), now); len(got) != 1 || got[0] != "victim" {
 		t.Fatalf("candidates = %v, want [victim]", got)
 	}
-	st.NickOwners["paypal"] = "did:plc:paypal"
+	st["paypal"] = "did:plc:paypal"
 	if got := idx.candidates(st, nickSkeleton("p\u0430yp\u0430l"), now); len(got) != 1 || got[0] != "paypal" {
 		t.Fatalf("after a new owned nick: candidates = %v, want [paypal]", got)
 	}
-	delete(st.NickOwners, "paypal")
-	st.NickOwners["alice"] = "did:plc:alice" // same count: seen at the next rebuild
+	delete(st, "paypal")
+	st["alice"] = "did:plc:alice" // same count: seen at the next rebuild
 	if got := idx.candidates(st, nickSkeleton("\u0430lice"), now.Add(skeletonRebuild)); len(got) != 1 || got[0] != "alice" {
 		t.Fatalf("after the rebuild interval: candidates = %v, want [alice]", got)
 	}
 }
+
+// ownedMap is a folded nick → owner table standing in for the state's owned nicks.
+type ownedMap map[string]string
+
+func (m ownedMap) NickOwners() iter.Seq2[string, string] { return maps.All(m) }
+func (m ownedMap) NickOwnerCount() int                   { return len(m) }

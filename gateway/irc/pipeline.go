@@ -202,9 +202,7 @@ func (c *client) afterStore(rb *respBuf, st *sendStep, err error) bool {
 	if m := c.s.cfg.Metrics; m != nil {
 		m.Messages.Inc()
 	}
-	if c.s.cfg.Publish != nil {
-		c.s.cfg.Publish(*st.rec)
-	}
+	c.s.publishMessage(*st.rec)
 	return true
 }
 

@@ -56,13 +56,13 @@ func (m *maxCounts) observe(local, global int) (int, int) {
 func (c *client) lusers(rb *respBuf) {
 	var users, opers, channels, local int
 	c.s.state.Read(func(st *fsm.State) {
-		users = len(st.Sessions)
-		for _, ch := range st.Channels {
-			if len(ch.Members) > 0 || ch.Topic != "" {
+		users = st.SessionCount()
+		for ch := range st.Channels() {
+			if ch.MemberCount() > 0 || ch.Topic != "" {
 				channels++
 			}
 		}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if se.Oper {
 				opers++
 			}
@@ -211,13 +211,13 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			return whoRow{channel, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + prefixes, se.Realname, se.DID}
 		}
 		if strings.HasPrefix(mask, "#") || strings.HasPrefix(mask, "&") {
-			ch := st.Channels[fsm.Fold(mask)]
+			ch := st.Channel(fsm.Fold(mask))
 			if ch == nil || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
 				return
 			}
 			for _, id := range ch.MemberIDs() {
-				if se := st.Sessions[id]; se != nil {
-					rows = append(rows, row(ch.Name, se, ch.Members[id].Prefixes(multi)))
+				if se := st.Session(id); se != nil {
+					rows = append(rows, row(ch.Name, se, ch.Prefixes(id, multi)))
 				}
 			}
 			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
@@ -233,7 +233,7 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			rows = append(rows, whoRow{channel: "*", user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
 			return
 		}
-		for _, se := range st.Sessions {
+		for se := range st.Sessions() {
 			if len(rows) == maxWhoRows {
 				break
 			}
@@ -326,15 +326,15 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 			return
 		}
 		found, se = true, *p
-		for _, name := range sortedChannelNames(p.Channels) {
-			ch := st.Channels[name]
+		for _, name := range p.ChannelNames() {
+			ch := st.Channel(name)
 			if ch == nil {
 				continue
 			}
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 				continue
 			}
-			channels = append(channels, ch.Members[p.ID].Prefixes(multi)+name)
+			channels = append(channels, ch.Prefixes(p.ID, multi)+name)
 		}
 	})
 	if !found && c.remoteWhois(rb, nick) {

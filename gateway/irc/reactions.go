@@ -88,9 +88,7 @@ func (c *client) applyReaction(rb *respBuf, r *reaction, channel, eventID string
 		rb.add(c.failMsg("TAGMSG", "TEMPORARILY_UNAVAILABLE", "The reaction could not be stored"))
 		return false
 	}
-	if c.s.cfg.PublishReaction != nil {
-		c.s.cfg.PublishReaction(ev)
-	}
+	c.s.publishReaction(ev)
 	return true
 }
 

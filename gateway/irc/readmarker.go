@@ -27,7 +27,7 @@ func (c *client) markerKey(target string) string {
 		if se := st.SessionByNick(target); se != nil && se.DID != "" {
 			did = se.DID
 		} else {
-			did = st.NickOwners[fsm.Fold(target)]
+			did = st.NickOwner(fsm.Fold(target))
 		}
 	})
 	return did
@@ -37,7 +37,7 @@ func (c *client) markerKey(target string) string {
 // the DID (the DID itself when it has none).
 func markerTarget(st *fsm.State, key string) string {
 	if !strings.HasPrefix(key, "did:") {
-		if ch := st.Channels[key]; ch != nil {
+		if ch := st.Channel(key); ch != nil {
 			return ch.Name
 		}
 		return key
@@ -45,7 +45,7 @@ func markerTarget(st *fsm.State, key string) string {
 	if list := st.SessionsByDID(key); len(list) > 0 {
 		return list[0].Nick
 	}
-	if nick := st.DIDNicks[key]; nick != "" {
+	if nick := st.OwnedNick(key); nick != "" {
 		return nick
 	}
 	return key

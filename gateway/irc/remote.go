@@ -35,11 +35,9 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		need := statusRank(m.Status)
 		var ids []string
 		s.state.Read(func(st *fsm.State) {
-			if ch := st.Channels[m.Venue]; ch != nil {
-				for id, mem := range ch.Members {
-					if memberRank(mem) >= need {
-						ids = append(ids, id)
-					}
+			for id, mem := range st.LocalMembers(m.Venue) {
+				if memberRank(mem) >= need {
+					ids = append(ids, id)
 				}
 			}
 		})
@@ -101,10 +99,8 @@ func (s *Server) DeliverDeletion(d eventstore.Deletion) {
 	}
 	var ids []string
 	s.state.Read(func(st *fsm.State) {
-		if ch := st.Channels[d.Venue]; ch != nil {
-			for id := range ch.Members {
-				ids = append(ids, id)
-			}
+		for id := range st.LocalMembers(d.Venue) {
+			ids = append(ids, id)
 		}
 	})
 	for _, id := range ids {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
 // renderEnv is an IRC edge over a state the test changes and renders by hand, the way the node's
@@ -19,12 +20,12 @@ import (
 type renderEnv struct {
 	t     *testing.T
 	s     *Server
-	state *lockedState
+	state *fsmtest.Machine
 	index uint64
 }
 
 func newRenderEnv(t *testing.T, prop Proposer) *renderEnv {
-	state := &lockedState{st: fsm.NewState()}
+	state := fsmtest.New()
 	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendQBytes: 1 << 30}, state, prop, nil, nil)
 	t.Cleanup(s.Close)
 	return &renderEnv{t: t, s: s, state: state}
@@ -39,9 +40,9 @@ func (e *renderEnv) client(nick string) (*client, *recordConn) {
 	e.s.mu.Lock()
 	e.s.clients[c.id] = c
 	e.s.mu.Unlock()
-	e.state.change(func(st *fsm.State) {
-		st.Sessions[c.id] = &fsm.Session{ID: c.id, Nick: nick, User: "u", Host: c.host, Channels: map[string]bool{}}
-	})
+	reg := fsmtest.Session(c.id, nick, "")
+	reg.Host = c.host
+	e.state.MustOK(e.t, reg)
 	return c, conn
 }
 
@@ -52,25 +53,14 @@ func (e *renderEnv) ref(c *client) fsm.SessionRef {
 // applyJoin changes the state as a Join does and returns the event to render.
 func (e *renderEnv) applyJoin(c *client, channel string) fsm.Event {
 	e.index++
-	e.state.change(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			ch = &fsm.Channel{Name: channel, Members: map[string]*fsm.Member{}}
-			st.Channels[channel] = ch
-		}
-		ch.Members[c.id] = &fsm.Member{}
-		st.Sessions[c.id].Channels[channel] = true
-	})
+	e.state.MustOK(e.t, fsm.Join{Session: c.id, Channel: channel})
 	return fsm.Event{Kind: fsm.EvJoin, Index: e.index, Actor: e.ref(c), Channel: channel}
 }
 
 // applyPart changes the state as a Part does and returns the event to render.
 func (e *renderEnv) applyPart(c *client, channel string) fsm.Event {
 	e.index++
-	e.state.change(func(st *fsm.State) {
-		delete(st.Channels[channel].Members, c.id)
-		delete(st.Sessions[c.id].Channels, channel)
-	})
+	e.state.MustOK(e.t, fsm.Part{Session: c.id, Channel: channel})
 	return fsm.Event{Kind: fsm.EvPart, Index: e.index, Actor: e.ref(c), Channel: channel}
 }
 
@@ -246,11 +236,9 @@ func slicesIndex(s []string, v string) int {
 func BenchmarkRenderJoin(b *testing.B) {
 	for _, members := range []int{100, 5000} {
 		b.Run("members="+strconv.Itoa(members), func(b *testing.B) {
-			state := &lockedState{st: fsm.NewState()}
+			state := fsmtest.New()
 			s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendQBytes: 1 << 40}, state, nil, nil, nil)
 			b.Cleanup(s.Close)
-			ch := &fsm.Channel{Name: "#big", Members: map[string]*fsm.Member{}}
-			state.st.Channels["#big"] = ch
 			var joiner *client
 			for i := range members {
 				c := s.newClient(&discardConn{})
@@ -261,8 +249,7 @@ func BenchmarkRenderJoin(b *testing.B) {
 				}
 				c.caps.Store(uint32(bits))
 				s.clients[c.id] = c
-				state.st.Sessions[c.id] = &fsm.Session{ID: c.id, Nick: c.nick, User: "u", Channels: map[string]bool{"#big": true}}
-				ch.Members[c.id] = &fsm.Member{}
+				state.MustOK(b, fsmtest.Session(c.id, c.nick, ""), fsm.Join{Session: c.id, Channel: "#big"})
 				joiner = c
 			}
 			prepareRendered(s)

@@ -17,6 +17,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -25,8 +26,11 @@ type State interface {
 	Read(func(*fsm.State))
 }
 
-// Proposer submits a command to the replicated log and returns its result once this node has
-// applied it.
+// Proposer submits a command to the replicated log. Propose returns once this node has applied
+// the entry AND rendered it: every Backpressure subscriber of the Applied stream (the edge's own
+// render among them) has handled it, so a command's own effects reach its client before the
+// command's replies, and a later read on this node sees the write. Consequently code running on
+// an Applied subscriber's goroutine must never propose and wait.
 type Proposer interface {
 	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
 }
@@ -76,15 +80,12 @@ type Config struct {
 	KeyLifetime time.Duration
 	// KeySweepEvery is how often sessions with expired keys are looked for; default 60 s.
 	KeySweepEvery time.Duration
-	// Publish hands every message this node stored to the other nodes (the data plane); nil on a
-	// single node.
-	Publish func(eventstore.Message)
-	// PublishReaction hands every react or unreact this node filed to the other nodes; nil on a
-	// single node.
-	PublishReaction func(eventstore.ReactionEvent)
-	// Relay hands a channel TAGMSG that is not stored (a typing notification) to the other nodes,
-	// best effort; nil on a single node.
-	Relay func(eventstore.Message)
+	// Streams are the node's streams (streams.go): the edge renders applied entries and delivers
+	// chat events stored elsewhere, and publishes what its clients send (messages, edits, deletes
+	// and reactions once stored; typing and status messages as relayed). Nil in unit tests.
+	Streams *stream.Streams
+	// Federation is this node's side of federation with peer servers; nil without peers.
+	Federation Federation
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
 }
@@ -113,9 +114,11 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	federation Federation // nil without peer servers; set once before serving (federation.go)
+	federation Federation // nil without peer servers (federation.go)
 
 	rendered renderedMembers // local channel members as of the last rendered event (events.go)
+
+	ext extensions // verbs, message checks and join tags other packages registered (extend.go)
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
@@ -156,7 +159,13 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		ctx:     ctx, cancel: cancel,
 	}
+	if cfg.Federation != nil {
+		s.federation = cfg.Federation
+	}
 	s.isupport = buildISupport(cfg)
+	if err := s.subscribe(cfg.Streams); err != nil {
+		panic(err) // two edges on one set of streams: a wiring bug
+	}
 	if cfg.KeySweepEvery <= 0 {
 		cfg.KeySweepEvery = time.Minute
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -176,7 +177,7 @@ func (c *client) sign(rb *respBuf, cmd string, venue signing.Venue, msgid, text 
 			return false
 		}
 	}
-	if isMutation(cmd, tags) {
+	if chat.IsMutation(cmd, tags) {
 		rb.add(c.failMsg(failCmd, "SIGNATURE_REQUIRED", "A signed request is required to modify messages on this server"))
 		return false
 	}
@@ -184,19 +185,6 @@ func (c *client) sign(rb *respBuf, cmd string, venue signing.Venue, msgid, text 
 		tags[tagSig] = signing.Sign(c.s.cfg.ServerKey, canonical)
 	}
 	return true
-}
-
-// isMutation reports whether a message edits, deletes or reacts to another.
-func isMutation(cmd string, tags map[string]string) bool {
-	if _, ok := tags["+draft/edit"]; ok && cmd != "TAGMSG" {
-		return true
-	}
-	for _, k := range []string{"+draft/delete", "+delete", "+react", "+draft/react", "+freeq.at/unreact"} {
-		if _, ok := tags[k]; ok && cmd == "TAGMSG" {
-			return true
-		}
-	}
-	return false
 }
 
 // sweepKeys runs until the server closes, ending local sessions whose MSGSIG key expired.

@@ -33,10 +33,8 @@ func statusRank(status string) int {
 }
 
 // memberRank is a member's highest prefix as a rank.
-func memberRank(m *fsm.Member) int {
+func memberRank(m fsm.Member) int {
 	switch {
-	case m == nil:
-		return 0
 	case m.Op:
 		return 3
 	case m.HalfOp:
@@ -52,11 +50,7 @@ func (s *Server) statusMembers(channel, status, except string) []*client {
 	need := statusRank(status)
 	var out []*client
 	s.state.Read(func(st *fsm.State) {
-		ch := st.Channels[channel]
-		if ch == nil {
-			return
-		}
-		for id, m := range ch.Members {
+		for id, m := range st.LocalMembers(channel) {
 			if id == except || memberRank(m) < need {
 				continue
 			}

@@ -28,18 +28,18 @@ func TestSplitStatus(t *testing.T) {
 func TestStatusRanks(t *testing.T) {
 	cases := []struct {
 		status string
-		member *fsm.Member
+		member fsm.Member
 		gets   bool
 	}{
-		{"@", &fsm.Member{Op: true}, true},
-		{"@", &fsm.Member{HalfOp: true, Voice: true}, false},
-		{"%", &fsm.Member{HalfOp: true}, true},
-		{"%", &fsm.Member{Voice: true}, false},
-		{"+", &fsm.Member{Voice: true}, true},
-		{"+", &fsm.Member{Op: true}, true},
-		{"+", &fsm.Member{}, false},
-		{"", &fsm.Member{}, true},
-		{"+", nil, false},
+		{"@", fsm.Member{Op: true}, true},
+		{"@", fsm.Member{HalfOp: true, Voice: true}, false},
+		{"%", fsm.Member{HalfOp: true}, true},
+		{"%", fsm.Member{Voice: true}, false},
+		{"+", fsm.Member{Voice: true}, true},
+		{"+", fsm.Member{Op: true}, true},
+		{"+", fsm.Member{}, false},
+		{"", fsm.Member{}, true},
+		{"+", fsm.Member{}, false},
 	}
 	for _, tc := range cases {
 		if got := memberRank(tc.member) >= statusRank(tc.status); got != tc.gets {

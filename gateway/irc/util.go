@@ -81,8 +81,3 @@ func serverTimeMS(ms int64) string {
 	}
 	return serverTime(time.UnixMilli(ms))
 }
-
-// isCTCP reports whether a message is a CTCP request or reply other than ACTION (which +C allows).
-func isCTCP(text string) bool {
-	return strings.HasPrefix(text, "\x01") && !strings.HasPrefix(text, "\x01ACTION")
-}

@@ -13,6 +13,6 @@ func (s *Server) shownIn(channel string, m eventstore.Message) bool {
 		return false
 	}
 	shown := false
-	s.state.Read(func(st *fsm.State) { shown = st.Channels[channel].MessageVisible(m.Incarnation, m.Public) })
+	s.state.Read(func(st *fsm.State) { shown = st.Channel(channel).MessageVisible(m.Incarnation, m.Public) })
 	return shown
 }

@@ -47,22 +47,20 @@ type endpoint struct {
 
 func newEndpoint(t *testing.T, cfg mcp.Config) *endpoint {
 	t.Helper()
-	st := fsm.NewState()
+	fx := fsm.NewFixture()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	pub := fx.AddChannel(fsm.Channel{Name: "#pub", CreatedAt: at.UnixMilli(), Topic: "hello"})
+	fx.AddChannel(fsm.Channel{Name: "#secret", CreatedAt: at.UnixMilli(), InviteOnly: true})
 	for id, s := range map[string]struct {
 		nick, did string
 		chans     []string
 	}{"s-alice": {"alice", aliceDID, []string{"#pub", "#secret"}}, "s-mallory": {"mallory", malloryDID, []string{"#pub"}}} {
-		se := &fsm.Session{ID: id, Node: "n1", Nick: s.nick, User: "~" + s.nick, Host: "h", DID: s.did, ConnectedAt: at.UnixMilli(), Channels: map[string]bool{}}
+		fx.AddSession(fsm.Session{ID: id, Node: "n1", Nick: s.nick, User: "~" + s.nick, Host: "h", DID: s.did, ConnectedAt: at.UnixMilli()})
 		for _, c := range s.chans {
-			se.Channels[c] = true
+			fx.AddMember(c, id, fsm.Member{})
 		}
-		st.Sessions[id] = se
-		st.Nicks[fsm.Fold(s.nick)] = id
 	}
-	pub := &fsm.Channel{Name: "#pub", CreatedAt: at.UnixMilli(), Topic: "hello", Members: map[string]*fsm.Member{"s-alice": {}, "s-mallory": {}}}
-	secret := &fsm.Channel{Name: "#secret", CreatedAt: at.UnixMilli(), InviteOnly: true, Members: map[string]*fsm.Member{"s-alice": {}}}
-	st.Channels["#pub"], st.Channels["#secret"] = pub, secret
+	st := fx.State()
 
 	store, err := eventstore.Open(context.Background(), eventstore.Options{Path: filepath.Join(t.TempDir(), "events.db"), NoSync: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

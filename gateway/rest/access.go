@@ -18,24 +18,8 @@ import (
 // created again under an old name serves only its own history and the
 // earlier channels' public messages (eventstore's "Channel incarnations");
 // a message looked up by msgid that its channel no longer shows is not
-// found, and the 403 of a message lookup does not name the channel.
-
-// canRead reports whether the reader known by did ("" = anonymous) may
-// read ch. The caller holds the state's read lock.
-func canRead(st *fsm.State, ch *fsm.Channel, did string) bool {
-	if ch.CanRead("", did) {
-		return true
-	}
-	if did == "" {
-		return false
-	}
-	for id := range ch.Members {
-		if se := st.Sessions[id]; se != nil && se.DID == did {
-			return true
-		}
-	}
-	return false
-}
+// found, and the 403 of a message lookup does not name the channel. The
+// rule itself is fsm.State.MayRead, shared with the signing API.
 
 // channelParam reads and checks the channel named by a path parameter or a
 // query value, answering 400 (or 403 for a DM venue) itself.
@@ -68,7 +52,7 @@ const (
 func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f func(st *fsm.State, ch *fsm.Channel)) bool {
 	found, allowed := false, false
 	s.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channels[name]
+		ch := st.Channel(name)
 		if ch == nil {
 			return
 		}
@@ -77,7 +61,7 @@ func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f f
 		case publicOnly:
 			allowed = ch.Discoverable()
 		default:
-			allowed = canRead(st, ch, DID(c))
+			allowed = st.MayRead(ch, DID(c))
 		}
 		if allowed && f != nil {
 			f(st, ch)
@@ -101,9 +85,9 @@ func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f f
 func (s *Server) messageReadable(c *gin.Context, m eventstore.Message) bool {
 	visible, allowed := false, false
 	s.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channels[m.Venue]
+		ch := st.Channel(m.Venue)
 		visible = ch.MessageVisible(m.Incarnation, m.Public)
-		allowed = visible && canRead(st, ch, DID(c))
+		allowed = visible && st.MayRead(ch, DID(c))
 	})
 	switch {
 	case !visible:
@@ -122,7 +106,7 @@ func (s *Server) shownIn(channel string, m eventstore.Message) bool {
 		return false
 	}
 	shown := false
-	s.cfg.State.Read(func(st *fsm.State) { shown = st.Channels[channel].MessageVisible(m.Incarnation, m.Public) })
+	s.cfg.State.Read(func(st *fsm.State) { shown = st.Channel(channel).MessageVisible(m.Incarnation, m.Public) })
 	return shown
 }
 

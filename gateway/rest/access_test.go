@@ -146,7 +146,7 @@ func (f *fixture) do(method, target string) *http.Response {
 func TestWithoutStore(t *testing.T) {
 	f := newFixture(t, func(c *rest.Config) { c.Events = nil })
 	f.state.update(func(st *fsm.State) {
-		st.Channels["#pub"].Pins = []fsm.PinEntry{{MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", PinnedBy: "Alice", PinnedAt: baseTime.UnixMilli()}}
+		st.Channel("#pub").Pins = []fsm.PinEntry{{MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", PinnedBy: "Alice", PinnedAt: baseTime.UnixMilli()}}
 	})
 	for target, want := range map[string]int{
 		"/api/v1/channels/pub/history":                503,

@@ -197,8 +197,9 @@ var benchSig = "ed25519:AAAAAAAAAAAAAAAAAAAAAA:" + strings.Repeat("A", 86)
 // newBenchRESTServer is a REST server over store whose state holds only
 // #bench (public), with the rate limits off, as a bench listener runs.
 func newBenchRESTServer(store *eventstore.Store) *rest.Server {
-	st := fsm.NewState()
-	st.Channels["#bench"] = &fsm.Channel{Name: "#bench", NoExternal: true, TopicLock: true, Members: map[string]*fsm.Member{}}
+	fx := fsm.NewFixture()
+	fx.AddChannel(fsm.Channel{Name: "#bench", NoExternal: true, TopicLock: true})
+	st := fx.State()
 	return rest.New(rest.Config{
 		ServerName: "bench.test", BaseURL: "http://bench.test", State: &fakeState{st: st}, Events: store,
 		RateLimits: rest.RateLimits{Off: true}, Logger: slog.New(slog.DiscardHandler),

@@ -55,11 +55,11 @@ type ChannelPins struct {
 func (s *Server) listChannels(c *gin.Context) {
 	list := []ChannelInfo{}
 	s.cfg.State.Read(func(st *fsm.State) {
-		for _, ch := range st.Channels {
-			if !ch.Discoverable() || (len(ch.Members) == 0 && ch.Topic == "") {
+		for ch := range st.Channels() {
+			if !ch.Discoverable() || (ch.MemberCount() == 0 && ch.Topic == "") {
 				continue
 			}
-			list = append(list, ChannelInfo{Name: ch.Name, Topic: ch.Topic, Members: len(ch.Members), Modes: ch.ModeString()})
+			list = append(list, ChannelInfo{Name: ch.Name, Topic: ch.Topic, Members: ch.MemberCount(), Modes: ch.ModeString()})
 		}
 	})
 	sort.Slice(list, func(i, j int) bool {

@@ -137,47 +137,38 @@ func newFixture(t testing.TB, adjust func(*rest.Config)) *fixture {
 }
 
 func fixtureState() *fsm.State {
-	st := fsm.NewState()
+	fx := fsm.NewFixture()
 	at := baseTime.UnixMilli()
-	session := func(id, nick, did string, channels ...string) {
-		se := &fsm.Session{ID: id, Node: "n1", Nick: nick, User: "~" + strings.ToLower(nick), Host: "palaver/" + id,
-			Realname: nick + " Example", DID: did, ConnectedAt: at, Channels: map[string]bool{}}
-		for _, c := range channels {
-			se.Channels[c] = true
-		}
-		st.Sessions[id] = se
-		st.Nicks[fsm.Fold(nick)] = id
+	session := func(id, nick, did string) *fsm.Session {
 		if did != "" {
-			st.NickOwners[fsm.Fold(nick)] = did
-			st.DIDNicks[did] = fsm.Fold(nick)
+			fx.SetNickOwner(fsm.Fold(nick), did)
 		}
+		return fx.AddSession(fsm.Session{ID: id, Node: "n1", Nick: nick, User: "~" + strings.ToLower(nick), Host: "palaver/" + id,
+			Realname: nick + " Example", DID: did, ConnectedAt: at})
 	}
-	session("s-alice", "Alice", aliceDID, "#pub", "#secret", "#keyed", "#enc")
-	session("s-bob", "bob", "", "#pub")
-	session("s-mallory", "mallory", malloryDID, "#pub")
-	st.Sessions["s-bob"].Away = "lunch"
-	st.NickOwners["carol"] = carolDID
-	st.DIDNicks[carolDID] = "carol"
+	session("s-alice", "Alice", aliceDID)
+	session("s-bob", "bob", "").Away = "lunch"
+	session("s-mallory", "mallory", malloryDID)
+	fx.SetNickOwner("carol", carolDID)
 
 	channel := func(name string, members ...string) *fsm.Channel {
-		ch := &fsm.Channel{Name: name, CreatedAt: at, NoExternal: true, TopicLock: true, Members: map[string]*fsm.Member{}}
+		ch := fx.AddChannel(fsm.Channel{Name: name, CreatedAt: at, NoExternal: true, TopicLock: true})
 		for _, m := range members {
-			ch.Members[m] = &fsm.Member{JoinedAt: at}
+			fx.AddMember(name, m, fsm.Member{JoinedAt: at, Op: name == "#pub" && m == "s-alice"})
 		}
-		st.Channels[name] = ch
 		return ch
 	}
 	pub := channel("#pub", "s-alice", "s-bob", "s-mallory")
 	pub.Topic, pub.TopicBy, pub.TopicAt = "Welcome", "Alice", at+1500
-	pub.Members["s-alice"].Op = true
 	secret := channel("#secret", "s-alice")
-	secret.InviteOnly, secret.FounderDID, secret.DIDOps = true, founderDID, map[string]bool{opDID: true}
+	secret.InviteOnly, secret.FounderDID = true, founderDID
+	fx.AddDIDOp("#secret", opDID)
 	channel("#keyed", "s-alice").Key = "hunter2"
 	channel("#enc", "s-alice").Encrypted = true
 	topicOnly := channel("#topiconly")
 	topicOnly.NoExternal, topicOnly.TopicLock, topicOnly.Topic = false, false, "Nobody here"
 	channel("#empty").FounderDID = carolDID
-	return st
+	return fx.State()
 }
 
 // post stores a message at a time and returns its msgid.

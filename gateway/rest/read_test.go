@@ -247,7 +247,7 @@ func TestPins(t *testing.T) {
 	f.remove(gone)
 	pinnedAt := baseTime.Add(time.Minute)
 	f.state.update(func(st *fsm.State) {
-		st.Channels["#pub"].Pins = []fsm.PinEntry{ // newest first
+		st.Channel("#pub").Pins = []fsm.PinEntry{ // newest first
 			{MsgID: gone, PinnedBy: "Alice", PinnedAt: pinnedAt.Add(time.Second).UnixMilli()},
 			{MsgID: old, PinnedBy: "Alice", PinnedAt: pinnedAt.UnixMilli()},
 		}

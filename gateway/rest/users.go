@@ -81,7 +81,7 @@ func (s *Server) lookupUser(nick, readerDID string) userState {
 			return
 		}
 		folded := fsm.Fold(nick)
-		if did := st.NickOwners[folded]; did != "" {
+		if did := st.NickOwner(folded); did != "" {
 			u.found = true
 			u.user = User{Nick: folded, DID: nullable(did)}
 		}
@@ -95,9 +95,9 @@ func visibleChannels(st *fsm.State, sessions []*fsm.Session, readerDID string) [
 	seen := map[string]bool{}
 	out := []string{}
 	for _, se := range sessions {
-		for name := range se.Channels {
-			ch := st.Channels[name]
-			if ch == nil || seen[name] || !canRead(st, ch, readerDID) {
+		for name := range se.Channels() {
+			ch := st.Channel(name)
+			if ch == nil || seen[name] || !st.MayRead(ch, readerDID) {
 				continue
 			}
 			seen[name] = true
@@ -186,7 +186,7 @@ func (s *Server) actor(c *gin.Context) {
 		}
 		a.Online = len(sessions) > 0
 		a.Channels = visibleChannels(st, sessions, DID(c))
-		owned = st.DIDNicks[did]
+		owned = st.OwnedNick(did)
 	})
 	switch {
 	case owned != "":

@@ -97,7 +97,7 @@ func (a *API) BuildEvidence(_ context.Context, channel string, msgs []eventstore
 func (a *API) latestKey(did string) ed25519.PublicKey {
 	var best *fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
-		for _, k := range st.Keys[did] {
+		for _, k := range st.KeysOf(did) {
 			if k.RemovedAt == 0 && (best == nil || k.LastSeenAt > best.LastSeenAt) {
 				kc := *k
 				best = &kc

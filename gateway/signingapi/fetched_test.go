@@ -98,7 +98,7 @@ func TestBatchLookupKeepsDIDWebKeysOutOfRaft(t *testing.T) {
 		t.Fatalf("the batch lookup proposed %d commands", f.index.Load()-proposedBefore)
 	}
 	f.machine.Read(func(st *fsm.State) {
-		if len(st.Keys[did]) != 0 {
+		if len(st.KeysOf(did)) != 0 {
 			t.Fatalf("the did:web key is in the replicated state")
 		}
 	})

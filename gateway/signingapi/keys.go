@@ -84,11 +84,9 @@ func (a *API) didDocument(c *gin.Context) {
 	did := a.ServerDID()
 	var others []ed25519.PublicKey
 	a.cfg.State.Read(func(st *fsm.State) {
-		for _, byKID := range st.Keys {
-			for kid, k := range byKID {
-				if k.Source == "server-key" && k.RemovedAt == 0 && kid != a.kid {
-					others = append(others, append(ed25519.PublicKey(nil), k.PublicKey...))
-				}
+		for _, k := range st.AllKeys() {
+			if k.Source == "server-key" && k.RemovedAt == 0 && k.KID != a.kid {
+				others = append(others, append(ed25519.PublicKey(nil), k.PublicKey...))
 			}
 		}
 	})
@@ -205,18 +203,16 @@ func (a *API) keyByKID(c *gin.Context) {
 // is every node's server key, wherever the node filed it: each node of a cluster registers its
 // key under its own node name, and all of them sign for the same server.
 func (a *API) keysOf(st *fsm.State, did string) map[string]*fsm.KeyRecord {
-	if did != a.ServerDID() {
-		return st.Keys[did]
-	}
 	out := map[string]*fsm.KeyRecord{}
-	for kid, k := range st.Keys[did] {
-		out[kid] = k
+	for _, k := range st.KeysOf(did) {
+		out[k.KID] = k
 	}
-	for _, byKID := range st.Keys {
-		for kid, k := range byKID {
-			if k.Source == "server-key" && out[kid] == nil {
-				out[kid] = k
-			}
+	if did != a.ServerDID() {
+		return out
+	}
+	for _, k := range st.AllKeys() {
+		if k.Source == "server-key" && out[k.KID] == nil {
+			out[k.KID] = k
 		}
 	}
 	return out
@@ -227,8 +223,8 @@ func (a *API) keyOf(st *fsm.State, did, kid string) *fsm.KeyRecord {
 	if k := st.Key(did, kid); k != nil || did != a.ServerDID() {
 		return k
 	}
-	for _, byKID := range st.Keys {
-		if k := byKID[kid]; k != nil && k.Source == "server-key" {
+	for _, k := range st.AllKeys() {
+		if k.KID == kid && k.Source == "server-key" {
 			return k
 		}
 	}

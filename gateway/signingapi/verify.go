@@ -149,8 +149,8 @@ func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 			rec, did = &kc, senderDID
 			return
 		}
-		for d, byKID := range st.Keys {
-			if k := byKID[kid]; k != nil && (k.Source == "server-key" || k.Source == "origin-server") {
+		for d, k := range st.AllKeys() {
+			if k.KID == kid && (k.Source == "server-key" || k.Source == "origin-server") {
 				kc := *k
 				rec, did = &kc, d
 				return
@@ -246,7 +246,7 @@ func (a *API) readable(venue, inc string, public bool, did string) (int, string)
 	}
 	status, msg := http.StatusNotFound, "Message not found"
 	a.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channels[venue]
+		ch := st.Channel(venue)
 		switch {
 		case !ch.MessageVisible(inc, public):
 		case st.MayRead(ch, did):

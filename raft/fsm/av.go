@@ -148,13 +148,13 @@ func (s *State) avMember(channel, did string) (*Session, Code) {
 	if did == "" {
 		return nil, ErrAVNeedsAccount
 	}
-	ch := s.Channels[channel]
+	ch := s.channels[channel]
 	if ch == nil {
 		return nil, ErrNoSuchChannel
 	}
 	code := ErrNotOnChannel
 	for _, se := range s.SessionsByDID(did) {
-		if !se.Channels[channel] {
+		if !se.InChannel(channel) {
 			continue
 		}
 		if ch.IsBanned(se.Hostmask(), did) {
@@ -167,25 +167,25 @@ func (s *State) avMember(channel, did string) (*Session, Code) {
 }
 
 func (a *applier) av() *AVState {
-	if a.st.AV == nil {
-		a.st.AV = &AVState{Calls: map[string]*AVCall{}, Active: map[string]string{}}
+	if a.st.av == nil {
+		a.st.av = &AVState{Calls: map[string]*AVCall{}, Active: map[string]string{}}
 	}
-	return a.st.AV
+	return a.st.av
 }
 
 // activeCall is the live call with id, or nil.
 func (a *applier) activeCall(id string) *AVCall {
-	if a.st.AV == nil {
+	if a.st.av == nil {
 		return nil
 	}
-	if c := a.st.AV.Calls[id]; c != nil && c.Live() {
+	if c := a.st.av.Calls[id]; c != nil && c.Live() {
 		return c
 	}
 	return nil
 }
 
 func (a *applier) avStart(c AVStart) Result {
-	if c.CallID == "" || c.Node == "" || a.st.AV != nil && a.st.AV.Calls[c.CallID] != nil {
+	if c.CallID == "" || c.Node == "" || a.st.av != nil && a.st.av.Calls[c.CallID] != nil {
 		return Result{Code: ErrInvalid}
 	}
 	se, code := a.st.avMember(c.Channel, c.DID)
@@ -262,18 +262,18 @@ func (a *applier) avEndNode(c AVEndNode) Result {
 	if c.Node == "" {
 		return Result{Code: ErrInvalid}
 	}
-	if a.st.AV == nil {
+	if a.st.av == nil {
 		return Result{Code: NoChange}
 	}
 	var ids []string
-	for _, id := range a.st.AV.Active {
-		if call := a.st.AV.Calls[id]; call != nil && call.Host == c.Node {
+	for _, id := range a.st.av.Active {
+		if call := a.st.av.Calls[id]; call != nil && call.Host == c.Node {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		a.endCall(a.st.AV.Calls[id], "", clip(c.Reason, MaxAVReason))
+		a.endCall(a.st.av.Calls[id], "", clip(c.Reason, MaxAVReason))
 	}
 	if len(ids) == 0 {
 		return Result{Code: NoChange}

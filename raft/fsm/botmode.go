@@ -16,7 +16,7 @@ type SetBot struct {
 func (SetBot) commandType() CommandType { return TypeSetBot }
 
 func (a *applier) setBot(c SetBot) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}

@@ -8,14 +8,15 @@ func (a *applier) removeMember(c *Channel, id string) {
 	if c == nil {
 		return
 	}
-	delete(c.Members, id)
-	if se := a.st.Sessions[id]; se != nil {
-		delete(se.Channels, c.Name)
+	delete(c.members, id)
+	a.st.unindexMember(c.Name, id)
+	if se := a.st.sessions[id]; se != nil {
+		delete(se.channels, c.Name)
 	}
-	if len(c.Members) > 0 {
+	if len(c.members) > 0 {
 		return
 	}
-	if c.FounderDID == "" && len(c.DIDOps) == 0 && c.Topic == "" &&
+	if c.FounderDID == "" && len(c.didOps) == 0 && c.Topic == "" &&
 		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.BanExceptions) == 0 && len(c.Pins) == 0 {
 		a.st.deleteChannel(c.Name)
 		return
@@ -34,18 +35,18 @@ func validChannelName(name string) bool {
 }
 
 func (a *applier) join(c Join) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
 	if !validChannelName(c.Channel) {
 		return Result{Code: ErrBadName}
 	}
-	ch := a.st.Channels[c.Channel]
-	if ch != nil && ch.Members[se.ID] != nil {
+	ch := a.st.channels[c.Channel]
+	if ch != nil && ch.members[se.ID] != nil {
 		return Result{Code: NoChange}
 	}
-	if len(se.Channels) >= MaxChannelsPerSession {
+	if len(se.channels) >= MaxChannelsPerSession {
 		return Result{Code: ErrTooManyChannels}
 	}
 	created := false
@@ -55,7 +56,7 @@ func (a *applier) join(c Join) Result {
 			return Result{Code: ErrTooManyFounded}
 		}
 		ch = &Channel{Name: c.Channel, CreatedAt: a.env.Time, Incarnation: a.incarnation(), NoExternal: true,
-			TopicLock: true, FounderDID: se.DID, Members: map[string]*Member{}}
+			TopicLock: true, FounderDID: se.DID, members: map[string]*Member{}}
 		a.st.addChannel(ch)
 		created = true
 		member.Op = true
@@ -64,7 +65,7 @@ func (a *applier) join(c Join) Result {
 		privileged := founder || se.Oper
 		hostmask := se.Hostmask()
 		key := InviteKey(se.ID, se.DID)
-		_, invited := ch.Invites[key]
+		_, invited := ch.invites[key]
 		if !privileged {
 			if ch.IsBanned(hostmask, se.DID) {
 				return Result{Code: ErrBanned}
@@ -75,17 +76,17 @@ func (a *applier) join(c Join) Result {
 			if ch.InviteOnly && !invited && !ch.IsExcepted(hostmask, se.DID) {
 				return Result{Code: ErrInviteOnly}
 			}
-			if ch.Limit > 0 && len(ch.Members) >= ch.Limit && !invited {
+			if ch.Limit > 0 && len(ch.members) >= ch.Limit && !invited {
 				return Result{Code: ErrChannelFull}
 			}
 		}
 		if invited {
-			delete(ch.Invites, key)
+			delete(ch.invites, key)
 		}
-		if founder || (se.DID != "" && ch.DIDOps[se.DID]) {
+		if founder || (se.DID != "" && ch.didOps[se.DID]) {
 			member.Op = true
 		}
-		if ch.FounderDID == "" && len(ch.Members) == 0 && se.DID != "" && a.st.foundedBy(se.DID) < MaxFoundedPerDID {
+		if ch.FounderDID == "" && len(ch.members) == 0 && se.DID != "" && a.st.foundedBy(se.DID) < MaxFoundedPerDID {
 			// An unowned channel that everyone left is founded again by its next authenticated
 			// joiner (who joins it unowned when it founds too many already).
 			a.st.setFounder(ch, se.DID)
@@ -93,19 +94,20 @@ func (a *applier) join(c Join) Result {
 		}
 	}
 	ch.EmptySince = 0
-	ch.Members[se.ID] = member
-	se.Channels[ch.Name] = true
+	ch.members[se.ID] = member
+	se.channels[ch.Name] = true
+	a.st.indexMember(ch.Name, se, member)
 	a.emit(Event{Kind: EvJoin, Actor: se.Ref(), Channel: ch.Name, Member: *member, Created: created})
 	m := *member
 	return Result{Code: OK, Member: &m, Created: created}
 }
 
 func (a *applier) memberOf(sessionID, channel string) (*Session, *Channel, Result) {
-	se := a.st.Sessions[sessionID]
+	se := a.st.sessions[sessionID]
 	if se == nil {
 		return nil, nil, Result{Code: ErrNoSuchSession}
 	}
-	ch := a.st.Channels[channel]
+	ch := a.st.channels[channel]
 	if ch == nil {
 		return se, nil, Result{Code: ErrNoSuchChannel}
 	}
@@ -117,7 +119,7 @@ func (a *applier) part(c Part) Result {
 	if r.Code != OK {
 		return r
 	}
-	if ch.Members[se.ID] == nil {
+	if ch.members[se.ID] == nil {
 		return Result{Code: ErrNotOnChannel}
 	}
 	a.removeMember(ch, se.ID)
@@ -130,18 +132,18 @@ func (a *applier) kick(c Kick) Result {
 	if r.Code != OK {
 		return r
 	}
-	me := ch.Members[se.ID]
+	me := ch.members[se.ID]
 	if me == nil && !se.Oper {
 		return Result{Code: ErrNotOnChannel}
 	}
-	target := a.st.Sessions[c.Target]
-	if target == nil || ch.Members[target.ID] == nil {
+	target := a.st.sessions[c.Target]
+	if target == nil || ch.members[target.ID] == nil {
 		return Result{Code: ErrUserNotInChannel}
 	}
 	isOp := a.st.IsChannelOp(ch, se)
 	isHalf := me != nil && me.HalfOp
 	if !isOp {
-		tm := ch.Members[target.ID]
+		tm := ch.members[target.ID]
 		if !isHalf || tm.Op || tm.HalfOp || (target.DID != "" && target.DID == ch.FounderDID) {
 			return Result{Code: ErrChanOpNeeded}
 		}
@@ -160,7 +162,7 @@ func (a *applier) topic(c Topic) Result {
 	if len(c.Text) > MaxTopicLen {
 		return Result{Code: ErrTopicTooLong}
 	}
-	me := ch.Members[se.ID]
+	me := ch.members[se.ID]
 	if me == nil && !se.Oper {
 		return Result{Code: ErrNotOnChannel}
 	}
@@ -180,13 +182,13 @@ func (a *applier) invite(c Invite) Result {
 	if r.Code != OK {
 		return r
 	}
-	if ch.Members[se.ID] == nil && !se.Oper {
+	if ch.members[se.ID] == nil && !se.Oper {
 		return Result{Code: ErrNotOnChannel}
 	}
 	if ch.InviteOnly && !a.st.IsChannelOp(ch, se) {
 		return Result{Code: ErrChanOpNeeded}
 	}
-	target := a.st.Sessions[c.Target]
+	target := a.st.sessions[c.Target]
 	if target == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -196,16 +198,16 @@ func (a *applier) invite(c Invite) Result {
 // addInvite files target's invitation to ch (evicting the oldest when the list is full) and
 // tells the channel; a member already on it is refused. Local and federated invites share it.
 func (a *applier) addInvite(ch *Channel, channel string, target *Session, actor SessionRef) Result {
-	if ch.Members[target.ID] != nil {
+	if ch.members[target.ID] != nil {
 		return Result{Code: ErrUserOnChannel}
 	}
-	if ch.Invites == nil {
-		ch.Invites = map[string]int64{}
+	if ch.invites == nil {
+		ch.invites = map[string]int64{}
 	}
-	if len(ch.Invites) >= MaxListEntries {
-		evictOldestInvite(ch.Invites)
+	if len(ch.invites) >= MaxListEntries {
+		evictOldestInvite(ch.invites)
 	}
-	ch.Invites[InviteKey(target.ID, target.DID)] = a.env.Time
+	ch.invites[InviteKey(target.ID, target.DID)] = a.env.Time
 	a.emit(Event{Kind: EvInvite, Actor: actor, Target: target.Ref(), Channel: channel})
 	return Result{Code: OK}
 }

@@ -32,8 +32,8 @@ func aliceOnly(more ...Command) []Command {
 
 func member(id string, want bool) func(*testing.T, *State, int64) {
 	return func(t *testing.T, st *State, _ int64) {
-		c := st.Channels["#c"]
-		got := c != nil && c.Members[id] != nil
+		c := st.channels["#c"]
+		got := c != nil && c.members[id] != nil
 		if got != want {
 			t.Errorf("%s member of #c: %v, want %v", id, got, want)
 		}
@@ -55,12 +55,12 @@ func TestApplyJoin(t *testing.T) {
 			name: "guest creates", setup: world(), cmd: Join{Session: "s-guest", Channel: "#new"},
 			want: Result{Code: OK, Member: &Member{Op: true}, Created: true}, events: []EventKind{EvJoin},
 			check: func(t *testing.T, st *State, at int64) {
-				c := st.Channels["#new"]
+				c := st.channels["#new"]
 				if c == nil || !c.NoExternal || !c.TopicLock || c.InviteOnly || c.FounderDID != "" || c.CreatedAt != at {
 					t.Fatalf("channel %+v", c)
 				}
-				if c.ModeString() != "+nt" || !c.Members["s-guest"].Op || !st.Sessions["s-guest"].Channels["#new"] {
-					t.Errorf("modes %s members %v", c.ModeString(), c.Members)
+				if c.ModeString() != "+nt" || !c.members["s-guest"].Op || !st.sessions["s-guest"].channels["#new"] {
+					t.Errorf("modes %s members %v", c.ModeString(), c.members)
 				}
 			},
 		},
@@ -68,8 +68,8 @@ func TestApplyJoin(t *testing.T) {
 			name: "authenticated creator is founder", setup: world(), cmd: Join{Session: "s-alice", Channel: "&local"},
 			want: Result{Code: OK, Member: &Member{Op: true}, Created: true}, events: []EventKind{EvJoin},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["&local"].FounderDID != didAlice {
-					t.Errorf("founder %q", st.Channels["&local"].FounderDID)
+				if st.channels["&local"].FounderDID != didAlice {
+					t.Errorf("founder %q", st.channels["&local"].FounderDID)
 				}
 			},
 		},
@@ -117,8 +117,8 @@ func TestApplyJoin(t *testing.T) {
 			name: "invite consumed", setup: aliceOnly(modes("s-alice", "#c", add("i", "")), Invite{Session: "s-alice", Channel: "#c", Target: "s-guest"}),
 			cmd: Join{Session: "s-guest", Channel: "#c"}, want: Result{Code: OK, Member: &Member{}}, events: []EventKind{EvJoin},
 			check: func(t *testing.T, st *State, _ int64) {
-				if n := len(st.Channels["#c"].Invites); n != 0 {
-					t.Errorf("invite not consumed: %v", st.Channels["#c"].Invites)
+				if n := len(st.channels["#c"].invites); n != 0 {
+					t.Errorf("invite not consumed: %v", st.channels["#c"].invites)
 				}
 			},
 		},
@@ -144,7 +144,7 @@ func TestApplyJoin(t *testing.T) {
 				Invite{Session: "s-alice", Channel: "#c", Target: "s-guest"}),
 			cmd: Join{Session: "s-guest", Channel: "#c"}, want: Result{Code: ErrBanned},
 			check: func(t *testing.T, st *State, _ int64) {
-				if _, ok := st.Channels["#c"].Invites["sid:s-guest"]; !ok {
+				if _, ok := st.channels["#c"].invites["sid:s-guest"]; !ok {
 					t.Errorf("refused join consumed the invite")
 				}
 			},
@@ -179,8 +179,8 @@ func TestApplyJoin(t *testing.T) {
 			name: "founder's empty channel stays founded", setup: carolFounded, cmd: Join{Session: "s-bob", Channel: "#c"},
 			want: Result{Code: OK, Member: &Member{}}, events: []EventKind{EvJoin},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#c"].FounderDID != didCarol {
-					t.Errorf("founder %q", st.Channels["#c"].FounderDID)
+				if st.channels["#c"].FounderDID != didCarol {
+					t.Errorf("founder %q", st.channels["#c"].FounderDID)
 				}
 			},
 		},
@@ -188,7 +188,7 @@ func TestApplyJoin(t *testing.T) {
 			name: "unowned empty channel is founded by the next authenticated joiner", setup: guestTopic,
 			cmd: Join{Session: "s-bob", Channel: "#c"}, want: Result{Code: OK, Member: &Member{Op: true}}, events: []EventKind{EvJoin},
 			check: func(t *testing.T, st *State, _ int64) {
-				if c := st.Channels["#c"]; c.FounderDID != didBob || c.Topic != "kept" {
+				if c := st.channels["#c"]; c.FounderDID != didBob || c.Topic != "kept" {
 					t.Errorf("channel %+v", c)
 				}
 			},
@@ -200,7 +200,7 @@ func TestApplyJoin(t *testing.T) {
 		{
 			name: "channel limit", setup: limit, cmd: Join{Session: "s-guest", Channel: "#one-too-many"}, want: Result{Code: ErrTooManyChannels},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#one-too-many"] != nil || len(st.Sessions["s-guest"].Channels) != MaxChannelsPerSession {
+				if st.channels["#one-too-many"] != nil || len(st.sessions["s-guest"].channels) != MaxChannelsPerSession {
 					t.Errorf("limit not enforced")
 				}
 			},
@@ -233,8 +233,8 @@ func TestInviteByDIDSurvivesReconnect(t *testing.T) {
 	h.mustOK(aliceOnly(modes("s-alice", "#c", add("i", "")), Invite{Session: "s-alice", Channel: "#c", Target: "s-bob"},
 		EndSession{Session: "s-bob"}, reg("s-bob-2", "bob", didBob))...)
 	h.read(func(st *State) {
-		if _, ok := st.Channels["#c"].Invites[InviteKey("s-bob", didBob)]; !ok {
-			t.Fatalf("invites %v", st.Channels["#c"].Invites)
+		if _, ok := st.channels["#c"].invites[InviteKey("s-bob", didBob)]; !ok {
+			t.Fatalf("invites %v", st.channels["#c"].invites)
 		}
 	})
 	if r := h.apply(Join{Session: "s-bob-2", Channel: "#c"}); r.Code != OK {
@@ -256,7 +256,7 @@ func TestApplyPart(t *testing.T) {
 			name: "last guest leaves: channel deleted", setup: guestChannel, cmd: Part{Session: "s-guest", Channel: "#g"},
 			want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#g"] != nil {
+				if st.channels["#g"] != nil {
 					t.Errorf("empty channel kept")
 				}
 			},
@@ -265,7 +265,7 @@ func TestApplyPart(t *testing.T) {
 			name: "founder leaves last: channel kept", setup: aliceOnly(), cmd: Part{Session: "s-alice", Channel: "#c"},
 			want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if c := st.Channels["#c"]; c == nil || len(c.Members) != 0 {
+				if c := st.channels["#c"]; c == nil || len(c.members) != 0 {
 					t.Errorf("channel %+v", c)
 				}
 			},
@@ -276,7 +276,7 @@ func TestApplyPart(t *testing.T) {
 				Part{Session: "s-bob", Channel: "#g"}),
 			cmd: Part{Session: "s-guest", Channel: "#g"}, want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if c := st.Channels["#g"]; c == nil || !c.DIDOps[didBob] {
+				if c := st.channels["#g"]; c == nil || !c.didOps[didBob] {
 					t.Errorf("channel %+v", c)
 				}
 			},
@@ -285,7 +285,7 @@ func TestApplyPart(t *testing.T) {
 			name: "bans keep a channel", setup: with(guestChannel, modes("s-guest", "#g", add("b", "x!*@*"))),
 			cmd: Part{Session: "s-guest", Channel: "#g"}, want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#g"] == nil {
+				if st.channels["#g"] == nil {
 					t.Errorf("channel with bans deleted")
 				}
 			},
@@ -294,7 +294,7 @@ func TestApplyPart(t *testing.T) {
 			name: "exceptions keep a channel", setup: with(guestChannel, modes("s-guest", "#g", add("I", "x!*@*"))),
 			cmd: Part{Session: "s-guest", Channel: "#g"}, want: Result{Code: OK}, events: []EventKind{EvPart},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#g"] == nil {
+				if st.channels["#g"] == nil {
 					t.Errorf("channel with exceptions deleted")
 				}
 			},
@@ -314,7 +314,7 @@ func TestApplyKick(t *testing.T) {
 			name: "op kicks", setup: channelWorld(), cmd: Kick{Session: "s-alice", Channel: "#c", Target: "s-guest", Reason: "out"},
 			want: Result{Code: OK}, events: []EventKind{EvKick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#c"].Members["s-guest"] != nil || st.Sessions["s-guest"].Channels["#c"] {
+				if st.channels["#c"].members["s-guest"] != nil || st.sessions["s-guest"].channels["#c"] {
 					t.Errorf("guest still in #c")
 				}
 			},
@@ -350,7 +350,7 @@ func TestApplyKick(t *testing.T) {
 			name: "kicking the last guest deletes the channel", setup: with(world(), Join{Session: "s-guest", Channel: "#g"}),
 			cmd: Kick{Session: "s-oper", Channel: "#g", Target: "s-guest"}, want: Result{Code: OK}, events: []EventKind{EvKick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#g"] != nil {
+				if st.channels["#g"] != nil {
 					t.Errorf("empty channel kept")
 				}
 			},
@@ -373,7 +373,7 @@ func TestKickEvent(t *testing.T) {
 func TestApplyTopic(t *testing.T) {
 	topicSet := func(text, by string) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, at int64) {
-			c := st.Channels["#c"]
+			c := st.channels["#c"]
 			wantAt := at
 			if text == "" {
 				wantAt = 0
@@ -419,8 +419,8 @@ func TestApplyTopic(t *testing.T) {
 func TestApplyInvite(t *testing.T) {
 	invited := func(key string) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, at int64) {
-			if got, ok := st.Channels["#c"].Invites[key]; !ok || got != at {
-				t.Errorf("invites %v, want %s at %d", st.Channels["#c"].Invites, key, at)
+			if got, ok := st.channels["#c"].invites[key]; !ok || got != at {
+				t.Errorf("invites %v, want %s at %d", st.channels["#c"].invites, key, at)
 			}
 		}
 	}
@@ -460,11 +460,11 @@ func TestInviteListBounded(t *testing.T) {
 	for i := range MaxListEntries {
 		invites[fmt.Sprintf("sid:old-%03d", i)] = int64(1000 + i%250) // pairs of equal times: ties break by key
 	}
-	st.Channels["#c"].Invites = invites
+	st.channels["#c"].invites = invites
 	h.restore(st)
 	h.mustOK(Invite{Session: "s-alice", Channel: "#c", Target: "s-guest"}, Invite{Session: "s-alice", Channel: "#c", Target: "s-bob"})
 	h.read(func(s *State) {
-		got := s.Channels["#c"].Invites
+		got := s.channels["#c"].invites
 		if len(got) != MaxListEntries {
 			t.Fatalf("%d invites, want %d", len(got), MaxListEntries)
 		}

@@ -238,10 +238,10 @@ func TestApplyUndecodable(t *testing.T) {
 				t.Errorf("state changed by an undecodable entry")
 			}
 			h.read(func(st *State) {
-				if st.Index != h.index {
-					t.Errorf("index %d, want %d", st.Index, h.index)
+				if st.index != h.index {
+					t.Errorf("index %d, want %d", st.index, h.index)
 				}
-				if _, ok := st.Requests["r-x"]; ok {
+				if _, ok := st.requests["r-x"]; ok {
 					t.Errorf("undecodable entry's request id remembered")
 				}
 			})

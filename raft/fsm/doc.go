@@ -15,7 +15,16 @@
 // observer after the state lock is released. Each node's gateways turn those events into lines for
 // their own local sessions, which is how a change proposed on one node reaches members on every node.
 //
-// Snapshots are the JSON encoding of the whole State (maps encode with sorted keys, so two machines
+// Other packages read the state only through its read API (view.go), under Machine.Read: methods
+// that answer questions (a channel and its members, the access rule MayRead, a DID's keys and
+// sessions, a nick's owner, the members of a channel on this node) and iterators that walk the
+// maps in place. State's maps, and those of Channel, Session and RemoteMember, are unexported, so
+// nothing outside this package indexes or changes them. The members on this node come from an
+// index Apply keeps (Machine.SetLocalNode names the node); it is derived, never encoded. Tests of
+// other packages build states with Fixture or drive a Machine with package fsmtest.
+//
+// Snapshots are the JSON encoding of the whole State through its wire types (wire.go: the same
+// names and order as when the fields were exported; maps encode with sorted keys, so two machines
 // that applied the same log produce the same bytes and the same Hash). Restore builds a fresh State
 // and swaps it in: it replaces, never merges.
 //

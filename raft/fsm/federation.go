@@ -14,7 +14,7 @@ type FederatedTopic struct {
 func (FederatedTopic) commandType() CommandType { return TypeFederatedTopic }
 
 func (a *applier) federatedTopic(c FederatedTopic) Result {
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
@@ -68,14 +68,14 @@ type FederatedMode struct {
 func (FederatedMode) commandType() CommandType { return TypeFederatedMode }
 
 func (a *applier) federatedMode(c FederatedMode) Result {
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
 	nick, user, host := splitHostmask(c.SetBy)
 	actor := SessionRef{Nick: nick, User: user, Host: host, DID: c.SetByDID}
 	if c.Session != "" {
-		se := a.st.Sessions[c.Session]
+		se := a.st.sessions[c.Session]
 		if se == nil {
 			return Result{Code: ErrNoSuchSession}
 		}
@@ -128,17 +128,17 @@ func (a *applier) federatedDIDOp(ch *Channel, mc ModeChange) bool {
 	if len(did) < 5 || did[:4] != "did:" || (!mc.Add && did == ch.FounderDID) {
 		return false
 	}
-	changed := ch.DIDOps[did] != mc.Add
+	changed := ch.didOps[did] != mc.Add
 	if mc.Add {
-		if ch.DIDOps == nil {
-			ch.DIDOps = map[string]bool{}
+		if ch.didOps == nil {
+			ch.didOps = map[string]bool{}
 		}
-		ch.DIDOps[did] = true
+		ch.didOps[did] = true
 	} else {
-		delete(ch.DIDOps, did)
+		delete(ch.didOps, did)
 	}
-	for id, m := range ch.Members {
-		if se := a.st.Sessions[id]; se != nil && se.DID == did && m.Op != mc.Add {
+	for id, m := range ch.members {
+		if se := a.st.sessions[id]; se != nil && se.DID == did && m.Op != mc.Add {
 			m.Op, changed = mc.Add, true
 		}
 	}
@@ -157,7 +157,7 @@ type FederatedPin struct {
 func (FederatedPin) commandType() CommandType { return TypeFederatedPin }
 
 func (a *applier) federatedPin(c FederatedPin) Result {
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
@@ -202,12 +202,12 @@ type FederatedKick struct {
 func (FederatedKick) commandType() CommandType { return TypeFederatedKick }
 
 func (a *applier) federatedKick(c FederatedKick) Result {
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
-	target := a.st.Sessions[c.Target]
-	if target == nil || ch.Members[target.ID] == nil {
+	target := a.st.sessions[c.Target]
+	if target == nil || ch.members[target.ID] == nil {
 		return Result{Code: ErrUserNotInChannel}
 	}
 	if target.DID != "" && target.DID == ch.FounderDID {
@@ -232,11 +232,11 @@ type FederatedInvite struct {
 func (FederatedInvite) commandType() CommandType { return TypeFederatedInvite }
 
 func (a *applier) federatedInvite(c FederatedInvite) Result {
-	ch := a.st.Channels[c.Channel]
+	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
-	target := a.st.Sessions[c.Target]
+	target := a.st.sessions[c.Target]
 	if target == nil {
 		return Result{Code: ErrNoSuchSession}
 	}

@@ -25,7 +25,7 @@ func TestApplyFederatedMode(t *testing.T) {
 			want: Result{Code: NoChange}, check: moderated(true)},
 		{name: "the home cannot make ops", setup: channelWorld(), cmd: fm(false, on(ModeChange{Mode: "o", Arg: didCarol})), want: Result{Code: NoChange},
 			check: chanCheck(func(t *testing.T, c *Channel) {
-				if c.DIDOps[didCarol] {
+				if c.didOps[didCarol] {
 					t.Error("a DID op from the home")
 				}
 			})},
@@ -34,7 +34,7 @@ func TestApplyFederatedMode(t *testing.T) {
 			cmd:  FederatedMode{Session: "s-alice", Channel: "#c", Changes: []ModeChange{on(ModeChange{Mode: "o", Arg: "did:web:op.peer.example"})}},
 			want: Result{Code: OK, Applied: []ModeChange{{Add: true, Mode: "o", Arg: "did:web:op.peer.example"}}}, events: []EventKind{EvMode},
 			check: chanCheck(func(t *testing.T, c *Channel) {
-				if !c.DIDOps["did:web:op.peer.example"] {
+				if !c.didOps["did:web:op.peer.example"] {
 					t.Error("DID op not granted")
 				}
 			})},

@@ -116,8 +116,8 @@ func FuzzApply(f *testing.F) {
 			if err := checkInvariants(st); err != nil {
 				t.Fatalf("%v", err)
 			}
-			if st.Index != uint64(len(entries)) {
-				t.Fatalf("index %d, want %d", st.Index, len(entries))
+			if st.index != uint64(len(entries)) {
+				t.Fatalf("index %d, want %d", st.index, len(entries))
 			}
 		})
 		snap := snapshotBytes(t, m)

@@ -90,11 +90,11 @@ func stateJSON(tb testing.TB, m *Machine) string {
 	tb.Helper()
 	var out []byte
 	m.Read(func(st *State) {
-		saved := st.Index
-		st.Index = 0
+		saved := st.index
+		st.index = 0
 		var err error
 		out, err = json.Marshal(st)
-		st.Index = saved
+		st.index = saved
 		if err != nil {
 			tb.Fatalf("marshal state: %v", err)
 		}
@@ -157,8 +157,8 @@ func world() []Command {
 
 // checkInvariants verifies the cross-references Apply must keep consistent.
 func checkInvariants(st *State) error {
-	for nick, id := range st.Nicks {
-		se := st.Sessions[id]
+	for nick, id := range st.nicks {
+		se := st.sessions[id]
 		if se == nil {
 			return fmt.Errorf("nick %q points to missing session %q", nick, id)
 		}
@@ -166,35 +166,35 @@ func checkInvariants(st *State) error {
 			return fmt.Errorf("nick %q points to session %q whose nick is %q", nick, id, se.Nick)
 		}
 	}
-	for id, se := range st.Sessions {
+	for id, se := range st.sessions {
 		if se.ID != id {
 			return fmt.Errorf("session key %q holds id %q", id, se.ID)
 		}
-		if st.Nicks[Fold(se.Nick)] != id {
+		if st.nicks[Fold(se.Nick)] != id {
 			return fmt.Errorf("session %q nick %q is not indexed", id, se.Nick)
 		}
-		if len(se.Channels) > MaxChannelsPerSession {
-			return fmt.Errorf("session %q in %d channels", id, len(se.Channels))
+		if len(se.channels) > MaxChannelsPerSession {
+			return fmt.Errorf("session %q in %d channels", id, len(se.channels))
 		}
-		for name := range se.Channels {
-			ch := st.Channels[name]
+		for name := range se.channels {
+			ch := st.channels[name]
 			if ch == nil {
 				return fmt.Errorf("session %q lists missing channel %q", id, name)
 			}
-			if ch.Members[id] == nil {
+			if ch.members[id] == nil {
 				return fmt.Errorf("session %q lists channel %q that has no such member", id, name)
 			}
 		}
 	}
 	owned := map[string]string{}
-	for nick, did := range st.NickOwners {
+	for nick, did := range st.nickOwners {
 		if other, ok := owned[did]; ok {
 			return fmt.Errorf("%s owns two nicks: %q and %q", did, other, nick)
 		}
 		owned[did] = nick
 	}
 	recount := map[string]int{}
-	for _, ch := range st.Channels {
+	for _, ch := range st.channels {
 		if ch.FounderDID != "" {
 			recount[ch.FounderDID]++
 		}
@@ -208,7 +208,7 @@ func checkInvariants(st *State) error {
 		}
 	}
 	founded := map[string]int{}
-	for name, ch := range st.Channels {
+	for name, ch := range st.channels {
 		if ch.FounderDID != "" {
 			if founded[ch.FounderDID]++; founded[ch.FounderDID] > MaxFoundedPerDID {
 				return fmt.Errorf("%s founds more than %d channels", ch.FounderDID, MaxFoundedPerDID)
@@ -220,22 +220,22 @@ func checkInvariants(st *State) error {
 		if !validChannelName(name) {
 			return fmt.Errorf("invalid channel name %q", name)
 		}
-		if len(ch.Members) > 0 && ch.EmptySince != 0 {
+		if len(ch.members) > 0 && ch.EmptySince != 0 {
 			return fmt.Errorf("channel %q has members and an empty-since time", name)
 		}
-		for id, mem := range ch.Members {
+		for id, mem := range ch.members {
 			if mem == nil {
 				return fmt.Errorf("channel %q member %q is nil", name, id)
 			}
-			se := st.Sessions[id]
+			se := st.sessions[id]
 			if se == nil {
 				return fmt.Errorf("channel %q has member %q that is not a session", name, id)
 			}
-			if !se.Channels[name] {
+			if !se.channels[name] {
 				return fmt.Errorf("channel %q has member %q whose session does not list it", name, id)
 			}
 		}
-		if len(ch.Bans) > MaxListEntries || len(ch.Exceptions) > MaxListEntries || len(ch.Invites) > MaxListEntries ||
+		if len(ch.Bans) > MaxListEntries || len(ch.Exceptions) > MaxListEntries || len(ch.invites) > MaxListEntries ||
 			len(ch.Pins) > MaxPins {
 			return fmt.Errorf("channel %q lists over the limit", name)
 		}
@@ -247,34 +247,34 @@ func checkInvariants(st *State) error {
 			pinned[p.MsgID] = true
 		}
 	}
-	for hash, id := range st.Tokens {
-		se := st.Sessions[id]
+	for hash, id := range st.tokens {
+		se := st.sessions[id]
 		if se == nil || se.TokenHash != hash {
 			return fmt.Errorf("token %q points to session %q that does not hold it", hash, id)
 		}
 	}
-	for nick, did := range st.NickOwners {
-		if st.DIDNicks[did] != nick {
-			return fmt.Errorf("nick %q owned by %q, but that DID owns %q", nick, did, st.DIDNicks[did])
+	for nick, did := range st.nickOwners {
+		if st.didNicks[did] != nick {
+			return fmt.Errorf("nick %q owned by %q, but that DID owns %q", nick, did, st.didNicks[did])
 		}
 	}
-	for did, nick := range st.DIDNicks {
-		if st.NickOwners[nick] != did {
-			return fmt.Errorf("DID %q owns %q, but that nick is owned by %q", did, nick, st.NickOwners[nick])
+	for did, nick := range st.didNicks {
+		if st.nickOwners[nick] != did {
+			return fmt.Errorf("DID %q owns %q, but that nick is owned by %q", did, nick, st.nickOwners[nick])
 		}
 	}
-	for did, byKID := range st.Keys {
+	for did, byKID := range st.keys {
 		for kid, k := range byKID {
 			if k == nil || k.KID != kid || len(k.PublicKey) != 32 || did == "" {
 				return fmt.Errorf("key %q/%q malformed: %+v", did, kid, k)
 			}
 		}
 	}
-	if len(st.Requests) != len(st.RequestOrder) || len(st.RequestOrder) > requestMemory {
-		return fmt.Errorf("request memory: %d results, %d ids", len(st.Requests), len(st.RequestOrder))
+	if len(st.requests) != len(st.requestOrder) || len(st.requestOrder) > requestMemory {
+		return fmt.Errorf("request memory: %d results, %d ids", len(st.requests), len(st.requestOrder))
 	}
-	for _, rid := range st.RequestOrder {
-		if _, ok := st.Requests[rid]; !ok {
+	for _, rid := range st.requestOrder {
+		if _, ok := st.requests[rid]; !ok {
 			return fmt.Errorf("request %q in order but not remembered", rid)
 		}
 	}

@@ -12,7 +12,7 @@ func TestChannelIncarnations(t *testing.T) {
 	h.mustOK(world()...)
 	incOf := func(name string) (inc string, ok bool) {
 		h.read(func(st *State) {
-			if c := st.Channels[name]; c != nil {
+			if c := st.channels[name]; c != nil {
 				inc, ok = c.Incarnation, true
 			}
 		})
@@ -38,7 +38,7 @@ func TestChannelIncarnations(t *testing.T) {
 	}
 
 	var c *Channel
-	h.read(func(st *State) { c = st.Channels["#x"] })
+	h.read(func(st *State) { c = st.channels["#x"] })
 	cases := []struct {
 		inc    string
 		public bool

@@ -17,7 +17,7 @@ func TestApplyRegisterKey(t *testing.T) {
 		return func(t *testing.T, st *State, at int64) {
 			k := st.Key(didAlice, "k1")
 			if k == nil {
-				t.Fatalf("key not filed: %v", st.Keys)
+				t.Fatalf("key not filed: %v", st.keys)
 			}
 			check(t, k, sec(at))
 		}
@@ -54,8 +54,8 @@ func TestApplyRegisterKey(t *testing.T) {
 		{
 			name: "second key for the DID", setup: []Command{key("k1", 1)}, cmd: key("k2", 2), want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if len(st.Keys[didAlice]) != 2 || st.Key(didAlice, "k2") == nil {
-					t.Errorf("keys %v", st.Keys[didAlice])
+				if len(st.keys[didAlice]) != 2 || st.Key(didAlice, "k2") == nil {
+					t.Errorf("keys %v", st.keys[didAlice])
 				}
 			},
 		},

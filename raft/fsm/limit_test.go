@@ -11,7 +11,7 @@ func TestChannelLimitAndSecret(t *testing.T) {
 		{name: "+l sets the limit", setup: with(world(), Join{Session: "s-alice", Channel: "#c"}), cmd: modes("s-alice", "#c", add("l", "5")),
 			want: Result{Code: OK, Applied: []ModeChange{add("l", "5")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {
-				if ch := st.Channels["#c"]; ch.Limit != 5 || ch.ModeString() != "+ntl" {
+				if ch := st.channels["#c"]; ch.Limit != 5 || ch.ModeString() != "+ntl" {
 					t.Fatalf("limit %d, modes %s", ch.Limit, ch.ModeString())
 				}
 			}},
@@ -31,14 +31,14 @@ func TestChannelLimitAndSecret(t *testing.T) {
 		{name: "+C is a flag", setup: full, cmd: modes("s-alice", "#c", add("C", "")),
 			want: Result{Code: OK, Applied: []ModeChange{add("C", "")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {
-				if ch := st.Channels["#c"]; !ch.NoCTCP || ch.ModeString() != "+ntCl" {
+				if ch := st.channels["#c"]; !ch.NoCTCP || ch.ModeString() != "+ntCl" {
 					t.Fatalf("+C: %v %s", ch.NoCTCP, ch.ModeString())
 				}
 			}},
 		{name: "+s hides the channel", setup: full, cmd: modes("s-alice", "#c", add("s", "")),
 			want: Result{Code: OK, Applied: []ModeChange{add("s", "")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {
-				ch := st.Channels["#c"]
+				ch := st.channels["#c"]
 				if ch.Discoverable() || ch.CanRead("s-guest", "") || !ch.CanRead("s-bob", didBob) {
 					t.Fatalf("a secret channel: discoverable %v", ch.Discoverable())
 				}

@@ -41,14 +41,14 @@ func (a *applier) expireChannels(c ExpireChannels) Result {
 		return Result{Code: ErrInvalid}
 	}
 	remote := map[string]bool{}
-	for _, m := range a.st.RemoteMembers {
-		for ch := range m.Channels {
+	for _, m := range a.st.remoteMembers {
+		for ch := range m.channels {
 			remote[ch] = true
 		}
 	}
 	var expired []string
-	for name, ch := range a.st.Channels {
-		if len(ch.Members) > 0 || remote[name] {
+	for name, ch := range a.st.channels {
+		if len(ch.members) > 0 || remote[name] {
 			continue
 		}
 		if ch.EmptySince == 0 {
@@ -75,7 +75,7 @@ func (s *State) foundedBy(did string) int { return s.founded[did] }
 
 // addChannel files a new channel (its founder, if any, counted in founded).
 func (s *State) addChannel(ch *Channel) {
-	s.Channels[ch.Name] = ch
+	s.channels[ch.Name] = ch
 	if ch.FounderDID != "" {
 		s.founded[ch.FounderDID]++
 	}
@@ -89,7 +89,7 @@ func (s *State) setFounder(ch *Channel, did string) {
 
 // deleteChannel removes a channel (and its founder's count).
 func (s *State) deleteChannel(name string) {
-	ch := s.Channels[name]
+	ch := s.channels[name]
 	if ch == nil {
 		return
 	}
@@ -98,7 +98,8 @@ func (s *State) deleteChannel(name string) {
 			delete(s.founded, did)
 		}
 	}
-	delete(s.Channels, name)
+	delete(s.channels, name)
+	delete(s.local, name)
 }
 
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more
@@ -106,7 +107,7 @@ func (s *State) deleteChannel(name string) {
 // and reports false when every one is in use.
 func (a *applier) makeRoomForSessionKey(did string) bool {
 	var keys []*KeyRecord
-	for _, k := range a.st.Keys[did] {
+	for _, k := range a.st.keys[did] {
 		if k.Source == "local-session" {
 			keys = append(keys, k)
 		}
@@ -115,7 +116,7 @@ func (a *applier) makeRoomForSessionKey(did string) bool {
 		return true
 	}
 	inUse := map[string]bool{}
-	for _, se := range a.st.Sessions {
+	for _, se := range a.st.sessions {
 		if se.DID == did && se.SigningKID != "" {
 			inUse[se.SigningKID] = true
 		}
@@ -134,7 +135,7 @@ func (a *applier) makeRoomForSessionKey(did string) bool {
 		if i == len(keys) {
 			return false
 		}
-		delete(a.st.Keys[did], keys[i].KID)
+		delete(a.st.keys[did], keys[i].KID)
 		keys = append(keys[:i], keys[i+1:]...)
 	}
 	return true

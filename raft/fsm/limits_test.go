@@ -24,7 +24,7 @@ func TestFoundedChannelsPerDID(t *testing.T) {
 		t.Fatalf("joining a left unowned channel at the limit: %+v", r)
 	}
 	h.read(func(st *State) {
-		if got := st.Channels["#guests"].FounderDID; got != "" {
+		if got := st.channels["#guests"].FounderDID; got != "" {
 			t.Fatalf("founded by %q at the limit", got)
 		}
 	})
@@ -32,7 +32,7 @@ func TestFoundedChannelsPerDID(t *testing.T) {
 	h.mustOK(Part{Session: "s-alice", Channel: "#f0"})
 	h.mustOK(ExpireChannels{OwnedAfter: 1})
 	h.read(func(st *State) {
-		if st.Channels["#f0"] != nil {
+		if st.channels["#f0"] != nil {
 			t.Fatalf("#f0 not expired")
 		}
 	})
@@ -83,7 +83,7 @@ func TestExpireChannels(t *testing.T) {
 			r := h.apply(tc.last)
 			var left []string
 			h.read(func(st *State) {
-				for name := range st.Channels {
+				for name := range st.channels {
 					left = append(left, name)
 				}
 				if err := checkInvariants(st); err != nil {
@@ -105,13 +105,13 @@ func TestExpireChannels(t *testing.T) {
 	h.index = 7
 	h.mustOK(ExpireChannels{UnownedAfter: 1})
 	h.read(func(st *State) {
-		if st.Channels["#old"] == nil || st.Channels["#old"].EmptySince == 0 {
+		if st.channels["#old"] == nil || st.channels["#old"].EmptySince == 0 {
 			t.Fatalf("the first sweep after the upgrade deleted #old or did not start its clock")
 		}
 	})
 	h.mustOK(ExpireChannels{UnownedAfter: 1})
 	h.read(func(st *State) {
-		if st.Channels["#old"] != nil {
+		if st.channels["#old"] != nil {
 			t.Fatalf("#old not expired by the second sweep")
 		}
 	})
@@ -135,7 +135,7 @@ func TestSessionKeysPerDID(t *testing.T) {
 	}
 	h.mustOK(key(MaxSessionKeysPerDID))
 	h.read(func(st *State) {
-		if n := len(st.Keys[didBob]); n != MaxSessionKeysPerDID {
+		if n := len(st.keys[didBob]); n != MaxSessionKeysPerDID {
 			t.Fatalf("%d keys after one more than the limit", n)
 		}
 		if st.Key(didBob, "k000") == nil || st.Key(didBob, "k001") != nil {

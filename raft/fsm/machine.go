@@ -15,8 +15,8 @@ import (
 // Observer receives the events of each applied command that had any, with the command's log
 // index, in log order, after the state lock is released. It runs on Raft's apply path (on the
 // leader and on every follower), so it must return quickly: the node hands the events to its
-// render queue and renders them on another goroutine. It may block briefly to apply
-// back-pressure, never drop or reorder.
+// Applied stream (node/stream), whose subscribers handle them on their own goroutines. It may
+// block briefly to apply back-pressure, never drop or reorder.
 type Observer func(index uint64, events []Event)
 
 // RestoreObserver is told that the state was replaced by a snapshot at index: the events of the
@@ -56,6 +56,15 @@ func (m *Machine) SetRestoreObserver(o RestoreObserver) {
 	m.mu.Unlock()
 }
 
+// SetLocalNode names the node this machine runs on (the Node of its sessions), for
+// State.LocalMembers. Call it before the machine receives entries.
+func (m *Machine) SetLocalNode(node string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state.node = node
+	m.state.rebuildLocal()
+}
+
 // Read runs f with the state under a read lock. f must not retain references into the state.
 func (m *Machine) Read(f func(*State)) {
 	m.mu.RLock()
@@ -71,7 +80,7 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 	cmd, env, ignorable, err := Decode(data)
 	if err != nil {
 		m.mu.Lock()
-		m.state.Index = index
+		m.state.index = index
 		m.mu.Unlock()
 		if errors.Is(err, ErrUnknownCommand) {
 			if ignorable {
@@ -86,9 +95,9 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 	}
 	m.mu.Lock()
 	st := m.state
-	st.Index = index
+	st.index = index
 	if env.RequestID != "" {
-		if r, ok := st.Requests[env.RequestID]; ok {
+		if r, ok := st.requests[env.RequestID]; ok {
 			m.mu.Unlock()
 			return r
 		}
@@ -107,18 +116,18 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 }
 
 func (s *State) remember(rid string, r Result) {
-	s.Requests[rid] = r
-	s.RequestOrder = append(s.RequestOrder, rid)
-	if len(s.RequestOrder) > requestMemory {
-		drop := len(s.RequestOrder) - requestMemory
-		for _, old := range s.RequestOrder[:drop] {
-			delete(s.Requests, old)
+	s.requests[rid] = r
+	s.requestOrder = append(s.requestOrder, rid)
+	if len(s.requestOrder) > requestMemory {
+		drop := len(s.requestOrder) - requestMemory
+		for _, old := range s.requestOrder[:drop] {
+			delete(s.requests, old)
 		}
 		// Shift in place: reallocating the whole order on every apply made steady-state Apply
 		// allocation-bound.
-		n := copy(s.RequestOrder, s.RequestOrder[drop:])
-		clear(s.RequestOrder[n:])
-		s.RequestOrder = s.RequestOrder[:n]
+		n := copy(s.requestOrder, s.requestOrder[drop:])
+		clear(s.requestOrder[n:])
+		s.requestOrder = s.requestOrder[:n]
 	}
 }
 
@@ -139,13 +148,14 @@ func (m *Machine) Restore(r io.Reader) error {
 	if err := json.NewDecoder(r).Decode(st); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	st.normalize()
 	m.mu.Lock()
+	st.node = m.state.node
+	st.normalize()
 	m.state = st
 	hook := m.onRestore
 	m.mu.Unlock()
 	if hook != nil {
-		hook(st.Index)
+		hook(st.index)
 	}
 	return nil
 }

@@ -55,8 +55,8 @@ func TestExactlyOnce(t *testing.T) {
 				t.Errorf("retry emitted %d events", len(evs))
 			}
 			h.read(func(st *State) {
-				if st.Index != h.index {
-					t.Errorf("index %d, want %d: a retried entry is still applied at its index", st.Index, h.index)
+				if st.index != h.index {
+					t.Errorf("index %d, want %d: a retried entry is still applied at its index", st.index, h.index)
 				}
 			})
 		})
@@ -73,8 +73,8 @@ func TestExactlyOnceByRequestID(t *testing.T) {
 		t.Fatalf("results %v %v", first.Code, second.Code)
 	}
 	h.read(func(st *State) {
-		if st.Sessions["s-bob"].Away != "one" {
-			t.Errorf("second proposal with the same id applied: away %q", st.Sessions["s-bob"].Away)
+		if st.sessions["s-bob"].Away != "one" {
+			t.Errorf("second proposal with the same id applied: away %q", st.sessions["s-bob"].Away)
 		}
 	})
 }
@@ -89,7 +89,7 @@ func TestEmptyRequestIDIsNotRemembered(t *testing.T) {
 		t.Errorf("second: %v, want already-registered", r.Code)
 	}
 	h.read(func(st *State) {
-		if len(st.Requests) != 0 || len(st.RequestOrder) != 0 {
+		if len(st.requests) != 0 || len(st.requestOrder) != 0 {
 			t.Errorf("empty request id remembered")
 		}
 	})
@@ -106,14 +106,14 @@ func TestRequestMemoryBounded(t *testing.T) {
 		h.applyRaw(mustEncode(t, Away{Session: "s1", Text: fmt.Sprint(i)}, rid(i), "node-a", int64(i)))
 	}
 	h.read(func(st *State) {
-		if len(st.Requests) != requestMemory || len(st.RequestOrder) != requestMemory {
-			t.Fatalf("remembered %d/%d, want %d", len(st.Requests), len(st.RequestOrder), requestMemory)
+		if len(st.requests) != requestMemory || len(st.requestOrder) != requestMemory {
+			t.Fatalf("remembered %d/%d, want %d", len(st.requests), len(st.requestOrder), requestMemory)
 		}
-		if _, ok := st.Requests[rid(0)]; ok {
+		if _, ok := st.requests[rid(0)]; ok {
 			t.Errorf("oldest request still remembered")
 		}
-		if st.RequestOrder[0] != rid(1) || st.RequestOrder[requestMemory-1] != rid(requestMemory) {
-			t.Errorf("order from %s to %s", st.RequestOrder[0], st.RequestOrder[requestMemory-1])
+		if st.requestOrder[0] != rid(1) || st.requestOrder[requestMemory-1] != rid(requestMemory) {
+			t.Errorf("order from %s to %s", st.requestOrder[0], st.requestOrder[requestMemory-1])
 		}
 	})
 	// The forgotten request is applied again; the oldest remembered one is not.
@@ -124,8 +124,8 @@ func TestRequestMemoryBounded(t *testing.T) {
 		t.Errorf("remembered request: %v, want its recorded ok", r.Code)
 	}
 	h.read(func(st *State) {
-		if st.Sessions["s1"].Away != fmt.Sprint(requestMemory) {
-			t.Errorf("away %q: a remembered request was applied again", st.Sessions["s1"].Away)
+		if st.sessions["s1"].Away != fmt.Sprint(requestMemory) {
+			t.Errorf("away %q: a remembered request was applied again", st.sessions["s1"].Away)
 		}
 		if err := checkInvariants(st); err != nil {
 			t.Error(err)
@@ -214,8 +214,8 @@ func TestObserverRunsWithoutLock(t *testing.T) {
 		for _, e := range evs {
 			n := -1
 			m.Read(func(st *State) {
-				if c := st.Channels[e.Channel]; c != nil {
-					n = len(c.Members)
+				if c := st.channels[e.Channel]; c != nil {
+					n = len(c.members)
 				}
 			})
 			if _, err := m.Snapshot(); err != nil {
@@ -298,10 +298,10 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		if err := checkInvariants(st); err != nil {
 			t.Error(err)
 		}
-		c := st.Channels["#c"]
-		if st.Index != src.index || c.Key != "key" || !c.DIDOps[didBob] || len(c.Bans) != 2 || len(c.Exceptions) != 1 ||
-			c.Topic != "topic" || len(c.Invites) != 1 || len(c.Pins) != 1 || st.Channels["#empty"] == nil || st.NickOwners["gone"] != didCarol ||
-			st.Favorites[didAlice][1] != "#guest" || !c.Members["s-guest"].HalfOp || len(st.Requests) != int(src.index) ||
+		c := st.channels["#c"]
+		if st.index != src.index || c.Key != "key" || !c.didOps[didBob] || len(c.Bans) != 2 || len(c.Exceptions) != 1 ||
+			c.Topic != "topic" || len(c.invites) != 1 || len(c.Pins) != 1 || st.channels["#empty"] == nil || st.nickOwners["gone"] != didCarol ||
+			st.favorites[didAlice][1] != "#guest" || !c.members["s-guest"].HalfOp || len(st.requests) != int(src.index) ||
 			st.Key(didAlice, "k1") == nil || string(st.Key(didAlice, "k1").PublicKey) != string(testKey(7)) ||
 			st.Key(didAlice, "k2").RemovedAt == 0 {
 			t.Errorf("restored state lost something: %+v", c)
@@ -340,9 +340,9 @@ func TestRestoreReplaces(t *testing.T) {
 		t.Errorf("restore merged instead of replacing")
 	}
 	dst.read(func(st *State) {
-		if len(st.Sessions) != 1 || st.Sessions["s-alice"] != nil || st.Channels["#c"] != nil || len(st.Favorites) != 0 || len(st.Keys) != 0 ||
-			len(st.NickOwners) != 0 || len(st.Tokens) != 0 || len(st.Requests) != 2 {
-			t.Errorf("old state survived the restore: %d sessions", len(st.Sessions))
+		if len(st.sessions) != 1 || st.sessions["s-alice"] != nil || st.channels["#c"] != nil || len(st.favorites) != 0 || len(st.keys) != 0 ||
+			len(st.nickOwners) != 0 || len(st.tokens) != 0 || len(st.requests) != 2 {
+			t.Errorf("old state survived the restore: %d sessions", len(st.sessions))
 		}
 	})
 }
@@ -427,7 +427,7 @@ func TestHashDistinguishesStates(t *testing.T) {
 		t.Errorf("different states hash alike")
 	}
 	var st State
-	if err := json.Unmarshal(snapshotBytes(t, a.m), &st); err != nil || st.Sessions["s1"] == nil {
+	if err := json.Unmarshal(snapshotBytes(t, a.m), &st); err != nil || st.sessions["s1"] == nil {
 		t.Errorf("snapshot is not the JSON of State: %v", err)
 	}
 }

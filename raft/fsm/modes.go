@@ -14,7 +14,7 @@ func (a *applier) mode(c Mode) Result {
 	if r.Code != OK {
 		return r
 	}
-	me := ch.Members[se.ID]
+	me := ch.members[se.ID]
 	isOp := a.st.IsChannelOp(ch, se)
 	isHalf := me != nil && me.HalfOp
 	var res Result
@@ -35,8 +35,8 @@ func (a *applier) mode(c Mode) Result {
 				refuse(mc, ErrChanOpNeeded)
 				continue
 			}
-			target := a.st.Sessions[mc.Target]
-			if target == nil || ch.Members[target.ID] == nil {
+			target := a.st.sessions[mc.Target]
+			if target == nil || ch.members[target.ID] == nil {
 				refuse(mc, ErrUserNotInChannel)
 				continue
 			}
@@ -130,7 +130,7 @@ func (a *applier) mode(c Mode) Result {
 
 // setPrefix applies ±o/h/v to a member and reports whether anything changed.
 func (a *applier) setPrefix(ch *Channel, target *Session, mc ModeChange) bool {
-	m := ch.Members[target.ID]
+	m := ch.members[target.ID]
 	switch mc.Mode {
 	case "o":
 		if !mc.Add && target.DID != "" && target.DID == ch.FounderDID {
@@ -140,15 +140,15 @@ func (a *applier) setPrefix(ch *Channel, target *Session, mc ModeChange) bool {
 		m.Op = mc.Add
 		if target.DID != "" {
 			if mc.Add {
-				if ch.DIDOps == nil {
-					ch.DIDOps = map[string]bool{}
+				if ch.didOps == nil {
+					ch.didOps = map[string]bool{}
 				}
-				if !ch.DIDOps[target.DID] {
-					ch.DIDOps[target.DID] = true
+				if !ch.didOps[target.DID] {
+					ch.didOps[target.DID] = true
 					changed = true
 				}
-			} else if ch.DIDOps[target.DID] {
-				delete(ch.DIDOps, target.DID)
+			} else if ch.didOps[target.DID] {
+				delete(ch.didOps, target.DID)
 				changed = true
 			}
 		}

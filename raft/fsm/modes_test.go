@@ -8,7 +8,7 @@ import (
 
 func chanCheck(f func(t *testing.T, c *Channel)) func(*testing.T, *State, int64) {
 	return func(t *testing.T, st *State, _ int64) {
-		c := st.Channels["#c"]
+		c := st.channels["#c"]
 		if c == nil {
 			t.Fatalf("#c missing")
 		}
@@ -109,13 +109,13 @@ func TestApplyModeKey(t *testing.T) {
 func TestApplyModePrefixes(t *testing.T) {
 	memberIs := func(id string, want Member, didOp bool) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, _ int64) {
-			c := st.Channels["#c"]
-			m := c.Members[id]
+			c := st.channels["#c"]
+			m := c.members[id]
 			if m == nil || m.Op != want.Op || m.HalfOp != want.HalfOp || m.Voice != want.Voice {
 				t.Errorf("%s is %+v, want %+v", id, m, want)
 			}
-			if did := st.Sessions[id].DID; did != "" && c.DIDOps[did] != didOp {
-				t.Errorf("DID op of %s: %v, want %v", did, c.DIDOps[did], didOp)
+			if did := st.sessions[id].DID; did != "" && c.didOps[did] != didOp {
+				t.Errorf("DID op of %s: %v, want %v", did, c.didOps[did], didOp)
 			}
 		}
 	}
@@ -134,8 +134,8 @@ func TestApplyModePrefixes(t *testing.T) {
 			name: "+o guest adds no DID op", setup: channelWorld(), cmd: modes("s-alice", "#c", addTo("o", "s-guest")),
 			want: Result{Code: OK, Applied: applied(addTo("o", "s-guest"), "guest")}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {
-				if !st.Channels["#c"].Members["s-guest"].Op || len(st.Channels["#c"].DIDOps) != 0 {
-					t.Errorf("channel %+v", st.Channels["#c"])
+				if !st.channels["#c"].members["s-guest"].Op || len(st.channels["#c"].didOps) != 0 {
+					t.Errorf("channel %+v", st.channels["#c"])
 				}
 			},
 		},
@@ -218,7 +218,7 @@ func TestApplyModeLists(t *testing.T) {
 			name: "+b stamps setter and time", setup: channelWorld(), cmd: modes("s-alice", "#c", add("b", "  *!*@evil  ")),
 			want: Result{Code: OK, Applied: []ModeChange{add("b", "*!*@evil")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, at int64) {
-				b := st.Channels["#c"].Bans
+				b := st.channels["#c"].Bans
 				if len(b) != 1 || b[0].Mask != "*!*@evil" || b[0].SetBy != "alice!us-alice@host-s-alice" || b[0].SetAt != at {
 					t.Errorf("bans %+v", b)
 				}
@@ -288,7 +288,7 @@ func TestApplyModePrivileges(t *testing.T) {
 			want:   Result{Code: OK, Applied: []ModeChange{{Add: true, Mode: "v", Arg: "guest", Target: "s-guest"}}, Failed: opNeeded(add("i", ""))},
 			events: []EventKind{EvMode},
 			check: chanCheck(func(t *testing.T, c *Channel) {
-				if c.InviteOnly || len(c.Bans) != 0 || c.Members["s-guest"].Op || !c.Members["s-guest"].Voice {
+				if c.InviteOnly || len(c.Bans) != 0 || c.members["s-guest"].Op || !c.members["s-guest"].Voice {
 					t.Errorf("channel %+v", c)
 				}
 			}),
@@ -301,8 +301,8 @@ func TestApplyModePrivileges(t *testing.T) {
 			name: "server operator from outside", setup: aliceOnly(), cmd: modes("s-oper", "#c", add("i", ""), add("b", "x!*@*")),
 			want: Result{Code: OK, Applied: []ModeChange{{Add: true, Mode: "i"}, add("b", "x!*@*")}}, events: []EventKind{EvMode},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Channels["#c"].Bans[0].SetBy != "oper!us-oper@host-s-oper" {
-					t.Errorf("bans %+v", st.Channels["#c"].Bans)
+				if st.channels["#c"].Bans[0].SetBy != "oper!us-oper@host-s-oper" {
+					t.Errorf("bans %+v", st.channels["#c"].Bans)
 				}
 			},
 		},

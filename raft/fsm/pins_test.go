@@ -30,7 +30,7 @@ func TestApplyPin(t *testing.T) {
 		{
 			name: "op pins", setup: channelWorld(), cmd: pin("s-alice", "m1"), want: Result{Code: OK}, events: []EventKind{EvPin},
 			check: func(t *testing.T, st *State, at int64) {
-				p := st.Channels["#c"].Pins
+				p := st.channels["#c"].Pins
 				if len(p) != 1 || p[0] != (PinEntry{MsgID: "m1", PinnedBy: "alice", PinnedByDID: didAlice, PinnedAt: at}) {
 					t.Errorf("pins %+v", p)
 				}
@@ -43,7 +43,7 @@ func TestApplyPin(t *testing.T) {
 		{
 			name: "server operator from outside", setup: aliceOnly(), cmd: pin("s-oper", "m1"), want: Result{Code: OK}, events: []EventKind{EvPin},
 			check: func(t *testing.T, st *State, _ int64) {
-				if p := st.Channels["#c"].Pins; len(p) != 1 || p[0].PinnedBy != "oper" || p[0].PinnedByDID != "" {
+				if p := st.channels["#c"].Pins; len(p) != 1 || p[0].PinnedBy != "oper" || p[0].PinnedByDID != "" {
 					t.Errorf("pins %+v", p)
 				}
 			},
@@ -82,7 +82,7 @@ func TestPinsKeepAnEmptyChannel(t *testing.T) {
 	h.mustOK(Join{Session: "s-guest", Channel: "#g"}, Pin{Session: "s-guest", Channel: "#g", MsgID: "m1"},
 		Part{Session: "s-guest", Channel: "#g"})
 	h.read(func(st *State) {
-		if c := st.Channels["#g"]; c == nil || len(c.Pins) != 1 {
+		if c := st.channels["#g"]; c == nil || len(c.Pins) != 1 {
 			t.Errorf("channel with pins deleted: %+v", c)
 		}
 	})

@@ -17,7 +17,7 @@ type RemoteMember struct {
 	User     string          `json:"user"`
 	Host     string          `json:"host"`
 	DID      string          `json:"did,omitempty"`
-	Channels map[string]bool `json:"channels,omitempty"` // folded channel names
+	channels map[string]bool // folded channel names
 }
 
 // Ref is the member as an event actor (no session id: it has no session here).
@@ -60,13 +60,13 @@ func (a *applier) remotePresence(c RemotePresence) Result {
 	case RemoteJoin:
 		return a.remoteJoin(c.Peer, c.Channel, c.Member)
 	case RemotePart:
-		m := a.st.RemoteMembers[remoteKey(c.Peer, c.Member.Nick)]
-		if m == nil || !m.Channels[c.Channel] {
+		m := a.st.remoteMembers[remoteKey(c.Peer, c.Member.Nick)]
+		if m == nil || !m.channels[c.Channel] {
 			return Result{Code: NoChange}
 		}
 		a.remoteLeave(m, c.Channel, c.Reason)
 	case RemoteQuit:
-		m := a.st.RemoteMembers[remoteKey(c.Peer, c.Member.Nick)]
+		m := a.st.remoteMembers[remoteKey(c.Peer, c.Member.Nick)]
 		if m == nil {
 			return Result{Code: NoChange}
 		}
@@ -77,14 +77,14 @@ func (a *applier) remotePresence(c RemotePresence) Result {
 		return a.remoteSnapshot(c.Peer, c.Channel, c.Members)
 	case RemoteClear:
 		keys := make([]string, 0)
-		for k, m := range a.st.RemoteMembers {
+		for k, m := range a.st.remoteMembers {
 			if m.Peer == c.Peer {
 				keys = append(keys, k)
 			}
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			a.remoteQuit(a.st.RemoteMembers[k], c.Reason)
+			a.remoteQuit(a.st.remoteMembers[k], c.Reason)
 		}
 		if len(keys) == 0 {
 			return Result{Code: NoChange}
@@ -103,35 +103,35 @@ func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
 	if !validRemote(in) || !validChannelName(channel) {
 		return Result{Code: ErrInvalid}
 	}
-	if ch := a.st.Channels[channel]; ch != nil && ch.IsBanned(in.Nick+"!"+in.User+"@"+in.Host, in.DID) {
+	if ch := a.st.channels[channel]; ch != nil && ch.IsBanned(in.Nick+"!"+in.User+"@"+in.Host, in.DID) {
 		return Result{Code: ErrBanned}
 	}
 	key := remoteKey(peer, in.Nick)
-	m := a.st.RemoteMembers[key]
+	m := a.st.remoteMembers[key]
 	if m == nil {
 		if a.remoteCount(peer) >= MaxRemoteMembers {
 			return Result{Code: ErrListFull}
 		}
-		if a.st.RemoteMembers == nil {
-			a.st.RemoteMembers = map[string]*RemoteMember{}
+		if a.st.remoteMembers == nil {
+			a.st.remoteMembers = map[string]*RemoteMember{}
 		}
-		m = &RemoteMember{Peer: peer, Nick: in.Nick, User: in.User, Host: in.Host, DID: in.DID, Channels: map[string]bool{}}
-		a.st.RemoteMembers[key] = m
+		m = &RemoteMember{Peer: peer, Nick: in.Nick, User: in.User, Host: in.Host, DID: in.DID, channels: map[string]bool{}}
+		a.st.remoteMembers[key] = m
 	}
-	if m.Channels[channel] {
+	if m.channels[channel] {
 		return Result{Code: NoChange}
 	}
-	if len(m.Channels) >= MaxChannelsPerSession {
+	if len(m.channels) >= MaxChannelsPerSession {
 		return Result{Code: ErrTooManyChannels}
 	}
-	m.Channels[channel] = true
+	m.channels[channel] = true
 	a.emit(Event{Kind: EvJoin, Actor: m.Ref(), Channel: channel})
 	return Result{Code: OK}
 }
 
 func (a *applier) remoteCount(peer string) int {
 	n := 0
-	for _, m := range a.st.RemoteMembers {
+	for _, m := range a.st.remoteMembers {
 		if m.Peer == peer {
 			n++
 		}
@@ -141,30 +141,30 @@ func (a *applier) remoteCount(peer string) int {
 
 // remoteLeave takes a member out of one channel (and forgets it when that was its last).
 func (a *applier) remoteLeave(m *RemoteMember, channel, reason string) {
-	delete(m.Channels, channel)
-	if len(m.Channels) == 0 {
-		delete(a.st.RemoteMembers, remoteKey(m.Peer, m.Nick))
+	delete(m.channels, channel)
+	if len(m.channels) == 0 {
+		delete(a.st.remoteMembers, remoteKey(m.Peer, m.Nick))
 	}
 	a.emit(Event{Kind: EvPart, Actor: m.Ref(), Channel: channel, Text: reason})
 }
 
 func (a *applier) remoteQuit(m *RemoteMember, reason string) {
-	delete(a.st.RemoteMembers, remoteKey(m.Peer, m.Nick))
-	a.emit(Event{Kind: EvQuit, Actor: m.Ref(), Channels: sortedKeys(m.Channels), Text: reason})
+	delete(a.st.remoteMembers, remoteKey(m.Peer, m.Nick))
+	a.emit(Event{Kind: EvQuit, Actor: m.Ref(), Channels: sortedKeys(m.channels), Text: reason})
 }
 
 func (a *applier) remoteNick(peer, oldNick, newNick string) Result {
-	m := a.st.RemoteMembers[remoteKey(peer, oldNick)]
+	m := a.st.remoteMembers[remoteKey(peer, oldNick)]
 	if m == nil || newNick == "" || len(newNick) > MaxNickLen {
 		return Result{Code: ErrInvalid}
 	}
-	if _, taken := a.st.RemoteMembers[remoteKey(peer, newNick)]; taken && Fold(newNick) != Fold(oldNick) {
+	if _, taken := a.st.remoteMembers[remoteKey(peer, newNick)]; taken && Fold(newNick) != Fold(oldNick) {
 		return Result{Code: ErrNickInUse}
 	}
-	delete(a.st.RemoteMembers, remoteKey(peer, oldNick))
+	delete(a.st.remoteMembers, remoteKey(peer, oldNick))
 	m.Nick = newNick
-	a.st.RemoteMembers[remoteKey(peer, newNick)] = m
-	a.emit(Event{Kind: EvNick, Actor: m.Ref(), OldNick: oldNick, Channels: sortedKeys(m.Channels)})
+	a.st.remoteMembers[remoteKey(peer, newNick)] = m
+	a.emit(Event{Kind: EvNick, Actor: m.Ref(), OldNick: oldNick, Channels: sortedKeys(m.channels)})
 	return Result{Code: OK}
 }
 
@@ -181,14 +181,14 @@ func (a *applier) remoteSnapshot(peer, channel string, members []RemoteMember) R
 		}
 	}
 	var gone []string
-	for k, m := range a.st.RemoteMembers {
-		if _, keep := want[k]; m.Peer == peer && m.Channels[channel] && !keep {
+	for k, m := range a.st.remoteMembers {
+		if _, keep := want[k]; m.Peer == peer && m.channels[channel] && !keep {
 			gone = append(gone, k)
 		}
 	}
 	sort.Strings(gone)
 	for _, k := range gone {
-		a.remoteLeave(a.st.RemoteMembers[k], channel, "")
+		a.remoteLeave(a.st.remoteMembers[k], channel, "")
 	}
 	keys := make([]string, 0, len(want))
 	for k := range want {
@@ -204,8 +204,8 @@ func (a *applier) remoteSnapshot(peer, channel string, members []RemoteMember) R
 // RemoteIn returns the remote members of channel, sorted by nick.
 func (s *State) RemoteIn(channel string) []*RemoteMember {
 	var out []*RemoteMember
-	for _, m := range s.RemoteMembers {
-		if m.Channels[channel] {
+	for _, m := range s.remoteMembers {
+		if m.channels[channel] {
 			out = append(out, m)
 		}
 	}
@@ -217,7 +217,7 @@ func (s *State) RemoteIn(channel string) []*RemoteMember {
 // one), or nil.
 func (s *State) RemoteByNick(nick string) *RemoteMember {
 	var found *RemoteMember
-	for _, m := range s.RemoteMembers {
+	for _, m := range s.remoteMembers {
 		if Fold(m.Nick) == Fold(nick) && (found == nil || m.Peer < found.Peer) {
 			found = m
 		}

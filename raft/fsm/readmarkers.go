@@ -31,23 +31,23 @@ func (SetReadMarker) commandType() CommandType { return TypeSetReadMarker }
 
 // ReadMarker is the DID's marker for target (unix ms), 0 when none is set.
 func (s *State) ReadMarker(did, target string) int64 {
-	return s.ReadMarkers[did][target]
+	return s.readMarkers[did][target]
 }
 
 func (a *applier) setReadMarker(c SetReadMarker) Result {
 	if c.DID == "" || c.Target == "" || len(c.Target) > MaxReadMarkerTarget || c.At <= 0 {
 		return Result{Code: ErrInvalid}
 	}
-	markers := a.st.ReadMarkers[c.DID]
+	markers := a.st.readMarkers[c.DID]
 	if c.At <= markers[c.Target] {
 		return Result{Code: NoChange}
 	}
 	if markers == nil {
-		if a.st.ReadMarkers == nil {
-			a.st.ReadMarkers = map[string]map[string]int64{}
+		if a.st.readMarkers == nil {
+			a.st.readMarkers = map[string]map[string]int64{}
 		}
 		markers = map[string]int64{}
-		a.st.ReadMarkers[c.DID] = markers
+		a.st.readMarkers[c.DID] = markers
 	}
 	if _, known := markers[c.Target]; !known && len(markers) >= MaxReadMarkers {
 		return Result{Code: ErrListFull}

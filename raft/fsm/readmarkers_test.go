@@ -41,7 +41,7 @@ func TestSetReadMarker(t *testing.T) {
 	h.apply(SetReadMarker{DID: didBob, Target: "#c", At: 500})
 	h.m.Read(func(s *State) {
 		if s.ReadMarker(didBob, "#c") != 500 || s.ReadMarker(didAlice, "#c") != 2000 || s.ReadMarker(didCarol, "#c") != 0 {
-			t.Fatalf("markers %v", s.ReadMarkers)
+			t.Fatalf("markers %v", s.readMarkers)
 		}
 	})
 }

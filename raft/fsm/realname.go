@@ -19,7 +19,7 @@ type SetRealname struct {
 func (SetRealname) commandType() CommandType { return TypeSetRealname }
 
 func (a *applier) setRealname(c SetRealname) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -30,6 +30,6 @@ func (a *applier) setRealname(c SetRealname) Result {
 		return Result{Code: NoChange}
 	}
 	se.Realname = c.Realname
-	a.emit(Event{Kind: EvSetname, Actor: se.Ref(), Channels: sortedKeys(se.Channels), Text: c.Realname})
+	a.emit(Event{Kind: EvSetname, Actor: se.Ref(), Channels: sortedKeys(se.channels), Text: c.Realname})
 	return Result{Code: OK}
 }

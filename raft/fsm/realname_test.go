@@ -10,8 +10,8 @@ func TestSetRealname(t *testing.T) {
 		{name: "changed", setup: with(world(), Join{Session: "s-alice", Channel: "#c"}), cmd: SetRealname{Session: "s-alice", Realname: "Alice Liddell"},
 			want: Result{Code: OK}, events: []EventKind{EvSetname},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Sessions["s-alice"].Realname != "Alice Liddell" {
-					t.Fatalf("realname %q", st.Sessions["s-alice"].Realname)
+				if st.sessions["s-alice"].Realname != "Alice Liddell" {
+					t.Fatalf("realname %q", st.sessions["s-alice"].Realname)
 				}
 			}},
 		{name: "unchanged", setup: world(), cmd: SetRealname{Session: "s-alice", Realname: "Real alice"}, want: Result{Code: NoChange}},

@@ -7,10 +7,10 @@ func (a *applier) nickCheck(folded, id, did string) Result {
 	if folded == "" || len(folded) > MaxNickLen {
 		return Result{Code: ErrBadName}
 	}
-	if holder, ok := a.st.Nicks[folded]; ok && holder != id {
+	if holder, ok := a.st.nicks[folded]; ok && holder != id {
 		return Result{Code: ErrNickInUse}
 	}
-	if owner := a.st.NickOwners[folded]; owner != "" && owner != did {
+	if owner := a.st.nickOwners[folded]; owner != "" && owner != did {
 		return Result{Code: ErrNickOwned, Owner: owner}
 	}
 	return Result{Code: OK}
@@ -22,46 +22,46 @@ func (a *applier) claimNick(folded, did string) {
 	if did == "" || folded == "" {
 		return
 	}
-	if owner := a.st.NickOwners[folded]; owner != "" {
+	if owner := a.st.nickOwners[folded]; owner != "" {
 		return
 	}
-	if old, ok := a.st.DIDNicks[did]; ok && old != folded {
+	if old, ok := a.st.didNicks[did]; ok && old != folded {
 		// Keep the nick another session of the same DID is using; move ownership otherwise.
-		if id, used := a.st.Nicks[old]; used && a.st.Sessions[id] != nil && a.st.Sessions[id].DID == did {
+		if id, used := a.st.nicks[old]; used && a.st.sessions[id] != nil && a.st.sessions[id].DID == did {
 			return
 		}
-		delete(a.st.NickOwners, old)
+		delete(a.st.nickOwners, old)
 	}
-	a.st.NickOwners[folded] = did
-	a.st.DIDNicks[did] = folded
+	a.st.nickOwners[folded] = did
+	a.st.didNicks[did] = folded
 }
 
 func (a *applier) registerSession(c RegisterSession) Result {
 	if c.ID == "" || c.Node == "" || c.User == "" || c.Host == "" {
 		return Result{Code: ErrInvalid}
 	}
-	if _, ok := a.st.Sessions[c.ID]; ok {
+	if _, ok := a.st.sessions[c.ID]; ok {
 		return Result{Code: ErrAlreadyRegistered}
 	}
 	folded := Fold(c.Nick)
 	if r := a.nickCheck(folded, c.ID, c.DID); r.Code != OK {
 		return r
 	}
-	a.st.Sessions[c.ID] = &Session{
+	a.st.sessions[c.ID] = &Session{
 		ID: c.ID, Node: c.Node, Incarnation: c.Incarnation, Nick: c.Nick, User: c.User, Host: c.Host,
 		Realname: c.Realname, DID: c.DID, TokenHash: c.TokenHash, Oper: c.Oper, Secure: c.Secure,
-		ConnectedAt: a.env.Time, Channels: map[string]bool{},
+		ConnectedAt: a.env.Time, channels: map[string]bool{},
 	}
-	a.st.Nicks[folded] = c.ID
+	a.st.nicks[folded] = c.ID
 	if c.TokenHash != "" {
-		a.st.Tokens[c.TokenHash] = c.ID
+		a.st.tokens[c.TokenHash] = c.ID
 	}
 	a.claimNick(folded, c.DID)
 	return Result{Code: OK}
 }
 
 func (a *applier) changeNick(c ChangeNick) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -73,16 +73,16 @@ func (a *applier) changeNick(c ChangeNick) Result {
 		return Result{Code: NoChange}
 	}
 	oldRef := se.Ref()
-	delete(a.st.Nicks, old)
-	a.st.Nicks[folded] = se.ID
+	delete(a.st.nicks, old)
+	a.st.nicks[folded] = se.ID
 	se.Nick = c.Nick
 	a.claimNick(folded, se.DID)
-	a.emit(Event{Kind: EvNick, Actor: se.Ref(), OldNick: oldRef.Nick, Channels: sortedKeys(se.Channels)})
+	a.emit(Event{Kind: EvNick, Actor: se.Ref(), OldNick: oldRef.Nick, Channels: sortedKeys(se.channels)})
 	return Result{Code: OK}
 }
 
 func (a *applier) authenticate(c Authenticate) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -90,7 +90,7 @@ func (a *applier) authenticate(c Authenticate) Result {
 		return Result{Code: ErrInvalid}
 	}
 	if se.TokenHash != "" {
-		delete(a.st.Tokens, se.TokenHash)
+		delete(a.st.tokens, se.TokenHash)
 	}
 	se.DID, se.TokenHash = c.DID, c.TokenHash
 	if c.Host != "" {
@@ -99,34 +99,34 @@ func (a *applier) authenticate(c Authenticate) Result {
 	if c.Oper {
 		se.Oper = true
 	}
-	a.st.Tokens[c.TokenHash] = se.ID
+	a.st.tokens[c.TokenHash] = se.ID
 	folded := Fold(se.Nick)
 	res := Result{Code: OK}
-	if owner := a.st.NickOwners[folded]; owner != "" && owner != c.DID {
+	if owner := a.st.nickOwners[folded]; owner != "" && owner != c.DID {
 		res = Result{Code: ErrNickOwned, Owner: owner}
 	} else {
 		a.claimNick(folded, c.DID)
 	}
-	a.emit(Event{Kind: EvAccount, Actor: se.Ref(), Channels: sortedKeys(se.Channels)})
+	a.emit(Event{Kind: EvAccount, Actor: se.Ref(), Channels: sortedKeys(se.channels)})
 	return res
 }
 
 func (a *applier) endSession(id, reason string) Result {
-	se := a.st.Sessions[id]
+	se := a.st.sessions[id]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
-	channels := sortedKeys(se.Channels)
+	channels := sortedKeys(se.channels)
 	for _, name := range channels {
-		a.removeMember(a.st.Channels[name], id)
+		a.removeMember(a.st.channels[name], id)
 	}
-	if a.st.Nicks[Fold(se.Nick)] == id {
-		delete(a.st.Nicks, Fold(se.Nick))
+	if a.st.nicks[Fold(se.Nick)] == id {
+		delete(a.st.nicks, Fold(se.Nick))
 	}
 	if se.TokenHash != "" {
-		delete(a.st.Tokens, se.TokenHash)
+		delete(a.st.tokens, se.TokenHash)
 	}
-	delete(a.st.Sessions, id)
+	delete(a.st.sessions, id)
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}
 }
@@ -136,7 +136,7 @@ func (a *applier) purgeNode(c PurgeNode) Result {
 		return Result{Code: ErrInvalid}
 	}
 	var ids []string
-	for id, se := range a.st.Sessions {
+	for id, se := range a.st.sessions {
 		if se.Node == c.Node && (c.Keep == "" || se.Incarnation != c.Keep) {
 			ids = append(ids, id)
 		}
@@ -149,7 +149,7 @@ func (a *applier) purgeNode(c PurgeNode) Result {
 }
 
 func (a *applier) away(c Away) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -157,12 +157,12 @@ func (a *applier) away(c Away) Result {
 		return Result{Code: NoChange}
 	}
 	se.Away = c.Text
-	a.emit(Event{Kind: EvAway, Actor: se.Ref(), Text: c.Text, Channels: sortedKeys(se.Channels)})
+	a.emit(Event{Kind: EvAway, Actor: se.Ref(), Text: c.Text, Channels: sortedKeys(se.channels)})
 	return Result{Code: OK}
 }
 
 func (a *applier) oper(c Oper) Result {
-	se := a.st.Sessions[c.Session]
+	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
 	}
@@ -184,11 +184,11 @@ func (a *applier) setFavorites(c SetFavorites) Result {
 		}
 	}
 	if len(c.Favorites) == 0 {
-		delete(a.st.Favorites, c.DID)
+		delete(a.st.favorites, c.DID)
 		return Result{Code: OK, List: []string{}}
 	}
 	list := append([]string(nil), c.Favorites...)
-	a.st.Favorites[c.DID] = list
+	a.st.favorites[c.DID] = list
 	return Result{Code: OK, List: list}
 }
 
@@ -199,7 +199,7 @@ func (a *applier) registerKey(c RegisterKey) Result {
 	now := a.env.Time / 1000
 	var se *Session
 	if c.Session != "" {
-		if se = a.st.Sessions[c.Session]; se == nil || se.DID != c.DID {
+		if se = a.st.sessions[c.Session]; se == nil || se.DID != c.DID {
 			return Result{Code: ErrNoSuchSession}
 		}
 	}
@@ -227,10 +227,10 @@ func (a *applier) registerKey(c RegisterKey) Result {
 	if c.Source == "local-session" && !a.makeRoomForSessionKey(c.DID) {
 		return Result{Code: ErrTooManyKeys}
 	}
-	byKID := a.st.Keys[c.DID]
+	byKID := a.st.keys[c.DID]
 	if byKID == nil {
 		byKID = map[string]*KeyRecord{}
-		a.st.Keys[c.DID] = byKID
+		a.st.keys[c.DID] = byKID
 	}
 	byKID[c.KID] = &KeyRecord{KID: c.KID, PublicKey: append([]byte(nil), c.PublicKey...), Source: c.Source,
 		Purpose: c.Purpose, RegisteredAt: now, LastSeenAt: now, ExpiresAt: c.ExpiresAt}

@@ -23,17 +23,17 @@ func TestApplyRegisterSession(t *testing.T) {
 		{
 			name: "guest registers", setup: world(), cmd: withToken, want: Result{Code: OK},
 			check: func(t *testing.T, st *State, at int64) {
-				se := st.Sessions["s-new"]
-				if se == nil || se.Nick != "Newbie" || se.ConnectedAt != at || se.Channels == nil || se.DID != "" {
+				se := st.sessions["s-new"]
+				if se == nil || se.Nick != "Newbie" || se.ConnectedAt != at || se.channels == nil || se.DID != "" {
 					t.Fatalf("session %+v", se)
 				}
-				if st.Nicks["newbie"] != "s-new" || st.SessionByNick("NEWBIE") != se {
-					t.Errorf("nick not indexed folded: %v", st.Nicks)
+				if st.nicks["newbie"] != "s-new" || st.SessionByNick("NEWBIE") != se {
+					t.Errorf("nick not indexed folded: %v", st.nicks)
 				}
-				if st.Tokens["tok-new"] != "s-new" || st.SessionByToken("tok-new") != se {
-					t.Errorf("token not indexed: %v", st.Tokens)
+				if st.tokens["tok-new"] != "s-new" || st.SessionByToken("tok-new") != se {
+					t.Errorf("token not indexed: %v", st.tokens)
 				}
-				if _, owned := st.NickOwners["newbie"]; owned {
+				if _, owned := st.nickOwners["newbie"]; owned {
 					t.Errorf("guest claimed ownership")
 				}
 			},
@@ -41,7 +41,7 @@ func TestApplyRegisterSession(t *testing.T) {
 		{
 			name: "fields copied", cmd: operReg, want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				se := st.Sessions["s-new"]
+				se := st.sessions["s-new"]
 				if !se.Oper || !se.Secure || se.Node != "node-a" || se.Incarnation != "inc-1" || se.User != "us-new" ||
 					se.Host != "host-s-new" || se.Realname != "Real boss" {
 					t.Errorf("session %+v", se)
@@ -54,7 +54,7 @@ func TestApplyRegisterSession(t *testing.T) {
 			name: "nick owned by another DID", setup: aliceGone, cmd: reg("s-new", "Alice", didBob),
 			want: Result{Code: ErrNickOwned, Owner: didAlice},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Sessions["s-new"] != nil {
+				if st.sessions["s-new"] != nil {
 					t.Errorf("session registered despite owned nick")
 				}
 			},
@@ -63,16 +63,16 @@ func TestApplyRegisterSession(t *testing.T) {
 		{
 			name: "nick owned by same DID", setup: aliceGone, cmd: reg("s-new", "Alice", didAlice), want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Nicks["alice"] != "s-new" || st.NickOwners["alice"] != didAlice {
-					t.Errorf("nicks %v owners %v", st.Nicks, st.NickOwners)
+				if st.nicks["alice"] != "s-new" || st.nickOwners["alice"] != didAlice {
+					t.Errorf("nicks %v owners %v", st.nicks, st.nickOwners)
 				}
 			},
 		},
 		{
 			name: "ownership claimed", cmd: reg("s-new", "Carol", didCarol), want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.NickOwners["carol"] != didCarol || st.DIDNicks[didCarol] != "carol" {
-					t.Errorf("owners %v did nicks %v", st.NickOwners, st.DIDNicks)
+				if st.nickOwners["carol"] != didCarol || st.didNicks[didCarol] != "carol" {
+					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
 				}
 			},
 		},
@@ -80,13 +80,13 @@ func TestApplyRegisterSession(t *testing.T) {
 			name: "a second device keeps the nick the first is using", setup: world(), cmd: reg("s-alice2", "alice_", didAlice),
 			want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.NickOwners["alice"] != didAlice || st.DIDNicks[didAlice] != "alice" {
-					t.Errorf("owners %v did nicks %v", st.NickOwners, st.DIDNicks)
+				if st.nickOwners["alice"] != didAlice || st.didNicks[didAlice] != "alice" {
+					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
 				}
-				if _, ok := st.NickOwners["alice_"]; ok {
+				if _, ok := st.nickOwners["alice_"]; ok {
 					t.Errorf("second nick claimed while the first is in use")
 				}
-				if st.Nicks["alice"] != "s-alice" {
+				if st.nicks["alice"] != "s-alice" {
 					t.Errorf("first session lost its nick")
 				}
 				if got := st.SessionsByDID(didAlice); len(got) != 2 || got[0].ID != "s-alice" || got[1].ID != "s-alice2" {
@@ -98,10 +98,10 @@ func TestApplyRegisterSession(t *testing.T) {
 			name: "one nick per DID: a new nick releases an unused old one", setup: aliceGone, cmd: reg("s-alice2", "alice_", didAlice),
 			want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.NickOwners["alice_"] != didAlice || st.DIDNicks[didAlice] != "alice_" {
-					t.Errorf("owners %v did nicks %v", st.NickOwners, st.DIDNicks)
+				if st.nickOwners["alice_"] != didAlice || st.didNicks[didAlice] != "alice_" {
+					t.Errorf("owners %v did nicks %v", st.nickOwners, st.didNicks)
 				}
-				if _, ok := st.NickOwners["alice"]; ok {
+				if _, ok := st.nickOwners["alice"]; ok {
 					t.Errorf("old nick still owned")
 				}
 			},
@@ -125,10 +125,10 @@ func TestApplyChangeNick(t *testing.T) {
 			name: "guest renames", setup: inChannels, cmd: ChangeNick{Session: "s-guest", Nick: "Visitor"},
 			want: Result{Code: OK}, events: []EventKind{EvNick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Nicks["visitor"] != "s-guest" || st.Sessions["s-guest"].Nick != "Visitor" {
-					t.Errorf("nicks %v", st.Nicks)
+				if st.nicks["visitor"] != "s-guest" || st.sessions["s-guest"].Nick != "Visitor" {
+					t.Errorf("nicks %v", st.nicks)
 				}
-				if _, ok := st.Nicks["guest"]; ok {
+				if _, ok := st.nicks["guest"]; ok {
 					t.Errorf("old nick still held")
 				}
 			},
@@ -137,8 +137,8 @@ func TestApplyChangeNick(t *testing.T) {
 			name: "case only", setup: world(), cmd: ChangeNick{Session: "s-guest", Nick: "GUEST"},
 			want: Result{Code: OK}, events: []EventKind{EvNick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Nicks["guest"] != "s-guest" || st.Sessions["s-guest"].Nick != "GUEST" {
-					t.Errorf("nicks %v", st.Nicks)
+				if st.nicks["guest"] != "s-guest" || st.sessions["s-guest"].Nick != "GUEST" {
+					t.Errorf("nicks %v", st.nicks)
 				}
 			},
 		},
@@ -149,8 +149,8 @@ func TestApplyChangeNick(t *testing.T) {
 			name: "owned by own DID, case change", setup: world(), cmd: ChangeNick{Session: "s-bob", Nick: "BOB"},
 			want: Result{Code: OK}, events: []EventKind{EvNick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.NickOwners["bob"] != didBob || st.Nicks["bob"] != "s-bob" {
-					t.Errorf("owners %v nicks %v", st.NickOwners, st.Nicks)
+				if st.nickOwners["bob"] != didBob || st.nicks["bob"] != "s-bob" {
+					t.Errorf("owners %v nicks %v", st.nickOwners, st.nicks)
 				}
 			},
 		},
@@ -158,10 +158,10 @@ func TestApplyChangeNick(t *testing.T) {
 			name: "authenticated rename moves ownership", setup: world(), cmd: ChangeNick{Session: "s-alice", Nick: "Alicia"},
 			want: Result{Code: OK}, events: []EventKind{EvNick},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.NickOwners["alicia"] != didAlice || st.DIDNicks[didAlice] != "alicia" {
-					t.Errorf("owners %v", st.NickOwners)
+				if st.nickOwners["alicia"] != didAlice || st.didNicks[didAlice] != "alicia" {
+					t.Errorf("owners %v", st.nickOwners)
 				}
-				if _, ok := st.NickOwners["alice"]; ok {
+				if _, ok := st.nickOwners["alice"]; ok {
 					t.Errorf("old nick still owned")
 				}
 			},
@@ -196,15 +196,15 @@ func TestApplyAuthenticate(t *testing.T) {
 			cmd:  Authenticate{Session: "s-guest", DID: didCarol, TokenHash: "tok-carol", Host: "carol.example"},
 			want: Result{Code: OK}, events: []EventKind{EvAccount},
 			check: func(t *testing.T, st *State, _ int64) {
-				se := st.Sessions["s-guest"]
+				se := st.sessions["s-guest"]
 				if se.DID != didCarol || se.TokenHash != "tok-carol" || se.Host != "carol.example" || se.Oper {
 					t.Errorf("session %+v", se)
 				}
-				if st.Tokens["tok-carol"] != "s-guest" {
-					t.Errorf("tokens %v", st.Tokens)
+				if st.tokens["tok-carol"] != "s-guest" {
+					t.Errorf("tokens %v", st.tokens)
 				}
-				if st.NickOwners["guest"] != didCarol || st.DIDNicks[didCarol] != "guest" {
-					t.Errorf("ownership not claimed: %v", st.NickOwners)
+				if st.nickOwners["guest"] != didCarol || st.didNicks[didCarol] != "guest" {
+					t.Errorf("ownership not claimed: %v", st.nickOwners)
 				}
 			},
 		},
@@ -213,11 +213,11 @@ func TestApplyAuthenticate(t *testing.T) {
 			cmd:  Authenticate{Session: "s-alice", DID: didAlice, TokenHash: "tok-alice-2"},
 			want: Result{Code: OK}, events: []EventKind{EvAccount},
 			check: func(t *testing.T, st *State, _ int64) {
-				if _, ok := st.Tokens["tok-alice"]; ok {
+				if _, ok := st.tokens["tok-alice"]; ok {
 					t.Errorf("old token still indexed")
 				}
-				if st.SessionByToken("tok-alice-2") == nil || st.Sessions["s-alice"].Host != "host-s-alice" {
-					t.Errorf("tokens %v, host %q", st.Tokens, st.Sessions["s-alice"].Host)
+				if st.SessionByToken("tok-alice-2") == nil || st.sessions["s-alice"].Host != "host-s-alice" {
+					t.Errorf("tokens %v, host %q", st.tokens, st.sessions["s-alice"].Host)
 				}
 			},
 		},
@@ -227,14 +227,14 @@ func TestApplyAuthenticate(t *testing.T) {
 			want: Result{Code: ErrNickOwned, Owner: didAlice}, events: []EventKind{EvAccount},
 			check: func(t *testing.T, st *State, _ int64) {
 				// The DID is bound; the proposer renames the session next. Ownership stays.
-				if st.Sessions["s-alice"].DID != didCarol || st.Tokens["tok-c"] != "s-alice" {
-					t.Errorf("session %+v", st.Sessions["s-alice"])
+				if st.sessions["s-alice"].DID != didCarol || st.tokens["tok-c"] != "s-alice" {
+					t.Errorf("session %+v", st.sessions["s-alice"])
 				}
-				if st.NickOwners["alice"] != didAlice {
-					t.Errorf("ownership moved: %v", st.NickOwners)
+				if st.nickOwners["alice"] != didAlice {
+					t.Errorf("ownership moved: %v", st.nickOwners)
 				}
-				if _, ok := st.DIDNicks[didCarol]; ok {
-					t.Errorf("carol claimed a nick: %v", st.DIDNicks)
+				if _, ok := st.didNicks[didCarol]; ok {
+					t.Errorf("carol claimed a nick: %v", st.didNicks)
 				}
 			},
 		},
@@ -243,7 +243,7 @@ func TestApplyAuthenticate(t *testing.T) {
 			cmd:  Authenticate{Session: "s-guest", DID: didCarol, TokenHash: "t", Oper: true},
 			want: Result{Code: OK}, events: []EventKind{EvAccount},
 			check: func(t *testing.T, st *State, _ int64) {
-				if !st.Sessions["s-guest"].Oper {
+				if !st.sessions["s-guest"].Oper {
 					t.Errorf("not oper")
 				}
 			},
@@ -267,16 +267,16 @@ func TestApplyEndSession(t *testing.T) {
 			name: "guest quits", setup: setup, cmd: EndSession{Session: "s-guest", Reason: "bye"},
 			want: Result{Code: OK}, events: []EventKind{EvQuit},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Sessions["s-guest"] != nil || st.SessionByNick("guest") != nil {
+				if st.sessions["s-guest"] != nil || st.SessionByNick("guest") != nil {
 					t.Errorf("session remains")
 				}
-				if st.Channels["#guests"] != nil {
+				if st.channels["#guests"] != nil {
 					t.Errorf("empty guest channel kept")
 				}
-				if c := st.Channels["#topic"]; c == nil || len(c.Members) != 0 {
+				if c := st.channels["#topic"]; c == nil || len(c.members) != 0 {
 					t.Errorf("channel with a topic not kept empty: %+v", c)
 				}
-				if c := st.Channels["#founded"]; c == nil || len(c.Members) != 1 || c.Members["s-alice"] == nil {
+				if c := st.channels["#founded"]; c == nil || len(c.members) != 1 || c.members["s-alice"] == nil {
 					t.Errorf("#founded %+v", c)
 				}
 			},
@@ -285,13 +285,13 @@ func TestApplyEndSession(t *testing.T) {
 			name: "founder quits", setup: setup, cmd: EndSession{Session: "s-alice"},
 			want: Result{Code: OK}, events: []EventKind{EvQuit},
 			check: func(t *testing.T, st *State, _ int64) {
-				if _, ok := st.Tokens["tok-alice"]; ok {
+				if _, ok := st.tokens["tok-alice"]; ok {
 					t.Errorf("token kept after the session ended")
 				}
-				if st.NickOwners["alice"] != didAlice {
+				if st.nickOwners["alice"] != didAlice {
 					t.Errorf("ownership lost on quit")
 				}
-				if c := st.Channels["#founded"]; c == nil || c.FounderDID != didAlice || c.Members["s-alice"] != nil {
+				if c := st.channels["#founded"]; c == nil || c.FounderDID != didAlice || c.members["s-alice"] != nil {
 					t.Errorf("#founded %+v", c)
 				}
 			},
@@ -300,7 +300,7 @@ func TestApplyEndSession(t *testing.T) {
 			name: "founder channel kept when empty", setup: with(world(), Join{Session: "s-alice", Channel: "#mine"}),
 			cmd: EndSession{Session: "s-alice"}, want: Result{Code: OK}, events: []EventKind{EvQuit},
 			check: func(t *testing.T, st *State, _ int64) {
-				if c := st.Channels["#mine"]; c == nil || len(c.Members) != 0 || c.FounderDID != didAlice {
+				if c := st.channels["#mine"]; c == nil || len(c.members) != 0 || c.FounderDID != didAlice {
 					t.Errorf("#mine %+v", c)
 				}
 			},
@@ -334,7 +334,7 @@ func TestApplyPurgeNode(t *testing.T) {
 	alive := func(want ...string) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, _ int64) {
 			var got []string
-			for id := range st.Sessions {
+			for id := range st.sessions {
 				got = append(got, id)
 			}
 			slices.Sort(got)
@@ -384,8 +384,8 @@ func TestApplyAway(t *testing.T) {
 		{
 			name: "set", setup: world(), cmd: Away{Session: "s-bob", Text: "lunch"}, want: Result{Code: OK}, events: []EventKind{EvAway},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Sessions["s-bob"].Away != "lunch" {
-					t.Errorf("away %q", st.Sessions["s-bob"].Away)
+				if st.sessions["s-bob"].Away != "lunch" {
+					t.Errorf("away %q", st.sessions["s-bob"].Away)
 				}
 			},
 		},
@@ -394,7 +394,7 @@ func TestApplyAway(t *testing.T) {
 		{
 			name: "clear", setup: away, cmd: Away{Session: "s-bob"}, want: Result{Code: OK}, events: []EventKind{EvAway},
 			check: func(t *testing.T, st *State, _ int64) {
-				if st.Sessions["s-bob"].Away != "" {
+				if st.sessions["s-bob"].Away != "" {
 					t.Errorf("away not cleared")
 				}
 			},
@@ -409,7 +409,7 @@ func TestApplyOper(t *testing.T) {
 		{
 			name: "becomes oper", setup: world(), cmd: Oper{Session: "s-guest"}, want: Result{Code: OK}, events: []EventKind{EvOper},
 			check: func(t *testing.T, st *State, _ int64) {
-				if !st.Sessions["s-guest"].Oper {
+				if !st.sessions["s-guest"].Oper {
 					t.Errorf("not oper")
 				}
 			},
@@ -429,7 +429,7 @@ func TestApplySetFavorites(t *testing.T) {
 	}
 	stored := func(want []string) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, _ int64) {
-			got, ok := st.Favorites[didAlice]
+			got, ok := st.favorites[didAlice]
 			if (want == nil) == ok || !slices.Equal(got, want) {
 				t.Errorf("favorites %v (present %v), want %v", got, ok, want)
 			}

@@ -17,29 +17,34 @@ const (
 // State is the whole replicated control-plane state. Gateways read it under Machine.Read and must
 // not keep references to its maps or structs after the callback returns.
 type State struct {
-	Sessions   map[string]*Session              `json:"sessions"`    // by session id
-	Nicks      map[string]string                `json:"nicks"`       // folded nick → session id of the session using it now
-	NickOwners map[string]string                `json:"nick_owners"` // folded nick → owning DID (persistent)
-	DIDNicks   map[string]string                `json:"did_nicks"`   // DID → the folded nick it owns
-	Channels   map[string]*Channel              `json:"channels"`    // folded channel name → channel
-	Tokens     map[string]string                `json:"tokens"`      // bearer token hash → session id
-	Favorites  map[string][]string              `json:"favorites"`   // DID → favourite channel names
-	Keys       map[string]map[string]*KeyRecord `json:"keys"`        // DID → kid → key (public keys only)
+	sessions   map[string]*Session              // by session id
+	nicks      map[string]string                // folded nick → session id of the session using it now
+	nickOwners map[string]string                // folded nick → owning DID (persistent)
+	didNicks   map[string]string                // DID → the folded nick it owns
+	channels   map[string]*Channel              // folded channel name → channel
+	tokens     map[string]string                // bearer token hash → session id
+	favorites  map[string][]string              // DID → favourite channel names
+	keys       map[string]map[string]*KeyRecord // DID → kid → key (public keys only)
 	// RemoteMembers are users of peer servers in linked channels ("<peer DID> <folded nick>" →
 	// member), kept while the link is up (see federation.go); nil until the first one.
-	RemoteMembers map[string]*RemoteMember `json:"remote_members,omitempty"`
+	remoteMembers map[string]*RemoteMember
 	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
-	ReadMarkers map[string]map[string]int64 `json:"read_markers,omitempty"`
-	// AV holds the channels' calls (av.go); nil until the first one.
-	AV *AVState `json:"av,omitempty"`
+	readMarkers map[string]map[string]int64
+	// av holds the channels' calls (av.go); nil until the first one.
+	av *AVState
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.
 	founded map[string]int
+	// node names this node (Machine.SetLocalNode) and local indexes the members of each channel
+	// whose sessions are on it (channel → session id → member, sharing the channel's Member
+	// values): derived, never encoded, kept by join and removeMember, rebuilt by normalize.
+	node  string
+	local map[string]map[string]*Member
 
-	Requests     map[string]Result `json:"requests"` // request id → result, for exactly-once application
-	RequestOrder []string          `json:"request_order"`
-	Index        uint64            `json:"index"` // last applied Raft index
+	requests     map[string]Result // request id → result, for exactly-once application
+	requestOrder []string
+	index        uint64 // last applied Raft index
 }
 
 // Session is one connected, registered client on some node.
@@ -59,7 +64,7 @@ type Session struct {
 	SigningKID  string          `json:"signing_kid,omitempty"` // session key registered with MSGSIG
 	Bot         bool            `json:"bot,omitempty"`         // user mode +B (botmode.go)
 	ConnectedAt int64           `json:"connected_at"`          // unix ms
-	Channels    map[string]bool `json:"channels"`              // folded channel names
+	channels    map[string]bool // folded channel names
 }
 
 // Hostmask is nick!user@host.
@@ -87,27 +92,27 @@ func (r SessionRef) Hostmask() string { return r.Nick + "!" + r.User + "@" + r.H
 
 // Channel is one channel's replicated state.
 type Channel struct {
-	Name       string             `json:"name"` // folded
-	CreatedAt  int64              `json:"created_at"`
-	Topic      string             `json:"topic,omitempty"`
-	TopicBy    string             `json:"topic_by,omitempty"`
-	TopicAt    int64              `json:"topic_at,omitempty"` // unix ms
-	InviteOnly bool               `json:"i,omitempty"`
-	TopicLock  bool               `json:"t,omitempty"`
-	NoExternal bool               `json:"n,omitempty"`
-	Moderated  bool               `json:"m,omitempty"`
-	Encrypted  bool               `json:"E,omitempty"`
-	Key        string             `json:"k,omitempty"`
-	Limit      int                `json:"l,omitempty"` // +l: most members (0: no limit)
-	Secret     bool               `json:"s,omitempty"` // +s: hidden from those outside
-	NoCTCP     bool               `json:"C,omitempty"` // +C: no CTCP but ACTION
-	FounderDID string             `json:"founder_did,omitempty"`
-	DIDOps     map[string]bool    `json:"did_ops,omitempty"`
+	Name       string `json:"name"` // folded
+	CreatedAt  int64  `json:"created_at"`
+	Topic      string `json:"topic,omitempty"`
+	TopicBy    string `json:"topic_by,omitempty"`
+	TopicAt    int64  `json:"topic_at,omitempty"` // unix ms
+	InviteOnly bool   `json:"i,omitempty"`
+	TopicLock  bool   `json:"t,omitempty"`
+	NoExternal bool   `json:"n,omitempty"`
+	Moderated  bool   `json:"m,omitempty"`
+	Encrypted  bool   `json:"E,omitempty"`
+	Key        string `json:"k,omitempty"`
+	Limit      int    `json:"l,omitempty"` // +l: most members (0: no limit)
+	Secret     bool   `json:"s,omitempty"` // +s: hidden from those outside
+	NoCTCP     bool   `json:"C,omitempty"` // +C: no CTCP but ACTION
+	FounderDID string `json:"founder_did,omitempty"`
+	didOps     map[string]bool
 	Bans       []ListEntry        `json:"bans,omitempty"`
 	Exceptions []ListEntry        `json:"exceptions,omitempty"` // +I invite exceptions
-	Invites    map[string]int64   `json:"invites,omitempty"`    // InviteKey → unix ms
-	Members    map[string]*Member `json:"members"`              // by session id
-	Pins       []PinEntry         `json:"pins,omitempty"`       // newest first
+	invites    map[string]int64   // InviteKey → unix ms
+	members    map[string]*Member // by session id
+	Pins       []PinEntry         `json:"pins,omitempty"` // newest first
 
 	// Incarnation names this life of the channel: a channel deleted and created again under the
 	// same name is a new incarnation, and its readers see only what the history rule allows (see
@@ -185,8 +190,8 @@ func (c *Channel) Discoverable() bool {
 
 // MemberIDs returns the channel's member session ids in sorted order.
 func (c *Channel) MemberIDs() []string {
-	ids := make([]string, 0, len(c.Members))
-	for id := range c.Members {
+	ids := make([]string, 0, len(c.members))
+	for id := range c.members {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -230,15 +235,15 @@ func InviteKey(sessionID, did string) string {
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{
-		Sessions:   map[string]*Session{},
-		Nicks:      map[string]string{},
-		NickOwners: map[string]string{},
-		DIDNicks:   map[string]string{},
-		Channels:   map[string]*Channel{},
-		Tokens:     map[string]string{},
-		Favorites:  map[string][]string{},
-		Keys:       map[string]map[string]*KeyRecord{},
-		Requests:   map[string]Result{},
+		sessions:   map[string]*Session{},
+		nicks:      map[string]string{},
+		nickOwners: map[string]string{},
+		didNicks:   map[string]string{},
+		channels:   map[string]*Channel{},
+		tokens:     map[string]string{},
+		favorites:  map[string][]string{},
+		keys:       map[string]map[string]*KeyRecord{},
+		requests:   map[string]Result{},
 		founded:    map[string]int{},
 	}
 }
@@ -271,58 +276,59 @@ func (k *KeyRecord) Live(now int64) bool {
 
 // Key returns the key filed under did with kid, or nil.
 func (s *State) Key(did, kid string) *KeyRecord {
-	return s.Keys[did][kid]
+	return s.keys[did][kid]
 }
 
 // normalize replaces nil maps after decoding so Apply never writes to a nil map.
 func (s *State) normalize() {
-	if s.Sessions == nil {
-		s.Sessions = map[string]*Session{}
+	if s.sessions == nil {
+		s.sessions = map[string]*Session{}
 	}
-	if s.Nicks == nil {
-		s.Nicks = map[string]string{}
+	if s.nicks == nil {
+		s.nicks = map[string]string{}
 	}
-	if s.NickOwners == nil {
-		s.NickOwners = map[string]string{}
+	if s.nickOwners == nil {
+		s.nickOwners = map[string]string{}
 	}
-	if s.DIDNicks == nil {
-		s.DIDNicks = map[string]string{}
+	if s.didNicks == nil {
+		s.didNicks = map[string]string{}
 	}
-	if s.Channels == nil {
-		s.Channels = map[string]*Channel{}
+	if s.channels == nil {
+		s.channels = map[string]*Channel{}
 	}
-	if s.Tokens == nil {
-		s.Tokens = map[string]string{}
+	if s.tokens == nil {
+		s.tokens = map[string]string{}
 	}
-	if s.Favorites == nil {
-		s.Favorites = map[string][]string{}
+	if s.favorites == nil {
+		s.favorites = map[string][]string{}
 	}
-	if s.Requests == nil {
-		s.Requests = map[string]Result{}
+	if s.requests == nil {
+		s.requests = map[string]Result{}
 	}
-	if s.Keys == nil {
-		s.Keys = map[string]map[string]*KeyRecord{}
+	if s.keys == nil {
+		s.keys = map[string]map[string]*KeyRecord{}
 	}
-	for _, se := range s.Sessions {
-		if se.Channels == nil {
-			se.Channels = map[string]bool{}
+	for _, se := range s.sessions {
+		if se.channels == nil {
+			se.channels = map[string]bool{}
 		}
 	}
 	s.founded = map[string]int{}
-	for _, c := range s.Channels {
-		if c.Members == nil {
-			c.Members = map[string]*Member{}
+	for _, c := range s.channels {
+		if c.members == nil {
+			c.members = map[string]*Member{}
 		}
 		if c.FounderDID != "" {
 			s.founded[c.FounderDID]++
 		}
 	}
+	s.rebuildLocal()
 }
 
 // SessionByNick returns the session currently using a nick, or nil.
 func (s *State) SessionByNick(nick string) *Session {
-	if id, ok := s.Nicks[Fold(nick)]; ok {
-		return s.Sessions[id]
+	if id, ok := s.nicks[Fold(nick)]; ok {
+		return s.sessions[id]
 	}
 	return nil
 }
@@ -330,7 +336,7 @@ func (s *State) SessionByNick(nick string) *Session {
 // SessionsByDID returns the sessions authenticated as did, sorted by id.
 func (s *State) SessionsByDID(did string) []*Session {
 	var out []*Session
-	for _, se := range s.Sessions {
+	for _, se := range s.sessions {
 		if se.DID == did {
 			out = append(out, se)
 		}
@@ -341,8 +347,8 @@ func (s *State) SessionsByDID(did string) []*Session {
 
 // SessionByToken resolves a bearer token hash to its live session.
 func (s *State) SessionByToken(hash string) *Session {
-	if id, ok := s.Tokens[hash]; ok {
-		return s.Sessions[id]
+	if id, ok := s.tokens[hash]; ok {
+		return s.sessions[id]
 	}
 	return nil
 }
@@ -356,7 +362,7 @@ func (s *State) IsChannelOp(c *Channel, se *Session) bool {
 	if se.Oper || (se.DID != "" && se.DID == c.FounderDID) {
 		return true
 	}
-	m := c.Members[se.ID]
+	m := c.members[se.ID]
 	return m != nil && m.Op
 }
 
@@ -367,10 +373,10 @@ func (c *Channel) CanRead(sessionID, did string) bool {
 	if c.Discoverable() {
 		return true
 	}
-	if sessionID != "" && c.Members[sessionID] != nil {
+	if sessionID != "" && c.members[sessionID] != nil {
 		return true
 	}
-	if did != "" && (did == c.FounderDID || c.DIDOps[did]) {
+	if did != "" && (did == c.FounderDID || c.didOps[did]) {
 		return true
 	}
 	return false
@@ -389,7 +395,7 @@ func (c *Channel) MessageVisible(inc string, public bool) bool {
 // ChannelScope answers, for a channel venue, the channel's current incarnation and whether it is
 // discoverable now; ok is false when no such channel exists.
 func (s *State) ChannelScope(venue string) (incarnation string, public, ok bool) {
-	c := s.Channels[venue]
+	c := s.channels[venue]
 	if c == nil {
 		return "", false, false
 	}
@@ -406,8 +412,8 @@ func (s *State) MayRead(c *Channel, did string) bool {
 	if did == "" {
 		return false
 	}
-	for id := range c.Members {
-		if se := s.Sessions[id]; se != nil && se.DID == did {
+	for id := range c.members {
+		if se := s.sessions[id]; se != nil && se.DID == did {
 			return true
 		}
 	}

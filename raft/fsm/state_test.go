@@ -52,7 +52,7 @@ func TestChannelModeString(t *testing.T) {
 
 func TestChannelHelpers(t *testing.T) {
 	c := &Channel{
-		Members:    map[string]*Member{"s3": {}, "s1": {}, "s2": {}},
+		members:    map[string]*Member{"s3": {}, "s1": {}, "s2": {}},
 		Bans:       []ListEntry{{Mask: "bad!*@*"}, {Mask: didBob}},
 		Exceptions: []ListEntry{{Mask: "good!*@*"}},
 	}
@@ -120,12 +120,12 @@ func TestStateLookups(t *testing.T) {
 		if st.SessionByToken("nope") != nil {
 			t.Errorf("unknown token found")
 		}
-		c := st.Channels["#c"]
+		c := st.channels["#c"]
 		for _, tc := range []struct {
 			id   string
 			want bool
 		}{{"s-alice", true}, {"s-alice2", true}, {"s-bob", false}, {"s-guest", false}, {"s-oper", true}, {"s-none", false}} {
-			if got := st.IsChannelOp(c, st.Sessions[tc.id]); got != tc.want {
+			if got := st.IsChannelOp(c, st.sessions[tc.id]); got != tc.want {
 				t.Errorf("IsChannelOp(%s) = %v, want %v", tc.id, got, tc.want)
 			}
 		}

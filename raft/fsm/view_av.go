@@ -16,18 +16,18 @@ func (c *AVCall) clone() AVCall {
 
 // AVCall returns the call with id, live or recently ended.
 func (s *State) AVCall(id string) (AVCall, bool) {
-	if s.AV == nil || s.AV.Calls[id] == nil {
+	if s.av == nil || s.av.Calls[id] == nil {
 		return AVCall{}, false
 	}
-	return s.AV.Calls[id].clone(), true
+	return s.av.Calls[id].clone(), true
 }
 
 // AVActive returns the channel's live call.
 func (s *State) AVActive(channel string) (AVCall, bool) {
-	if s.AV == nil {
+	if s.av == nil {
 		return AVCall{}, false
 	}
-	if id := s.AV.Active[channel]; id != "" {
+	if id := s.av.Active[channel]; id != "" {
 		return s.AVCall(id)
 	}
 	return AVCall{}, false
@@ -36,11 +36,11 @@ func (s *State) AVActive(channel string) (AVCall, bool) {
 // AVRecent returns up to limit ended calls of channel ("" = every channel), newest first.
 func (s *State) AVRecent(channel string, limit int) []AVCall {
 	out := []AVCall{}
-	if s.AV == nil {
+	if s.av == nil {
 		return out
 	}
-	for i := len(s.AV.Ended) - 1; i >= 0 && len(out) < limit; i-- {
-		if c := s.AV.Calls[s.AV.Ended[i]]; c != nil && (channel == "" || c.Channel == channel) {
+	for i := len(s.av.Ended) - 1; i >= 0 && len(out) < limit; i-- {
+		if c := s.av.Calls[s.av.Ended[i]]; c != nil && (channel == "" || c.Channel == channel) {
 			out = append(out, c.clone())
 		}
 	}
@@ -50,11 +50,11 @@ func (s *State) AVRecent(channel string, limit int) []AVCall {
 // AVLive returns every live call, by channel name.
 func (s *State) AVLive() []AVCall {
 	out := []AVCall{}
-	if s.AV == nil {
+	if s.av == nil {
 		return out
 	}
-	for _, id := range s.AV.Active {
-		if c := s.AV.Calls[id]; c != nil {
+	for _, id := range s.av.Active {
+		if c := s.av.Calls[id]; c != nil {
 			out = append(out, c.clone())
 		}
 	}
@@ -73,7 +73,7 @@ func (s *State) AVEligible(channel, did string) Code {
 // AVMayRead reports whether a reader (did "" = anonymous) may see the channel's calls, with the
 // rule of channel reads; exists is false when there is no such channel.
 func (s *State) AVMayRead(channel, did string) (exists, may bool) {
-	c := s.Channels[channel]
+	c := s.channels[channel]
 	if c == nil {
 		return false, false
 	}

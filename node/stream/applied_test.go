@@ -1,4 +1,4 @@
-package node
+package stream
 
 import (
 	"context"
@@ -19,7 +19,15 @@ type recordRenderer struct {
 	entered chan uint64   // when set, each render reports its index first
 }
 
-func (r *recordRenderer) render(index uint64, _ []fsm.Event) {
+func (r *recordRenderer) fn(e Entry) {
+	if e.Resync {
+		r.resync(e.Index)
+		return
+	}
+	r.render(e.Index)
+}
+
+func (r *recordRenderer) render(index uint64) {
 	if r.entered != nil {
 		r.entered <- index
 	}
@@ -46,6 +54,16 @@ func (r *recordRenderer) seen() []uint64 {
 
 func renderEvents(n int) []fsm.Event { return make([]fsm.Event, n) }
 
+// newQueue returns an Applied stream of limit events with r subscribed (Backpressure).
+func newQueue(t *testing.T, limit int, r *recordRenderer) *Applied {
+	t.Helper()
+	q := NewApplied(AppliedOptions{QueueLimit: limit})
+	if err := q.Subscribe("recorder", Backpressure, r.fn); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
 func renderTestContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -54,21 +72,20 @@ func renderTestContext(t *testing.T) context.Context {
 
 // Batches pushed from several goroutines, each in its own order, are rendered in push order, and
 // waitRendered of the last index returns only once everything is rendered.
-func TestRenderQueueKeepsOrder(t *testing.T) {
+func TestAppliedKeepsOrder(t *testing.T) {
 	r := &recordRenderer{}
-	q := newRenderQueue(8, r.render, r.resync)
-	q.start()
-	t.Cleanup(q.close)
+	q := newQueue(t, 8, r)
+	t.Cleanup(q.Close)
 	var want []uint64
 	for i := uint64(1); i <= 500; i++ {
 		if i%100 == 0 {
-			q.pushResync(i)
+			q.Restored(i)
 		} else {
-			q.push(i, renderEvents(int(i%3)+1))
+			q.Publish(i, renderEvents(int(i%3)+1))
 		}
 		want = append(want, i)
 	}
-	if err := q.waitRendered(renderTestContext(t), 500); err != nil {
+	if err := q.WaitRendered(renderTestContext(t), 500); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.seen(); !slices.Equal(got, want) {
@@ -81,21 +98,20 @@ func TestRenderQueueKeepsOrder(t *testing.T) {
 
 // A full queue makes push wait (Raft's apply loop is held back) until the renderer catches up;
 // nothing is dropped.
-func TestRenderQueueBackPressure(t *testing.T) {
+func TestAppliedBackPressure(t *testing.T) {
 	r := &recordRenderer{gate: make(chan struct{}), entered: make(chan uint64, 16)}
-	q := newRenderQueue(5, r.render, r.resync)
-	q.start()
+	q := newQueue(t, 5, r)
 	t.Cleanup(func() {
 		close(r.gate)
-		q.close()
+		q.Close()
 	})
-	q.push(1, renderEvents(1))
+	q.Publish(1, renderEvents(1))
 	<-r.entered // the renderer holds batch 1 (its event counts until it is rendered)
-	q.push(2, renderEvents(2))
-	q.push(3, renderEvents(2)) // 5 events not rendered yet: full
+	q.Publish(2, renderEvents(2))
+	q.Publish(3, renderEvents(2)) // 5 events not rendered yet: full
 	pushed := make(chan struct{})
 	go func() {
-		q.push(4, renderEvents(1))
+		q.Publish(4, renderEvents(1))
 		close(pushed)
 	}()
 	select {
@@ -113,7 +129,7 @@ func TestRenderQueueBackPressure(t *testing.T) {
 	for range 3 { // release 2, 3, 4 (entered is buffered: no need to read it)
 		r.gate <- struct{}{}
 	}
-	if err := q.waitRendered(renderTestContext(t), 4); err != nil {
+	if err := q.WaitRendered(renderTestContext(t), 4); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.seen(); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
@@ -123,27 +139,26 @@ func TestRenderQueueBackPressure(t *testing.T) {
 
 // waitRendered waits for the batches at or below its index only, including the one being rendered,
 // and returns at once for an index whose entry had no events.
-func TestRenderQueueWaitRendered(t *testing.T) {
+func TestAppliedWaitRendered(t *testing.T) {
 	r := &recordRenderer{gate: make(chan struct{}), entered: make(chan uint64, 16)}
-	q := newRenderQueue(0, r.render, r.resync)
-	q.start()
-	t.Cleanup(q.close)
-	if err := q.waitRendered(renderTestContext(t), 3); err != nil { // nothing queued: rendered
+	q := newQueue(t, 0, r)
+	t.Cleanup(q.Close)
+	if err := q.WaitRendered(renderTestContext(t), 3); err != nil { // nothing queued: rendered
 		t.Fatal(err)
 	}
-	q.push(5, renderEvents(1))
-	q.push(7, renderEvents(1))
+	q.Publish(5, renderEvents(1))
+	q.Publish(7, renderEvents(1))
 	<-r.entered                                                     // 5 is being rendered
-	if err := q.waitRendered(renderTestContext(t), 4); err != nil { // nothing at or below 4
+	if err := q.WaitRendered(renderTestContext(t), 4); err != nil { // nothing at or below 4
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := q.waitRendered(short, 5); err == nil {
+	if err := q.WaitRendered(short, 5); err == nil {
 		t.Fatal("waitRendered(5) returned while 5 was being rendered")
 	}
 	done := make(chan error, 1)
-	go func() { done <- q.waitRendered(renderTestContext(t), 6) }()
+	go func() { done <- q.WaitRendered(renderTestContext(t), 6) }()
 	r.gate <- struct{}{} // 5 done
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -153,29 +168,28 @@ func TestRenderQueueWaitRendered(t *testing.T) {
 	}
 	<-r.entered
 	r.gate <- struct{}{}
-	if err := q.waitRendered(renderTestContext(t), 7); err != nil {
+	if err := q.WaitRendered(renderTestContext(t), 7); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // close releases waiters and pushers; later pushes return at once.
-func TestRenderQueueClose(t *testing.T) {
+func TestAppliedClose(t *testing.T) {
 	r := &recordRenderer{gate: make(chan struct{}), entered: make(chan uint64, 16)}
-	q := newRenderQueue(2, r.render, r.resync)
-	q.start()
-	q.push(1, renderEvents(1))
+	q := newQueue(t, 2, r)
+	q.Publish(1, renderEvents(1))
 	<-r.entered
-	q.push(2, renderEvents(1))
+	q.Publish(2, renderEvents(1))
 	blocked := make(chan struct{})
 	go func() {
-		q.push(3, renderEvents(1)) // full: waits
+		q.Publish(3, renderEvents(1)) // full: waits
 		close(blocked)
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- q.waitRendered(renderTestContext(t), 3) }()
+	go func() { waited <- q.WaitRendered(renderTestContext(t), 3) }()
 	closed := make(chan struct{})
 	go func() {
-		q.close()
+		q.Close()
 		close(closed)
 	}()
 	close(r.gate) // let the renderer finish what it holds so close can return
@@ -184,5 +198,5 @@ func TestRenderQueueClose(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Errorf("waiter after close: %v", err)
 	}
-	q.push(4, renderEvents(1))
+	q.Publish(4, renderEvents(1))
 }

@@ -1,0 +1,69 @@
+package irc
+
+import (
+	"fmt"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
+)
+
+// subscribe makes the edge a subscriber of the node's streams: applied entries are rendered for
+// local sessions (Observe, Resync), and chat events stored from cluster peers and federated
+// servers are delivered to local members (DeliverRemote, DeliverDeletion, DeliverReaction). Both
+// are Backpressure subscribers: a lost line is a lost message, and proposers wait for the render.
+func (s *Server) subscribe(st *stream.Streams) error {
+	if st == nil {
+		return nil
+	}
+	if err := st.Applied.Subscribe("irc", stream.Backpressure, func(e stream.Entry) {
+		if e.Resync {
+			s.Resync()
+			return
+		}
+		s.Observe(e.Events)
+	}); err != nil {
+		return fmt.Errorf("irc: %w", err)
+	}
+	if err := st.Stored.Subscribe("irc", stream.Backpressure, s.deliverStored, stream.Cluster, stream.Federation); err != nil {
+		return fmt.Errorf("irc: %w", err)
+	}
+	return nil
+}
+
+// deliverStored shows local members a chat event stored from elsewhere. A gap needs nothing: live
+// lines already lost are in history.
+func (s *Server) deliverStored(it stream.Item) {
+	switch it.Kind {
+	case stream.KindMessage, stream.KindEphemeral:
+		s.DeliverRemote(*it.Message)
+	case stream.KindDeletion:
+		s.DeliverDeletion(*it.Deletion)
+	case stream.KindReaction:
+		s.DeliverReaction(*it.Reaction)
+	}
+}
+
+// publish hands a chat event this node's clients made to the Stored stream, after it was stored
+// (an ephemeral one: as it is relayed); a no-op without streams.
+func (s *Server) publish(it stream.Item) {
+	if s.cfg.Streams != nil {
+		it.Source = stream.Local
+		s.cfg.Streams.Stored.Publish(it)
+	}
+}
+
+func (s *Server) publishMessage(m eventstore.Message) {
+	s.publish(stream.Item{Kind: stream.KindMessage, Message: &m})
+}
+
+func (s *Server) publishReaction(r eventstore.ReactionEvent) {
+	s.publish(stream.Item{Kind: stream.KindReaction, Reaction: &r})
+}
+
+func (s *Server) publishDeletion(d eventstore.Deletion) {
+	s.publish(stream.Item{Kind: stream.KindDeletion, Deletion: &d})
+}
+
+func (s *Server) publishEphemeral(m eventstore.Message) {
+	s.publish(stream.Item{Kind: stream.KindEphemeral, Message: &m})
+}

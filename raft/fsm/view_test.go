@@ -1,0 +1,95 @@
+package fsm
+
+import (
+	"bytes"
+	"maps"
+	"testing"
+)
+
+// localByScan is what LocalMembers must answer, computed from the channels and sessions.
+func localByScan(st *State, channel string) map[string]Member {
+	out := map[string]Member{}
+	ch := st.Channel(channel)
+	if ch == nil {
+		return out
+	}
+	for id, m := range ch.Members() {
+		if se := st.Session(id); se != nil && se.Node == st.node {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// TestLocalMembersIndex applies random logs and checks after every entry that the local index
+// Apply keeps equals a scan of the state, and that a restored replica rebuilds the same index.
+func TestLocalMembersIndex(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		m := New(quietLogger())
+		m.SetLocalNode("node-a")
+		checked := 0
+		check := func(m *Machine, at int) {
+			m.Read(func(st *State) {
+				for ch := range st.Channels() {
+					want := localByScan(st, ch.Name)
+					got := maps.Collect(st.LocalMembers(ch.Name))
+					if !maps.Equal(got, want) {
+						t.Fatalf("seed %d entry %d %s: local members %v, want %v", seed, at, ch.Name, got, want)
+					}
+					checked += len(want)
+				}
+				for name := range st.local {
+					if st.Channel(name) == nil {
+						t.Fatalf("seed %d entry %d: index keeps deleted channel %s", seed, at, name)
+					}
+				}
+			})
+		}
+		for i, e := range randomLog(seed, 1500) {
+			m.Apply(uint64(i+1), e)
+			check(m, i+1)
+		}
+		if checked == 0 {
+			t.Fatalf("seed %d: no local member was ever checked", seed)
+		}
+		restored := New(quietLogger())
+		restored.SetLocalNode("node-a")
+		if err := restored.Restore(bytes.NewReader(snapshotBytes(t, m))); err != nil {
+			t.Fatal(err)
+		}
+		check(restored, -1)
+	}
+}
+
+// TestReadAPI checks the accessors against a small state built through Apply.
+func TestReadAPI(t *testing.T) {
+	h := newHarness(t)
+	h.m.SetLocalNode("node-a")
+	h.mustOK(
+		RegisterSession{ID: "s1", Node: "node-a", Incarnation: "i", Nick: "Alice", User: "a", Host: "h", DID: didAlice},
+		RegisterSession{ID: "s2", Node: "node-b", Incarnation: "i", Nick: "Bob", User: "b", Host: "h"},
+		Join{Session: "s1", Channel: "#c"},
+		Join{Session: "s2", Channel: "#c"},
+	)
+	h.read(func(st *State) {
+		ch := st.Channel("#c")
+		if ch == nil || ch.MemberCount() != 2 || !ch.IsMember("s1") || ch.IsMember("s3") {
+			t.Fatalf("channel #c: %+v", ch)
+		}
+		if m, ok := ch.Member("s1"); !ok || !m.Op {
+			t.Errorf("s1 in #c: %+v %v, want an op", m, ok)
+		}
+		if got := maps.Collect(st.LocalMembers("#c")); len(got) != 1 || !got["s1"].Op {
+			t.Errorf("local members %v, want s1 only", got)
+		}
+		if st.Session("s2") == nil || !st.Session("s2").InChannel("#c") || st.SessionCount() != 2 {
+			t.Errorf("sessions: %d", st.SessionCount())
+		}
+		if got := st.OwnedNick(didAlice); got != "alice" || st.NickOwner("alice") != didAlice {
+			t.Errorf("nick owner: %q %q", got, st.NickOwner("alice"))
+		}
+		if !st.MayRead(ch, "") || st.Index() != 4 {
+			t.Errorf("MayRead of a public channel or Index %d", st.Index())
+		}
+	})
+}
