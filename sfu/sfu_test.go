@@ -42,9 +42,18 @@ type member struct {
 
 func join(t testing.TB, s *sfu.SFU, api *webrtc.API, channel, callID, name string, publish bool) *member {
 	t.Helper()
+	return joinWith(t, s, api, channel, callID, name, publish, nil)
+}
+
+// joinWith is join with prepare run on the peer connection before the first offer arrives.
+func joinWith(t testing.TB, s *sfu.SFU, api *webrtc.API, channel, callID, name string, publish bool, prepare func(*webrtc.PeerConnection)) *member {
+	t.Helper()
 	p, err := avclient.New(api, name, publish)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(p.PC)
 	}
 	m := &member{Peer: p, signals: make(chan sfu.Signal, 256), stop: make(chan struct{})}
 	part, err := s.Join(channel, callID, name, func(sig sfu.Signal) error {
