@@ -30,7 +30,7 @@ func (n *Node) mountAssist(context.Context) error {
 	svc, err := assist.New(assist.Config{
 		ServerName: cfg.ServerName, NodeName: cfg.NodeName, OperDIDs: cfg.OperDIDs,
 		State: n.machine, Store: n.events, Disconnects: n.disconnectRecord(), Applied: n.streams.Applied,
-		Send: assistSend{n}, Sync: assistSync{n}, LinkedPeer: linked,
+		Send: assistSend{n}, Sync: assistSync{n}, AV: assistAV{n}, LinkedPeer: linked,
 		Transports: assist.Transports{TCP: n.ircLn != nil, TLS: n.tlsLn != nil, WebSocket: true,
 			Caps: irc.Capabilities(), Guests: !cfg.NoGuests},
 		Options: cfg.Assist, LimitOff: cfg.NoFloodLimits, Logger: n.log.With("component", "assist"),

@@ -228,7 +228,7 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 		{"disconnect none", "diagnose_disconnect", bob, map[string]any{}, "DISCONNECT_REPORTED", []check{fact("in memory")}},
 
 		// diagnose_av_session: no SFU on this node.
-		{"av", "diagnose_av_session", bob, map[string]any{"channel": "#pub"}, "NO_ACTIVE_AV_SESSION", []check{summary("AV is not running")}},
+		{"av", "diagnose_av_session", bob, map[string]any{"channel": "#pub"}, "NO_ACTIVE_AV_SESSION", []check{summary("no active call")}},
 		{"av restricted", "diagnose_av_session", bob, map[string]any{"channel": "#secret"}, "AV_REQUIRES_MEMBERSHIP", nil},
 	}
 	for _, tc := range cases {

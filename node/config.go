@@ -15,6 +15,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/sfu"
 )
 
 // Config is everything a node needs to start. DefaultConfig is the one place its defaults are
@@ -87,6 +88,8 @@ type Config struct {
 	// HTTPLimits bounds HTTP requests (read, header and idle timeouts, header size); zero fields
 	// take rest's defaults. No flag: tests shorten them.
 	HTTPLimits rest.HTTPLimits
+	// AV configures calls: --no-av, the forwarding unit's UDP address and public IPs.
+	AV sfu.Options
 
 	// Coord configures the coordination surface (ACT, tasks, manifests, actors).
 	Coord coord.Options
@@ -170,6 +173,7 @@ func DefaultConfig() Config {
 
 		Coord: coord.Defaults(),
 		Media: media.Defaults(),
+		AV:    sfu.Defaults(),
 	}
 }
 
@@ -180,6 +184,7 @@ func LoopbackConfig(dir string) Config {
 	cfg := DefaultConfig()
 	cfg.ServerName, cfg.DataDir = "palaver.test", dir
 	cfg.IRCAddr, cfg.TLSAddr, cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.AV.UDPAddr = "127.0.0.1:0"
 	cfg.Raft = raft.MustProfile(raft.ProfileTest)
 	cfg.MaxConnsPerIP, cfg.NoFloodLimits = -1, true
 	return cfg

@@ -64,7 +64,8 @@ type Node struct {
 	federation *peering.Federation // nil without peers
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
-	disconnects *assist.Disconnects // recent disconnects, for the assistance tools (assist.go)
+	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)
+	av          atomic.Pointer[avSurface] // calls (av.go); nil until mounted
 
 	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
 
@@ -126,6 +127,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"coordination", n.mountCoord},    // ACT, tasks, agents, governance, the audit timeline (coord.go)
 		{"media", n.mountMedia},           // uploads, media proxies, keys for encrypted channels (media.go)
 		{"assist", n.mountAssist},         // assistance tools and /agent/session (assist.go)
+		{"av", n.mountAV},                 // calls: the forwarding unit and its routes (av.go)
 		{"cluster plane", n.serveClusterPlane},
 		{"pprof", n.startPprofIfAsked},
 		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection
@@ -414,6 +416,7 @@ func (n *Node) Close() error {
 		if n.clusterSrv != nil {
 			n.clusterSrv.Close()
 		}
+		n.closeAV()
 		if n.irc != nil {
 			n.irc.Close()
 		}
@@ -471,7 +474,7 @@ func (n *Node) Health() rest.Health {
 	st := n.raft.Status()
 	return rest.Health{
 		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
-		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: false, Version: n.cfg.Version,
+		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), Version: n.cfg.Version,
 		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term,
 	}
 }

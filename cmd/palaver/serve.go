@@ -31,6 +31,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	cfg := node.DefaultConfig()
 	cfg.Coord.Flags(fs)
 	cfg.Assist.Flags(fs)
+	cfg.AV.Flags(fs)
 	var opers, operDIDs, origins, join, trustedProxies listFlag
 	var logLevel string
 	fs.StringVar(&cfg.ServerName, "server-name", cfg.ServerName, "IRC server name; also the node's did:web host name")

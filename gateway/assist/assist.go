@@ -119,18 +119,27 @@ type AVInspector interface {
 	InspectAV(ctx context.Context, channel string) (report AVReport, active bool, reason string)
 }
 
-// AVReport is what the SFU says about one call.
+// AVReport is the roster of one call (replicated) compared with its wire state (the forwarding
+// unit of the hosting node).
 type AVReport struct {
 	SessionID    string
+	Host         string // node hosting the call
+	WireKnown    bool   // false when another node hosts it: only the roster is known here
 	Participants []AVParticipant
 	Healthy      bool
 	Problems     []string // e.g. PHANTOM_MGR_SLOT, MISSING_MGR_SLOT, EMPTY_SESSION
 }
 
-// AVParticipant is one participant and its tracks.
+// AVParticipant is one participant and, when the wire is known, its connection and tracks.
 type AVParticipant struct {
-	Nick   string
-	Tracks int
+	Nick                string
+	Tracks              int
+	InRoster, OnWire    bool
+	ICE, DTLS           string
+	PacketsForwarded    uint64
+	BytesForwarded      uint64
+	LossRatio           float64 // the worst of its published tracks
+	LastKeyframeRequest time.Time
 }
 
 // Config wires the tools to the node.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 )
@@ -265,10 +266,29 @@ func (s *Service) diagnoseAVSession(ctx context.Context, who caller, body []byte
 	if !active {
 		return a.diagnose(false, "NO_ACTIVE_AV_SESSION", high, "No call in "+channel+": "+reason), nil
 	}
-	a.fact(fmt.Sprintf("Call %s in %s: %s", r.SessionID, channel, plural(len(r.Participants), "participant", "participants")))
+	a.fact(fmt.Sprintf("Call %s in %s, hosted on node %s: %s", r.SessionID, channel, r.Host,
+		plural(len(r.Participants), "participant", "participants")))
+	if !r.WireKnown {
+		a.fact("The media of this call flows through node " + r.Host + "; ask this tool there for the connection states")
+	}
 	if tier.member || tier.op {
 		for _, p := range r.Participants {
-			a.fact(fmt.Sprintf("%s sends %s", p.Nick, plural(p.Tracks, "track", "tracks")))
+			switch {
+			case !r.WireKnown:
+				a.fact(p.Nick + " is in the roster")
+			case !p.OnWire:
+				a.fact(p.Nick + " is in the roster but has no connection to the forwarding unit")
+			case !p.InRoster:
+				a.fact(p.Nick + " is connected to the forwarding unit but not in the roster")
+			default:
+				kf := "no keyframe request yet"
+				if !p.LastKeyframeRequest.IsZero() {
+					kf = "last keyframe request at " + p.LastKeyframeRequest.UTC().Format(time.RFC3339)
+				}
+				a.fact(fmt.Sprintf("%s sends %s; ICE %s, DTLS %s; %d packets (%d bytes) forwarded from it, loss %.1f%%; %s",
+					p.Nick, plural(p.Tracks, "track", "tracks"), p.ICE, p.DTLS, p.PacketsForwarded, p.BytesForwarded,
+					100*p.LossRatio, kf))
+			}
 		}
 	} else {
 		a.redact("the participants of the call (members only)")

@@ -101,7 +101,7 @@ func TestNodeServerRoutes(t *testing.T) {
 			t.Errorf("health lacks %s: %v", field, health)
 		}
 	}
-	if health["server_name"] != "palaver.test" || health["av"] != false {
+	if health["server_name"] != "palaver.test" || health["av"] != true { // the forwarding unit started
 		t.Errorf("health = %v", health)
 	}
 	resp, body := a.get("/metrics", "")

@@ -54,7 +54,7 @@ func randomCommand(c chooser) Command {
 	if len(extraGenerators) > 0 && c.intn(6) == 0 {
 		return pick(c, extraGenerators)(c)
 	}
-	switch c.intn(32) {
+	switch c.intn(40) {
 	case 0, 1, 19, 20, 21:
 		id := sess()
 		return RegisterSession{ID: id, Node: pick(c, genNodes), Incarnation: pick(c, genIncs), Nick: pick(c, genNicks),
@@ -116,6 +116,8 @@ func randomCommand(c chooser) Command {
 		return randomConfCommand(c, sess, ch)
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
+	case 32, 33, 34, 35, 36, 37, 38, 39:
+		return randomAVCommand(c)
 	case 22, 29:
 		switch c.intn(9) {
 		case 0:

@@ -37,6 +37,8 @@ type State struct {
 	// media holds uploads' metadata, the capability key, pre-key bundles, group keys and media
 	// spaces (media.go); nil until the first one.
 	media *MediaState
+	// av holds the channels' calls (av.go); nil until the first one.
+	av *AVState
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

@@ -22,6 +22,7 @@ type stateWire struct {
 	Metadata      *MetadataStore                   `json:"metadata,omitempty"`
 	Coord         *Coord                           `json:"coord,omitempty"`
 	Media         *MediaState                      `json:"media,omitempty"`
+	AV            *AVState                         `json:"av,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -43,6 +44,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		Metadata:      s.metadata,
 		Coord:         s.coord,
 		Media:         s.media,
+		AV:            s.av,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -68,6 +70,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.metadata = w.Metadata
 	s.coord = w.Coord
 	s.media = w.Media
+	s.av = w.AV
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index

@@ -1,0 +1,200 @@
+package node
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/gateway/av"
+	"github.com/palaver-chat/palaver/node/stream"
+	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/sfu"
+)
+
+// avSurface is the node's call surface: the forwarding unit (nil when off or failed) and the
+// gateway of its routes.
+type avSurface struct {
+	sfu     *sfu.SFU
+	gateway *av.Gateway
+}
+
+// avDeadHostCheck is how often the leader looks for calls whose host node is gone.
+const avDeadHostCheck = 2 * time.Second
+
+// mountAV starts the forwarding unit (unless --no-av), mounts the call routes, ends the calls
+// of this node's previous process, and has the leader end the calls of dead hosts.
+func (n *Node) mountAV(context.Context) error {
+	prop := n.prop
+	opts := n.cfg.AV
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("av: %w", err)
+	}
+	surface := &avSurface{}
+	unavailable := ""
+	forward := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "palaver_av_forward_seconds", Help: "Time to forward one RTP packet to every subscriber of its track.",
+		Buckets: prometheus.ExponentialBuckets(2e-6, 4, 10),
+	})
+	n.metrics.Registry.MustRegister(forward)
+	if !opts.Off {
+		s, err := sfu.New(sfu.Config{
+			UDPAddr: opts.UDPAddr, PublicIPs: opts.PublicIPs, Logger: n.log.With("component", "sfu"),
+			OnLeave: func(channel, callID, account, reason string) {
+				if surface.gateway != nil {
+					surface.gateway.OnLeave(channel, callID, account, reason)
+				}
+			},
+			ObserveForward: func(d time.Duration) { forward.Observe(d.Seconds()) },
+		})
+		if err != nil {
+			n.log.Error("the forwarding unit did not start: calls are unavailable", "err", err)
+			unavailable = "the media forwarding unit failed to start"
+		} else {
+			surface.sfu = s
+			n.log.Info("forwarding unit started", "udp", s.Addr())
+		}
+	}
+	surface.gateway = av.New(av.Config{
+		Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine, Propose: prop, Keys: avKeys{n},
+		SFU: surface.sfu, Unavailable: unavailable, HostURL: n.nodeBaseURL, Announce: n.announceAV,
+		ServerName: n.cfg.ServerName, Logger: n.log.With("component", "av"),
+	})
+	n.av.Store(surface)
+	if err := surface.gateway.Mount(n.rest); err != nil {
+		return err
+	}
+	// The roster changes reach the surface in log order; a dropped stretch is answered by a
+	// resync against the state.
+	if err := n.streams.Applied.Subscribe("av", stream.DropAndResync, func(e stream.Entry) {
+		if e.Resync {
+			surface.gateway.Resync()
+			return
+		}
+		surface.gateway.Observe(e.Events)
+	}); err != nil {
+		return fmt.Errorf("av: %w", err)
+	}
+	n.registerAVMetrics()
+	// Calls hosted by an earlier process of this node died with it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: n.cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
+		return fmt.Errorf("ending the calls of the previous process: %w", err)
+	}
+	n.raft.OnLeadership(n.endCallsOfDeadHosts)
+	return nil
+}
+
+// avRunning reports whether calls can be made on this node (health av).
+func (n *Node) avRunning() bool { a := n.av.Load(); return a != nil && a.gateway.Running() }
+
+// closeAV ends the signalling sessions, then every call's connections and the UDP socket.
+func (n *Node) closeAV() {
+	a := n.av.Load()
+	if a == nil {
+		return
+	}
+	a.gateway.Close()
+	if a.sfu != nil {
+		if err := a.sfu.Close(); err != nil {
+			n.log.Warn("closing the forwarding unit", "err", err)
+		}
+	}
+}
+
+// SFU is the node's forwarding unit (nil when calls are off), for diagnosis and tests.
+func (n *Node) SFU() *sfu.SFU {
+	if a := n.av.Load(); a != nil {
+		return a.sfu
+	}
+	return nil
+}
+
+// announceAV sends a server TAGMSG to the channel's members on this node.
+func (n *Node) announceAV(channel string, tags map[string]string, at time.Time, msgid string) {
+	n.irc.DeliverRemote(eventstore.Message{MsgID: msgid, Venue: channel, Command: "TAGMSG", Sender: n.cfg.ServerName,
+		SenderNick: n.cfg.ServerName, Tags: tags, Time: at, Origin: n.cfg.NodeName})
+}
+
+// nodeBaseURL is the public base URL of a live node of the cluster, gossiped in its metadata.
+func (n *Node) nodeBaseURL(node string) (string, bool) {
+	if node == n.cfg.NodeName {
+		return n.cfg.BaseURL, true
+	}
+	for _, m := range n.raft.Members() {
+		if m.NodeID == node && m.State == raft.MemberAlive && m.Meta[metaHTTP] != "" {
+			return m.Meta[metaHTTP], true
+		}
+	}
+	return "", false
+}
+
+// endCallsOfDeadHosts runs while this node leads: a call whose host node is dead or gone from
+// the cluster ends (a new call can then start on another node).
+func (n *Node) endCallsOfDeadHosts(ctx context.Context) {
+	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+	runEvery(ctx, avDeadHostCheck, func() {
+		alive := map[string]bool{n.cfg.NodeName: true}
+		for _, m := range n.raft.Members() {
+			if m.State == raft.MemberAlive {
+				alive[m.NodeID] = true
+			}
+		}
+		dead := map[string]bool{}
+		n.machine.Read(func(st *fsm.State) {
+			for _, call := range st.AVLive() {
+				if !alive[call.Host] {
+					dead[call.Host] = true
+				}
+			}
+		})
+		for host := range dead {
+			if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
+				n.log.Warn("ending the calls of a dead node", "node", host, "err", err)
+			}
+		}
+	})
+}
+
+// avKeys signs signalling tokens with this node's server key and checks them against the
+// replicated server keys of the cluster's nodes.
+type avKeys struct{ n *Node }
+
+func (k avKeys) Issuer() (string, string) {
+	return k.n.ServerDID(), signing.KID(k.n.serverKey.Public().(ed25519.PublicKey))
+}
+
+func (k avKeys) Sign(msg []byte) []byte { return ed25519.Sign(k.n.serverKey, msg) }
+
+func (k avKeys) Verify(issuer, kid string, msg, sig []byte) bool {
+	pub, ok := k.n.serverKeyOf(issuer, kid)
+	return ok && ed25519.Verify(pub, msg, sig)
+}
+
+// registerAVMetrics adds the call gauges and counters.
+func (n *Node) registerAVMetrics() {
+	stats := func(f func(sfu.Stats) float64) func() float64 {
+		return func() float64 {
+			if s := n.SFU(); s != nil {
+				return f(s.Stats())
+			}
+			return 0
+		}
+	}
+	counter := func(name, help string, f func() float64) {
+		n.metrics.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+	}
+	n.metrics.GaugeFunc("palaver_av_calls", "Calls whose media this node forwards.", stats(func(s sfu.Stats) float64 { return float64(s.Calls) }))
+	n.metrics.GaugeFunc("palaver_av_participants", "Participants connected to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Participants) }))
+	n.metrics.GaugeFunc("palaver_av_tracks", "Tracks published to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Tracks) }))
+	counter("palaver_av_packets_received_total", "RTP packets received from publishers.", stats(func(s sfu.Stats) float64 { return float64(s.PacketsIn) }))
+	counter("palaver_av_packets_forwarded_total", "RTP packets forwarded to subscribers (one per subscriber).", stats(func(s sfu.Stats) float64 { return float64(s.PacketsOut) }))
+	counter("palaver_av_bytes_forwarded_total", "RTP bytes forwarded to subscribers.", stats(func(s sfu.Stats) float64 { return float64(s.BytesOut) }))
+	counter("palaver_av_keyframe_requests_total", "Keyframe requests (PLI) sent to publishers.", stats(func(s sfu.Stats) float64 { return float64(s.KeyframeRequests) }))
+}
