@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,11 +79,15 @@ type Exchange struct {
 	cfg    Config
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
-	pullMu sync.Mutex               // one pull round at a time
-	kick   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
+	// this node receives, ended by Close.
+	outboxes map[string]*outbox
+	conns    map[net.Conn]struct{}
+	pullMu   sync.Mutex // one pull round at a time
+	kick     chan struct{}
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // New builds an Exchange; Start begins pushing and pulling.
@@ -106,7 +111,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -144,6 +149,7 @@ var ContractFragment []byte
 func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET("/internal/v1/events", x.serveEvents)
 	e.POST("/internal/v1/events", x.receivePush)
+	e.GET(streamPath, x.serveStream)
 }
 
 // Start runs the pull loop until Close.
@@ -155,6 +161,7 @@ func (x *Exchange) Start() {
 // Close stops pushing and pulling.
 func (x *Exchange) Close() {
 	x.cancel()
+	x.closeStreams()
 	x.wg.Wait()
 }
 
@@ -166,11 +173,10 @@ func (x *Exchange) Kick() {
 	}
 }
 
-// Publish pushes an event this node stored to every peer. It never blocks: when a peer's queue is
-// full the event is left to that peer's next pull.
-func (x *Exchange) Publish(m eventstore.Message) {
-	ev := eventOf(m)
-	x.enqueue(outgoing{event: &ev})
+// Publish tells every peer's stream that this node stored an event (m, which the stream reads
+// back from the durable log with the rows around it). It never blocks.
+func (x *Exchange) Publish(eventstore.Message) {
+	x.notifyOutboxes()
 }
 
 // outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
@@ -359,19 +365,28 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	return last, nil
 }
 
-// serveEvents answers a cluster node's pull: this node's own events after a seq.
-func (x *Exchange) serveEvents(c *gin.Context) {
+// signedGet names the node that sent a bodiless request over its own connection and signed it,
+// or answers 401/403 and returns false.
+func (x *Exchange) signedGet(c *gin.Context) (string, bool) {
 	peer, ok := x.peer(c)
 	if !ok {
-		return
+		return "", false
 	}
 	signer, err := verify(c.Request.Header, x.cfg.Keys, http.MethodGet, c.Request.URL.RequestURI(), nil, x.cfg.Now())
 	if err != nil {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
-		return
+		return "", false
 	}
 	if signer != peer {
 		c.JSON(http.StatusForbidden, gin.H{"error": "the request is signed by another node than the connection's"})
+		return "", false
+	}
+	return signer, true
+}
+
+// serveEvents answers a cluster node's pull: this node's own events after a seq.
+func (x *Exchange) serveEvents(c *gin.Context) {
+	if _, ok := x.signedGet(c); !ok {
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
