@@ -72,6 +72,9 @@ type Config struct {
 	QueueSize int           // pushed events queued per peer; default 4096
 	Logger    *slog.Logger
 	Now       func() time.Time
+	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
+	// there ends that stream, which reconnects and resends from the receiver's cursor).
+	BeforeFrame func()
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.

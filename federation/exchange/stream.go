@@ -219,6 +219,9 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 			}
 			b.Last = rows[len(rows)-1].Seq
 		}
+		if x.cfg.BeforeFrame != nil {
+			x.cfg.BeforeFrame()
+		}
 		buf = append(buf[:0], 0, 0, 0, 0)
 		buf = appendBatch(buf, b)
 		sig := ed25519.Sign(x.cfg.Key, frameSigningInput(nonce, buf[4:]))
