@@ -308,15 +308,35 @@ func (x *Exchange) serveStream(c *gin.Context) {
 	}
 }
 
-// receiveStream stores the frames of one stream from signer until it ends.
+// receiveStream stores the frames of one stream from signer until it ends. The cursor is written
+// lazily: at most every cursorEvery while frames keep coming, as soon as the stream pauses, and
+// when it ends. A cursor that lags only means rows sent again (and dropped as duplicates) after a
+// reconnect; it never passes a row that is not stored.
 func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, pub ed25519.PublicKey, nonce string, pos int64) error {
 	origin := Name(signer)
+	saved, savedAt := pos, time.Now()
+	save := func(ctx context.Context) error {
+		if pos <= saved {
+			return nil
+		}
+		if err := x.cfg.Store.SetCursor(ctx, origin, pos); err != nil {
+			return fmt.Errorf("cursor %s: %w", origin, err)
+		}
+		saved, savedAt = pos, time.Now()
+		return nil
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := save(ctx); err != nil {
+			x.cfg.Logger.Debug("saving a stream's cursor at its end", "peer", signer, "err", err)
+		}
+	}()
 	var head [4]byte
 	var ack [8]byte
 	var buf []byte
 	for {
-		conn.SetReadDeadline(time.Now().Add(streamReadIdle))
-		if _, err := io.ReadFull(r, head[:]); err != nil {
+		if err := x.readHead(conn, r, head[:], pos > saved, save); err != nil {
 			return err
 		}
 		n := binary.BigEndian.Uint32(head[:])
@@ -327,6 +347,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
+		conn.SetReadDeadline(time.Now().Add(streamReadIdle))
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return err
 		}
@@ -344,10 +365,12 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		// Everything through b.After was stored before (pos), and the frame holds every row of
 		// the origin in (After, Last]: the cursor may move to Last.
 		if b.After <= pos && b.Last > pos {
-			if err := x.cfg.Store.SetCursor(x.ctx, origin, b.Last); err != nil {
-				return fmt.Errorf("cursor %s: %w", origin, err)
-			}
 			pos = b.Last
+		}
+		if time.Since(savedAt) >= cursorEvery {
+			if err := save(x.ctx); err != nil {
+				return err
+			}
 		}
 		binary.BigEndian.PutUint64(ack[:], uint64(pos))
 		conn.SetWriteDeadline(time.Now().Add(streamAckTimeout))
@@ -355,6 +378,33 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			return err
 		}
 	}
+}
+
+// cursorEvery is how often a busy stream's receiver writes its cursor.
+const cursorEvery = 100 * time.Millisecond
+
+// readHead reads a frame's length. With a cursor to save it waits cursorEvery for the frame
+// first, and saves the cursor if the stream paused.
+func (x *Exchange) readHead(conn net.Conn, r *bufio.Reader, head []byte, unsaved bool, save func(context.Context) error) error {
+	got := 0
+	if unsaved {
+		conn.SetReadDeadline(time.Now().Add(cursorEvery))
+		k, err := io.ReadFull(r, head)
+		got = k
+		if err == nil {
+			return nil
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			return err
+		}
+		if err := save(x.ctx); err != nil {
+			return err
+		}
+	}
+	conn.SetReadDeadline(time.Now().Add(streamReadIdle))
+	_, err := io.ReadFull(r, head[got:])
+	return err
 }
 
 // track records a stream's connection so that Close ends it; false when the exchange is closed.

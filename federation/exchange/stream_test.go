@@ -160,8 +160,17 @@ func TestStreamFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := tc.wantCursor(cursor); ack != want || cur != want {
-				t.Fatalf("ack %d, cursor %d, want %d", ack, cur, want)
+			want := tc.wantCursor(cursor)
+			if ack != want {
+				t.Fatalf("ack %d, want %d", ack, want)
+			}
+			// The cursor is written once the stream pauses.
+			waitFor(t, "the cursor", func() bool {
+				cur, _ = b.store.Cursor(context.Background(), "a")
+				return cur >= want
+			})
+			if cur != want {
+				t.Fatalf("cursor %d, want %d", cur, want)
 			}
 		})
 	}
