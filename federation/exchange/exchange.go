@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,6 +29,7 @@ import (
 type Store interface {
 	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
+	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
 	Cursor(ctx context.Context, origin string) (int64, error)
 	SetCursor(ctx context.Context, origin string, seq int64) error
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
@@ -85,6 +87,7 @@ type Exchange struct {
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
+	durable  atomic.Int64 // the highest seq of this node's own rows it was told are durable (Publish)
 	conns    map[net.Conn]struct{}
 	pullMu   sync.Mutex // one pull round at a time
 	kick     chan struct{}
@@ -178,7 +181,13 @@ func (x *Exchange) Kick() {
 
 // Publish tells every peer's stream that this node stored an event (m, which the stream reads
 // back from the durable log with the rows around it). It never blocks.
-func (x *Exchange) Publish(eventstore.Message) {
+func (x *Exchange) Publish(m eventstore.Message) {
+	for {
+		d := x.durable.Load()
+		if m.Seq <= d || x.durable.CompareAndSwap(d, m.Seq) {
+			break
+		}
+	}
 	x.notifyOutboxes()
 }
 

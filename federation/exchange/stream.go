@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 )
 
@@ -198,11 +199,21 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 	heartbeat := time.NewTimer(streamHeartbeat)
 	defer heartbeat.Stop()
 	var buf []byte
+	// The first read, and the one at each heartbeat, take every durable row (rows stored before
+	// this process started, or not published); the others only rows Publish said are durable, so
+	// they never wait for the log's next sync.
+	everything := true
 	for {
-		rows, err := x.cfg.Store.OriginAfter(ctx, self, pos, x.cfg.PageSize)
+		var rows []eventstore.Message
+		if everything {
+			rows, err = x.cfg.Store.OriginAfter(ctx, self, pos, x.cfg.PageSize)
+		} else if through := x.durable.Load(); through > pos {
+			rows, err = x.cfg.Store.OriginThrough(ctx, self, pos, through, x.cfg.PageSize)
+		}
 		if err != nil {
 			return sent, fmt.Errorf("read outbox: %w", err)
 		}
+		everything = false
 		b := streamBatch{After: pos, Last: pos}
 		if len(rows) == 0 {
 			select {
@@ -211,6 +222,7 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 			case <-o.wake:
 				continue
 			case <-heartbeat.C: // an empty frame: the peer's read does not time out, a dead link shows
+				everything = true
 			}
 		} else {
 			b.Events = make([]Event, len(rows))
