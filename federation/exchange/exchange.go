@@ -89,7 +89,8 @@ type Exchange struct {
 	outboxes map[string]*outbox
 	durable  atomic.Int64 // the highest seq of this node's own rows it was told are durable (Publish)
 	conns    map[net.Conn]struct{}
-	pullMu   sync.Mutex // one pull round at a time
+	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
+	pullMu   sync.Mutex       // one pull round at a time
 	kick     chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -117,7 +118,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -492,6 +493,14 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
 		if err != nil {
 			return err
+		}
+		if at := x.streamedThrough(p.DID); at > cursor {
+			// A stream from this origin stored its rows through at (its cursor is written
+			// lazily): ask only for what came after.
+			if err := x.cfg.Store.SetCursor(ctx, origin, at); err != nil {
+				return err
+			}
+			cursor = at
 		}
 		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&deleted_after=" +
 			strconv.FormatInt(delCursor, 10) + "&reacted_after=" + strconv.FormatInt(reactCursor, 10) +

@@ -378,6 +378,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		// the origin in (After, Last]: the cursor may move to Last.
 		if b.After <= pos && b.Last > pos {
 			pos = b.Last
+			x.streamed(signer, pos)
 		}
 		if time.Since(savedAt) >= cursorEvery {
 			if err := save(x.ctx); err != nil {
@@ -434,6 +435,20 @@ func (x *Exchange) untrack(c net.Conn) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	delete(x.conns, c)
+}
+
+// streamedThrough is the origin seq through which streams from origin stored every row (0: none).
+func (x *Exchange) streamedThrough(origin string) int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.through[origin]
+}
+
+// streamed records that a stream from origin stored every row through seq.
+func (x *Exchange) streamed(origin string, seq int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.through[origin] = max(x.through[origin], seq)
 }
 
 // closeStreams ends every stream this node receives.
