@@ -172,12 +172,14 @@ func (x *Exchange) Close() {
 	x.wg.Wait()
 }
 
-// Kick asks for a pull round now (for instance when membership changed).
+// Kick asks for a pull round now (for instance when membership changed), and has every stream
+// waiting to reconnect try at once.
 func (x *Exchange) Kick() {
 	select {
 	case x.kick <- struct{}{}:
 	default:
 	}
+	x.retryStreams()
 }
 
 // Publish tells every peer's stream that this node stored an event (m, which the stream reads

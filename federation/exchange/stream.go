@@ -71,7 +71,8 @@ func frameSigningInput(nonce string, batch []byte) []byte {
 
 // outbox is one peer's stream sender: its goroutine and the signal that new rows were stored.
 type outbox struct {
-	wake chan struct{}
+	wake  chan struct{}
+	retry chan struct{} // Kick: reconnect now, without waiting out the backoff
 }
 
 // notifyOutboxes tells every peer's stream that this node stored a message, starting the
@@ -89,12 +90,24 @@ func (x *Exchange) notifyOutboxes() {
 	}
 }
 
+// retryStreams has every stream waiting to reconnect try at once (the peers changed).
+func (x *Exchange) retryStreams() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, o := range x.outboxes {
+		select {
+		case o.retry <- struct{}{}:
+		default:
+		}
+	}
+}
+
 func (x *Exchange) outbox(did string) *outbox {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	o, ok := x.outboxes[did]
 	if !ok {
-		o = &outbox{wake: make(chan struct{}, 1)}
+		o = &outbox{wake: make(chan struct{}, 1), retry: make(chan struct{}, 1)}
 		x.outboxes[did] = o
 		x.wg.Add(1)
 		go x.outboxLoop(did, o)
@@ -143,8 +156,11 @@ func (x *Exchange) outboxLoop(did string, o *outbox) {
 			t.Stop()
 			return
 		case <-t.C:
+			backoff = min(2*backoff, maxBackoff)
+		case <-o.retry:
+			t.Stop()
+			backoff = minBackoff
 		}
-		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
