@@ -466,8 +466,9 @@ func TestTermsOfService(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n, err := Start(ctx, Config{ServerName: "palaver.test", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", TOSFile: bad},
-		slog.New(slog.DiscardHandler))
+	cfg := LoopbackConfig(t.TempDir())
+	cfg.IRCAddr, cfg.TOSFile = "", bad
+	n, err := Start(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err == nil {
 		n.Close()
 		t.Fatal("a binary terms file was accepted")

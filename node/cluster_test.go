@@ -124,8 +124,9 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 func TestBadClusterStartsFailClearly(t *testing.T) {
 	ctx := testCtx(t)
 	base := func(dir string) Config {
-		return Config{ServerName: "palaver.test", DataDir: dir, IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-			RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0", MaxConnsPerIP: -1}
+		cfg := LoopbackConfig(dir)
+		cfg.GossipAddr, cfg.ClusterAddr, cfg.NoFloodLimits = "127.0.0.1:0", "127.0.0.1:0", false
+		return cfg
 	}
 	t.Run("join address where nobody listens", func(t *testing.T) {
 		cfg := base(t.TempDir())

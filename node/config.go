@@ -3,19 +3,30 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft"
 )
 
-// Config is everything a node needs to start. The zero value plus Defaults is the embedded
-// single-node default that `make run` starts.
+// Config is everything a node needs to start. DefaultConfig is the one place its defaults are
+// written (the embedded single-node node that `make run` starts; `palaver serve` takes its flag
+// defaults from it): build a Config from it and change what differs. Zero is not a default:
+// Validate refuses a zero where a value is needed. Only the fields that say so derive an empty
+// value from others (NodeName, BaseURL, MaxHTTPConnsPerIP). Start keeps its own copy, so changing
+// a Config after Start changes nothing.
+//
+// A surface added to the node brings its options as one field here: its package's Options
+// struct, with a Defaults constructor (called by DefaultConfig) and a Flags method (called by
+// `palaver serve`).
 type Config struct {
 	ServerName string // IRC server name and did:web host name
-	NodeName   string // Raft server id; defaults to ServerName
+	NodeName   string // Raft server id; empty: the server name
 	DataDir    string
 
 	IRCAddr  string // plain IRC; empty disables
@@ -23,14 +34,10 @@ type Config struct {
 	HTTPAddr string // REST API and IRC over WebSocket at /irc
 	RaftAddr string // Raft transport
 	BaseURL  string // public URL of the HTTP server; default http://<HTTPAddr>
-	// RaftCommitTimeout is how long an idle Raft leader waits before telling followers the new
-	// commit index (raft.Config.CommitTimeout; zero: its default). Shorter: a change made on a
-	// follower is seen sooner everywhere, at the cost of more empty appends on an idle cluster.
-	RaftCommitTimeout time.Duration
-	// RaftHeartbeatTimeout and RaftElectionTimeout bound how long followers go without hearing
-	// from a leader before they elect another (zero: raft package defaults); shorter fails over
-	// sooner after a leader dies, at the risk of needless elections on a starved machine.
-	RaftHeartbeatTimeout, RaftElectionTimeout time.Duration
+	// Raft is the cluster's Raft timing: a named profile (raft.Profile; DefaultConfig takes
+	// raft.ProfileProduction, in-process tests raft.ProfileTest), single values overridden by
+	// the --raft-* flags. Every node of a cluster should run the same.
+	Raft raft.Timing
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own (keep it on loopback).
 	PprofAddr string
 
@@ -48,8 +55,8 @@ type Config struct {
 	// Required with Join; without it a clustered node uses <DataDir>/cluster/secret, creating it
 	// when missing (the first node of a cluster). Unused by an unclustered node.
 	ClusterSecret string
-	MaxVoters     int           // 3 (default) or 5
-	DeadNodeGrace time.Duration // default 60 s
+	MaxVoters     int           // 3 or 5
+	DeadNodeGrace time.Duration // how long a node may stay dead before the leader removes it
 
 	MOTDFile string
 	TOSFile  string            // terms of service served at /tos; empty: the built-in terms
@@ -67,8 +74,8 @@ type Config struct {
 
 	// MaxHTTPConnsPerIP caps the concurrent HTTP connections of one client (an IPv4 address or
 	// an IPv6 /64) on the HTTP listener, WebSockets included; over it a connection is closed at
-	// accept; -1 is unlimited. WebSocket IRC connections count here too, so the default leaves
-	// room for MaxConnsPerIP of them: 64, or MaxConnsPerIP + 32 when that is more, and
+	// accept; -1 is unlimited. WebSocket IRC connections count here too, so 0 derives a cap that
+	// leaves room for MaxConnsPerIP of them: 64, or MaxConnsPerIP + 32 when that is more, and
 	// unlimited when MaxConnsPerIP is.
 	MaxHTTPConnsPerIP int
 	// TrustedProxies are the reverse proxies (IP or CIDR) whose X-Real-IP / X-Forwarded-For
@@ -80,7 +87,7 @@ type Config struct {
 
 	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
 	PeerKeyRetry time.Duration
-	// KeySweepEvery is how often sessions whose signing key expired are closed (default 60 s).
+	// KeySweepEvery is how often sessions whose signing key expired are closed.
 	KeySweepEvery time.Duration
 	// SigningKeyLifetime is how long a client's MSGSIG key counts after registration.
 	SigningKeyLifetime time.Duration
@@ -88,7 +95,7 @@ type Config struct {
 	Version string
 
 	// IRC keepalive: idle time before the server pings a client, and how long it waits for the
-	// answer (defaults 30 s and 60 s). SendQBytes is each connection's output budget (256 KiB).
+	// answer. SendQBytes is each connection's output budget.
 	PingAfter, PingTimeout time.Duration
 	SendQBytes             int
 
@@ -96,7 +103,7 @@ type Config struct {
 	Clock func() time.Time
 
 	// Federation with other servers (federation/peering): the allowed peers with their trust
-	// levels, the channels linked with each, and how often the outboxes look for work (default 1 s).
+	// levels, the channels linked with each, and how often the outboxes look for work.
 	Peers               []peering.Peer
 	Links               []peering.Link
 	FederationSendEvery time.Duration
@@ -104,9 +111,8 @@ type Config struct {
 	// (--peer-allow-private); the SSRF guard otherwise refuses them.
 	PeerAllowPrivate bool
 
-	// Empty channels expire (the leader sweeps every ChannelSweepEvery, default 1 h): unowned ones
-	// after UnownedChannelExpiry (default 7 days), founded ones after FoundedChannelExpiry
-	// (default 90 days); negative keeps them.
+	// Empty channels expire (the leader sweeps every ChannelSweepEvery): unowned ones after
+	// UnownedChannelExpiry, founded ones after FoundedChannelExpiry; negative keeps them.
 	ChannelSweepEvery, UnownedChannelExpiry, FoundedChannelExpiry time.Duration
 
 	// Faults injects network partitions and slow disks (the testcluster harness only; nil: the
@@ -114,98 +120,154 @@ type Config struct {
 	Faults *Faults
 }
 
-// Defaults fills in the embedded single-node default.
-func (c *Config) Defaults() {
-	if c.ServerName == "" {
-		c.ServerName = "localhost"
-	}
-	if c.NodeName == "" {
-		c.NodeName = c.ServerName
-	}
-	if c.DataDir == "" {
-		c.DataDir = "./data"
-	}
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = "127.0.0.1:8080"
-	}
-	if c.RaftAddr == "" {
-		c.RaftAddr = "127.0.0.1:6670"
-	}
-	if c.PLCDirectory == "" {
-		c.PLCDirectory = "https://plc.directory"
-	}
-	if c.ChallengeTTL == 0 {
-		c.ChallengeTTL = 60 * time.Second
-	}
-	if c.MaxConnsPerIP == 0 {
-		c.MaxConnsPerIP = 20
-	}
-	if c.MaxHTTPConnsPerIP == 0 {
-		switch {
-		case c.MaxConnsPerIP < 0:
-			c.MaxHTTPConnsPerIP = -1
-		default:
-			c.MaxHTTPConnsPerIP = max(64, c.MaxConnsPerIP+32)
-		}
-	}
-	if c.PeerKeyRetry == 0 {
-		c.PeerKeyRetry = 60 * time.Second
-	}
-	if c.SigningKeyLifetime == 0 {
-		c.SigningKeyLifetime = 90 * 24 * time.Hour
-	}
-	if c.Version == "" {
-		c.Version = "0.1.0"
-	}
-	if c.ChannelSweepEvery == 0 {
-		c.ChannelSweepEvery = time.Hour
-	}
-	if c.UnownedChannelExpiry == 0 {
-		c.UnownedChannelExpiry = 7 * 24 * time.Hour
-	}
-	if c.FoundedChannelExpiry == 0 {
-		c.FoundedChannelExpiry = 90 * 24 * time.Hour
+// DefaultConfig is the configuration of the embedded single-node default, and the defaults of
+// `palaver serve`'s flags.
+func DefaultConfig() Config {
+	return Config{
+		ServerName: "localhost",
+		DataDir:    "./data",
+		IRCAddr:    "127.0.0.1:6667",
+		TLSAddr:    "127.0.0.1:6697",
+		HTTPAddr:   "127.0.0.1:8080",
+		RaftAddr:   "127.0.0.1:6670",
+		Raft:       raft.MustProfile(raft.ProfileProduction),
+
+		MaxVoters:     3,
+		DeadNodeGrace: 60 * time.Second,
+
+		PLCDirectory:  "https://plc.directory",
+		ChallengeTTL:  60 * time.Second,
+		MaxConnsPerIP: 20,
+		JoinHistory:   25,
+
+		PeerKeyRetry:       60 * time.Second,
+		KeySweepEvery:      60 * time.Second,
+		SigningKeyLifetime: 90 * 24 * time.Hour,
+		Version:            "0.1.0",
+
+		PingAfter:   30 * time.Second,
+		PingTimeout: 60 * time.Second,
+		SendQBytes:  256 << 10,
+
+		FederationSendEvery: time.Second,
+
+		ChannelSweepEvery:    time.Hour,
+		UnownedChannelExpiry: 7 * 24 * time.Hour,
+		FoundedChannelExpiry: 90 * 24 * time.Hour,
 	}
 }
 
-// Validate reports the first problem with a configuration.
+// LoopbackConfig is the node that in-process tests and benchmarks start: server palaver.test
+// with its data in dir, IRC, HTTP and Raft on loopback ports the system picks (no TLS listener),
+// the Raft timing of raft.ProfileTest, and no connection or flood limits.
+func LoopbackConfig(dir string) Config {
+	cfg := DefaultConfig()
+	cfg.ServerName, cfg.DataDir = "palaver.test", dir
+	cfg.IRCAddr, cfg.TLSAddr, cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Raft = raft.MustProfile(raft.ProfileTest)
+	cfg.MaxConnsPerIP, cfg.NoFloodLimits = -1, true
+	return cfg
+}
+
+// derived returns the configuration with the values derived from others filled in: NodeName
+// and MaxHTTPConnsPerIP when empty (BaseURL is derived once the HTTP listener is open), and its
+// own copies of the lists and maps, so that the caller changing them later changes nothing.
+func (c Config) derived() Config {
+	if c.NodeName == "" {
+		c.NodeName = c.ServerName
+	}
+	if c.MaxHTTPConnsPerIP == 0 {
+		c.MaxHTTPConnsPerIP = max(64, c.MaxConnsPerIP+32)
+		if c.MaxConnsPerIP < 0 {
+			c.MaxHTTPConnsPerIP = -1
+		}
+	}
+	c.Join = slices.Clone(c.Join)
+	c.Opers = maps.Clone(c.Opers)
+	c.OperDIDs = slices.Clone(c.OperDIDs)
+	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
+	c.TrustedProxies = slices.Clone(c.TrustedProxies)
+	c.Peers = slices.Clone(c.Peers)
+	c.Links = slices.Clone(c.Links)
+	return c
+}
+
+// Validate reports every problem with a configuration, each naming its setting.
 func (c *Config) Validate() error {
-	if strings.ContainsAny(c.ServerName, " /:@!") {
-		return fmt.Errorf("server name %q: must be a host name", c.ServerName)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.ServerName == "" || strings.ContainsAny(c.ServerName, " /:@!") {
+		bad("server name %q: must be a host name", c.ServerName)
+	}
+	if c.DataDir == "" {
+		bad("data directory: required")
 	}
 	if c.ChallengeTTL < time.Second || c.ChallengeTTL > 60*time.Second {
-		return fmt.Errorf("challenge lifetime %s: must be between 1s and 60s", c.ChallengeTTL)
+		bad("challenge lifetime %s: must be between 1s and 60s", c.ChallengeTTL)
 	}
-	for name, addr := range map[string]string{"irc": c.IRCAddr, "tls": c.TLSAddr, "http": c.HTTPAddr, "raft": c.RaftAddr} {
-		if addr == "" {
-			if name == "http" || name == "raft" {
-				return fmt.Errorf("%s address is required", name)
+	for _, l := range []struct {
+		name, addr string
+		required   bool
+	}{{"irc", c.IRCAddr, false}, {"tls", c.TLSAddr, false}, {"http", c.HTTPAddr, true}, {"raft", c.RaftAddr, true}} {
+		if l.addr == "" {
+			if l.required {
+				bad("%s address is required", l.name)
 			}
 			continue
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("%s address %q: %w", name, addr, err)
+		if _, _, err := net.SplitHostPort(l.addr); err != nil {
+			bad("%s address %q: %w", l.name, l.addr, err)
 		}
 	}
-	if c.IRCAddr == "" && c.TLSAddr == "" && c.HTTPAddr == "" {
-		return errors.New("no listener configured")
-	}
 	if len(c.Join) > 0 && c.GossipAddr == "" {
-		return errors.New("--join needs --gossip-addr (and --cluster-addr): a joining node gossips")
+		bad("--join needs --gossip-addr (and --cluster-addr): a joining node gossips")
 	}
 	if len(c.Join) > 0 && c.ClusterSecret == "" {
-		return errors.New("--join needs --cluster-secret FILE: the cluster's secret file (the first node wrote it to <its data>/cluster/secret); only nodes holding it can join")
+		bad("--join needs --cluster-secret FILE: the cluster's secret file (the first node wrote it to <its data>/cluster/secret); only nodes holding it can join")
 	}
 	if c.GossipAddr != "" && c.ClusterAddr == "" {
-		return errors.New("--gossip-addr needs --cluster-addr for forwarded writes")
+		bad("--gossip-addr needs --cluster-addr for forwarded writes")
 	}
-	if c.MaxVoters != 0 && c.MaxVoters != 3 && c.MaxVoters != 5 {
-		return fmt.Errorf("max voters %d: must be 3 or 5", c.MaxVoters)
+	if c.MaxVoters != 3 && c.MaxVoters != 5 {
+		bad("max voters %d: must be 3 or 5", c.MaxVoters)
+	}
+	if err := c.Raft.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.PLCDirectory == "" {
+		bad("PLC directory: required")
+	}
+	if c.MaxConnsPerIP == 0 || c.MaxConnsPerIP < -1 {
+		bad("max connections per IP %d: must be positive, or -1 for unlimited", c.MaxConnsPerIP)
+	}
+	if c.MaxHTTPConnsPerIP < -1 {
+		bad("max HTTP connections per IP %d: must be positive, 0 to derive it, or -1 for unlimited", c.MaxHTTPConnsPerIP)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"dead node grace", c.DeadNodeGrace}, {"peer key retry", c.PeerKeyRetry}, {"key sweep interval", c.KeySweepEvery},
+		{"signing key lifetime", c.SigningKeyLifetime}, {"ping interval", c.PingAfter}, {"ping timeout", c.PingTimeout},
+		{"federation send interval", c.FederationSendEvery}, {"channel sweep interval", c.ChannelSweepEvery},
+	} {
+		if d.d <= 0 {
+			bad("%s %s: must be positive", d.name, d.d)
+		}
+	}
+	if c.UnownedChannelExpiry == 0 || c.FoundedChannelExpiry == 0 {
+		bad("channel expiry %s, founded channel expiry %s: must be positive, or negative to keep empty channels", c.UnownedChannelExpiry, c.FoundedChannelExpiry)
+	}
+	if c.SendQBytes <= 0 {
+		bad("send queue %d bytes: must be positive", c.SendQBytes)
+	}
+	if c.Version == "" {
+		bad("version: required")
 	}
 	for _, p := range c.TrustedProxies {
 		if err := rest.ValidTrustedProxy(p); err != nil {
-			return fmt.Errorf("--trusted-proxy: %w", err)
+			bad("--trusted-proxy: %w", err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,13 +1,17 @@
 package node
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
-func TestHTTPConnCapDefault(t *testing.T) {
+func TestHTTPConnCapDerived(t *testing.T) {
 	tests := []struct {
 		name                  string
 		ircCap, httpCap, want int
 	}{
-		{"defaults", 0, 0, 64},
+		{"defaults", DefaultConfig().MaxConnsPerIP, 0, 64},
 		{"a small IRC cap keeps 64", 10, 0, 64},
 		{"a large IRC cap leaves room for its WebSockets", 100, 0, 132},
 		{"unlimited IRC leaves HTTP unlimited", -1, 0, -1},
@@ -16,10 +20,10 @@ func TestHTTPConnCapDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Config{MaxConnsPerIP: tt.ircCap, MaxHTTPConnsPerIP: tt.httpCap}
-			c.Defaults()
-			if c.MaxHTTPConnsPerIP != tt.want {
-				t.Fatalf("MaxHTTPConnsPerIP = %d, want %d", c.MaxHTTPConnsPerIP, tt.want)
+			c := DefaultConfig()
+			c.MaxConnsPerIP, c.MaxHTTPConnsPerIP = tt.ircCap, tt.httpCap
+			if got := c.derived().MaxHTTPConnsPerIP; got != tt.want {
+				t.Fatalf("MaxHTTPConnsPerIP = %d, want %d", got, tt.want)
 			}
 		})
 	}
@@ -35,10 +39,61 @@ func TestTrustedProxyValidation(t *testing.T) {
 		{[]string{"proxy.example"}, false},
 		{[]string{"10.0.0.0/40"}, false},
 	} {
-		c := Config{TrustedProxies: tt.proxies}
-		c.Defaults()
+		c := DefaultConfig()
+		c.TrustedProxies = tt.proxies
 		if err := c.Validate(); (err == nil) != tt.ok {
 			t.Errorf("TrustedProxies %v: Validate = %v, want ok %v", tt.proxies, err, tt.ok)
 		}
+	}
+}
+
+// TestValidateNamesEveryProblem: the defaults are valid, zero is not a default, and Validate
+// reports all the problems of a configuration at once.
+func TestValidateNamesEveryProblem(t *testing.T) {
+	for _, cfg := range []Config{DefaultConfig(), LoopbackConfig(t.TempDir())} {
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: %v", cfg.ServerName, err)
+		}
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   []string
+	}{
+		{"zero config", func(c *Config) { *c = Config{} }, []string{"server name", "data directory", "challenge lifetime", "http address", "raft address",
+			"max voters 0", "raft heartbeat timeout 0s", "raft commit timeout 0s", "max connections per IP 0", "dead node grace 0s",
+			"ping interval 0s", "channel expiry", "send queue 0", "version"}},
+		{"several at once", func(c *Config) {
+			c.MaxVoters, c.ChallengeTTL, c.Raft.CommitTimeout, c.Join = 4, 2*time.Minute, 0, []string{"a:1"}
+		}, []string{"max voters 4", "challenge lifetime 2m0s", "raft commit timeout 0s", "--join needs --gossip-addr", "--join needs --cluster-secret"}},
+		{"bad address", func(c *Config) { c.IRCAddr = "nowhere" }, []string{`irc address "nowhere"`}},
+		{"lease longer than heartbeat", func(c *Config) { c.Raft.HeartbeatTimeout = 100 * time.Millisecond }, []string{"lease timeout 250ms"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.change(&c)
+			err := c.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted it")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %v\nwant it to name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestStartKeepsItsOwnConfig: changing the caller's lists after derived (as Start does) changes
+// nothing in the node's copy.
+func TestStartKeepsItsOwnConfig(t *testing.T) {
+	c := DefaultConfig()
+	c.Join, c.Opers = []string{"a:1"}, map[string]string{"op": "x"}
+	d := c.derived()
+	c.Join[0], c.Opers["op"] = "b:2", "y"
+	if d.Join[0] != "a:1" || d.Opers["op"] != "x" || d.NodeName != c.ServerName {
+		t.Errorf("derived config follows the caller's: join %v opers %v node %q", d.Join, d.Opers, d.NodeName)
 	}
 }

@@ -32,11 +32,7 @@ func BenchmarkFanOutNode(b *testing.B) {
 	if err != nil {
 		b.Fatalf("PALAVER_BENCH_DURATION: %v", err)
 	}
-	cfg := Config{
-		ServerName: "palaver.test", DataDir: b.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}
+	cfg := LoopbackConfig(b.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	n, err := Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -46,15 +46,3 @@ func (n *Node) TransferLeadership(ctx context.Context) error {
 	}
 	return nil
 }
-
-// stateHash48 is the first 48 bits of the replicated state's hash, exact in a float64: the
-// palaver_state_hash48 gauge, which lets a harness compare replicas of nodes running as separate
-// processes.
-func (n *Node) stateHash48() float64 {
-	h := n.machine.Hash()
-	var v uint64
-	for _, b := range h[:6] {
-		v = v<<8 | uint64(b)
-	}
-	return float64(v)
-}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // testClock is a settable clock for SASL challenge lifetimes.
@@ -31,11 +32,8 @@ func (c *testClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 // startNode starts a real node on loopback ports with its data in dir.
 func startNode(t *testing.T, dir string, mutate func(*Config)) *Node {
 	t.Helper()
-	cfg := Config{
-		ServerName: "palaver.test", DataDir: dir,
-		IRCAddr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}
+	cfg := LoopbackConfig(dir)
+	cfg.TLSAddr = "127.0.0.1:0"
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -245,16 +243,8 @@ func httpDo(t *testing.T, method, url, token string, body io.Reader) (*http.Resp
 	return resp, data
 }
 
-// eventually polls cond until it holds or the deadline passes.
+// eventually polls cond until it holds or poll.Timeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	poll.Until(t, what, cond)
 }

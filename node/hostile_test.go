@@ -284,7 +284,8 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 	if err := foreign.Save(wrong); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{ServerName: "palaver.test", DataDir: t.TempDir(), IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0"}
+	cfg := LoopbackConfig(t.TempDir())
+	cfg.MaxConnsPerIP, cfg.NoFloodLimits = DefaultConfig().MaxConnsPerIP, false
 	join("node-e.test", wrong)(&cfg)
 	ctx, cancel := context.WithTimeout(testCtx(t), 60*time.Second)
 	defer cancel()

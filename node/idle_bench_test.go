@@ -20,11 +20,7 @@ import (
 // (gateway/..., node/...) out of it. PALAVER_BENCH_CLIENTS sets the count (default 2000).
 func BenchmarkIdleConnectionsNode(b *testing.B) {
 	clients := int(envFloat("PALAVER_BENCH_CLIENTS", 2000))
-	cfg := Config{
-		ServerName: "palaver.test", DataDir: b.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}
+	cfg := LoopbackConfig(b.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	n, err := Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -79,7 +79,7 @@ type Node struct {
 // method (in its own file) from what the earlier ones opened, and subscribes to the streams
 // (n.streams) and plugs into the IRC edge (n.irc) there: a new surface is one line here.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
-	cfg.Defaults()
+	cfg = cfg.derived()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -168,8 +168,7 @@ func (n *Node) openRaft(ctx context.Context) (err error) {
 		Logger:        n.log,
 		OnApply:       n.observeApply,
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
-		CommitTimeout:    cfg.RaftCommitTimeout,
-		HeartbeatTimeout: cfg.RaftHeartbeatTimeout, ElectionTimeout: cfg.RaftElectionTimeout,
+		Timing: cfg.Raft,
 	}, n.machine)
 	if err != nil {
 		return err
@@ -266,7 +265,6 @@ func (n *Node) registerGauges(context.Context) error {
 	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
 	n.metrics.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(n.raft.Status().Voters) })
 	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
-	n.metrics.GaugeFunc("palaver_state_hash48", "First 48 bits of the SHA-256 of the replicated state: equal on replicas at the same applied index.", n.stateHash48)
 	return nil
 }
 

@@ -1,9 +1,13 @@
 package node
 
 import (
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 // --pprof-addr serves the runtime profiles on their own listener, and the public HTTP server
@@ -42,5 +46,42 @@ func TestPprofOnItsOwnListener(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// /debug/palaver/state on the --pprof-addr listener answers the replica's indexes and state
+// hash, computed for the request; /metrics carries no hash (scrapes never encode the state).
+func TestReplicaStateOnDemand(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) { c.PprofAddr = "127.0.0.1:0" })
+	getBody := func(url string) []byte {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		}
+		return body
+	}
+	if strings.Contains(string(getBody("http://"+n.HTTPAddr()+"/metrics")), "state_hash") {
+		t.Error("/metrics exposes a state hash")
+	}
+	// An entry applied between the answer and the local read makes them differ: ask again.
+	var rs ReplicaState
+	var index uint64
+	var hash [32]byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if err := json.Unmarshal(getBody("http://"+n.PprofAddr()+"/debug/palaver/state"), &rs); err != nil {
+			t.Fatal(err)
+		}
+		if index, hash = n.Machine().IndexedHash(); rs.StateIndex == index {
+			break
+		}
+	}
+	if rs.StateIndex != index || rs.Hash != hex.EncodeToString(hash[:]) || rs.AppliedIndex == 0 || index == 0 {
+		t.Errorf("answer %+v, want state index %d and hash %x", rs, index, hash)
 	}
 }

@@ -14,6 +14,7 @@ import (
 type appliedIndex struct {
 	value atomic.Uint64
 
+	// lock tier 9 (leaf)
 	mu      sync.Mutex
 	waiters waiterHeap
 	closed  bool

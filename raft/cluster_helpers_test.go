@@ -1,7 +1,6 @@
 package raft
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // testCluster is an in-process cluster on one InmemNetwork.
@@ -100,23 +101,21 @@ func startCluster(t testing.TB, n int, opts ...clusterOption) *testCluster {
 // config is node id's configuration; join empty means bootstrap.
 func (c *testCluster) config(id string, join ...string) Config {
 	cfg := Config{
-		NodeID:             id,
-		InMemory:           !c.persistent,
-		Network:            c.network,
-		Identity:           testIdentity(c.t, id),
-		Bootstrap:          len(join) == 0,
-		Join:               join,
-		JoinTimeout:        5 * time.Second,
-		MaxVoters:          c.maxVoters,
-		DeadNodeGrace:      c.grace,
-		StabilizationTime:  c.stabilize,
-		HeartbeatTimeout:   100 * time.Millisecond,
-		ElectionTimeout:    100 * time.Millisecond,
-		LeaderLeaseTimeout: 50 * time.Millisecond,
-		CommitTimeout:      c.commit,
-		Meta:               map[string]string{"http": id + ":http"},
-		Logger:             c.logger,
-		OnNodeRemoved:      c.countRemoval,
+		NodeID:            id,
+		InMemory:          !c.persistent,
+		Network:           c.network,
+		Identity:          testIdentity(c.t, id),
+		Bootstrap:         len(join) == 0,
+		Join:              join,
+		JoinTimeout:       5 * time.Second,
+		MaxVoters:         c.maxVoters,
+		DeadNodeGrace:     c.grace,
+		StabilizationTime: c.stabilize,
+		Timing: Timing{HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+			LeaderLeaseTimeout: 50 * time.Millisecond, CommitTimeout: c.commit},
+		Meta:          map[string]string{"http": id + ":http"},
+		Logger:        c.logger,
+		OnNodeRemoved: c.countRemoval,
 	}
 	if c.persistent {
 		dir, err := os.MkdirTemp(c.base, id+"-")
@@ -325,17 +324,7 @@ func (c *testCluster) waitConverged() []string {
 // waitFor polls cond until it holds or testTimeout passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for !cond() {
-		select {
-		case <-poll.C:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	poll.Within(t, testTimeout, what, cond)
 }
 
 func countOf(items []string, item string) int {

@@ -12,8 +12,8 @@ import (
 	"github.com/palaver-chat/palaver/raft/trust"
 )
 
-// Config configures a Store. Zero durations and thresholds take the defaults
-// listed beside them.
+// Config configures a Store. Timing has no defaults (take a Profile); other zero durations and
+// thresholds take the defaults listed beside them.
 type Config struct {
 	// NodeID is the node's stable name: its raft server id and its
 	// memberlist name, unique in the cluster.
@@ -89,14 +89,9 @@ type Config struct {
 	SnapshotThreshold uint64        // entries between snapshots; default 8192
 	SnapshotInterval  time.Duration // how often to check the threshold; default 2m
 
-	HeartbeatTimeout   time.Duration // default 500ms
-	ElectionTimeout    time.Duration // default 500ms; raised to HeartbeatTimeout when shorter
-	LeaderLeaseTimeout time.Duration // default 250ms, or HeartbeatTimeout when that is shorter
-	// CommitTimeout is how long an idle leader waits before sending
-	// followers an empty append that carries the new commit index. A
-	// forwarded write waits for it on its follower, so the default is 10ms
-	// (raft's own is 50ms); a busy leader sends sooner with the next entry.
-	CommitTimeout time.Duration
+	// Timing is the heartbeat, election, lease and commit timeouts: required, usually a
+	// Profile (see timing.go).
+	Timing
 
 	// Logger receives raft's and memberlist's logs; default slog.Default().
 	Logger *slog.Logger
@@ -112,16 +107,12 @@ type Config struct {
 }
 
 const (
-	defaultSnapshotThreshold  = 8192
-	defaultSnapshotInterval   = 2 * time.Minute
-	defaultHeartbeatTimeout   = 500 * time.Millisecond
-	defaultElectionTimeout    = 500 * time.Millisecond
-	defaultLeaderLeaseTimeout = 250 * time.Millisecond
-	defaultCommitTimeout      = 10 * time.Millisecond
-	defaultJoinTimeout        = 10 * time.Second
-	defaultMaxVoters          = 3
-	defaultDeadNodeGrace      = 60 * time.Second
-	defaultStabilizationTime  = 2 * time.Second
+	defaultSnapshotThreshold = 8192
+	defaultSnapshotInterval  = 2 * time.Minute
+	defaultJoinTimeout       = 10 * time.Second
+	defaultMaxVoters         = 3
+	defaultDeadNodeGrace     = 60 * time.Second
+	defaultStabilizationTime = 2 * time.Second
 )
 
 // clustered reports whether the node gossips and serves the cluster RPC.
@@ -167,14 +158,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.JoinTimeout, defaultJoinTimeout)
 	setDefault(&cfg.SnapshotThreshold, defaultSnapshotThreshold)
 	setDefault(&cfg.SnapshotInterval, defaultSnapshotInterval)
-	setDefault(&cfg.HeartbeatTimeout, defaultHeartbeatTimeout)
-	// raft refuses an election timeout shorter than the heartbeat timeout:
-	// one set shorter is raised to it.
-	setDefault(&cfg.ElectionTimeout, defaultElectionTimeout)
-	cfg.ElectionTimeout = max(cfg.ElectionTimeout, cfg.HeartbeatTimeout)
-	// raft refuses a lease longer than the heartbeat timeout.
-	setDefault(&cfg.LeaderLeaseTimeout, min(defaultLeaderLeaseTimeout, cfg.HeartbeatTimeout))
-	setDefault(&cfg.CommitTimeout, defaultCommitTimeout)
+	if err := cfg.Timing.Validate(); err != nil {
+		return cfg, fmt.Errorf("raft: config: %w", err)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -135,6 +135,7 @@ const responseRingSize = 4096
 // responseRing keeps the response of each of the last responseRingSize
 // applied entries, by index.
 type responseRing struct {
+	// lock tier 9 (leaf)
 	mu    sync.Mutex
 	slots [responseRingSize]struct {
 		index uint64

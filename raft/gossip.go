@@ -45,6 +45,7 @@ type gossip struct {
 	// forgetAfter is how long a dead member's record is kept.
 	forgetAfter time.Duration
 
+	// lock tier 9 (leaf): memberlist calls in holding its own locks; nothing calls memberlist under it
 	mu        sync.Mutex
 	meta      nodeMeta
 	members   map[string]*memberRecord

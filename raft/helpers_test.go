@@ -25,14 +25,13 @@ func testContext(t testing.TB) context.Context {
 // nobody can miss a heartbeat, so short timeouts only speed up elections.
 func fastConfig(nodeID, dir string) Config {
 	return Config{
-		NodeID:             nodeID,
-		Dir:                dir,
-		BindAddr:           "127.0.0.1:0",
-		Bootstrap:          true,
-		HeartbeatTimeout:   50 * time.Millisecond,
-		ElectionTimeout:    50 * time.Millisecond,
-		LeaderLeaseTimeout: 25 * time.Millisecond,
-		Logger:             slog.New(slog.DiscardHandler),
+		NodeID:    nodeID,
+		Dir:       dir,
+		BindAddr:  "127.0.0.1:0",
+		Bootstrap: true,
+		Timing: Timing{HeartbeatTimeout: 50 * time.Millisecond, ElectionTimeout: 50 * time.Millisecond,
+			LeaderLeaseTimeout: 25 * time.Millisecond, CommitTimeout: 5 * time.Millisecond},
+		Logger: slog.New(slog.DiscardHandler),
 	}
 }
 

@@ -13,8 +13,9 @@ type leaderWatch struct {
 	raft         *hraft.Raft
 	observer     *hraft.Observer
 	observations chan hraft.Observation
-	mu           sync.Mutex
-	current      chan struct{} // closed and replaced at each change
+	// lock tier 9 (leaf)
+	mu      sync.Mutex
+	current chan struct{} // closed and replaced at each change
 
 	done    chan struct{}
 	stopped chan struct{}

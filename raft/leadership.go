@@ -24,6 +24,7 @@ func (s *Store) OnLeadership(job func(ctx context.Context)) {
 type leadership struct {
 	s *Store
 
+	// lock tier 9 (leaf): jobs run on their own goroutines
 	mu          sync.Mutex
 	jobs        []func(ctx context.Context)
 	ctx         context.Context // of the current term; nil when not leading

@@ -129,7 +129,8 @@ func (s *Store) OnMembership(f func([]Member)) {
 
 // membershipNotifier calls the OnMembership callbacks.
 type membershipNotifier struct {
-	s       *Store
+	s *Store
+	// lock tier 9 (leaf): callbacks run after releasing it
 	mu      sync.Mutex
 	subs    []func([]Member)
 	kick    chan struct{}

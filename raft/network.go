@@ -24,6 +24,7 @@ import (
 // address maps are not safe against a node joining while others gossip, and
 // a packet to a stopped node blocks the sender forever.
 type InmemNetwork struct {
+	// lock tier 1: a cut closes pipes and in-memory transports under it
 	mu        sync.Mutex
 	raft      map[string]*raftEndpoint  // raft address → endpoint
 	gossip    map[string]*inmemGossip   // gossip address → transport
@@ -270,6 +271,7 @@ type inmemPipe struct {
 	from, to string
 	once     sync.Once
 
+	// lock tier 8: under InmemNetwork.mu; takes the ends' locks
 	mu     sync.Mutex
 	closed int // ends closed through closeEnd
 }
@@ -318,6 +320,7 @@ type inmemConn struct {
 	net.Conn // the pipe end
 	pipe     *inmemPipe
 
+	// lock tier 9 (leaf)
 	mu      sync.Mutex
 	wake    *sync.Cond
 	queue   [][]byte

@@ -24,6 +24,7 @@ const (
 type rpcClient struct {
 	dial func(ctx context.Context, addr string) (net.Conn, error)
 
+	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	idle   map[string][]*rpcConn
 	closed bool

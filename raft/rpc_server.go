@@ -32,6 +32,7 @@ type rpcServer struct {
 	ctx    context.Context // cancelled by close: handlers give up
 	cancel context.CancelFunc
 
+	// lock tier 9 (leaf)
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup

@@ -58,6 +58,7 @@ func (s *Store) latestSuffrage() (suffrageCount, bool) {
 // after a snapshot restore, which change the configuration without telling
 // the FSM, it is stale and the next reader asks raft.
 type configCount struct {
+	// lock tier 9 (leaf)
 	mu         sync.Mutex
 	n          suffrageCount
 	stale      bool

@@ -185,6 +185,7 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() err
 // interface of *NetworkTransport (pre-vote, close, ...).
 type gatedTransport struct {
 	*hraft.NetworkTransport
+	// lock tier 1: read-held while hashicorp/raft takes an RPC (which may wait for its apply loop)
 	mu     sync.RWMutex
 	closed bool
 }

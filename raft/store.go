@@ -29,7 +29,8 @@ type Store struct {
 	notifier   *membershipNotifier
 	// seeds are the gossip addresses joined at start and retried while alone: Config.Join, and
 	// with raft state also the members saved at the last membership change (gossippeers.go).
-	seeds      []string
+	seeds []string
+	// lock tier 9 (leaf)
 	peersMu    sync.Mutex
 	savedPeers []string
 
@@ -42,6 +43,7 @@ type Store struct {
 	mux         *clusterMux
 	clusterDial func(context.Context, string) (net.Conn, error)
 
+	// lock tier 9 (leaf)
 	clusterMu sync.Mutex
 	clusterID string
 
@@ -449,6 +451,7 @@ func openStores(cfg Config, logger *hclogAdapter) (*stores, bool, error) {
 // broadcast wakes every waiter at the next notify: changed returns a
 // channel that notify closes (and replaces).
 type broadcast struct {
+	// lock tier 9 (leaf)
 	mu      sync.Mutex
 	current chan struct{}
 }

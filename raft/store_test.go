@@ -195,8 +195,9 @@ func TestOpenConfigErrors(t *testing.T) {
 		{"no node id", Config{Dir: "x", BindAddr: "127.0.0.1:0"}},
 		{"no dir on disk", Config{NodeID: "n", BindAddr: "127.0.0.1:0"}},
 		{"no bind address on disk", Config{NodeID: "n", Dir: "x"}},
-		{"timeouts raft rejects", Config{NodeID: "n", InMemory: true,
-			HeartbeatTimeout: time.Second, LeaderLeaseTimeout: 2 * time.Second}},
+		{"timeouts raft rejects", Config{NodeID: "n", InMemory: true, Timing: Timing{
+			HeartbeatTimeout: time.Second, ElectionTimeout: time.Second, LeaderLeaseTimeout: 2 * time.Second, CommitTimeout: time.Millisecond}}},
+		{"no timing", Config{NodeID: "n", InMemory: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,9 @@ type Options struct {
 	// Raft configuration; default 5 minutes, longer than any nemesis outage, so a restart always
 	// rejoins as the voter it was.
 	DeadNodeGrace time.Duration
+	// RaftProfile names the nodes' Raft timing (raft.Profile); default raft.ProfileProduction,
+	// what `palaver serve` ships.
+	RaftProfile string
 	// StartTimeout bounds each node start (leader election, catch-up, registering its key);
 	// default 60 s.
 	StartTimeout time.Duration
@@ -48,6 +51,9 @@ func (o *Options) defaults() {
 	if o.DeadNodeGrace <= 0 {
 		o.DeadNodeGrace = 5 * time.Minute
 	}
+	if o.RaftProfile == "" {
+		o.RaftProfile = raft.ProfileProduction
+	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 60 * time.Second
 	}
@@ -62,6 +68,7 @@ type NodeAddrs struct {
 	Raft    string
 	Gossip  string
 	Cluster string // cluster RPC (forwarded proposals, read index)
+	Debug   string // a process's --pprof-addr, where the harness reads its state hash
 }
 
 // Cluster is N real nodes with their data on disk: in this process (IRC and HTTP on loopback
@@ -76,6 +83,7 @@ type Cluster struct {
 	// whose HTTP plane carries the event exchange) and each node's injected log write delay.
 	network  *raft.InmemNetwork
 	diskSlow []atomic.Int64 // nanoseconds added to each Raft log write
+	timing   raft.Timing    // the nodes' Raft timing (Options.RaftProfile)
 
 	mu      sync.RWMutex
 	nodes   []instance                       // nil while a node is down
@@ -89,7 +97,11 @@ type Cluster struct {
 // non-voters).
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts.defaults()
-	c := &Cluster{opts: opts, diskSlow: make([]atomic.Int64, opts.Nodes)}
+	timing, err := raft.Profile(opts.RaftProfile)
+	if err != nil {
+		return nil, fmt.Errorf("testcluster: %w", err)
+	}
+	c := &Cluster{opts: opts, timing: timing, diskSlow: make([]atomic.Int64, opts.Nodes)}
 	if opts.Processes == nil {
 		c.network = raft.NewInmemNetwork()
 	} else if opts.Processes.Binary == "" {
@@ -106,16 +118,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	ports, err := reservePorts(5 * opts.Nodes)
+	ports, err := reservePorts(6 * opts.Nodes)
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: %w", err)
 	}
 	for i := range opts.Nodes {
 		name := fmt.Sprintf("node-%d.testcluster", i)
-		p := ports[5*i : 5*i+5]
+		p := ports[6*i : 6*i+6]
 		c.addrs = append(c.addrs, NodeAddrs{
 			Name: name, DataDir: filepath.Join(c.opts.Dir, name),
-			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]),
+			IRC: loopbackAddr(p[0]), HTTP: loopbackAddr(p[1]), Raft: loopbackAddr(p[2]), Gossip: loopbackAddr(p[3]), Cluster: loopbackAddr(p[4]), Debug: loopbackAddr(p[5]),
 		})
 		c.up = append(c.up, make(chan struct{}))
 		c.clients = append(c.clients, map[*ircclient.Client]struct{}{})
@@ -142,17 +154,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 // names there), Raft log writes through the node's disk delay.
 func (c *Cluster) config(i int, join []string) node.Config {
 	a := c.addrs[i]
-	return node.Config{
-		ServerName: "palaver.test", NodeName: a.Name, DataDir: a.DataDir,
-		IRCAddr: a.IRC, HTTPAddr: a.HTTP, RaftAddr: a.Raft, GossipAddr: a.Gossip, ClusterAddr: a.Cluster,
-		Join: join, ClusterSecret: c.secretFor(join), DeadNodeGrace: c.opts.DeadNodeGrace,
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-		Opers: map[string]string{operName: operPassword},
-		Faults: &node.Faults{
-			Network:       c.network,
-			LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
-		},
+	cfg := node.LoopbackConfig(a.DataDir)
+	cfg.Raft = c.timing
+	cfg.NodeName, cfg.IRCAddr, cfg.HTTPAddr, cfg.RaftAddr, cfg.GossipAddr, cfg.ClusterAddr = a.Name, a.IRC, a.HTTP, a.Raft, a.Gossip, a.Cluster
+	cfg.Join, cfg.ClusterSecret, cfg.DeadNodeGrace = join, c.secretFor(join), c.opts.DeadNodeGrace
+	cfg.Opers = map[string]string{operName: operPassword}
+	cfg.Faults = &node.Faults{
+		Network:       c.network,
+		LogWriteDelay: func() time.Duration { return time.Duration(c.diskSlow[i].Load()) },
 	}
+	return cfg
 }
 
 // secretFor is the --cluster-secret of a node that joins through join: the secret file the first
@@ -337,9 +348,8 @@ type NodeState struct {
 	Hash         [32]byte
 }
 
-// States reads every running node's applied index and state hash. A process reports the first
-// 48 bits of its hash (the palaver_state_hash48 metric) and no state index; a node whose state
-// cannot be read is left out.
+// States reads every running node's applied index and state hash (a process's from
+// /debug/palaver/state on its --pprof-addr); a node whose state cannot be read is left out.
 func (c *Cluster) States() []NodeState {
 	c.mu.RLock()
 	nodes := append([]instance(nil), c.nodes...)

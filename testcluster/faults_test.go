@@ -1,56 +1,65 @@
 package testcluster
 
 import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/node"
 )
 
-func TestParseStateMetrics(t *testing.T) {
+func TestParseReplicaState(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
 	tests := []struct {
-		name    string
-		text    string
-		index   uint64
-		hash    []byte
-		wantErr bool
+		name         string
+		text         string
+		applied, idx uint64
+		wantErr      bool
 	}{
-		{"both", "# HELP x\npalaver_raft_applied_index 4944\npalaver_state_hash48 2.48104409316427e+14\n", 4944,
-			[]byte{0xe1, 0xa6, 0x4f, 0x2f, 0x3c, 0x4b}, false},
-		{"integer form", "palaver_state_hash48 255\npalaver_raft_applied_index 1\n", 1, []byte{0, 0, 0, 0, 0, 0xff}, false},
-		{"other metrics ignored", "palaver_raft_applied_index_total 9\npalaver_raft_applied_index 2\npalaver_state_hash48 0\n", 2, make([]byte, 6), false},
-		{"hash missing", "palaver_raft_applied_index 3\n", 0, nil, true},
-		{"not a number", "palaver_raft_applied_index x\npalaver_state_hash48 1\n", 0, nil, true},
-		{"negative", "palaver_raft_applied_index -1\npalaver_state_hash48 1\n", 0, nil, true},
-		{"beyond 53 bits", "palaver_raft_applied_index 1e20\npalaver_state_hash48 1\n", 0, nil, true},
+		{"answer", `{"applied_index":4944,"state_index":4940,"hash":"` + hash + `"}`, 4944, 4940, false},
+		{"hash missing", `{"applied_index":3,"state_index":3}`, 0, 0, true},
+		{"short hash", `{"applied_index":3,"state_index":3,"hash":"abab"}`, 0, 0, true},
+		{"hash too long", `{"applied_index":3,"state_index":3,"hash":"` + hash + `ab"}`, 0, 0, true},
+		{"not hex", `{"applied_index":3,"state_index":3,"hash":"` + strings.Repeat("zz", 32) + `"}`, 0, 0, true},
+		{"negative index", `{"applied_index":-1,"state_index":3,"hash":"` + hash + `"}`, 0, 0, true},
+		{"unknown field", `{"applied_index":1,"state_index":1,"hash":"` + hash + `","extra":1}`, 0, 0, true},
+		{"not JSON", "palaver_raft_applied_index 4944\n", 0, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := parseStateMetrics(strings.NewReader(tt.text))
+			st, err := parseReplicaState(strings.NewReader(tt.text))
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
 			if tt.wantErr {
 				return
 			}
-			if st.AppliedIndex != tt.index {
-				t.Errorf("applied index = %d, want %d", st.AppliedIndex, tt.index)
-			}
-			if string(st.Hash[:6]) != string(tt.hash) {
-				t.Errorf("hash = %x, want %x", st.Hash[:6], tt.hash)
+			if st.AppliedIndex != tt.applied || st.StateIndex != tt.idx || st.Hash[0] != 0xab || st.Hash[31] != 0xab {
+				t.Errorf("state = %+v, want indexes %d/%d and hash %s", st, tt.applied, tt.idx, hash)
 			}
 		})
 	}
 }
 
-func FuzzParseStateMetrics(f *testing.F) {
-	f.Add("palaver_raft_applied_index 4944\npalaver_state_hash48 2.48105037275787e+14\n")
-	f.Add("palaver_state_hash48 NaN\n")
+func FuzzParseReplicaState(f *testing.F) {
+	f.Add(`{"applied_index":4944,"state_index":4940,"hash":"` + strings.Repeat("0f", 32) + `"}`)
+	f.Add(`{"hash":"zz"}`)
 	f.Add("")
 	f.Fuzz(func(t *testing.T, text string) {
-		st, err := parseStateMetrics(strings.NewReader(text))
-		if err == nil && [26]byte(st.Hash[6:]) != [26]byte{} {
-			t.Errorf("hash beyond 48 bits set: %x", st.Hash)
+		st, err := parseReplicaState(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(node.ReplicaState{AppliedIndex: st.AppliedIndex, StateIndex: st.StateIndex, Hash: hex.EncodeToString(st.Hash[:])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := parseReplicaState(bytes.NewReader(again)); err != nil || back != st {
+			t.Errorf("%q read as %+v, which reads back as %+v, %v", text, st, back, err)
 		}
 	})
 }

@@ -1,8 +1,8 @@
 package testcluster
 
 import (
-	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,12 +26,13 @@ type ProcessOptions struct {
 
 // process is a node running as a `palaver serve` process. Its output goes to <Dir>/<name>.log.
 type process struct {
-	cmd     *exec.Cmd
-	httpURL string
-	client  *http.Client
-	logPath string
-	exited  chan struct{} // closed once the process ended
-	waitErr error         // set before exited closes
+	cmd      *exec.Cmd
+	httpURL  string
+	debugURL string // the --pprof-addr listener: /debug/palaver/state
+	client   *http.Client
+	logPath  string
+	exited   chan struct{} // closed once the process ended
+	waitErr  error         // set before exited closes
 }
 
 func (p *process) inProcess() *node.Node { return nil }
@@ -44,8 +44,8 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 	args := []string{"serve",
 		"--server-name", "palaver.test", "--node-name", a.Name, "--data", a.DataDir,
 		"--irc-addr", a.IRC, "--tls-addr=", "--http-addr", a.HTTP, "--raft-addr", a.Raft,
-		"--gossip-addr", a.Gossip, "--cluster-addr", a.Cluster,
-		"--dead-node-grace", c.opts.DeadNodeGrace.String(),
+		"--gossip-addr", a.Gossip, "--cluster-addr", a.Cluster, "--pprof-addr", a.Debug,
+		"--dead-node-grace", c.opts.DeadNodeGrace.String(), "--raft-profile", c.opts.RaftProfile,
 		"--max-conns-per-ip", "-1", "--no-flood-limits", "--log-level", "info",
 		"--oper", operName + ":" + operPassword,
 	}
@@ -69,7 +69,7 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 		logFile.Close()
 		return nil, fmt.Errorf("exec %s: %w", c.opts.Processes.Binary, err)
 	}
-	p := &process{cmd: cmd, httpURL: "http://" + a.HTTP, logPath: logPath,
+	p := &process{cmd: cmd, httpURL: "http://" + a.HTTP, debugURL: "http://" + a.Debug, logPath: logPath,
 		client: &http.Client{Timeout: 2 * time.Second}, exited: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -122,9 +122,9 @@ func (p *process) role() string {
 	return role
 }
 
-// state reads the applied index and the state hash's first 48 bits from GET /metrics.
+// state reads the applied index and the state hash from GET /debug/palaver/state.
 func (p *process) state(ctx context.Context) (NodeState, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.httpURL+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.debugURL+"/debug/palaver/state", nil)
 	if err != nil {
 		return NodeState{}, err
 	}
@@ -134,9 +134,9 @@ func (p *process) state(ctx context.Context) (NodeState, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return NodeState{}, fmt.Errorf("metrics: %s", resp.Status)
+		return NodeState{}, fmt.Errorf("replica state: %s", resp.Status)
 	}
-	return parseStateMetrics(resp.Body)
+	return parseReplicaState(resp.Body)
 }
 
 // stop kills the process (kill -9) and waits for it to end.
@@ -153,37 +153,20 @@ func (p *process) stop() error {
 	return nil
 }
 
-// parseStateMetrics reads palaver_raft_applied_index and palaver_state_hash48 from a
-// Prometheus text exposition.
-func parseStateMetrics(r io.Reader) (NodeState, error) {
-	var st NodeState
-	var haveIndex, haveHash bool
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || (name != "palaver_raft_applied_index" && name != "palaver_state_hash48") {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil || v < 0 || v >= 1<<53 {
-			return st, fmt.Errorf("metrics: %s %q: not an exact non-negative integer", name, value)
-		}
-		if name == "palaver_raft_applied_index" {
-			st.AppliedIndex, haveIndex = uint64(v), true
-			continue
-		}
-		h := uint64(v)
-		for k := range 6 {
-			st.Hash[k] = byte(h >> (8 * (5 - k)))
-		}
-		haveHash = true
+// parseReplicaState reads a node.ReplicaState answer.
+func parseReplicaState(r io.Reader) (NodeState, error) {
+	var rs node.ReplicaState
+	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rs); err != nil {
+		return NodeState{}, fmt.Errorf("replica state: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return st, fmt.Errorf("metrics: %w", err)
+	st := NodeState{AppliedIndex: rs.AppliedIndex, StateIndex: rs.StateIndex}
+	if len(rs.Hash) != hex.EncodedLen(len(st.Hash)) {
+		return NodeState{}, fmt.Errorf("replica state: hash %q: want %d hex digits", rs.Hash, hex.EncodedLen(len(st.Hash)))
 	}
-	if !haveIndex || !haveHash {
-		return st, errors.New("metrics: palaver_raft_applied_index or palaver_state_hash48 missing")
+	if _, err := hex.Decode(st.Hash[:], []byte(rs.Hash)); err != nil {
+		return NodeState{}, fmt.Errorf("replica state: hash %q: want %d hex digits", rs.Hash, 2*len(st.Hash))
 	}
 	return st, nil
 }

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 func TestRunBenchSignedUsageErrors(t *testing.T) {
@@ -38,15 +36,7 @@ func TestRunBenchSignedUsageErrors(t *testing.T) {
 func TestRunBenchSignedScenarios(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := nodetest.Start(t, nil)
 
 	tests := []struct {
 		args     []string

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 func TestRunBenchUsageErrors(t *testing.T) {
@@ -46,15 +44,7 @@ func TestRunBenchUsageErrors(t *testing.T) {
 func TestRunBenchLoginStormJSON(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := nodetest.Start(t, nil)
 
 	var stdout, stderr bytes.Buffer
 	args := []string{"b2", "--target", n.IRCAddr(), "--count", "10", "--concurrency", "4", "--keys", "4", "--runs", "2", "--json"}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 // TestLoginAgainstARealNode runs `palaver login` against a node on loopback over TLS and over
@@ -19,14 +19,7 @@ import (
 func TestLoginAgainstARealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(), IRCAddr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0",
-		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", MaxConnsPerIP: -1,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := nodetest.Start(t, func(cfg *node.Config) { cfg.TLSAddr, cfg.NoFloodLimits = "127.0.0.1:0", false })
 	keyFile := filepath.Join(t.TempDir(), "agent.key")
 	cases := map[string][]string{
 		"tls":       {"--server", n.TLSAddr(), "--insecure"},

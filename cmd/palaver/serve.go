@@ -13,6 +13,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/raft"
 )
 
 // listFlag is a repeatable string flag.
@@ -24,60 +25,66 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // serveFlags defines the flags of `palaver serve` on fs and returns a function that builds the
 // node configuration once fs is parsed. Every flag can also be set through the environment as
 // PALAVER_<FLAG NAME IN UPPER CASE WITH _ FOR ->; the command line wins.
+//
+// Every default is node.DefaultConfig's: a flag's default is the field's.
 func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)) {
-	var cfg node.Config
+	cfg := node.DefaultConfig()
 	var opers, operDIDs, origins, join, trustedProxies listFlag
 	var logLevel string
-	fs.StringVar(&cfg.ServerName, "server-name", "localhost", "IRC server name; also the node's did:web host name")
-	fs.StringVar(&cfg.NodeName, "node-name", "", "Raft node name (default: the server name)")
-	fs.StringVar(&cfg.DataDir, "data", "./data", "data directory (raft log and snapshots, event store, TLS certificate)")
-	fs.StringVar(&cfg.IRCAddr, "irc-addr", "127.0.0.1:6667", "plain IRC listen address (empty disables)")
-	fs.StringVar(&cfg.TLSAddr, "tls-addr", "127.0.0.1:6697", "IRC over TLS listen address (empty disables)")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address: REST API under /api/v1 and IRC over WebSocket at /irc")
-	fs.StringVar(&cfg.RaftAddr, "raft-addr", "127.0.0.1:6670", "Raft transport listen address")
-	fs.StringVar(&cfg.BaseURL, "base-url", "", "public URL of the HTTP server (default: http://<http-addr>)")
+	fs.StringVar(&cfg.ServerName, "server-name", cfg.ServerName, "IRC server name; also the node's did:web host name")
+	fs.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "Raft node name (default: the server name)")
+	fs.StringVar(&cfg.DataDir, "data", cfg.DataDir, "data directory (raft log and snapshots, event store, TLS certificate)")
+	fs.StringVar(&cfg.IRCAddr, "irc-addr", cfg.IRCAddr, "plain IRC listen address (empty disables)")
+	fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "IRC over TLS listen address (empty disables)")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP listen address: REST API under /api/v1 and IRC over WebSocket at /irc")
+	fs.StringVar(&cfg.RaftAddr, "raft-addr", cfg.RaftAddr, "Raft transport listen address")
+	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "public URL of the HTTP server (default: http://<http-addr>)")
 	fs.Var(&join, "join", "gossip address host:port of any member of the cluster to join (repeatable); empty: bootstrap or restart alone")
-	fs.StringVar(&cfg.ClusterSecret, "cluster-secret", "", "the cluster's secret `FILE` (its CAs and gossip keys; see palaver cluster secret), required with --join; default for a clustered node without --join: <data>/cluster/secret, created by the first node")
-	fs.StringVar(&cfg.GossipAddr, "gossip-addr", "", "memberlist bind address; setting it makes the node clustered (e.g. 127.0.0.1:6671)")
-	fs.StringVar(&cfg.GossipAdvertise, "gossip-advertise", "", "gossip address other nodes use, when --gossip-addr is not reachable as is")
-	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "cluster listener (mutual TLS): the cluster RPC for forwarded writes and read-index requests, and the event exchange between nodes (e.g. 127.0.0.1:6672)")
-	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", "", "cluster listener address other nodes dial, when --cluster-addr is not reachable as is")
-	fs.StringVar(&cfg.RaftAdvertise, "raft-advertise", "", "Raft address other nodes dial, when --raft-addr is not reachable as is")
-	fs.DurationVar(&cfg.RaftCommitTimeout, "raft-commit-timeout", 2*time.Millisecond, "how long an idle Raft leader waits before sending followers the new commit index; shorter makes a change made on a follower visible sooner everywhere, at the cost of more idle traffic (see BENCHMARKS.md, B8)")
-	fs.DurationVar(&cfg.RaftHeartbeatTimeout, "raft-heartbeat-timeout", 250*time.Millisecond, "how long a follower goes without hearing from the leader before it calls an election; shorter fails over sooner after a leader dies, longer tolerates slower links (see BENCHMARKS.md, B10)")
-	fs.DurationVar(&cfg.RaftElectionTimeout, "raft-election-timeout", 250*time.Millisecond, "how long a candidate waits for votes before it tries again; at least the heartbeat timeout")
-	fs.IntVar(&cfg.MaxVoters, "max-voters", 3, "Raft voters the leader keeps: 3 or 5; further nodes join as non-voters")
-	fs.DurationVar(&cfg.DeadNodeGrace, "dead-node-grace", 60*time.Second, "how long a node may stay dead before the leader removes it and ends its sessions")
-	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM); default: a self-signed certificate generated in <data>/tls")
-	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&cfg.MOTDFile, "motd", "", "file with the message of the day")
-	fs.StringVar(&cfg.TOSFile, "tos", "", "file with the terms of service served at /tos (plain UTF-8 text; default: the built-in terms)")
+	fs.StringVar(&cfg.ClusterSecret, "cluster-secret", cfg.ClusterSecret, "the cluster's secret `FILE` (its CAs and gossip keys; see palaver cluster secret), required with --join; default for a clustered node without --join: <data>/cluster/secret, created by the first node")
+	fs.StringVar(&cfg.GossipAddr, "gossip-addr", cfg.GossipAddr, "memberlist bind address; setting it makes the node clustered (e.g. 127.0.0.1:6671)")
+	fs.StringVar(&cfg.GossipAdvertise, "gossip-advertise", cfg.GossipAdvertise, "gossip address other nodes use, when --gossip-addr is not reachable as is")
+	fs.StringVar(&cfg.ClusterAddr, "cluster-addr", cfg.ClusterAddr, "cluster listener (mutual TLS): the cluster RPC for forwarded writes and read-index requests, and the event exchange between nodes (e.g. 127.0.0.1:6672)")
+	fs.StringVar(&cfg.ClusterAdvertise, "cluster-advertise", cfg.ClusterAdvertise, "cluster listener address other nodes dial, when --cluster-addr is not reachable as is")
+	fs.StringVar(&cfg.RaftAdvertise, "raft-advertise", cfg.RaftAdvertise, "Raft address other nodes dial, when --raft-addr is not reachable as is")
+	raftProfile := raft.ProfileProduction
+	fs.StringVar(&raftProfile, "raft-profile", raftProfile, "Raft timing profile: "+strings.Join(raft.ProfileNames(), ", ")+"; the --raft-*-timeout flags override single values of it")
+	commit, heartbeat, election := timingFlag{d: cfg.Raft.CommitTimeout}, timingFlag{d: cfg.Raft.HeartbeatTimeout}, timingFlag{d: cfg.Raft.ElectionTimeout}
+	fs.Var(&commit, "raft-commit-timeout", "how long an idle Raft leader waits before sending followers the new commit index; shorter makes a change made on a follower visible sooner everywhere, at the cost of more idle traffic (see BENCHMARKS.md, B8; default: the profile's)")
+	fs.Var(&heartbeat, "raft-heartbeat-timeout", "how long a follower goes without hearing from the leader before it calls an election; shorter fails over sooner after a leader dies, longer tolerates slower links (see BENCHMARKS.md, B10; default: the profile's)")
+	fs.Var(&election, "raft-election-timeout", "how long a candidate waits for votes before it tries again; raised to the heartbeat timeout when shorter (default: the profile's)")
+	fs.IntVar(&cfg.MaxVoters, "max-voters", cfg.MaxVoters, "Raft voters the leader keeps: 3 or 5; further nodes join as non-voters")
+	fs.DurationVar(&cfg.DeadNodeGrace, "dead-node-grace", cfg.DeadNodeGrace, "how long a node may stay dead before the leader removes it and ends its sessions")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert", cfg.TLSCertFile, "TLS certificate file (PEM); default: a self-signed certificate generated in <data>/tls")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key", cfg.TLSKeyFile, "TLS private key file (PEM)")
+	fs.StringVar(&cfg.MOTDFile, "motd", cfg.MOTDFile, "file with the message of the day")
+	fs.StringVar(&cfg.TOSFile, "tos", cfg.TOSFile, "file with the terms of service served at /tos (plain UTF-8 text; default: the built-in terms)")
 	fs.Var(&opers, "oper", "server operator as name:bcrypt-hash for OPER (repeatable); a plain password still works but shows in ps and is warned about: prefer --oper-file or PALAVER_OPER")
 	var operFile string
 	fs.StringVar(&operFile, "oper-file", "", "file of server operators for OPER, one name:bcrypt-hash a line (# comments)")
 	fs.Var(&operDIDs, "oper-did", "DID that becomes a server operator when it authenticates (repeatable)")
-	fs.BoolVar(&cfg.NoGuests, "no-guest", false, "refuse unauthenticated registrations")
-	fs.StringVar(&cfg.PLCDirectory, "plc-directory", "https://plc.directory", "did:plc directory URL")
-	fs.DurationVar(&cfg.ChallengeTTL, "challenge-timeout", 60*time.Second, "SASL challenge lifetime (at most 60s)")
-	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", 20, "concurrent IRC connections per client IP (IPv6 per /64), all transports (0 = default 20, -1 = unlimited)")
-	fs.IntVar(&cfg.MaxHTTPConnsPerIP, "max-http-conns-per-ip", 0, "concurrent HTTP connections (WebSockets included) per client IP, IPv6 per /64; more are closed at accept (0 = default: 64, or --max-conns-per-ip + 32 when more, unlimited when that is -1; -1 = unlimited)")
+	fs.BoolVar(&cfg.NoGuests, "no-guest", cfg.NoGuests, "refuse unauthenticated registrations")
+	fs.StringVar(&cfg.PLCDirectory, "plc-directory", cfg.PLCDirectory, "did:plc directory URL")
+	fs.DurationVar(&cfg.ChallengeTTL, "challenge-timeout", cfg.ChallengeTTL, "SASL challenge lifetime (at most 60s)")
+	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", cfg.MaxConnsPerIP, "concurrent IRC connections per client IP (IPv6 per /64), all transports (-1 = unlimited)")
+	fs.IntVar(&cfg.MaxHTTPConnsPerIP, "max-http-conns-per-ip", cfg.MaxHTTPConnsPerIP, "concurrent HTTP connections (WebSockets included) per client IP, IPv6 per /64; more are closed at accept (0 = default: 64, or --max-conns-per-ip + 32 when more, unlimited when that is -1; -1 = unlimited)")
 	fs.Var(&trustedProxies, "trusted-proxy", "reverse proxy (IP or CIDR) whose X-Real-IP / X-Forwarded-For name the HTTP client (repeatable); without it those headers are ignored, from loopback too")
 	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); CORS always allows localhost, WebSocket only when the node listens on loopback with a local --base-url")
-	fs.IntVar(&cfg.JoinHistory, "join-history", 25, "messages replayed to a client when it joins a channel (-1 disables)")
-	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", false, "BENCHMARKS ONLY: turn off per-connection flood limits")
-	var keyLifetimeDays, peerKeyRetrySecs int
-	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", 60, "seconds before a did:web document that lacked a key is asked again")
-	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", 90, "days a client's MSGSIG signing key counts after registration")
-	var unownedExpiryDays, foundedExpiryDays int
-	fs.IntVar(&unownedExpiryDays, "channel-expiry-days", 7, "days an empty channel without a founder is kept (-1 keeps it)")
-	fs.IntVar(&foundedExpiryDays, "founded-channel-expiry-days", 90, "days an empty channel with a founder is kept (-1 keeps it)")
+	fs.IntVar(&cfg.JoinHistory, "join-history", cfg.JoinHistory, "messages replayed to a client when it joins a channel (-1 disables)")
+	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", cfg.NoFloodLimits, "BENCHMARKS ONLY: turn off per-connection flood limits")
+	const day = 24 * time.Hour
+	keyLifetimeDays, peerKeyRetrySecs := int(cfg.SigningKeyLifetime/day), int(cfg.PeerKeyRetry/time.Second)
+	fs.IntVar(&peerKeyRetrySecs, "peer-key-retry-secs", peerKeyRetrySecs, "seconds before a did:web document that lacked a key is asked again")
+	fs.IntVar(&keyLifetimeDays, "signing-key-lifetime-days", keyLifetimeDays, "days a client's MSGSIG signing key counts after registration")
+	unownedExpiryDays, foundedExpiryDays := int(cfg.UnownedChannelExpiry/day), int(cfg.FoundedChannelExpiry/day)
+	fs.IntVar(&unownedExpiryDays, "channel-expiry-days", unownedExpiryDays, "days an empty channel without a founder is kept (-1 keeps it)")
+	fs.IntVar(&foundedExpiryDays, "founded-channel-expiry-days", foundedExpiryDays, "days an empty channel with a founder is kept (-1 keeps it)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&cfg.PprofAddr, "pprof-addr", "", "serve runtime profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; keep it private")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve runtime profiles (net/http/pprof) and the replica's state hash (/debug/palaver/state) on this address, e.g. 127.0.0.1:6060; keep it private")
 	var peers, peerTrust, links listFlag
 	fs.Var(&peers, "peer", "federation peer as did:web:<name>=<base URL> (repeatable)")
 	fs.Var(&peerTrust, "peer-trust", "a peer's trust level as did:web:<name>=full|relay|readonly (repeatable; default relay)")
 	fs.Var(&links, "link-channel", "channel linked with a peer as #channel=did:web:<name> (repeatable; linked only when both servers configure it)")
-	fs.BoolVar(&cfg.PeerAllowPrivate, "peer-allow-private", false, "let federation reach configured peers at private and loopback addresses (the SSRF guard refuses them by default)")
+	fs.BoolVar(&cfg.PeerAllowPrivate, "peer-allow-private", cfg.PeerAllowPrivate, "let federation reach configured peers at private and loopback addresses (the SSRF guard refuses them by default)")
 	fs.String("config", "", "configuration file of `name = value` lines (flag names without dashes)")
 	return func() (node.Config, slog.Level, error) {
 		if err := applyEnv(fs); err != nil {
@@ -94,7 +101,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 		if keyLifetimeDays < 1 {
 			return cfg, 0, fmt.Errorf("--signing-key-lifetime-days %d: must be at least 1", keyLifetimeDays)
 		}
-		cfg.SigningKeyLifetime = time.Duration(keyLifetimeDays) * 24 * time.Hour
+		cfg.SigningKeyLifetime = time.Duration(keyLifetimeDays) * day
 		for _, e := range []struct {
 			flag string
 			days int
@@ -103,7 +110,10 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 			if e.days == 0 || e.days < -1 {
 				return cfg, 0, fmt.Errorf("--%s %d: must be at least 1, or -1 to keep empty channels", e.flag, e.days)
 			}
-			*e.dst = time.Duration(e.days) * 24 * time.Hour
+			*e.dst = time.Duration(e.days) * day
+		}
+		if cfg.Raft, err = raftTiming(raftProfile, commit, heartbeat, election); err != nil {
+			return cfg, 0, err
 		}
 		if peerKeyRetrySecs < 1 {
 			return cfg, 0, fmt.Errorf("--peer-key-retry-secs %d: must be at least 1", peerKeyRetrySecs)
@@ -119,6 +129,41 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 		cfg.Version = version
 		return cfg, level, nil
 	}
+}
+
+// timingFlag is a --raft-*-timeout flag: set, it overrides one value of the Raft timing profile.
+type timingFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (f *timingFlag) String() string { return f.d.String() }
+
+func (f *timingFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	f.d, f.set = d, true
+	return nil
+}
+
+// raftTiming is the named profile with the --raft-*-timeout flags that were set applied to it,
+// the election timeout and the lease then following the heartbeat timeout (raft.Timing.Adjusted).
+func raftTiming(profile string, commit, heartbeat, election timingFlag) (raft.Timing, error) {
+	t, err := raft.Profile(profile)
+	if err != nil {
+		return t, fmt.Errorf("--raft-profile: %w", err)
+	}
+	for _, o := range []struct {
+		f   timingFlag
+		dst *time.Duration
+	}{{commit, &t.CommitTimeout}, {heartbeat, &t.HeartbeatTimeout}, {election, &t.ElectionTimeout}} {
+		if o.f.set {
+			*o.dst = o.f.d
+		}
+	}
+	return t.Adjusted(), nil
 }
 
 // applyEnv sets every flag not given on the command line from PALAVER_<NAME>, and then every flag

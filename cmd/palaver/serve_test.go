@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/raft"
 )
 
 // Settings come from the command line, then PALAVER_* variables, then the --config file.
@@ -25,12 +27,31 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		check func(t *testing.T, c node.Config)
 	}{
 		{"defaults", nil, nil, func(t *testing.T, c node.Config) {
-			if c.ServerName != "localhost" || c.RaftCommitTimeout != 2*time.Millisecond || c.PprofAddr != "" {
-				t.Fatalf("defaults: server %q commit %v pprof %q", c.ServerName, c.RaftCommitTimeout, c.PprofAddr)
+			want := node.DefaultConfig()
+			want.Version = version
+			// Printed, so that an empty list from a flag equals the default's nil one.
+			if fmt.Sprintf("%+v", c) != fmt.Sprintf("%+v", want) {
+				t.Fatalf("defaults:\n%+v\nwant node.DefaultConfig:\n%+v", c, want)
+			}
+			if c.Raft != raft.MustProfile(raft.ProfileProduction) || c.Raft.CommitTimeout != 2*time.Millisecond {
+				t.Fatalf("defaults: raft timing %+v, want production", c.Raft)
 			}
 		}},
+		{"test profile", []string{"--raft-profile", "test"}, nil, func(t *testing.T, c node.Config) {
+			if c.Raft != raft.MustProfile(raft.ProfileTest) {
+				t.Fatalf("raft timing %+v, want the test profile", c.Raft)
+			}
+		}},
+		{"single timeouts override the profile, in any order", []string{"--raft-heartbeat-timeout", "100ms", "--raft-profile", "test"},
+			map[string]string{"PALAVER_RAFT_ELECTION_TIMEOUT": "50ms"}, func(t *testing.T, c node.Config) {
+				want := raft.Timing{HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+					LeaderLeaseTimeout: 100 * time.Millisecond, CommitTimeout: 10 * time.Millisecond}
+				if c.Raft != want {
+					t.Fatalf("raft timing %+v, want %+v", c.Raft, want)
+				}
+			}},
 		{"file", []string{"--config", file}, nil, func(t *testing.T, c node.Config) {
-			if c.ServerName != "file.example" || c.RaftCommitTimeout != 7*time.Millisecond || c.PprofAddr != "127.0.0.1:6061" ||
+			if c.ServerName != "file.example" || c.Raft.CommitTimeout != 7*time.Millisecond || c.PprofAddr != "127.0.0.1:6061" ||
 				!slices.Equal(c.OperDIDs, []string{"did:plc:fromfile"}) {
 				t.Fatalf("file: %+v", c)
 			}
@@ -38,9 +59,9 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		{"environment over file", []string{"--config", file},
 			map[string]string{"PALAVER_SERVER_NAME": "env.example", "PALAVER_OPER_DID": "did:plc:a,did:plc:b"},
 			func(t *testing.T, c node.Config) {
-				if c.ServerName != "env.example" || c.RaftCommitTimeout != 7*time.Millisecond ||
+				if c.ServerName != "env.example" || c.Raft.CommitTimeout != 7*time.Millisecond ||
 					!slices.Equal(c.OperDIDs, []string{"did:plc:a", "did:plc:b"}) {
-					t.Fatalf("env over file: server %q commit %v oper-dids %v", c.ServerName, c.RaftCommitTimeout, c.OperDIDs)
+					t.Fatalf("env over file: server %q commit %v oper-dids %v", c.ServerName, c.Raft.CommitTimeout, c.OperDIDs)
 				}
 			}},
 		{"terms of service file", []string{"--tos", "/srv/palaver/terms.txt"}, nil, func(t *testing.T, c node.Config) {
@@ -51,8 +72,8 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		{"command line over both", []string{"--config", file, "--server-name", "cli.example", "--raft-commit-timeout", "1ms"},
 			map[string]string{"PALAVER_SERVER_NAME": "env.example"},
 			func(t *testing.T, c node.Config) {
-				if c.ServerName != "cli.example" || c.RaftCommitTimeout != time.Millisecond {
-					t.Fatalf("cli: server %q commit %v", c.ServerName, c.RaftCommitTimeout)
+				if c.ServerName != "cli.example" || c.Raft.CommitTimeout != time.Millisecond {
+					t.Fatalf("cli: server %q commit %v", c.ServerName, c.Raft.CommitTimeout)
 				}
 			}},
 	}
@@ -92,6 +113,7 @@ func TestServeSettingsRefused(t *testing.T) {
 		{"channel expiry of zero days", []string{"--channel-expiry-days", "0"}},
 		{"founded channel expiry below -1", []string{"--founded-channel-expiry-days", "-2"}},
 		{"oper without password", []string{"--oper", "root"}},
+		{"unknown raft profile", []string{"--raft-profile", "fast"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/testcluster"
 )
 
@@ -30,6 +31,7 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	serverBin := fs.String("server-bin", "", "with --processes: the palaver binary to start (default: this executable)")
 	seed := fs.Int64("seed", 0, "seed for the workload and the fault schedule (0: from the clock; printed)")
 	rounds := fs.Int("rounds", 0, "with --chaos: stop after this many fault rounds (--duration stays the upper bound)")
+	raftProfile := fs.String("raft-profile", raft.ProfileProduction, "the nodes' Raft timing profile: "+strings.Join(raft.ProfileNames(), ", ")+" (production is what palaver serve ships)")
 	dir := fs.String("dir", "", "directory for the nodes' data (default: a temporary directory, removed afterwards)")
 	topicChannels := fs.Int("topic-channels", 2, "channels whose topics are checked for linearizability")
 	topicClients := fs.Int("topic-clients", 2, "topic clients per node")
@@ -117,7 +119,7 @@ Flags:
 	var mu sync.Mutex // progress and events share stderr
 	var last testcluster.Progress
 	opts := testcluster.RunOptions{
-		Options:             testcluster.Options{Nodes: *nodes, Dir: *dir, Seed: *seed, Logger: logger, Processes: procs},
+		Options:             testcluster.Options{Nodes: *nodes, Dir: *dir, Seed: *seed, Logger: logger, Processes: procs, RaftProfile: *raftProfile},
 		Duration:            *duration,
 		Chaos:               *chaos,
 		Nemesis:             testcluster.NemesisOptions{MaxRounds: *rounds, Kinds: kinds},

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 // TestEvidenceBundleFromANodeVerifiesOffline exports a channel's evidence from a running node and
@@ -23,14 +22,7 @@ import (
 func TestEvidenceBundleFromANodeVerifiesOffline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(), IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
-		RaftAddr: "127.0.0.1:0", MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := nodetest.Start(t, nil)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	c, err := ircclient.Dial(ctx, n.IRCAddr())
 	if err != nil {

@@ -81,20 +81,22 @@ type Config struct {
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
-	cfg    Config
+	cfg Config
+	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
-	durable  atomic.Int64 // the highest seq of this node's own rows it was told are durable (Publish)
 	conns    map[net.Conn]struct{}
 	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
-	pullMu   sync.Mutex       // one pull round at a time
-	kick     chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
+	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
+	pullMu sync.Mutex
+	kick   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New builds an Exchange; Start begins pushing and pulling.

@@ -25,6 +25,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/stream"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // testNode is one node: a store, an exchange, an HTTP server that can be taken down.
@@ -212,13 +213,7 @@ func (n *testNode) count(id string) int {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, what, cond)
 }
 
 func TestPushPullExactlyOnce(t *testing.T) {

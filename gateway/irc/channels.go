@@ -146,6 +146,7 @@ func (c *client) lateJoinReplies(channel string) {
 
 // unsureJoins is the channels of a client's JOINs whose outcome it was told is unknown.
 type unsureJoins struct {
+	// lock tier 9 (leaf)
 	mu       sync.Mutex
 	channels map[string]bool
 }

@@ -38,11 +38,13 @@ type client struct {
 	sasl                 *sasl.Conversation
 	saslLocked           bool
 
-	authMu    sync.Mutex // guards did and tokenHash (read by ResolveToken)
+	// lock tier 5: guards did and tokenHash (read by ResolveToken); taken under Server.mu
+	authMu    sync.Mutex
 	did       string
 	tokenHash string
 
-	sigMu      sync.Mutex // guards the MSGSIG session key (read by the key-expiry sweep)
+	// lock tier 9 (leaf): guards the MSGSIG session key (read by the key-expiry sweep)
+	sigMu      sync.Mutex
 	sessionKey ed25519.PublicKey
 	sessionKID string
 
@@ -52,6 +54,7 @@ type client struct {
 
 	pipe pipeline // messages being stored and delivered behind the read loop
 
+	// lock tier 6: the response buffer redirection; takes only send queues
 	rbMu         sync.Mutex
 	rb           *respBuf // set while the client's own command runs
 	pending      [][]byte // others' traffic that arrived while rb was set, sent after the replies

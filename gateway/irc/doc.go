@@ -28,8 +28,8 @@
 // another identity owns (nickname.go), and tags only a server sets are dropped from client messages
 // (servertags.go).
 //
-// Lock order (a lock may only take locks after it in this list): the fsm.Machine read lock →
-// Server.mu (local session registry) → client.authMu → client.rbMu (response buffer redirection) →
-// sendQueue.mu. Nothing calls into the state machine while holding any of the others. The skeleton
-// index's lock (nickname.go) is taken under the state read lock and takes nothing.
+// Lock order (the node's tiers, ARCHITECTURE.md "Lock order"; each mutex field names its tier):
+// renderedMembers.mu (a whole Observe) → the fsm.Machine read lock → Server.mu or the skeleton
+// index's lock → client.authMu → client.rbMu (response buffer redirection) → sendQueue.mu; every
+// other lock here is a leaf. Nothing calls into the state machine while holding a later one.
 package irc

@@ -242,6 +242,7 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 // members who left after it; this view moves with the rendered events instead. mu is held for a
 // whole Observe (or Resync); the member lists are only read or changed under it.
 type renderedMembers struct {
+	// lock tier 2: held for a whole Observe or Resync; takes the state read lock and tiers 4–9
 	mu       sync.Mutex
 	channels map[string]*memberList // folded channel name → local members
 }

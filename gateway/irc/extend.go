@@ -29,7 +29,7 @@ import (
 // ErrServing is returned by the registration methods once the edge has served a connection.
 var ErrServing = errors.New("irc: the edge is already serving; register before the node serves")
 
-// extensions holds what other packages registered. mu is a leaf lock (tier: leaf; never held
+// extensions holds what other packages registered. mu is a leaf lock (lock tier 9; never held
 // while a registered function runs). Registration closes when the edge serves its first
 // connection; JOINs rendered before then (the replayed log) may already read it.
 type extensions struct {
@@ -370,4 +370,15 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 	s.publishEphemeral(rec)
 	s.DeliverRemote(rec)
 	return msgid, nil
+}
+
+// RateLimited reports whether a session connected to this node has spent its message budget
+// now, without spending any: chat.Request.RateLimited for a prediction. False for a session on
+// another node or when flood limits are off.
+func (s *Server) RateLimited(session string) bool {
+	c := s.localClient(session)
+	if c == nil || c.flood.messages == nil {
+		return false
+	}
+	return c.flood.messages.TokensAt(time.Now()) < 1
 }

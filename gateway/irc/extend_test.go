@@ -366,3 +366,23 @@ func TestSendServerMessage(t *testing.T) {
 		t.Errorf("published %+v, want the live TAGMSG then the stored NOTICE", rec.items)
 	}
 }
+
+// RateLimited reads a session's message budget without spending it.
+func TestRateLimitedPeeks(t *testing.T) {
+	s := quietServer(t, Config{FloodLimits: true}, nil, nil)
+	c, _ := addClient(t, s, nil, "alice", 0)
+	if s.RateLimited(c.id) || s.RateLimited("nobody") {
+		t.Fatal("a fresh session (or none) is rate limited")
+	}
+	for range 20 { // peeking spends nothing
+		if s.RateLimited(c.id) {
+			t.Fatal("peeking spent the budget")
+		}
+	}
+	now := time.Now()
+	for c.flood.allowMessage(now) {
+	}
+	if !s.RateLimited(c.id) {
+		t.Error("a spent budget is not reported")
+	}
+}

@@ -13,6 +13,7 @@ import (
 // and a timer-heap update, where recording the time of the last input is one atomic store.
 type keepalive struct {
 	start time.Time // the monotonic clock's origin for the recorded times
+	// lock tier 9 (leaf): pings and closes after releasing it
 	mu    sync.Mutex
 	conns map[*client]struct{}
 }

@@ -45,6 +45,7 @@ func nickProblem(nick string) string {
 // skeletonRebuild, and every candidate is checked against the state itself; the skeleton of each
 // owned nick is computed once.
 type skeletons struct {
+	// lock tier 4: taken under the state read lock; takes nothing
 	mu         sync.Mutex
 	count      int       // owned nicks when the index was built
 	built      time.Time // when it was built

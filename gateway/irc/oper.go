@@ -29,6 +29,7 @@ const (
 
 // operGuard counts OPER failures per client address.
 type operGuard struct {
+	// lock tier 9 (leaf)
 	mu       sync.Mutex
 	byAddr   map[string]*rate.Limiter
 	overflow *rate.Limiter

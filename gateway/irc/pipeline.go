@@ -42,7 +42,8 @@ type queuedCommand struct {
 // pipeline is one connection's queue of commands in flight. Its worker goroutine exists only
 // while the queue is not empty.
 type pipeline struct {
-	c        *client
+	c *client
+	// lock tier 9 (leaf): commands are stored and delivered without it
 	mu       sync.Mutex
 	changed  sync.Cond // signalled whenever inFlight drops
 	queue    []queuedCommand

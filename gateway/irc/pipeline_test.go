@@ -15,6 +15,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // fakeHistory is a History whose Append records each call's msgids, refuses chosen ids as
@@ -230,13 +231,7 @@ func TestPipelineBoundsInFlight(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		time.Sleep(time.Millisecond) // polling a condition with a deadline, not synchronizing
-	}
+	poll.Until(t, "the condition", cond)
 }
 
 // TestAppendAllSplitsInvalidBatches checks that a batch refused as invalid is stored message by

@@ -19,6 +19,7 @@ const spareLines = 8
 // waits until coalesceWindow after its previous write, so that one write carries every line queued
 // meanwhile; otherwise every line is written as soon as the writer runs.
 type sendQueue struct {
+	// lock tier 7: takes nothing
 	mu    sync.Mutex
 	conn  transport.Conn
 	clock clock

@@ -101,6 +101,7 @@ type Server struct {
 	started  time.Time
 	isupport []string
 
+	// lock tier 4: the local session registry; taken under the state read lock
 	mu      sync.RWMutex
 	clients map[string]*client // registered local sessions by session id
 	pending map[string]*client // bearer token hash → unregistered client that minted it
@@ -108,6 +109,7 @@ type Server struct {
 	conns    atomic.Int64
 	batchSeq atomic.Uint64
 
+	// lock tier 9 (leaf)
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
 

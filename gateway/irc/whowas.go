@@ -22,6 +22,7 @@ type whowasEntry struct {
 
 // whowasLog is a bounded ring of former nicks, newest last.
 type whowasLog struct {
+	// lock tier 9 (leaf)
 	mu      sync.Mutex
 	entries []whowasEntry
 	next    int

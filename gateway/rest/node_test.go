@@ -19,6 +19,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // Black-box tests: one real node (Raft, event store, IRC edge, REST) on
@@ -64,11 +65,7 @@ func sharedNode(t *testing.T) *node.Node {
 		if os.Getenv("PALAVER_TEST_LOG") != "" {
 			level = slog.LevelDebug
 		}
-		theNode, nodeErr = node.Start(ctx, node.Config{
-			ServerName: "palaver.test", DataDir: nodeDir,
-			IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-			MaxConnsPerIP: -1, NoFloodLimits: true,
-		}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+		theNode, nodeErr = node.Start(ctx, node.LoopbackConfig(nodeDir), slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	})
 	if nodeErr != nil {
 		t.Fatalf("starting the node: %v", nodeErr)
@@ -273,16 +270,8 @@ func checkSecurityHeaders(t *testing.T, what string, h http.Header) {
 	}
 }
 
-// eventually polls cond until it holds or 20 s pass.
+// eventually polls cond until it holds or poll.Timeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	poll.Until(t, what, cond)
 }

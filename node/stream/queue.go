@@ -44,7 +44,7 @@ type hub[T any] struct {
 	seq    func(T) uint64        // the value's position (Applied: its index); 0 when unordered
 	before func(sub string, v T) // test hook run before each delivery; may panic
 
-	mu      sync.Mutex // tier: leaf; held only to change a subscriber list, never while delivering
+	mu      sync.Mutex // lock tier 9 (leaf): held only to change a subscriber list, never while delivering
 	subs    []*sub[T]
 	closed  bool
 	counter atomic.Uint64 // publishes so far, the position of values when seq is nil
@@ -83,7 +83,7 @@ type sub[T any] struct {
 	want func(T) bool // nil: every value
 	fn   func(T)
 
-	mu      sync.Mutex  // tier: leaf, below hub.mu; never held while fn runs
+	mu      sync.Mutex  // lock tier 9 (leaf): never held while fn runs
 	pending []queued[T] // FIFO; pending[head:] wait
 	head    int
 	queued  int    // weight queued and not yet handled, the value being handled included

@@ -107,6 +107,7 @@ func FuzzApply(f *testing.F) {
 		}
 		entries := fuzzLog(t, data)
 		m := New(quietLogger())
+		m.SetLocalNode("node-a")
 		for i, entry := range entries {
 			if _, ok := m.Apply(uint64(i+1), entry).(Result); !ok {
 				t.Fatalf("Apply returned a non-Result")
@@ -122,9 +123,15 @@ func FuzzApply(f *testing.F) {
 		})
 		snap := snapshotBytes(t, m)
 		restored := New(quietLogger())
+		restored.SetLocalNode("node-a")
 		if err := restored.Restore(bytes.NewReader(snap)); err != nil {
 			t.Fatalf("restore: %v", err)
 		}
+		restored.Read(func(st *State) {
+			if err := checkLocalIndex(st); err != nil {
+				t.Fatalf("after restore: %v", err)
+			}
+		})
 		if again := snapshotBytes(t, restored); !bytes.Equal(again, snap) {
 			t.Fatalf("snapshot round trip changed the state:\n%s\n%s", snap, again)
 		}

@@ -157,6 +157,9 @@ func world() []Command {
 
 // checkInvariants verifies the cross-references Apply must keep consistent.
 func checkInvariants(st *State) error {
+	if err := checkLocalIndex(st); err != nil {
+		return err
+	}
 	for nick, id := range st.nicks {
 		se := st.sessions[id]
 		if se == nil {
@@ -350,4 +353,30 @@ func runApplyCases(t *testing.T, cases []applyCase) {
 func with(base []Command, more ...Command) []Command {
 	out := make([]Command, 0, len(base)+len(more))
 	return append(append(out, base...), more...)
+}
+
+// checkLocalIndex checks that the local members index holds exactly the members whose sessions
+// are on the machine's node, sharing the channels' Member values.
+func checkLocalIndex(st *State) error {
+	for name, byID := range st.local {
+		ch := st.channels[name]
+		if ch == nil {
+			return fmt.Errorf("local index keeps deleted channel %s", name)
+		}
+		for id, m := range byID {
+			if ch.members[id] != m {
+				return fmt.Errorf("local index of %s has %s, not the channel's member", name, id)
+			}
+		}
+	}
+	for name, ch := range st.channels {
+		for id, m := range ch.members {
+			se := st.sessions[id]
+			local := st.node != "" && se != nil && se.Node == st.node
+			if got := st.local[name][id]; (got != nil) != local || (local && got != m) {
+				return fmt.Errorf("local index of %s: session %s indexed %v, on this node %v", name, id, got != nil, local)
+			}
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package fsm
 import (
 	"bytes"
 	"maps"
+	"strconv"
 	"testing"
 )
 
@@ -90,6 +91,39 @@ func TestReadAPI(t *testing.T) {
 		}
 		if !st.MayRead(ch, "") || st.Index() != 4 {
 			t.Errorf("MayRead of a public channel or Index %d", st.Index())
+		}
+	})
+}
+
+// TestIteratorsDoNotAllocate: the fan-out paths walk a channel's members through the read API
+// under the state's read lock on every message; walking must cost no allocation.
+func TestIteratorsDoNotAllocate(t *testing.T) {
+	h := newHarness(t)
+	h.m.SetLocalNode("node-a")
+	for i := range 200 {
+		id, node := "s"+strconv.Itoa(i), []string{"node-a", "node-b"}[i%2]
+		h.mustOK(RegisterSession{ID: id, Node: node, Incarnation: "i", Nick: "n" + strconv.Itoa(i), User: "u", Host: "h"},
+			Join{Session: id, Channel: "#c"})
+	}
+	h.read(func(st *State) {
+		ch := st.Channel("#c")
+		var local, all, ops int
+		walk := func() {
+			for id, m := range st.LocalMembers("#c") {
+				local += len(id)
+				if m.Op {
+					ops++
+				}
+			}
+			for id := range ch.Members() {
+				all += len(id)
+			}
+		}
+		if allocs := testing.AllocsPerRun(50, walk); allocs != 0 {
+			t.Errorf("walking the members allocates %.1f times", allocs)
+		}
+		if local == 0 || all <= local || ops == 0 {
+			t.Errorf("walked %d local and %d member id bytes, %d ops", local, all, ops)
 		}
 	})
 }

@@ -37,6 +37,7 @@ type Identity struct {
 	intermediates *x509.CertPool // the cross certificates
 	now           func() time.Time
 
+	// lock tier 9 (leaf)
 	mu   sync.Mutex
 	cert *tls.Certificate
 }

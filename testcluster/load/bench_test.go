@@ -2,12 +2,12 @@ package load
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 // startBenchNode starts an in-process node for profiling the server side
@@ -15,19 +15,7 @@ import (
 // profile holds the load client too, told apart by package.
 func startBenchNode(b *testing.B) *node.Node {
 	b.Helper()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: b.TempDir(),
-		IRCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, logger)
-	if err != nil {
-		b.Fatalf("start node: %v", err)
-	}
-	b.Cleanup(func() { n.Close() })
-	return n
+	return nodetest.Start(b, nil)
 }
 
 func benchmarkLoginStorm(b *testing.B, curve Curve) {

@@ -35,12 +35,9 @@ func startInProcessCluster(t *testing.T) ClusterTarget {
 	start := func(name string, join []string) *node.Node {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		n, err := node.Start(ctx, node.Config{
-			ServerName: "palaver.test", NodeName: name, DataDir: t.TempDir(),
-			IRCAddr: "127.0.0.1:0", TLSAddr: "", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-			GossipAddr: "127.0.0.1:0", ClusterAddr: "127.0.0.1:0", Join: join, ClusterSecret: secretPath,
-			MaxConnsPerIP: -1, NoFloodLimits: true,
-		}, logger)
+		cfg := node.LoopbackConfig(t.TempDir())
+		cfg.NodeName, cfg.GossipAddr, cfg.ClusterAddr, cfg.Join, cfg.ClusterSecret = name, "127.0.0.1:0", "127.0.0.1:0", join, secretPath
+		n, err := node.Start(ctx, cfg, logger)
 		if err != nil {
 			t.Fatalf("start %s: %v", name, err)
 		}

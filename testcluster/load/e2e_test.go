@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -12,25 +11,14 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 // startNode starts a real one-node Palaver on loopback ports, flood limits
 // and per-IP caps off, as the benchmarks run it.
 func startNode(t *testing.T) *node.Node {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{
-		ServerName: "palaver.test", DataDir: t.TempDir(),
-		IRCAddr: "127.0.0.1:0", TLSAddr: "", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0",
-		MaxConnsPerIP: -1, NoFloodLimits: true,
-	}, logger)
-	if err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
+	return nodetest.Start(t, nil)
 }
 
 func testContext(t *testing.T) context.Context {

@@ -23,6 +23,7 @@ const Base = int64(1_700_000_000_000)
 // may call Read while a test applies.
 type Machine struct {
 	*fsm.Machine
+	// lock tier 2: held over an Apply (which takes the machine's lock)
 	mu    sync.Mutex
 	index uint64
 }
