@@ -74,6 +74,7 @@ func (n *Node) startExchange(context.Context) error {
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
 		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
+		BeforeFrame: n.cfg.Faults.beforeFrame(),
 	})
 	n.raft.OnMembership(n.membershipChanged)
 	return nil

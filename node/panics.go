@@ -18,7 +18,8 @@ const (
 	PanicHistoryRead = "history-read"
 	// PanicHistoryAppend: the IRC edge storing messages (a connection's pipeline worker).
 	PanicHistoryAppend = "history-append"
-	// PanicExchangePush: a push worker of the event exchange sending a batch to a peer.
+	// PanicExchangePush: the event exchange sending a batch to a peer (a stream's frame of
+	// messages, or a pushed batch of reactions and TAGMSGs).
 	PanicExchangePush = "exchange-push"
 	// PanicExchangePull: the event exchange's pull loop asking a peer for its events.
 	PanicExchangePull = "exchange-pull"
@@ -118,6 +119,19 @@ func (f *Faults) client(c *http.Client, point func(*http.Request) string) *http.
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt(r) }
+
+// beforeFrame makes the event exchange's stream panic before it sends a frame of messages
+// (PanicExchangePush) when PanicAt says so (nil without PanicAt).
+func (f *Faults) beforeFrame() func() {
+	if f == nil || f.PanicAt == nil {
+		return nil
+	}
+	return func() {
+		if f.panicAt(PanicExchangePush) {
+			panic("fault injection: " + PanicExchangePush)
+		}
+	}
+}
 
 // exchangePoint names the point of an event exchange request: a push or a pull.
 func exchangePoint(r *http.Request) string {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -15,6 +16,24 @@ import (
 // OriginAfter returns up to limit raw rows (roots and edits, deleted or not) that origin
 // originated, with seq > afterSeq, in seq order. Seq is this store's own sequence.
 func (s *Store) OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]Message, error) {
+	out, err := s.originRows(ctx, "origin after", origin, afterSeq, math.MaxInt64, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitDurable(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OriginThrough is OriginAfter for rows with afterSeq < seq <= through, for a caller that knows
+// every row through `through` is durable (it was told of that row after its commit: durability
+// follows the order of commits), so it does not wait for the write-ahead log's next sync.
+func (s *Store) OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]Message, error) {
+	return s.originRows(ctx, "origin through", origin, afterSeq, through, limit)
+}
+
+func (s *Store) originRows(ctx context.Context, op, origin string, afterSeq, through int64, limit int) ([]Message, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
 	}
@@ -23,16 +42,13 @@ func (s *Store) OriginAfter(ctx context.Context, origin string, afterSeq int64, 
 		return nil, err
 	}
 	rows, err := s.readDB.QueryContext(ctx, `SELECT `+rawColumns+` FROM messages m
-		WHERE m.origin = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`, origin, afterSeq, limit)
+		WHERE m.origin = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq LIMIT ?`, origin, afterSeq, through, limit)
 	if err != nil {
-		return nil, s.wrapReadErr("origin after", err)
+		return nil, s.wrapReadErr(op, err)
 	}
 	out, err := scanMessages(rows, min(limit, 256))
 	if err != nil {
-		return nil, s.wrapReadErr("origin after", err)
-	}
-	if err := s.awaitDurable(); err != nil {
-		return nil, err
+		return nil, s.wrapReadErr(op, err)
 	}
 	return out, nil
 }

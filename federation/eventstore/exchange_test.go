@@ -44,6 +44,25 @@ func TestOriginAfterAndCursors(t *testing.T) {
 	if len(page) != 2 || page[0].Seq != mine[3] {
 		t.Fatalf("page after %d = %v", mine[2], page)
 	}
+	for _, tc := range []struct {
+		after, through int64
+		limit          int
+		want           []int64
+	}{
+		{0, mine[2], 100, mine[:3]},
+		{mine[0], mine[3], 2, mine[1:3]},
+		{mine[1], mine[1], 100, nil},
+		{mine[3], mine[4], 100, mine[4:5]}, // node-b's row between them is skipped
+	} {
+		got, err := s.OriginThrough(ctx, "node-a", tc.after, tc.through, tc.limit)
+		var seqs []int64
+		for _, m := range got {
+			seqs = append(seqs, m.Seq)
+		}
+		if err != nil || fmt.Sprint(seqs) != fmt.Sprint(tc.want) {
+			t.Fatalf("OriginThrough(%d, %d, %d) = %v (%v), want %v", tc.after, tc.through, tc.limit, seqs, err, tc.want)
+		}
+	}
 	if _, err := s.OriginAfter(ctx, "node-a", 0, 0); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("limit 0: %v", err)
 	}

@@ -3,15 +3,19 @@
 //
 // Each node's event store is its durable outbox: a message is stored before it is acknowledged to
 // its sender, and the rows a node originated, read in the order it stored them, are what peers
-// copy. Delivery has two paths. Push: right after storing, the origin posts the event to every peer
-// (best effort, bounded queues, nothing waits on a slow peer). Pull: every peer keeps, per origin,
+// copy. Delivery has two paths. Stream: each node keeps one long-lived connection to every peer
+// (stream.go) and sends it its own rows read back from its durable log, batched in a compact
+// binary form (frame.go) with one signature per batch, woken when it stores a message and idle
+// otherwise; the peer stores each batch in one commit and moves its cursor for the origin over
+// it. Pull: every peer keeps, per origin,
 // a durable cursor (the last origin seq it stored) and regularly asks each origin for the rows
 // after it. Pull alone is complete: a node that was down, partitioned or behind catches up from
 // its cursor, so no acknowledged event is lost. Duplicates from the two paths are dropped by msgid
 // when stored, and only a newly stored event is delivered to local members, so nothing is
-// delivered twice.
+// delivered twice. Reactions and ephemeral TAGMSGs are pushed best effort over HTTP (POST, bounded
+// queues per peer), and their logs are pulled like the messages.
 //
-// The routes (GET and POST /internal/v1/events) are served on the cluster listener's HTTP plane
+// The routes (GET and POST /internal/v1/events, GET /internal/v1/stream) are served on the cluster listener's HTTP plane
 // only, never on the public HTTP server: a node reaches its peers at https://<cluster address>
 // over mutual TLS with certificates of the cluster (raft/trust), and a receiver first asks
 // Config.Authenticate who is at the other end of the connection (the node its certificate names,

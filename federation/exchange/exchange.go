@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -27,6 +29,7 @@ import (
 type Store interface {
 	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
+	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
 	Cursor(ctx context.Context, origin string) (int64, error)
 	SetCursor(ctx context.Context, origin string, seq int64) error
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
@@ -71,6 +74,9 @@ type Config struct {
 	QueueSize int           // pushed events queued per peer; default 4096
 	Logger    *slog.Logger
 	Now       func() time.Time
+	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
+	// there ends that stream, which reconnects and resends from the receiver's cursor).
+	BeforeFrame func()
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
@@ -79,6 +85,12 @@ type Exchange struct {
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
+	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
+	// this node receives, ended by Close.
+	outboxes map[string]*outbox
+	conns    map[net.Conn]struct{}
+	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
+	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
 	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
 	pullMu sync.Mutex
 	kick   chan struct{}
@@ -108,7 +120,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -146,6 +158,7 @@ var ContractFragment []byte
 func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET("/internal/v1/events", x.serveEvents)
 	e.POST("/internal/v1/events", x.receivePush)
+	e.GET(streamPath, x.serveStream)
 }
 
 // Start runs the pull loop until Close.
@@ -157,22 +170,30 @@ func (x *Exchange) Start() {
 // Close stops pushing and pulling.
 func (x *Exchange) Close() {
 	x.cancel()
+	x.closeStreams()
 	x.wg.Wait()
 }
 
-// Kick asks for a pull round now (for instance when membership changed).
+// Kick asks for a pull round now (for instance when membership changed), and has every stream
+// waiting to reconnect try at once.
 func (x *Exchange) Kick() {
 	select {
 	case x.kick <- struct{}{}:
 	default:
 	}
+	x.retryStreams()
 }
 
-// Publish pushes an event this node stored to every peer. It never blocks: when a peer's queue is
-// full the event is left to that peer's next pull.
+// Publish tells every peer's stream that this node stored an event (m, which the stream reads
+// back from the durable log with the rows around it). It never blocks.
 func (x *Exchange) Publish(m eventstore.Message) {
-	ev := eventOf(m)
-	x.enqueue(outgoing{event: &ev})
+	for {
+		d := x.durable.Load()
+		if m.Seq <= d || x.durable.CompareAndSwap(d, m.Seq) {
+			break
+		}
+	}
+	x.notifyOutboxes()
 }
 
 // outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
@@ -361,19 +382,28 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	return last, nil
 }
 
-// serveEvents answers a cluster node's pull: this node's own events after a seq.
-func (x *Exchange) serveEvents(c *gin.Context) {
+// signedGet names the node that sent a bodiless request over its own connection and signed it,
+// or answers 401/403 and returns false.
+func (x *Exchange) signedGet(c *gin.Context) (string, bool) {
 	peer, ok := x.peer(c)
 	if !ok {
-		return
+		return "", false
 	}
 	signer, err := verify(c.Request.Header, x.cfg.Keys, http.MethodGet, c.Request.URL.RequestURI(), nil, x.cfg.Now())
 	if err != nil {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
-		return
+		return "", false
 	}
 	if signer != peer {
 		c.JSON(http.StatusForbidden, gin.H{"error": "the request is signed by another node than the connection's"})
+		return "", false
+	}
+	return signer, true
+}
+
+// serveEvents answers a cluster node's pull: this node's own events after a seq.
+func (x *Exchange) serveEvents(c *gin.Context) {
+	if _, ok := x.signedGet(c); !ok {
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
@@ -467,6 +497,14 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
 		if err != nil {
 			return err
+		}
+		if at := x.streamedThrough(p.DID); at > cursor {
+			// A stream from this origin stored its rows through at (its cursor is written
+			// lazily): ask only for what came after.
+			if err := x.cfg.Store.SetCursor(ctx, origin, at); err != nil {
+				return err
+			}
+			cursor = at
 		}
 		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&deleted_after=" +
 			strconv.FormatInt(delCursor, 10) + "&reacted_after=" + strconv.FormatInt(reactCursor, 10) +

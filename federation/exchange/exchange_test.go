@@ -36,6 +36,7 @@ type testNode struct {
 	x         *Exchange
 	srv       *httptest.Server
 	down      atomic.Bool
+	hang      atomic.Bool // requests wait until their client gives up: a peer that stopped answering
 	mu        sync.Mutex
 	delivered map[string]int
 	stored    *stream.Stored            // what the exchange publishes; the test subscriber counts it
@@ -102,6 +103,10 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		n := &testNode{did: "did:web:" + name, key: key, store: store, delivered: map[string]int{}}
 		e := gin.New()
 		n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.hang.Load() {
+				<-r.Context().Done()
+				return
+			}
 			if n.down.Load() {
 				http.Error(w, "down", http.StatusServiceUnavailable)
 				return

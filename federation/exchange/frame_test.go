@@ -1,0 +1,95 @@
+package exchange
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestBatchRoundTrip(t *testing.T) {
+	full := Event{OriginSeq: 7, MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Venue: "#chan", Command: "PRIVMSG",
+		Sender: "n!u@h", SenderNick: "n", SenderDID: "did:plc:abc", Text: "héllo\x00world",
+		Tags:   map[string]string{"+freeq.at/sig": "ed25519:k:AAAA", "msgid": "x", "+draft/reply": ""},
+		TimeMS: 1700000000123, ReplacesMsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAW", Incarnation: "inc-1", Public: true, Status: "@"}
+	for _, tc := range []struct {
+		name string
+		b    streamBatch
+	}{
+		{"heartbeat", streamBatch{After: 42, Last: 42, Events: []Event{}}},
+		{"one full event", streamBatch{After: 6, Last: 7, Events: []Event{full}}},
+		{"minimal events", streamBatch{After: 0, Last: 1 << 40, Events: []Event{
+			{OriginSeq: 1, MsgID: "a", Venue: "#x", Command: "TAGMSG", TimeMS: -5},
+			{OriginSeq: 1 << 40, MsgID: "b", Venue: "dm:x", Command: "NOTICE", Text: strings.Repeat("z", 5000)},
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc := appendBatch(nil, tc.b)
+			got, err := decodeBatch(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.b) {
+				t.Fatalf("decoded %+v, want %+v", got, tc.b)
+			}
+			if again := appendBatch(nil, got); !bytes.Equal(again, enc) {
+				t.Fatal("re-encoding differs")
+			}
+		})
+	}
+}
+
+func TestDecodeBatchRefusesMalformedInput(t *testing.T) {
+	good := appendBatch(nil, streamBatch{After: 1, Last: 3, Events: []Event{{OriginSeq: 2, MsgID: "m", Venue: "#x",
+		Command: "PRIVMSG", Tags: map[string]string{"a": "1", "b": "2"}, TimeMS: 1}}})
+	tagsAt := bytes.Index(good, []byte{2, 1, 'a'}) // tag count 2, then "a"
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"unknown version", append([]byte{2}, good[1:]...)},
+		{"truncated", good[:len(good)-1]},
+		{"trailing bytes", append(append([]byte{}, good...), 0)},
+		{"last before after", []byte{frameVersion, 5, 4, 0}},
+		{"more events than bytes", []byte{frameVersion, 0, 0, 200}},
+		{"event count over the bound", []byte{frameVersion, 0, 0, 0x81, 0x40}},
+		{"event outside the range", appendBatch(nil, streamBatch{After: 1, Last: 3, Events: []Event{{OriginSeq: 4, MsgID: "m"}}})},
+		{"event at after", appendBatch(nil, streamBatch{After: 1, Last: 3, Events: []Event{{OriginSeq: 1, MsgID: "m"}}})},
+		{"tags out of order", func() []byte {
+			b := append([]byte{}, good...)
+			b[tagsAt+2], b[tagsAt+6] = 'b', 'a'
+			return b
+		}()},
+		{"string longer than the input", []byte{frameVersion, 0, 1, 1, 1, 0xff, 0x01}},
+		{"public not a boolean", func() []byte {
+			b := appendBatch(nil, streamBatch{After: 0, Last: 1, Events: []Event{{OriginSeq: 1}}})
+			b[len(b)-2] = 2 // public, then an empty status
+			return b
+		}()},
+		{"seq over int64", []byte{frameVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if b, err := decodeBatch(tc.in); err == nil {
+				t.Fatalf("decoded %+v", b)
+			}
+		})
+	}
+}
+
+// FuzzDecodeBatch: any input either fails or decodes to a batch that encodes back to it.
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add(appendBatch(nil, streamBatch{After: 1, Last: 1}))
+	f.Add(appendBatch(nil, streamBatch{After: 1, Last: 9, Events: []Event{{OriginSeq: 2, MsgID: "m", Venue: "#x",
+		Command: "PRIVMSG", Tags: map[string]string{"a": "1", "b": "2"}, TimeMS: 1, Public: true}}}))
+	f.Add([]byte{frameVersion, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		b, err := decodeBatch(in)
+		if err != nil {
+			return
+		}
+		if out := appendBatch(nil, b); !bytes.Equal(out, in) {
+			t.Fatalf("%x decodes to %+v, which encodes to %x", in, b, out)
+		}
+	})
+}
