@@ -248,3 +248,19 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	poll.Until(t, what, cond)
 }
+
+// expectCapLS reads a CAP LS reply to its last line (a 302 reply may continue over lines marked
+// "*") and returns the first line and every capability offered.
+func expectCapLS(t *testing.T, c *ircclient.Client) (first ircmsg.Message, caps []string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		m := expect(t, c, "CAP", "LS")
+		if i == 0 {
+			first = m
+		}
+		caps = append(caps, strings.Fields(m.Param(len(m.Params)-1))...)
+		if m.Param(2) != "*" {
+			return first, caps
+		}
+	}
+}

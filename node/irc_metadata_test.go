@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ func TestIRCMetadata(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
 	raw := dial(t, n)
 	sendLines(t, raw, "CAP LS 302")
-	ls := expect(t, raw, "CAP", "LS")
-	if !strings.Contains(ls.Param(len(ls.Params)-1), fmt.Sprintf("draft/metadata-2=max-subs=50,max-keys=%d,max-value-bytes=%d", fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
-		t.Fatalf("CAP LS %q lacks draft/metadata-2 with its limits", ls.Param(len(ls.Params)-1))
+	_, ls := expectCapLS(t, raw)
+	if !slices.Contains(ls, fmt.Sprintf("draft/metadata-2=max-subs=50,max-keys=%d,max-value-bytes=%d", fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
+		t.Fatalf("CAP LS %q lacks draft/metadata-2 with its limits", ls)
 	}
 
 	signer := newEd25519(t)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,9 +27,9 @@ func TestIRCMultiline(t *testing.T) {
 	t.Run("offered with its limits", func(t *testing.T) {
 		c := dial(t, n)
 		sendLines(t, c, "CAP LS 302")
-		ls := expect(t, c, "CAP", "LS")
-		if !strings.Contains(ls.Param(2), "draft/multiline=max-bytes=40000,max-lines=100") {
-			t.Fatalf("CAP LS = %q", ls.String())
+		_, ls := expectCapLS(t, c)
+		if !slices.Contains(ls, "draft/multiline=max-bytes=40000,max-lines=100") {
+			t.Fatalf("CAP LS = %q", ls)
 		}
 	})
 

@@ -23,11 +23,10 @@ func TestIRCCapNegotiation(t *testing.T) {
 		for _, tc := range cases {
 			c := dial(t, n)
 			sendLines(t, c, tc.ls)
-			m := expect(t, c, "CAP", "LS")
+			m, caps := expectCapLS(t, c)
 			if m.Param(0) != "*" || m.Param(1) != "LS" {
 				t.Fatalf("%s: reply %q, want CAP * LS", tc.ls, m.String())
 			}
-			caps := strings.Fields(m.Param(len(m.Params) - 1))
 			if !slices.Contains(caps, tc.wantSASL) || slices.Contains(caps, tc.notSASL) {
 				t.Fatalf("%s: caps %q, want %q and not %q", tc.ls, caps, tc.wantSASL, tc.notSASL)
 			}

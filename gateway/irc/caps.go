@@ -31,6 +31,7 @@ const (
 	capMetadata
 	capMetadataNotify
 	capChannelRename
+	capAct // freeq.at/act: the client speaks the signed task events (ACT TAGMSGs); they are relayed to message-tags clients either way
 )
 
 var capNames = map[string]capBits{
@@ -56,6 +57,34 @@ var capNames = map[string]capBits{
 	metadataCap:         capMetadata,
 	metadataNotifyCap:   capMetadataNotify,
 	channelRenameCap:    capChannelRename,
+	"freeq.at/act":      capAct,
+}
+
+// capLSLineBudget bounds the capability list of one CAP LS line, so that with the prefix
+// (":<server> CAP <nick> LS * :") the line stays within 512 bytes for any server name and nick.
+const capLSLineBudget = 300
+
+// capLSLines renders CAP LS as the lines to send: one line for clients before 302 (they cannot
+// read continuations), and for 302 clients as many lines as the list needs, all but the last
+// marked with "*" (IRCv3 capability negotiation, multiline replies).
+func capLSLines(v302 bool) []string {
+	list := capLS(v302)
+	if !v302 || len(list) <= capLSLineBudget {
+		return []string{list}
+	}
+	var lines []string
+	line := ""
+	for _, name := range strings.Fields(list) {
+		if line != "" && len(line)+1+len(name) > capLSLineBudget {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += name
+	}
+	return append(lines, line)
 }
 
 // capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.

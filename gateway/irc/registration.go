@@ -29,7 +29,14 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		if m.Param(1) >= "302" {
 			c.cap302 = true
 		}
-		reply("LS", capLS(c.cap302))
+		lines := capLSLines(c.cap302)
+		for i, line := range lines {
+			if i < len(lines)-1 {
+				reply("LS", "*", line)
+			} else {
+				reply("LS", line)
+			}
+		}
 	case "LIST":
 		reply("LIST", c.capBits().names())
 	case "REQ":
