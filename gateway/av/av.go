@@ -135,6 +135,8 @@ func (g *Gateway) Mount(r *rest.Server) error {
 	e.GET("/api/v1/sessions", g.available, r.OptionalBearer(), g.listSessions)
 	e.POST("/api/v1/sessions", g.available, r.RequireBearer(), limited, g.startSession)
 	e.GET("/api/v1/sessions/:id", g.available, r.OptionalBearer(), g.getSession)
+	e.GET("/api/v1/sessions/:id/artifacts", g.available, r.OptionalBearer(), g.listArtifacts)
+	e.POST("/api/v1/sessions/:id/artifacts", g.available, r.RequireBearer(), limited, g.addArtifact)
 	e.GET("/api/v1/channels/:name/sessions", g.available, r.OptionalBearer(), g.channelSessions)
 	e.GET("/api/v1/av/sessions/:id/token", g.available, r.RequireBearer(), limited, g.token)
 	e.GET("/api/v1/av/sessions/:id/ws", g.available, g.serveSignal)
@@ -170,6 +172,7 @@ type Session struct {
 	EndReason        *string       `json:"end_reason"`
 	ParticipantCount int           `json:"participant_count"` // in the call now
 	Participants     []Participant `json:"participants"`
+	Artifacts        []Artifact    `json:"artifacts"` // in order of addition
 }
 
 // Participant is one account in a call's roster.
@@ -181,10 +184,37 @@ type Participant struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// Artifact is something a member attached to a call: a recording, a transcript, a summary,
+// notes or a link.
+type Artifact struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	URL         string `json:"url"`
+	Title       string `json:"title"`
+	AddedBy     string `json:"added_by"`
+	AddedByNick string `json:"added_by_nick"`
+	CreatedAt   int64  `json:"created_at"` // unix seconds
+}
+
+// Artifacts is the answer of GET /api/v1/sessions/{id}/artifacts.
+type Artifacts struct {
+	SessionID string     `json:"session_id"`
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+func artifactsOf(c fsm.AVCall) []Artifact {
+	out := make([]Artifact, 0, len(c.Artifacts))
+	for _, a := range c.Artifacts {
+		out = append(out, Artifact{ID: a.ID, Kind: a.Kind, URL: a.URL, Title: a.Title, AddedBy: a.AddedBy,
+			AddedByNick: a.AddedNick, CreatedAt: a.AddedAt / 1000})
+	}
+	return out
+}
+
 func sessionOf(c fsm.AVCall) Session {
 	s := Session{ID: c.ID, Channel: c.Channel, State: "Active", HostNode: c.Host, CreatedBy: c.CreatedBy,
 		CreatedByNick: c.CreatedByNick, CreatedAt: c.CreatedAt / 1000, ParticipantCount: c.LiveParticipants(),
-		Participants: make([]Participant, 0, len(c.Participants))}
+		Participants: make([]Participant, 0, len(c.Participants)), Artifacts: artifactsOf(c)}
 	if !c.Live() {
 		s.State = "Ended"
 		at := c.EndedAt / 1000
@@ -240,6 +270,14 @@ func (g *Gateway) listSessions(c *gin.Context) {
 }
 
 func (g *Gateway) getSession(c *gin.Context) {
+	if call, ok := g.readableCall(c); ok {
+		c.PureJSON(http.StatusOK, sessionOf(call))
+	}
+}
+
+// readableCall finds the call of the path for the reader of the request; it answers 404 or 403
+// and false when there is none or the reader may not see it.
+func (g *Gateway) readableCall(c *gin.Context) (fsm.AVCall, bool) {
 	id := c.Param("id")
 	var call fsm.AVCall
 	var found, may bool
@@ -254,8 +292,85 @@ func (g *Gateway) getSession(c *gin.Context) {
 	case !may:
 		rest.WriteError(c, http.StatusForbidden, "The call's channel "+call.Channel+" is restricted: it is visible to its members")
 	default:
-		c.PureJSON(http.StatusOK, sessionOf(call))
+		return call, true
 	}
+	return fsm.AVCall{}, false
+}
+
+func (g *Gateway) listArtifacts(c *gin.Context) {
+	if call, ok := g.readableCall(c); ok {
+		c.PureJSON(http.StatusOK, Artifacts{SessionID: call.ID, Artifacts: artifactsOf(call)})
+	}
+}
+
+// ArtifactRequest is the body of POST /api/v1/sessions/{id}/artifacts.
+type ArtifactRequest struct {
+	Kind  string `json:"kind"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+// maxArtifactBody bounds the body of an artifact: the URL and title at their limits, escaped.
+const maxArtifactBody = 16 << 10
+
+func (g *Gateway) addArtifact(c *gin.Context) {
+	var req ArtifactRequest
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxArtifactBody))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		rest.WriteError(c, http.StatusBadRequest, `The body must be JSON {"kind", "url", "title"} of at most 16 KiB`)
+		return
+	}
+	if why := fsm.ValidAVArtifact(req.Kind, req.URL, req.Title); why != "" {
+		rest.WriteError(c, http.StatusBadRequest, "Not a valid artifact: "+why)
+		return
+	}
+	if u, err := url.Parse(req.URL); err != nil || u.Host == "" {
+		rest.WriteError(c, http.StatusBadRequest, "Not a valid artifact: url must be an http or https URL with a host")
+		return
+	}
+	id := c.Param("id")
+	var call fsm.AVCall
+	var found bool
+	g.cfg.State.Read(func(st *fsm.State) { call, found = st.AVCall(id) })
+	if !found {
+		rest.WriteError(c, http.StatusNotFound, "No call "+id+" (ended calls are kept for a while only)")
+		return
+	}
+	artifactID := ulid.Make().String()
+	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsm.AVAddArtifact{CallID: id, ArtifactID: artifactID,
+		DID: rest.DID(c), Kind: req.Kind, URL: req.URL, Title: req.Title})
+	if err != nil {
+		g.log.Warn("adding a call artifact", "call", id, "err", err)
+		rest.WriteError(c, http.StatusServiceUnavailable, "The artifact could not be added now; try again")
+		return
+	}
+	switch res.Code {
+	case fsm.OK:
+	case fsm.ErrAVArtifactsFull:
+		rest.WriteError(c, http.StatusConflict, fmt.Sprintf("The call already has %d artifacts, the most it keeps", fsm.MaxAVArtifacts))
+		return
+	case fsm.ErrAVNoCall:
+		rest.WriteError(c, http.StatusNotFound, "No call "+id+" (ended calls are kept for a while only)")
+		return
+	case fsm.ErrNoSuchChannel, fsm.ErrNotOnChannel:
+		rest.WriteError(c, http.StatusForbidden, "Only members of "+call.Channel+" add artifacts to its calls: join it over IRC first")
+		return
+	default:
+		status, msg := refusal(res.Code, call.Channel)
+		rest.WriteError(c, status, msg)
+		return
+	}
+	g.cfg.State.Read(func(st *fsm.State) { call, _ = st.AVCall(id) })
+	for _, a := range artifactsOf(call) {
+		if a.ID == artifactID {
+			c.PureJSON(http.StatusCreated, a)
+			return
+		}
+	}
+	rest.WriteError(c, http.StatusNotFound, "No call "+id+" (ended calls are kept for a while only)")
 }
 
 // channelName folds and checks a channel name from the path.

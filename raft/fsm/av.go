@@ -5,7 +5,12 @@ package fsm
 // forwarding unit of the hosting node. One active call per channel; ended calls are kept (the
 // newest MaxRecentAVCalls) for the session routes.
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Command types of calls.
 const (
@@ -14,14 +19,17 @@ const (
 	TypeAVLeave   CommandType = 52
 	TypeAVEnd     CommandType = 53
 	TypeAVEndNode CommandType = 54
+	// TypeAVAddArtifact attaches an artifact (a recording, a transcript, ...) to a call.
+	TypeAVAddArtifact CommandType = 55
 )
 
 // Result codes of calls.
 const (
-	ErrAVNoCall       Code = 40 // no active call with that id (or in that channel)
-	ErrAVFull         Code = 41 // the call has MaxAVParticipants participants
-	ErrAVActive       Code = 42 // AVStart: the channel has an active call already
-	ErrAVNeedsAccount Code = 43 // only authenticated users take part in calls
+	ErrAVNoCall        Code = 40 // no active call with that id (or in that channel)
+	ErrAVFull          Code = 41 // the call has MaxAVParticipants participants
+	ErrAVActive        Code = 42 // AVStart: the channel has an active call already
+	ErrAVNeedsAccount  Code = 43 // only authenticated users take part in calls
+	ErrAVArtifactsFull Code = 44 // the call has MaxAVArtifacts artifacts
 )
 
 // Events of calls: the call id is in Event.MsgID, a leave or end reason in Event.Text.
@@ -41,20 +49,32 @@ const (
 	MaxRecentAVCalls = 500
 	// MaxAVReason bounds a leave or end reason.
 	MaxAVReason = 200
+	// MaxAVArtifacts bounds the artifacts of one call.
+	MaxAVArtifacts = 50
+	// MaxAVArtifactURL bounds an artifact's URL, in bytes.
+	MaxAVArtifactURL = 2048
+	// MaxAVArtifactTitle bounds an artifact's title, in bytes.
+	MaxAVArtifactTitle = 200
 )
+
+// AVArtifactKinds are the kinds of call artifacts: a recording of the call, a transcript of it, a
+// summary, notes taken during it, or any other link.
+var AVArtifactKinds = []string{"recording", "transcript", "summary", "notes", "link"}
 
 func init() {
 	registerCommands(map[CommandType]commandSpec{
-		TypeAVStart:   spec("av-start", (*applier).avStart),
-		TypeAVJoin:    spec("av-join", (*applier).avJoin),
-		TypeAVLeave:   spec("av-leave", (*applier).avLeave),
-		TypeAVEnd:     spec("av-end", (*applier).avEnd),
-		TypeAVEndNode: spec("av-end-node", (*applier).avEndNode),
+		TypeAVStart:       spec("av-start", (*applier).avStart),
+		TypeAVJoin:        spec("av-join", (*applier).avJoin),
+		TypeAVLeave:       spec("av-leave", (*applier).avLeave),
+		TypeAVEnd:         spec("av-end", (*applier).avEnd),
+		TypeAVEndNode:     spec("av-end-node", (*applier).avEndNode),
+		TypeAVAddArtifact: spec("av-add-artifact", (*applier).avAddArtifact),
 	})
 	codeNames[ErrAVNoCall] = "av-no-call"
 	codeNames[ErrAVFull] = "av-full"
 	codeNames[ErrAVActive] = "av-active"
 	codeNames[ErrAVNeedsAccount] = "av-needs-account"
+	codeNames[ErrAVArtifactsFull] = "av-artifacts-full"
 }
 
 // AVState is the replicated state of calls.
@@ -75,7 +95,20 @@ type AVCall struct {
 	EndedAt       int64           `json:"ended_at,omitempty"`
 	EndedBy       string          `json:"ended_by,omitempty"`
 	EndReason     string          `json:"end_reason,omitempty"`
-	Participants  []AVParticipant `json:"participants"` // in order of first join
+	Participants  []AVParticipant `json:"participants"`        // in order of first join
+	Artifacts     []AVArtifact    `json:"artifacts,omitempty"` // in order of addition
+}
+
+// AVArtifact is something a member attached to a call: a recording, a transcript, a summary,
+// notes or a link. The server keeps its URL and title only, not the content.
+type AVArtifact struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"` // one of AVArtifactKinds
+	URL       string `json:"url"`  // http or https
+	Title     string `json:"title,omitempty"`
+	AddedBy   string `json:"added_by"` // DID
+	AddedNick string `json:"added_nick"`
+	AddedAt   int64  `json:"added_at"` // unix ms
 }
 
 // AVParticipant is one account in a call's roster.
@@ -136,11 +169,50 @@ type AVEndNode struct {
 	Reason string `json:"reason"`
 }
 
-func (AVStart) commandType() CommandType   { return TypeAVStart }
-func (AVJoin) commandType() CommandType    { return TypeAVJoin }
-func (AVLeave) commandType() CommandType   { return TypeAVLeave }
-func (AVEnd) commandType() CommandType     { return TypeAVEnd }
-func (AVEndNode) commandType() CommandType { return TypeAVEndNode }
+// AVAddArtifact attaches an artifact to a call, live or recently ended. Only an authenticated
+// member of the call's channel (not banned) adds one. The proposer mints the artifact id; the
+// envelope's time is when it was added.
+type AVAddArtifact struct {
+	CallID     string `json:"call_id"`
+	ArtifactID string `json:"artifact_id"`
+	DID        string `json:"did"`
+	Kind       string `json:"kind"`
+	URL        string `json:"url"`
+	Title      string `json:"title,omitempty"`
+}
+
+// ValidAVArtifact reports why an artifact's kind, URL or title is refused, or "" when they are
+// fine. Apply and the gateway use the same rule.
+func ValidAVArtifact(kind, rawURL, title string) string {
+	if !slices.Contains(AVArtifactKinds, kind) {
+		return "kind must be one of " + strings.Join(AVArtifactKinds, ", ")
+	}
+	lower := strings.ToLower(rawURL)
+	rest, isHTTP := strings.CutPrefix(lower, "http://")
+	if !isHTTP {
+		rest, isHTTP = strings.CutPrefix(lower, "https://")
+	}
+	switch {
+	case len(rawURL) > MaxAVArtifactURL:
+		return "url is longer than 2048 bytes"
+	case !isHTTP || rest == "" || rest[0] == '/':
+		return "url must be an http or https URL with a host"
+	case strings.ContainsFunc(rawURL, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "url must not contain spaces or control characters"
+	case len(title) > MaxAVArtifactTitle:
+		return "title is longer than 200 bytes"
+	case !utf8.ValidString(title) || strings.ContainsFunc(title, unicode.IsControl):
+		return "title must be UTF-8 text without control characters"
+	}
+	return ""
+}
+
+func (AVStart) commandType() CommandType       { return TypeAVStart }
+func (AVJoin) commandType() CommandType        { return TypeAVJoin }
+func (AVLeave) commandType() CommandType       { return TypeAVLeave }
+func (AVEnd) commandType() CommandType         { return TypeAVEnd }
+func (AVEndNode) commandType() CommandType     { return TypeAVEndNode }
+func (AVAddArtifact) commandType() CommandType { return TypeAVAddArtifact }
 
 // avMember finds a session of did in channel that may take part in its call: a member, not
 // banned. It answers the refusal code otherwise.
@@ -279,6 +351,32 @@ func (a *applier) avEndNode(c AVEndNode) Result {
 		return Result{Code: NoChange}
 	}
 	return Result{Code: OK, Count: len(ids)}
+}
+
+func (a *applier) avAddArtifact(c AVAddArtifact) Result {
+	if c.ArtifactID == "" || ValidAVArtifact(c.Kind, c.URL, c.Title) != "" {
+		return Result{Code: ErrInvalid}
+	}
+	var call *AVCall
+	if a.st.av != nil {
+		call = a.st.av.Calls[c.CallID]
+	}
+	if call == nil {
+		return Result{Code: ErrAVNoCall}
+	}
+	se, code := a.st.avMember(call.Channel, c.DID)
+	if code != OK {
+		return Result{Code: code}
+	}
+	if slices.ContainsFunc(call.Artifacts, func(x AVArtifact) bool { return x.ID == c.ArtifactID }) {
+		return Result{Code: ErrInvalid}
+	}
+	if len(call.Artifacts) >= MaxAVArtifacts {
+		return Result{Code: ErrAVArtifactsFull}
+	}
+	call.Artifacts = append(call.Artifacts, AVArtifact{ID: c.ArtifactID, Kind: c.Kind, URL: c.URL, Title: c.Title,
+		AddedBy: c.DID, AddedNick: se.Nick, AddedAt: a.env.Time})
+	return Result{Code: OK}
 }
 
 // endCall ends a live call: its participants leave, the channel is free for a new call, and the

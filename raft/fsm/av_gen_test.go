@@ -15,7 +15,7 @@ var genCalls = func() []string {
 func randomAVCommand(c chooser) Command {
 	call := pick(c, genCalls)
 	did := pick(c, []string{"did:plc:d1", "did:plc:d2", "did:plc:d3", "did:plc:d4", ""})
-	switch n := c.intn(40); {
+	switch n := c.intn(44); {
 	case n < 5:
 		return AVStart{CallID: call, Channel: pick(c, []string{"#a", "#b"}), Node: pick(c, genNodes), DID: did}
 	case n < 26:
@@ -24,6 +24,10 @@ func randomAVCommand(c chooser) Command {
 		return AVLeave{CallID: call, DID: pick(c, []string{"did:plc:d1", "did:plc:d2"}), Reason: pick(c, genTexts)}
 	case n < 37:
 		return AVEnd{CallID: call, By: did, Reason: pick(c, genTexts)}
+	case n < 40:
+		return AVAddArtifact{CallID: call, ArtifactID: pick(c, []string{"a1", "a2", "a3", ""}), DID: did,
+			Kind: pick(c, []string{"recording", "notes", "link", "video"}),
+			URL:  pick(c, []string{"https://example.com/r", "http://example.com/n", "ftp://example.com/x"}), Title: pick(c, genTexts)}
 	default:
 		return AVEndNode{Node: pick(c, genNodes), Reason: pick(c, genTexts)}
 	}

@@ -1,6 +1,9 @@
 package fsm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestAVCommands(t *testing.T) {
 	inChan := with(world(), Join{Session: "s-alice", Channel: "#c"}, Join{Session: "s-bob", Channel: "#c"},
@@ -128,4 +131,62 @@ func itoa(i int) string {
 		s = string(rune('0'+i%10)) + s
 	}
 	return s
+}
+
+func TestAVAddArtifact(t *testing.T) {
+	inChan := with(world(), Join{Session: "s-alice", Channel: "#c"}, Join{Session: "s-bob", Channel: "#c"},
+		Join{Session: "s-guest", Channel: "#c"})
+	started := with(inChan, AVStart{CallID: "C1", Channel: "#c", Node: "n1", DID: didAlice})
+	add := func(id string) AVAddArtifact {
+		return AVAddArtifact{CallID: "C1", ArtifactID: id, DID: didBob, Kind: "recording", URL: "https://example.com/" + id, Title: "Rec"}
+	}
+	withOne := with(started, add("A0"))
+	full := started
+	for i := range MaxAVArtifacts {
+		full = with(full, add("A"+itoa(i)))
+	}
+	artifacts := func(want int) func(t *testing.T, st *State, at int64) {
+		return func(t *testing.T, st *State, at int64) {
+			c, ok := st.AVCall("C1")
+			if !ok || len(c.Artifacts) != want {
+				t.Fatalf("call %+v %v, want %d artifacts", c, ok, want)
+			}
+			last := c.Artifacts[want-1]
+			if last.AddedAt != at || last.AddedBy != didBob || last.AddedNick != "bob" || last.Kind != "recording" {
+				t.Fatalf("artifact %+v", last)
+			}
+		}
+	}
+	bad := func(f func(*AVAddArtifact)) AVAddArtifact { c := add("A1"); f(&c); return c }
+	cases := []applyCase{
+		{name: "add", setup: started, cmd: add("A1"), want: Result{Code: OK}, check: artifacts(1)},
+		{name: "add a second", setup: withOne, cmd: add("A1"), want: Result{Code: OK}, check: artifacts(2)},
+		{name: "add to an ended call", setup: with(withOne, AVEnd{CallID: "C1", Reason: "done"}), cmd: add("A1"),
+			want: Result{Code: OK}, check: artifacts(2)},
+		{name: "add without title", setup: started, cmd: bad(func(c *AVAddArtifact) { c.Title = "" }), want: Result{Code: OK}},
+		{name: "every kind", setup: started, cmd: bad(func(c *AVAddArtifact) { c.Kind = "link"; c.URL = "HTTP://Example.com" }), want: Result{Code: OK}},
+		{name: "unknown call", setup: started, cmd: bad(func(c *AVAddArtifact) { c.CallID = "C9" }), want: Result{Code: ErrAVNoCall}},
+		{name: "no calls at all", setup: inChan, cmd: add("A1"), want: Result{Code: ErrAVNoCall}},
+		{name: "guest", setup: started, cmd: bad(func(c *AVAddArtifact) { c.DID = "" }), want: Result{Code: ErrAVNeedsAccount}},
+		{name: "non-member", setup: started, cmd: bad(func(c *AVAddArtifact) { c.DID = didCarol }), want: Result{Code: ErrNotOnChannel}},
+		{name: "left the channel", setup: with(started, Part{Session: "s-bob", Channel: "#c"}), cmd: add("A1"), want: Result{Code: ErrNotOnChannel}},
+		{name: "banned", setup: with(started, Mode{Session: "s-alice", Channel: "#c", Changes: []ModeChange{{Add: true, Mode: "b", Arg: "bob!*@*"}}}),
+			cmd: add("A1"), want: Result{Code: ErrBanned}},
+		{name: "duplicate id", setup: withOne, cmd: add("A0"), want: Result{Code: ErrInvalid}},
+		{name: "no id", setup: started, cmd: bad(func(c *AVAddArtifact) { c.ArtifactID = "" }), want: Result{Code: ErrInvalid}},
+		{name: "unknown kind", setup: started, cmd: bad(func(c *AVAddArtifact) { c.Kind = "video" }), want: Result{Code: ErrInvalid}},
+		{name: "ftp url", setup: started, cmd: bad(func(c *AVAddArtifact) { c.URL = "ftp://example.com/x" }), want: Result{Code: ErrInvalid}},
+		{name: "url without host", setup: started, cmd: bad(func(c *AVAddArtifact) { c.URL = "https:///x" }), want: Result{Code: ErrInvalid}},
+		{name: "url with a space", setup: started, cmd: bad(func(c *AVAddArtifact) { c.URL = "https://example.com/a b" }), want: Result{Code: ErrInvalid}},
+		{name: "url too long", setup: started, cmd: bad(func(c *AVAddArtifact) { c.URL = "https://example.com/" + strings.Repeat("x", MaxAVArtifactURL) }),
+			want: Result{Code: ErrInvalid}},
+		{name: "url at the limit", setup: started, cmd: bad(func(c *AVAddArtifact) {
+			c.URL = "https://example.com/" + strings.Repeat("x", MaxAVArtifactURL-len("https://example.com/"))
+		}), want: Result{Code: OK}},
+		{name: "title too long", setup: started, cmd: bad(func(c *AVAddArtifact) { c.Title = strings.Repeat("é", MaxAVArtifactTitle/2+1) }),
+			want: Result{Code: ErrInvalid}},
+		{name: "title with a newline", setup: started, cmd: bad(func(c *AVAddArtifact) { c.Title = "a\nb" }), want: Result{Code: ErrInvalid}},
+		{name: "full", setup: full, cmd: add("A-more"), want: Result{Code: ErrAVArtifactsFull}},
+	}
+	runApplyCases(t, cases)
 }

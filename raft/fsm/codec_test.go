@@ -61,6 +61,8 @@ func sampleCommands() []Command {
 		AVLeave{CallID: "c1", DID: "did:plc:alice", Reason: "bye"},
 		AVEnd{CallID: "c1", By: "did:plc:alice", Reason: "done"},
 		AVEndNode{Node: "n1", Reason: "gone"},
+		AVAddArtifact{CallID: "c1", ArtifactID: "01HXART", DID: "did:plc:alice", Kind: "recording",
+			URL: "https://example.com/r.webm", Title: "Weekly call"},
 	}, append(append([]Command(nil), extraSamples...), mediaSamples()...)...)
 }
 
@@ -154,6 +156,7 @@ func TestEncodeGolden(t *testing.T) {
 		"\x34\x00" + env + `{"call_id":"c1","did":"did:plc:alice","reason":"bye"}}`,
 		"\x35\x00" + env + `{"call_id":"c1","by":"did:plc:alice","reason":"done"}}`,
 		"\x36\x00" + env + `{"node":"n1","reason":"gone"}}`,
+		"\x37\x00" + env + `{"call_id":"c1","artifact_id":"01HXART","did":"did:plc:alice","kind":"recording","url":"https://example.com/r.webm","title":"Weekly call"}}`,
 	}
 	golden = append(golden, extraGolden...)
 	golden = append(golden, mediaGolden(env)...)

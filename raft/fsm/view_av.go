@@ -11,6 +11,7 @@ import (
 func (c *AVCall) clone() AVCall {
 	out := *c
 	out.Participants = slices.Clone(c.Participants)
+	out.Artifacts = slices.Clone(c.Artifacts)
 	return out
 }
 
