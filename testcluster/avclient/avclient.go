@@ -55,6 +55,7 @@ type Peer struct {
 
 	video, audio *webrtc.TrackLocalStaticSample
 	wantKey      atomic.Bool
+	realFrame    atomic.Pointer[[]byte]
 	plis         atomic.Int32
 	errs         chan error
 
@@ -206,7 +207,11 @@ func (p *Peer) startPublishing() error {
 			if p.wantKey.Swap(false) {
 				frame[0] = 0x10
 			}
-			_ = p.video.WriteSample(media.Sample{Data: frame, Duration: 20 * time.Millisecond})
+			video := frame
+			if real := p.realFrame.Load(); real != nil {
+				video = *real
+			}
+			_ = p.video.WriteSample(media.Sample{Data: video, Duration: 20 * time.Millisecond})
 			_ = p.audio.WriteSample(media.Sample{Data: frame[:80], Duration: 20 * time.Millisecond})
 		}
 	}()
@@ -276,6 +281,10 @@ func (p *Peer) Ended(stream string) int {
 	defer p.mu.Unlock()
 	return p.ended[stream]
 }
+
+// SendVideoFrame makes every video sample from now on frame, a complete VP8 keyframe, instead of
+// the synthetic frames: a real decoder (a browser's) can show it.
+func (p *Peer) SendVideoFrame(frame []byte) { p.realFrame.Store(&frame) }
 
 // PLIs counts the keyframe requests this peer received as a publisher.
 func (p *Peer) PLIs() int { return int(p.plis.Load()) }
