@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // A member whose JOIN applies while a channel message is being stored gets the message live:
@@ -37,7 +38,7 @@ func TestChannelMessageReachesAMemberWhoJoinedDuringTheStore(t *testing.T) {
 		t.Fatalf("message refused: %q", rb.msgs)
 	}
 	alice.pipe.submit(queuedCommand{rb: rb, step: step})
-	waitFor(t, func() bool { return h.entered.Load() == 1 }) // the store is under way
+	poll.Until(t, "the store to start", func() bool { return h.entered.Load() == 1 }) // the store is under way
 	state.MustOK(t, fsm.Join{Session: bob.id, Channel: "#c"})
 	close(h.gate)
 	alice.pipe.wait()

@@ -19,7 +19,6 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
-	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // Black-box tests: one real node (Raft, event store, IRC edge, REST) on
@@ -268,10 +267,4 @@ func checkSecurityHeaders(t *testing.T, what string, h http.Header) {
 	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("%s: Content-Security-Policy %q", what, csp)
 	}
-}
-
-// eventually polls cond until it holds or poll.Timeout passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	poll.Until(t, what, cond)
 }
