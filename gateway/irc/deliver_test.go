@@ -8,7 +8,6 @@ import (
 
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
-	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // A member whose JOIN applies while a channel message is being stored gets the message live:
@@ -38,7 +37,7 @@ func TestChannelMessageReachesAMemberWhoJoinedDuringTheStore(t *testing.T) {
 		t.Fatalf("message refused: %q", rb.msgs)
 	}
 	alice.pipe.submit(queuedCommand{rb: rb, step: step})
-	poll.Until(t, "the store to start", func() bool { return h.entered.Load() == 1 }) // the store is under way
+	waitFor(t, func() bool { return h.entered.Load() == 1 }) // the store is under way
 	state.MustOK(t, fsm.Join{Session: bob.id, Channel: "#c"})
 	close(h.gate)
 	alice.pipe.wait()

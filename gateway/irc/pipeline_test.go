@@ -147,7 +147,7 @@ func TestPipelineOrderAndOutcomes(t *testing.T) {
 			var delivered []string
 			queueMessage(c, "m1", &delivered, &mu)
 			// m1's store is under way (held by the gate) while the rest are queued behind it.
-			poll.Until(t, "the store to start", func() bool { return h.entered.Load() == 1 })
+			waitFor(t, func() bool { return h.entered.Load() == 1 })
 			queueMessage(c, "m2", &delivered, &mu)
 			queueReply(c, "reply-a")
 			queueMessage(c, "m3", &delivered, &mu)
@@ -208,7 +208,7 @@ func TestPipelineBoundsInFlight(t *testing.T) {
 			submitted.Add(1)
 		}
 	}()
-	poll.Until(t, "a full pipeline", func() bool { return submitted.Load() == maxInFlight })
+	waitFor(t, func() bool { return submitted.Load() == maxInFlight })
 	if n := submitted.Load(); n > maxInFlight {
 		t.Fatalf("%d commands submitted while the store was held, want at most %d", n, maxInFlight)
 	}
@@ -227,6 +227,11 @@ func TestPipelineBoundsInFlight(t *testing.T) {
 	if !slices.Equal(h.stored(), want) {
 		t.Errorf("stored %q", h.stored())
 	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	poll.Until(t, "the condition", cond)
 }
 
 // TestAppendAllSplitsInvalidBatches checks that a batch refused as invalid is stored message by
