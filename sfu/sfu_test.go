@@ -11,6 +11,7 @@ import (
 
 	"github.com/palaver-chat/palaver/sfu"
 	"github.com/palaver-chat/palaver/testcluster/avclient"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 func clientAPI(t testing.TB) *webrtc.API {
@@ -98,18 +99,6 @@ func (m *member) close() {
 	m.Peer.Close()
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s := newSFU(t)
@@ -141,7 +130,7 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 				continue
 			}
 			for _, kind := range []string{"audio", "video"} {
-				eventually(t, 15*time.Second, rx.Name+" receives "+tx.Name+"'s "+kind, func() bool {
+				poll.Within(t, 15*time.Second, rx.Name+" receives "+tx.Name+"'s "+kind, func() bool {
 					return rx.Count(ids[tx.Name], kind) >= 50
 				})
 			}
@@ -156,9 +145,9 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 	dave := join(t, s, api, "#call", "C1", "dave", false)
 	peers = append(peers, dave)
 	for _, tx := range peers[:3] {
-		eventually(t, 10*time.Second, "dave receives a keyframe of "+tx.Name, func() bool { return !dave.KeyframeAt(ids[tx.Name]).IsZero() })
+		poll.Within(t, 10*time.Second, "dave receives a keyframe of "+tx.Name, func() bool { return !dave.KeyframeAt(ids[tx.Name]).IsZero() })
 		t.Logf("keyframe of %s at the late joiner after %s", tx.Name, dave.KeyframeAt(ids[tx.Name]).Sub(joined))
-		eventually(t, 10*time.Second, "dave receives "+tx.Name+"'s audio", func() bool { return dave.Count(ids[tx.Name], "audio") > 10 })
+		poll.Within(t, 10*time.Second, "dave receives "+tx.Name+"'s audio", func() bool { return dave.Count(ids[tx.Name], "audio") > 10 })
 	}
 
 	rep, ok := s.Inspect("#call")
@@ -204,14 +193,14 @@ func TestCallForwardsEveryoneToEveryone(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 	for _, rx := range []*member{peers[0], peers[2], dave} {
-		eventually(t, 10*time.Second, rx.Name+"'s copies of bob's tracks end", func() bool { return rx.Ended(ids["bob"]) == 2 })
+		poll.Within(t, 10*time.Second, rx.Name+"'s copies of bob's tracks end", func() bool { return rx.Ended(ids["bob"]) == 2 })
 	}
-	eventually(t, 10*time.Second, "bob's peer connection sees the close", func() bool {
+	poll.Within(t, 10*time.Second, "bob's peer connection sees the close", func() bool {
 		st := bob.PC.ConnectionState()
 		return st == webrtc.PeerConnectionStateClosed || st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateDisconnected
 	})
 	base := peers[0].Count(ids["carol"], "video")
-	eventually(t, 10*time.Second, "alice still receives carol", func() bool { return peers[0].Count(ids["carol"], "video") > base+20 })
+	poll.Within(t, 10*time.Second, "alice still receives carol", func() bool { return peers[0].Count(ids["carol"], "video") > base+20 })
 	if err := bob.part.Handle(sfu.Signal{Type: sfu.SignalAnswer, SDP: "v=0"}); !errors.Is(err, sfu.ErrClosed) {
 		t.Errorf("a signal after the kick: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // TestNodeUsersAndActors: users, WHOIS and actors of users made over IRC.
@@ -52,7 +53,7 @@ func TestNodeUsersAndActors(t *testing.T) {
 
 	// An owned nick stays known after its session ends.
 	bob.Close()
-	eventually(t, "us-bob's session to end", func() bool {
+	poll.Until(t, "us-bob's session to end", func() bool {
 		a.getJSON("/api/v1/users/us-bob", "", &u)
 		return !u.Online
 	})

@@ -3,12 +3,8 @@ package rest_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -19,7 +15,8 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
-	"github.com/palaver-chat/palaver/testcluster/poll"
+	"github.com/palaver-chat/palaver/testcluster/irctest"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 // Black-box tests: one real node (Raft, event store, IRC edge, REST) on
@@ -61,11 +58,7 @@ func sharedNode(t *testing.T) *node.Node {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		level := slog.LevelError
-		if os.Getenv("PALAVER_TEST_LOG") != "" {
-			level = slog.LevelDebug
-		}
-		theNode, nodeErr = node.Start(ctx, node.LoopbackConfig(nodeDir), slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+		theNode, nodeErr = node.Start(ctx, node.LoopbackConfig(nodeDir), nodetest.Logger())
 	})
 	if nodeErr != nil {
 		t.Fatalf("starting the node: %v", nodeErr)
@@ -87,76 +80,35 @@ type ircUser struct {
 
 var ircCaps = []string{"message-tags", "echo-message"}
 
-func dialNode(t *testing.T, n *node.Node) *ircclient.Client {
-	t.Helper()
-	c, err := ircclient.Dial(ctxFor(t), n.IRCAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // loginUser connects and logs in with a fresh ed25519 did:key.
 func loginUser(t *testing.T, n *node.Node, nick string, caps ...string) *ircUser {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := dialNode(t, n)
-	res, err := c.LoginSASL(ctxFor(t), ircclient.NewEd25519Signer(priv), nick, caps...)
-	if err != nil {
-		t.Fatalf("login %s: %v", nick, err)
-	}
+	c, res := irctest.Login(t, n, nick, caps...)
 	return &ircUser{Client: c, nick: nick, did: res.DID, token: res.Token}
 }
 
 func guestUser(t *testing.T, n *node.Node, nick string, caps ...string) *ircUser {
 	t.Helper()
-	c := dialNode(t, n)
-	if _, err := c.Register(ctxFor(t), nick, caps...); err != nil {
-		t.Fatalf("register %s: %v", nick, err)
-	}
+	c, _ := irctest.Guest(t, n, nick, caps...)
 	return &ircUser{Client: c, nick: nick}
 }
 
 func (u *ircUser) send(t *testing.T, lines ...string) {
 	t.Helper()
-	for _, l := range lines {
-		if err := u.Send(l); err != nil {
-			t.Fatalf("%s sends %q: %v", u.nick, l, err)
-		}
-	}
+	irctest.SendLines(t, u.Client, lines...)
 }
 
 // expect waits for a line of command whose parameters contain want.
 func (u *ircUser) expect(t *testing.T, command string, want ...string) ircmsg.Message {
 	t.Helper()
-	m, err := u.Expect(ctxFor(t), func(m ircmsg.Message) bool {
-		joined := strings.Join(m.Params, " ")
-		for _, w := range want {
-			if !strings.Contains(joined, w) {
-				return false
-			}
-		}
-		return m.Command == command
-	})
-	if err != nil {
-		t.Fatalf("%s waits for %s %v: %v", u.nick, command, want, err)
-	}
-	return m
+	return irctest.Expect(t, u.Client, command, want...)
 }
 
 // sync sends a PING and waits for its PONG: every line sent before has
 // been handled.
 func (u *ircUser) sync(t *testing.T) {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	token := "sync-" + base64.RawURLEncoding.EncodeToString(b)
-	u.send(t, "PING "+token)
-	u.expect(t, "PONG", token)
+	irctest.Sync(t, u.Client)
 }
 
 // join joins and waits for the end of NAMES.
@@ -268,10 +220,4 @@ func checkSecurityHeaders(t *testing.T, what string, h http.Header) {
 	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("%s: Content-Security-Policy %q", what, csp)
 	}
-}
-
-// eventually polls cond until it holds or poll.Timeout passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	poll.Until(t, what, cond)
 }

@@ -10,16 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
-
-// startNode starts a real one-node Palaver on loopback ports, flood limits
-// and per-IP caps off, as the benchmarks run it.
-func startNode(t *testing.T) *node.Node {
-	t.Helper()
-	return nodetest.Start(t, nil)
-}
 
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -35,7 +27,7 @@ func TestScenariosAgainstANode(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("B1 reads /proc")
 	}
-	n := startNode(t)
+	n := nodetest.Start(t, nil)
 	tcp := Target{IRCAddr: n.IRCAddr(), Transport: TransportTCP}
 	ws := Target{WSURL: "ws://" + n.HTTPAddr() + "/irc", Transport: TransportWebSocket}
 	rss := func() (int64, error) { return ReadRSS(os.Getpid()) }

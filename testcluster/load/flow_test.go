@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 func TestFlowTextRoundTrip(t *testing.T) {
@@ -226,7 +228,7 @@ func TestJoinStormAgainstAPlainServer(t *testing.T) {
 }
 
 func TestFlowScenariosAgainstANode(t *testing.T) {
-	n := startNode(t)
+	n := nodetest.Start(t, nil)
 	tcp := Target{IRCAddr: n.IRCAddr(), HTTPURL: "http://" + n.HTTPAddr()}
 	ramp := RampConfig{StartRate: 20, Steps: 2, StepDuration: 200 * time.Millisecond, P99Limit: time.Hour, Drain: 30 * time.Second}
 
@@ -293,7 +295,7 @@ func TestFlowScenariosAgainstANode(t *testing.T) {
 // TestRegisterPlainRequestsOfferedCaps checks the CAP negotiation against
 // a node: echo-message is acknowledged when asked for.
 func TestRegisterPlainRequestsOfferedCaps(t *testing.T) {
-	n := startNode(t)
+	n := nodetest.Start(t, nil)
 	d, err := newDialer(Target{IRCAddr: n.IRCAddr()})
 	if err != nil {
 		t.Fatal(err)

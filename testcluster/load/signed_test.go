@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
 func TestSignedScenariosAgainstANode(t *testing.T) {
-	n := startNode(t)
+	n := nodetest.Start(t, nil)
 	target := Target{IRCAddr: n.IRCAddr(), HTTPURL: "http://" + n.HTTPAddr()}
 
 	t.Run("B6", func(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package nodetest starts real nodes for the tests of packages other than node (whose own tests
 // keep startNode, as they cannot import a package that imports node): one node of
-// node.LoopbackConfig with its data in the test's temporary directory, closed when the test ends.
+// node.LoopbackConfig with its data in the test's temporary directory, or a three-node cluster of
+// them, closed when the test ends.
 // Set PALAVER_TEST_LOG to see its debug log.
 package nodetest
 
@@ -8,20 +9,30 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
 // StartTimeout bounds a node's start: a leader elected, the log applied, its key registered.
 const StartTimeout = time.Minute
 
-// Start starts a node of node.LoopbackConfig changed by mutate (which may be nil), and closes it
-// when tb ends.
+// Start starts a node of node.LoopbackConfig changed by mutate (which may be nil), with its data
+// in a fresh temporary directory, and closes it when tb ends.
 func Start(tb testing.TB, mutate func(*node.Config)) *node.Node {
 	tb.Helper()
-	cfg := node.LoopbackConfig(tb.TempDir())
+	return StartIn(tb, tb.TempDir(), mutate)
+}
+
+// StartIn is Start with the data in dir, so a test can stop a node and start it again on the
+// same data.
+func StartIn(tb testing.TB, dir string, mutate func(*node.Config)) *node.Node {
+	tb.Helper()
+	cfg := node.LoopbackConfig(dir)
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -42,4 +53,39 @@ func Logger() *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// StartCluster starts three clustered nodes node-a.<domain>, node-b.<domain> and node-c.<domain>
+// of node.LoopbackConfig, each changed by extra (which may be nil) before it is made clustered:
+// the first bootstraps and writes the cluster secret, the others join it with that secret. It
+// returns once the first node counts three live voters; every node closes when tb ends.
+func StartCluster(tb testing.TB, domain string, extra func(*node.Config)) []*node.Node {
+	tb.Helper()
+	clustered := func(name string, join []string, secret string) func(*node.Config) {
+		return func(c *node.Config) {
+			if extra != nil {
+				extra(c)
+			}
+			c.NodeName = name + "." + domain
+			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
+			c.Join, c.ClusterSecret = join, secret
+		}
+	}
+	dirA := tb.TempDir()
+	a := StartIn(tb, dirA, clustered("node-a", nil, ""))
+	nodes := []*node.Node{a}
+	secret := filepath.Join(dirA, "cluster", "secret")
+	for _, name := range []string{"node-b", "node-c"} {
+		nodes = append(nodes, Start(tb, clustered(name, []string{a.GossipAddr()}, secret)))
+	}
+	poll.Within(tb, StartTimeout, "three live voters", func() bool {
+		voters := 0
+		for _, m := range a.RaftMembers() {
+			if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
+				voters++
+			}
+		}
+		return voters == 3
+	})
+	return nodes
 }

@@ -1,4 +1,4 @@
-package node
+package irc_test
 
 import (
 	"encoding/base64"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -65,18 +64,6 @@ func TestSASLLoginsOverEveryTransport(t *testing.T) {
 			}
 		})
 	}
-}
-
-// expectSeen finds an already-read line by command.
-func expectSeen(t *testing.T, c *ircclient.Client, command string) ircmsg.Message {
-	t.Helper()
-	for _, m := range c.Seen() {
-		if m.Command == command {
-			return m
-		}
-	}
-	t.Fatalf("no %s seen: %v", command, lastSeen(c))
-	return ircmsg.Message{}
 }
 
 func TestBearerTokenDiesWithTheSession(t *testing.T) {

@@ -1,4 +1,4 @@
-package node
+package irc_test
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )
 
@@ -74,14 +73,8 @@ func TestIRCPipelinedMessagesKeepOrder(t *testing.T) {
 		t.Errorf("watcher saw the burst out of order:\n got %q\nwant %q", watcherGot, watcherWant)
 	}
 
-	stored, err := n.events.Latest(testCtx(t), "#pipe", eventstore.Bound{}, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var storedTexts, wantStored []string
-	for _, m := range stored {
-		storedTexts = append(storedTexts, m.Text)
-	}
+	storedTexts := channelTexts(t, n, "#pipe")
+	var wantStored []string
 	for _, w := range watcherWant {
 		if text, ok := strings.CutPrefix(w, "PRIVMSG msg-"); ok {
 			wantStored = append(wantStored, "msg-"+text)
