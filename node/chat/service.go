@@ -157,6 +157,14 @@ type Write struct {
 	failCmd   string
 }
 
+// failCommand is the command a FAIL about the write names: EDIT for an edit.
+func (w *Write) failCommand() string {
+	if w.failCmd == "" {
+		return w.Event.Command
+	}
+	return w.failCmd
+}
+
 // Refusal is why the service did not write an event: an IRC numeric (Numeric, with Context[0]
 // the target) or a FAIL code, with a text. A refusal with neither is silent (an edit of a
 // deleted message). Err is the store's error behind a TEMPORARILY_UNAVAILABLE.
@@ -282,7 +290,7 @@ func (s *Service) Commit(ctx context.Context, writes ...*Write) []*Refusal {
 		switch {
 		case err == nil:
 		case errors.Is(err, eventstore.ErrDuplicate):
-			out[i] = fail(writes[i].failCmd, "EVENTID_IN_USE", "That event id is already in use")
+			out[i] = fail(writes[i].failCommand(), "EVENTID_IN_USE", "That event id is already in use")
 		default:
 			s.log.Error("store message", "msgid", msgs[j].MsgID, "err", err)
 			out[i] = &Refusal{Command: msgs[j].Command, Code: "TEMPORARILY_UNAVAILABLE",

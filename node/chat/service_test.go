@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -330,5 +331,46 @@ func TestSendAsNode(t *testing.T) {
 	}
 	if _, err := f.svc.SendAsNode(ctx, Draft{Command: "NOTICE", Venue: "dm:a,b", Text: "x"}, true); err == nil {
 		t.Error("a node message to a DM venue was sent")
+	}
+}
+
+// invalidStore refuses, as invalid, every Append that holds the message bad.
+type invalidStore struct {
+	Store
+	bad string
+}
+
+func (s *invalidStore) Append(_ context.Context, msgs ...*eventstore.Message) error {
+	for _, m := range msgs {
+		if m.MsgID == s.bad {
+			return fmt.Errorf("%w: message %s", eventstore.ErrInvalidArgument, m.MsgID)
+		}
+	}
+	for i, m := range msgs {
+		m.Seq = int64(i + 1)
+	}
+	return nil
+}
+
+// TestCommitSplitsInvalidBatches checks that a batch refused as invalid is stored message by
+// message, so one bad message fails alone.
+func TestCommitSplitsInvalidBatches(t *testing.T) {
+	pub := &published{}
+	svc := New(Config{Store: &invalidStore{bad: "bad"}, Stored: pub, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var writes []*Write
+	for _, id := range []string{"a", "bad", "b"} {
+		writes = append(writes, &Write{Kind: Message, Event: eventstore.Message{MsgID: id, Venue: "#c", Command: "PRIVMSG"}})
+	}
+	rs := svc.Commit(context.Background(), writes...)
+	for i, want := range []bool{false, true, false} {
+		if got := rs[i] != nil; got != want {
+			t.Errorf("%s: refusal %v", writes[i].Event.MsgID, rs[i])
+		}
+	}
+	if rs[1] == nil || rs[1].Code != "TEMPORARILY_UNAVAILABLE" || !errors.Is(rs[1], eventstore.ErrInvalidArgument) {
+		t.Errorf("bad: %v, want TEMPORARILY_UNAVAILABLE wrapping ErrInvalidArgument", rs[1])
+	}
+	if items := pub.take(); len(items) != 2 {
+		t.Errorf("published %d items, want 2", len(items))
 	}
 }
