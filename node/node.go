@@ -62,6 +62,7 @@ type Node struct {
 	runCtx      context.Context // ends at Close; cancel ends it
 
 	federation *peering.Federation // nil without peers
+	allow      *exchange.AllowList // the exchange's peers: live nodes and configured servers
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)

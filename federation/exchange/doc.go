@@ -29,9 +29,9 @@
 //
 // An edit is a row and travels like a message. A delete is a state of a row, so deletes travel as
 // a log of their own: the node where a delete was made files it in the same transaction, peers
-// pull that log with a second cursor ("del:<origin>"), and a delete that names a message a peer
+// pull that log with a second cursor ("in:deletes:<origin>", cursors.go), and a delete that names a message a peer
 // has not stored yet waits until the message arrives from its own origin. Reactions travel the
-// same way, in a reaction log with a third cursor ("react:<origin>"; see reactions.go), and other
+// same way, in a reaction log with a third cursor ("in:reactions:<origin>"; see reactions.go), and other
 // channel TAGMSGs (typing notifications) and status messages (IRC STATUSMSG, Event.Status) are
 // pushed best effort and never stored or pulled.
 //

@@ -30,17 +30,13 @@ type Store interface {
 	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
-	Cursor(ctx context.Context, origin string) (int64, error)
-	SetCursor(ctx context.Context, origin string, seq int64) error
+	CursorStore
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
-
-// deletionCursor is the cursor key of an origin's deletes.
-func deletionCursor(origin string) string { return "del:" + origin }
 
 // Peer is another node of the cluster.
 type Peer struct {
@@ -486,22 +482,22 @@ func (x *Exchange) PullAll(ctx context.Context) {
 func (x *Exchange) pull(ctx context.Context, p Peer) error {
 	origin := Name(p.DID)
 	for {
-		cursor, err := x.cfg.Store.Cursor(ctx, origin)
+		cursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages))
 		if err != nil {
 			return err
 		}
-		delCursor, err := x.cfg.Store.Cursor(ctx, deletionCursor(origin))
+		delCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes))
 		if err != nil {
 			return err
 		}
-		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
+		reactCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions))
 		if err != nil {
 			return err
 		}
 		if at := x.streamedThrough(p.DID); at > cursor {
 			// A stream from this origin stored its rows through at (its cursor is written
 			// lazily): ask only for what came after.
-			if err := x.cfg.Store.SetCursor(ctx, origin, at); err != nil {
+			if err := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), at); err != nil {
 				return err
 			}
 			cursor = at
@@ -536,7 +532,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		last, err := x.store(ctx, b)
 		if last > cursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, origin, last); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), last); cerr != nil {
 				return cerr
 			}
 		}
@@ -545,7 +541,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		lastDel, err := x.applyDeletions(ctx, b.Deletions)
 		if lastDel > delCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, deletionCursor(origin), lastDel); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
 			}
 		}
@@ -554,7 +550,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
 		if lastReact > reactCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, reactionCursor(origin), lastReact); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
 			}
 		}

@@ -13,16 +13,13 @@ import (
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
 // reaction log (eventstore.FileReaction) and pushes it; peers pull that log with a cursor of their
-// own ("react:<origin>") and file each event in turn. A reaction to a message a peer has not stored
+// own ("in:reactions:<origin>") and file each event in turn. A reaction to a message a peer has not stored
 // yet waits: the pull stops before it and the cursor stays, until the message arrives from its own
 // origin. Filing is idempotent (a repeated event msgid is ErrDuplicate), and only a newly applied event is
 // delivered to local members, so a reaction pushed and then pulled is delivered once.
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
-
-// reactionCursor is the cursor key of an origin's reaction log.
-func reactionCursor(origin string) string { return "react:" + origin }
 
 // Reaction is a react or unreact made on the origin node of a batch, with the TAGMSG it came as.
 type Reaction struct {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -48,11 +49,14 @@ type Config struct {
 	ServerDID string             // did:web:<server name>, shared by every node of the cluster
 	NodeName  string             // this node: the origin of the rows it sends and of those it stores
 	Key       ed25519.PrivateKey // this node's server key
-	Peers     []Peer
-	Links     []Link
-	Store     Store
-	State     State
-	Proposer  Proposer
+	// Allow is the exchange's allow-list, whose configured servers are this node's peers; nil:
+	// one is built from Peers (a node passes the list its cluster exchange shares).
+	Allow    *exchange.AllowList
+	Peers    []Peer
+	Links    []Link
+	Store    Store
+	State    State
+	Proposer Proposer
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
 	Client       *http.Client
 	PeerKeyRetry time.Duration // default 60 s
@@ -116,15 +120,29 @@ func New(cfg Config) (*Federation, error) {
 	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
 		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
 		answered: map[string]time.Time{}}
-	for _, p := range cfg.Peers {
+	if cfg.Allow == nil {
+		members := make([]exchange.Member, 0, len(cfg.Peers))
+		for _, p := range cfg.Peers {
+			if p.Trust == "" {
+				p.Trust = TrustRelay
+			}
+			members = append(members, p.Member())
+		}
+		allow, err := exchange.NewAllowList(nil, members)
+		if err != nil {
+			return nil, fmt.Errorf("peering: %w", err)
+		}
+		cfg.Allow = allow
+	} else if len(cfg.Peers) > 0 {
+		return nil, fmt.Errorf("peering: peers come from the allow-list or from Peers, not both")
+	}
+	for _, m := range cfg.Allow.Servers() {
+		p := Peer{DID: m.DID, BaseURL: m.BaseURL, Trust: m.Trust}
 		if p.DID == cfg.ServerDID {
 			return nil, fmt.Errorf("peering: %s is this server", p.DID)
 		}
-		if _, dup := f.peers[p.DID]; dup {
-			return nil, fmt.Errorf("peering: peer %s configured twice", p.DID)
-		}
-		if p.Trust == "" {
-			p.Trust = TrustRelay
+		if err := validServerDID(p.DID); err != nil {
+			return nil, fmt.Errorf("peering: peer: %w", err)
 		}
 		f.peers[p.DID] = p
 		f.links[p.DID] = map[string]bool{}

@@ -164,7 +164,7 @@ func (f *Federation) accept(ctx context.Context, body []byte, signer string) (Ac
 	if d := f.cfg.Now().Sub(time.Unix(b.SentAt, 0)); d > maxClockSkew || d < -maxClockSkew {
 		return refuse(http.StatusUnauthorized, CodeStale, "the envelope is stale or dated in the future")
 	}
-	if !peer.Trust.mayMessage() && b.Items() > 0 {
+	if !peer.Trust.MayMessage() && b.Items() > 0 {
 		f.metrics.count(peer.DID, "in", "refused", b.Items())
 		return refuse(http.StatusForbidden, CodeNotAllowed, "a readonly peer may originate nothing")
 	}
@@ -271,7 +271,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 	}
 	for _, c := range b.Changes {
 		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
-		if peer.Trust.mayChangeState() {
+		if peer.Trust.MayChangeState() {
 			var err error
 			if o, err = f.guarded(peer, "a channel change", func() (outcome, error) { return f.applyChange(ctx, peer, c) }); err != nil {
 				return ack, err
@@ -284,7 +284,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 	}
 	for _, t := range b.Topics {
 		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
-		if peer.Trust.mayChangeState() {
+		if peer.Trust.MayChangeState() {
 			var err error
 			if o, err = f.guarded(peer, "a topic", func() (outcome, error) { return f.applyTopic(ctx, peer, t) }); err != nil {
 				return ack, err

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
 // outbox reads them from the store's reaction log (Store.ReactionLogAfter: the reacts and
-// unreacts made on this node, in order) after a durable per-peer cursor (fed-out-react:<peer>),
+// unreacts made on this node, in order) after a durable per-peer cursor (out:reactions:<peer>),
 // so a reaction waits across failed sends and restarts as messages do. The receiver files a
 // reaction only for a root it holds in that linked channel, and only with the reactor's valid
 // signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
@@ -32,7 +33,7 @@ func (f *Federation) Reacted(channel string) {
 // peer, and newer than oldest. It takes at most a queue's share of the envelope.
 func (o *outbox) collectReactions(ctx context.Context, p *pending, oldest time.Time) error {
 	var err error
-	if p.reactCursor, err = o.f.cfg.Store.Cursor(ctx, o.reactionCursor()); err != nil {
+	if p.reactCursor, err = exchange.ReadCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogReactions)); err != nil {
 		return err
 	}
 	p.lastReaction = p.reactCursor
