@@ -63,6 +63,7 @@ type Node struct {
 
 	federation *peering.Federation // nil without peers
 	allow      *exchange.AllowList // the exchange's peers: live nodes and configured servers
+	inbound    *exchange.Pipeline  // what peers send: trust gate, acceptance, store, Stored
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +32,7 @@ type Store interface {
 	CursorStore
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
+	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
 	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
@@ -59,6 +59,9 @@ type Config struct {
 	// into it, with source Cluster, every event it newly stored or applied from a peer (messages,
 	// deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed or published.
 	Stored *stream.Stored
+	// Inbound is the node's inbound pipeline, which stores and publishes what peers send; nil:
+	// one over Store and Stored with node/chat's rules (Rules).
+	Inbound *Pipeline
 	// Authenticate names the node DID at the other end of a request's connection (the cluster
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
 	// request's body is read. Nil refuses every request.
@@ -114,6 +117,9 @@ func New(cfg Config) *Exchange {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Inbound == nil {
+		cfg.Inbound = NewPipeline(&Rules{Store: cfg.Store, Stored: cfg.Stored, NodeName: Name(cfg.Self), Logger: cfg.Logger})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
@@ -339,7 +345,7 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
-	if _, err := x.applyReactions(c.Request.Context(), Name(b.Origin), b.Reactions, false); err != nil {
+	if _, err := x.applyReactions(c.Request.Context(), b.Origin, b.Reactions, false); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
 		return
 	}
@@ -363,19 +369,16 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	// A msgid already stored (pushed earlier, or pulled twice) is not stored again and keeps Seq 0:
-	// only the new ones are delivered.
-	if err := x.cfg.Store.Append(ctx, msgs...); err != nil && !errors.Is(err, eventstore.ErrDuplicate) {
+	// A msgid already stored (pushed earlier, or pulled twice) is not stored again, nor delivered.
+	if _, err := x.cfg.Inbound.Receive(ctx, x.source(b.Origin, false), Remote{Messages: msgs}); err != nil {
 		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
 	}
-	if x.cfg.Stored != nil {
-		for _, m := range msgs {
-			if m.Seq != 0 {
-				x.cfg.Stored.PublishMessage(stream.Cluster, *m)
-			}
-		}
-	}
 	return last, nil
+}
+
+// source is a node of this cluster as the inbound pipeline sees it.
+func (x *Exchange) source(did string, ordered bool) Source {
+	return Source{Peer: Member{DID: did, Trust: TrustCluster}, Kind: stream.Cluster, Ordered: ordered}
 }
 
 // signedGet names the node that sent a bodiless request over its own connection and signed it,
@@ -539,7 +542,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, b.Deletions)
+		lastDel, err := x.applyDeletions(ctx, p.DID, b.Deletions)
 		if lastDel > delCursor {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
@@ -548,7 +551,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
+		lastReact, err := x.applyReactions(ctx, p.DID, b.Reactions, true)
 		if lastReact > reactCursor {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
@@ -569,43 +572,29 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 // applyDeletions applies an origin's deletes in order and returns the last one applied. A delete
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
 // a later round, once the message has arrived from its own origin.
-func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, error) {
-	var last int64
-	for _, d := range dels {
-		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
-			return last, fmt.Errorf("malformed deletion %q", d.RootMsgID)
-		}
-		// A node of the cluster checked the delete against the same replicated state: only
-		// where its message stands here is checked (no Authority).
-		_, o, err := chat.AcceptDeletion(ctx, x.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
-			DeleterDID: d.SenderDID, Tags: d.Tags})
-		switch {
-		case err != nil:
-			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
-		case o == chat.Wait:
-			return last, nil
-		case o != chat.Accepted: // applied before (pushed or pulled twice), or naming another venue
-			if o == chat.Malformed {
-				x.cfg.Logger.Warn("skipping a delete that names its message in another venue", "root", d.RootMsgID, "venue", truncate(d.Venue, 80))
-			}
-			last = d.OriginSeq
-			continue
-		}
-		err = x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
-		if errors.Is(err, eventstore.ErrNotFound) {
-			return last, nil
-		}
-		if err != nil {
-			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
-		}
-		if x.cfg.Stored != nil {
-			x.cfg.Stored.PublishDeletion(stream.Cluster, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID,
-				At: time.UnixMilli(d.AtMS), Venue: d.Venue,
-				Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
-		}
-		last = d.OriginSeq
+func (x *Exchange) applyDeletions(ctx context.Context, originDID string, dels []Deletion) (int64, error) {
+	if len(dels) == 0 {
+		return 0, nil
 	}
-	return last, nil
+	in := make([]eventstore.Deletion, len(dels))
+	for i, d := range dels {
+		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
+			return 0, fmt.Errorf("malformed deletion %q", d.RootMsgID)
+		}
+		in[i] = eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
+			Origin: Name(originDID), Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}}
+	}
+	// A node of the cluster checked the delete against the same replicated state: only where its
+	// message stands here is checked (no Authority).
+	res, err := x.cfg.Inbound.Receive(ctx, x.source(originDID, true), Remote{Deletions: in})
+	var last int64
+	for i, o := range res.Deletions {
+		if o == chat.Wait || o == "" { // not here yet, or not reached
+			break
+		}
+		last = dels[i].OriginSeq // applied now or before, or naming another venue (skipped)
+	}
+	return last, err
 }
 
 func truncate(s string, n int) string {

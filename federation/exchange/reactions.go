@@ -3,11 +3,11 @@ package exchange
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -109,32 +109,39 @@ func (x *Exchange) Relay(m eventstore.Message) {
 // filed. On a pull (waitForRoot: the batch came from the origin's log), a reaction whose root is not stored here yet stops the walk, so
 // the cursor stays before it; on a push it is skipped, left to the pull. A malformed reaction is
 // skipped with a warning: one bad row must not hold back every reaction after it.
-func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
-	var last int64
-	for _, r := range rs {
+func (x *Exchange) applyReactions(ctx context.Context, originDID string, rs []Reaction, waitForRoot bool) (int64, error) {
+	originName := Name(originDID)
+	valid := make([]eventstore.ReactionEvent, 0, len(rs))
+	ok := make([]bool, len(rs))
+	for i, r := range rs {
 		if err := r.validate(waitForRoot); err != nil {
 			x.cfg.Logger.Warn("skipping a malformed reaction", "origin", originName, "event", truncate(r.EventID, 64), "err", err)
-			last = max(last, r.OriginSeq)
 			continue
 		}
-		ev := r.event(originName)
-		applied, err := x.cfg.Store.FileReaction(ctx, ev)
-		switch {
-		case errors.Is(err, eventstore.ErrNotFound) && waitForRoot:
-			return last, nil
-		case errors.Is(err, eventstore.ErrNotFound):
-			continue
-		case errors.Is(err, eventstore.ErrDuplicate): // filed before (pushed, then pulled): not delivered again
-		case errors.Is(err, eventstore.ErrInvalidArgument):
-			x.cfg.Logger.Warn("skipping an invalid reaction", "origin", originName, "event", r.EventID, "err", err)
-		case err != nil:
-			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
-		case applied && x.cfg.Stored != nil:
-			x.cfg.Stored.PublishReaction(stream.Cluster, ev)
-		}
-		last = r.OriginSeq
+		ok[i] = true
+		valid = append(valid, r.event(originName))
 	}
-	return last, nil
+	var res Outcomes
+	var err error
+	if len(valid) > 0 {
+		res, err = x.cfg.Inbound.Receive(ctx, x.source(originDID, waitForRoot), Remote{Reactions: valid})
+	}
+	var last int64
+	j := 0
+	for i, r := range rs {
+		if ok[i] {
+			o := res.Reactions[j]
+			j++
+			switch {
+			case o == "" || (o == chat.Wait && waitForRoot): // not reached, or waiting for its message
+				return last, err
+			case o == chat.Wait: // a push: left to the pull
+				continue
+			}
+		}
+		last = max(last, r.OriginSeq)
+	}
+	return last, err
 }
 
 // deliverEphemeral hands pushed ephemeral TAGMSGs and status messages to local members.

@@ -26,6 +26,7 @@ type Store interface {
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
+	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
 	// FileReaction files a react or unreact (made here, or from a peer) in the reaction log.
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
@@ -51,10 +52,14 @@ type Config struct {
 	Key       ed25519.PrivateKey // this node's server key
 	// Allow is the exchange's allow-list, whose configured servers are this node's peers; nil:
 	// one is built from Peers (a node passes the list its cluster exchange shares).
-	Allow    *exchange.AllowList
-	Peers    []Peer
-	Links    []Link
-	Store    Store
+	Allow *exchange.AllowList
+	Peers []Peer
+	Links []Link
+	Store Store
+	// Inbound is the node's inbound pipeline (shared with the exchange), which stores and
+	// publishes what a peer's envelope carries once peering's checks passed; nil: one over
+	// Store and Streams.Stored with node/chat's rules.
+	Inbound  *exchange.Pipeline
 	State    State
 	Proposer Proposer
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
@@ -81,6 +86,7 @@ type Federation struct {
 	links   map[string]map[string]bool // peer DID → linked channels
 	keys    *peerKeys
 	metrics *metrics
+	pipe    *exchange.Pipeline // the inbound pipeline
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter // peer DID → inbound events per second
@@ -154,6 +160,14 @@ func New(cfg Config) (*Federation, error) {
 		}
 		f.links[l.Peer][l.Channel] = true
 	}
+	f.pipe = cfg.Inbound
+	if f.pipe == nil {
+		rules := &exchange.Rules{Store: cfg.Store, NodeName: cfg.NodeName, Logger: cfg.Logger}
+		if cfg.Streams != nil {
+			rules.Stored = cfg.Streams.Stored
+		}
+		f.pipe = exchange.NewPipeline(rules)
+	}
 	f.keys = newPeerKeys(cfg.Client, cfg.PeerKeyRetry, cfg.Now, f.fileKey)
 	f.metrics = newMetrics(cfg.Registerer)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
@@ -192,14 +206,6 @@ func (f *Federation) subscribe(st *stream.Streams) error {
 		return fmt.Errorf("peering: %w", err)
 	}
 	return nil
-}
-
-// publish hands a chat event accepted from a peer to the Stored stream; a no-op without one.
-func (f *Federation) publish(it stream.Item) {
-	if f.cfg.Streams != nil {
-		it.Source = stream.Federation
-		f.cfg.Streams.Stored.Publish(it)
-	}
 }
 
 // Mount registers the federation routes.

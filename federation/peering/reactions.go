@@ -9,7 +9,6 @@ import (
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
-	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
@@ -111,17 +110,9 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	ev := eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
 		Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
 		Sender: sender, SenderDID: r.SenderDID, Tags: tags}
-	applied, err := f.cfg.Store.FileReaction(ctx, ev)
-	switch {
-	case errors.Is(err, eventstore.ErrDuplicate):
-		return outcomeDuplicate, nil
-	case errors.Is(err, eventstore.ErrNotFound):
-		return outcomeNoRoot, nil // the root was deleted (or moved) since it was read
-	case err != nil:
+	res, err := f.pipe.Receive(ctx, f.source(peer, nil), exchange.Remote{Reactions: []eventstore.ReactionEvent{ev}})
+	if err != nil {
 		return "", err
 	}
-	if applied {
-		f.publish(stream.Item{Kind: stream.KindReaction, Reaction: &ev})
-	}
-	return outcomeStored, nil
+	return outcome(res.Reactions[0]), nil
 }
