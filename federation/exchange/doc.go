@@ -1,5 +1,8 @@
 // Package exchange moves chat events between the nodes of a cluster: the data plane, which stays
-// out of the Raft log.
+// out of the Raft log. It also owns what the cluster's plane and federation between servers
+// (federation/peering) share: the one allow-list of peers with their trust levels (allow.go), the
+// one cursor scheme per (peer, log) (cursors.go), and the one inbound pipeline every peer's events
+// go through (inbound.go: trust gate, acceptance rules, dedupe by msgid, store, Stored stream).
 //
 // Each node's event store is its durable outbox: a message is stored before it is acknowledged to
 // its sender, and the rows a node originated, read in the order it stored them, are what peers
