@@ -92,7 +92,10 @@ type Federation struct {
 	limiters map[string]*rate.Limiter // peer DID → inbound events per second
 	lastSeq  map[string]int64         // "did kid" → last accepted envelope seq (cache of the store)
 	answered map[string]time.Time     // request ids of this server's topic requests answered here
-	inbound  sync.Mutex               // one inbound envelope applied at a time
+	// inbound: peer DID → its lock (lock tier 9): one envelope of a peer applied at a time, in
+	// sequence order; a peer whose envelope is slow to apply (its user keys slow to read, say)
+	// holds only its own. Made in New, read-only after.
+	inbound  map[string]*sync.Mutex
 	outboxes map[string]*outbox
 
 	ctx    context.Context
@@ -125,7 +128,7 @@ func New(cfg Config) (*Federation, error) {
 	}
 	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
 		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
-		answered: map[string]time.Time{}}
+		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}}
 	if cfg.Allow == nil {
 		members := make([]exchange.Member, 0, len(cfg.Peers))
 		for _, p := range cfg.Peers {
@@ -153,6 +156,7 @@ func New(cfg Config) (*Federation, error) {
 		f.peers[p.DID] = p
 		f.links[p.DID] = map[string]bool{}
 		f.limiters[p.DID] = rate.NewLimiter(rate.Limit(MaxBatchItems), MaxBatchItems)
+		f.inbound[p.DID] = &sync.Mutex{}
 	}
 	for _, l := range cfg.Links {
 		if _, ok := f.peers[l.Peer]; !ok {

@@ -171,8 +171,9 @@ func (f *Federation) accept(ctx context.Context, body []byte, signer string) (Ac
 		return refuse(http.StatusForbidden, CodeNotAllowed, "a readonly peer may originate nothing")
 	}
 
-	f.inbound.Lock()
-	defer f.inbound.Unlock()
+	lock := f.inbound[peer.DID]
+	lock.Lock()
+	defer lock.Unlock()
 	seqKey := "fed-in:" + peer.DID + " " + tag.KID
 	last, err := f.lastAccepted(ctx, seqKey)
 	if err != nil {
