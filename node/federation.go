@@ -10,8 +10,9 @@ import (
 )
 
 // startFederation builds the exchange's allow-list (the live nodes of the cluster and the
-// configured servers, exported as palaver_exchange_peer), the inbound pipeline the exchange and
-// peering share, and this node's side of the configured peerings (none: nothing more to do).
+// configured servers, exported as palaver_exchange_peer) and this node's side of the configured
+// peerings (none: nothing more to do), whose inbound pipeline hands what peers send to the chat
+// service as the exchange's does.
 // Peers are reached, and their did:web documents read, through an SSRF-guarded client: the
 // resolver's (which only AllowPrivateDID lets reach loopback addresses), or with PeerAllowPrivate
 // one that may reach private addresses (it is only ever pointed at configured peers).
@@ -28,8 +29,6 @@ func (n *Node) startFederation(context.Context) error {
 		return err
 	}
 	n.allow = allow
-	n.inbound = exchange.NewPipeline(&exchange.Rules{Store: n.events, Stored: n.streams.Stored, NodeName: n.cfg.NodeName,
-		Logger: n.log.With("component", "inbound")})
 	if err := n.metrics.Registry.Register(allow); err != nil {
 		return fmt.Errorf("peer metrics: %w", err)
 	}
@@ -45,7 +44,7 @@ func (n *Node) startFederation(context.Context) error {
 	}
 	fed, err := peering.New(peering.Config{
 		ServerDID: "did:web:" + n.cfg.ServerName, NodeName: n.cfg.NodeName, Key: n.serverKey,
-		Allow: n.allow, Inbound: n.inbound, Links: n.cfg.Links, Store: n.events, State: n.machine, Proposer: n.prop,
+		Allow: n.allow, Accept: n.chat, Links: n.cfg.Links, Store: n.events, State: n.machine, Proposer: n.prop,
 		Client: n.cfg.Faults.client(client, federationPoint), PeerKeyRetry: n.cfg.PeerKeyRetry,
 		Streams:    n.streams,
 		Registerer: n.metrics.Registry, SendEvery: n.cfg.FederationSendEvery,

@@ -24,18 +24,13 @@ import (
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
-// Store is the part of the event store the exchange uses.
+// Store is the part of the event store the exchange reads (it writes through Acceptor).
 type Store interface {
-	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
 	CursorStore
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
-	Delete(ctx context.Context, rootMsgID string, at time.Time) error
-	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
-	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
-	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
 
 // Peer is another node of the cluster.
@@ -52,16 +47,16 @@ type Config struct {
 	Self  string             // this node's DID
 	Key   ed25519.PrivateKey // this node's server key
 	Store Store
-	Keys  KeyLookup     // registered server keys of cluster nodes
-	Peers func() []Peer // the other live nodes
+	// Accept stores what the peers made (the chat service's AcceptRemote), behind the inbound
+	// pipeline's trust gate (inbound.go).
+	Accept Acceptor
+	Keys   KeyLookup     // registered server keys of cluster nodes
+	Peers  func() []Peer // the other live nodes
 	// Stored is the node's stream of stored chat events. The exchange subscribes to it (what this
-	// node's clients sent, and what federation accepted, is pushed to the peers) and publishes
-	// into it, with source Cluster, every event it newly stored or applied from a peer (messages,
-	// deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed or published.
+	// node's clients sent, and what federation accepted, is pushed to the peers); Accept
+	// publishes into it, with source Cluster, every event newly stored or applied from a peer
+	// (messages, deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed.
 	Stored *stream.Stored
-	// Inbound is the node's inbound pipeline, which stores and publishes what peers send; nil:
-	// one over Store and Stored with node/chat's rules (Rules).
-	Inbound *Pipeline
 	// Authenticate names the node DID at the other end of a request's connection (the cluster
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
 	// request's body is read. Nil refuses every request.
@@ -81,6 +76,7 @@ type Config struct {
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
 	cfg Config
+	in  *Pipeline // the inbound pipeline over cfg.Accept
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
@@ -118,11 +114,8 @@ func New(cfg Config) *Exchange {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Inbound == nil {
-		cfg.Inbound = NewPipeline(&Rules{Store: cfg.Store, Stored: cfg.Stored, NodeName: Name(cfg.Self), Logger: cfg.Logger})
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -345,7 +338,7 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
-	if _, err := x.applyReactions(c.Request.Context(), b.Origin, b.Reactions, false); err != nil {
+	if _, err := x.applyReactions(c.Request.Context(), Name(b.Origin), b.Reactions, false); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
 		return
 	}
@@ -353,8 +346,8 @@ func (x *Exchange) receivePush(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }
 
-// store writes a batch's events in one durable commit and delivers those that were new, in
-// order. It returns the last origin seq of the batch.
+// store has the chat service store a batch's events in one durable commit and publish those that
+// were new, in order. It returns the last origin seq of the batch.
 func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	origin := Name(b.Origin)
 	msgs := make([]*eventstore.Message, 0, len(b.Events))
@@ -369,16 +362,12 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	// A msgid already stored (pushed earlier, or pulled twice) is not stored again, nor delivered.
-	if _, err := x.cfg.Inbound.Receive(ctx, x.source(b.Origin, false), Remote{Messages: msgs}); err != nil {
+	// A msgid already stored (pushed earlier, or pulled twice) is not stored again: only the new
+	// ones are published.
+	if _, err := x.in.Receive(ctx, clusterSource(origin, false), chat.Batch{Messages: msgs}); err != nil {
 		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
 	}
 	return last, nil
-}
-
-// source is a node of this cluster as the inbound pipeline sees it.
-func (x *Exchange) source(did string, ordered bool) Source {
-	return Source{Peer: Member{DID: did, Trust: TrustCluster}, Kind: stream.Cluster, Ordered: ordered}
 }
 
 // signedGet names the node that sent a bodiless request over its own connection and signed it,
@@ -542,7 +531,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, p.DID, b.Deletions)
+		lastDel, err := x.applyDeletions(ctx, origin, b.Deletions)
 		if lastDel > delCursor {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
@@ -551,7 +540,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, p.DID, b.Reactions, true)
+		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
 		if lastReact > reactCursor {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
@@ -572,29 +561,30 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 // applyDeletions applies an origin's deletes in order and returns the last one applied. A delete
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
 // a later round, once the message has arrived from its own origin.
-func (x *Exchange) applyDeletions(ctx context.Context, originDID string, dels []Deletion) (int64, error) {
-	if len(dels) == 0 {
-		return 0, nil
-	}
-	in := make([]eventstore.Deletion, len(dels))
-	for i, d := range dels {
+func (x *Exchange) applyDeletions(ctx context.Context, originName string, dels []Deletion) (int64, error) {
+	var invalid error
+	batch := make([]eventstore.Deletion, 0, len(dels))
+	for _, d := range dels {
 		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
-			return 0, fmt.Errorf("malformed deletion %q", d.RootMsgID)
-		}
-		in[i] = eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
-			Origin: Name(originDID), Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}}
-	}
-	// A node of the cluster checked the delete against the same replicated state: only where its
-	// message stands here is checked (no Authority).
-	res, err := x.cfg.Inbound.Receive(ctx, x.source(originDID, true), Remote{Deletions: in})
-	var last int64
-	for i, o := range res.Deletions {
-		if o == chat.Wait || o == "" { // not here yet, or not reached
+			invalid = fmt.Errorf("malformed deletion %q", d.RootMsgID)
 			break
 		}
-		last = dels[i].OriginSeq // applied now or before, or naming another venue (skipped)
+		batch = append(batch, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
+			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
 	}
-	return last, err
+	// Applied before (pushed or pulled twice), or naming another venue: passed over.
+	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
+	var last int64
+	for i, o := range res.Deletions {
+		if o == chat.Wait || o == "" {
+			break
+		}
+		last = batch[i].Seq
+	}
+	if err != nil {
+		return last, fmt.Errorf("deletes from %s: %w", originName, err)
+	}
+	return last, invalid
 }
 
 func truncate(s string, n int) string {

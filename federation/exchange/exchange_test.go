@@ -24,6 +24,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )
@@ -120,9 +121,10 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		if err := n.stored.Subscribe("test", stream.Backpressure, n.fromStream, stream.Cluster); err != nil {
 			t.Fatal(err)
 		}
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
-			Authenticate: headerPeer, Stored: n.stored,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Accept:       chat.New(chat.Config{Store: store, Stored: n.stored, NodeName: name, Logger: quiet}),
+			Authenticate: headerPeer, Stored: n.stored, Logger: quiet})
 		n.x.Mount(e)
 	}
 	for _, n := range c.nodes {

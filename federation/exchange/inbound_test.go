@@ -43,7 +43,7 @@ func newPipelineNode(t *testing.T) *pipelineNode {
 	}, stream.Cluster, stream.Federation); err != nil {
 		t.Fatal(err)
 	}
-	n.p = NewPipeline(&Rules{Store: store, Stored: n.st, NodeName: "self", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n.p = NewPipeline(chat.New(chat.Config{Store: store, Stored: n.st, NodeName: "self", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	return n
 }
 
@@ -82,11 +82,12 @@ func remoteMessage(origin, text string) *eventstore.Message {
 func TestPipelineTrustGateAndDedupe(t *testing.T) {
 	ctx := context.Background()
 	n := newPipelineNode(t)
-	node := Source{Peer: Member{DID: "did:web:n2", Trust: TrustCluster}, Kind: stream.Cluster}
-	readonly := Source{Peer: Member{DID: "did:web:ro.example", Trust: TrustReadonly}, Kind: stream.Federation}
+	node := clusterSource("n2", false)
+	readonly := Source{Peer: Member{DID: "did:web:ro.example", Trust: TrustReadonly}, Source: chat.Source{Kind: stream.Federation}}
+	relay := Source{Peer: Member{DID: "did:web:relay.example", Trust: TrustRelay}, Source: chat.Source{Kind: stream.Federation}}
 
 	m := remoteMessage("n2", "hello")
-	res, err := n.p.Receive(ctx, readonly, Remote{Messages: []*eventstore.Message{m},
+	res, err := n.p.Receive(ctx, readonly, chat.Batch{Messages: []*eventstore.Message{m},
 		Deletions: []eventstore.Deletion{{RootMsgID: m.MsgID, Venue: "#x"}}})
 	if err != nil || !slices.Equal(res.Messages, []chat.Outcome{NotAllowed}) || !slices.Equal(res.Deletions, []chat.Outcome{NotAllowed}) {
 		t.Fatalf("readonly: %+v, %v", res, err)
@@ -96,11 +97,11 @@ func TestPipelineTrustGateAndDedupe(t *testing.T) {
 	}
 
 	copyOf := *m
-	res, err = n.p.Receive(ctx, node, Remote{Messages: []*eventstore.Message{m}})
+	res, err = n.p.Receive(ctx, node, chat.Batch{Messages: []*eventstore.Message{m}})
 	if err != nil || !slices.Equal(res.Messages, []chat.Outcome{chat.Accepted}) {
 		t.Fatalf("first: %+v, %v", res, err)
 	}
-	res, err = n.p.Receive(ctx, node, Remote{Messages: []*eventstore.Message{&copyOf, remoteMessage("n2", "next")}})
+	res, err = n.p.Receive(ctx, node, chat.Batch{Messages: []*eventstore.Message{&copyOf, remoteMessage("n2", "next")}})
 	if err != nil || !slices.Equal(res.Messages, []chat.Outcome{chat.Duplicate, chat.Accepted}) {
 		t.Fatalf("again: %+v, %v", res, err)
 	}
@@ -108,65 +109,13 @@ func TestPipelineTrustGateAndDedupe(t *testing.T) {
 	if len(got) != 2 || got[0] != "cluster message "+m.MsgID {
 		t.Fatalf("published %v, want the message once and the next one", got)
 	}
-}
 
-func TestPipelineDeletesAndReactionsWaitForTheirMessage(t *testing.T) {
-	ctx := context.Background()
-	n := newPipelineNode(t)
-	root := remoteMessage("n2", "root")
-	del := func(origin string) eventstore.Deletion {
-		return eventstore.Deletion{RootMsgID: root.MsgID, At: time.Now(), Origin: origin, Venue: "#x",
-			Deleter: eventstore.Deleter{Sender: "a!u@h", SenderDID: "did:plc:alice", Tags: map[string]string{"+draft/delete": root.MsgID}}}
+	fromRelay := remoteMessage("self", "a server's message, made this node's own")
+	res, err = n.p.Receive(ctx, relay, chat.Batch{Messages: []*eventstore.Message{fromRelay}})
+	if err != nil || !slices.Equal(res.Messages, []chat.Outcome{chat.Accepted}) {
+		t.Fatalf("relay: %+v, %v", res, err)
 	}
-	react := eventstore.ReactionEvent{EventID: ulid.Make().String(), Origin: "n2", Root: root.MsgID, Reactor: "did:plc:alice",
-		ReactorNick: "a", Emoji: "👍", At: time.Now(), Venue: "#x", Sender: "a!u@h", SenderDID: "did:plc:alice"}
-	ordered := Source{Peer: Member{DID: "did:web:n2", Trust: TrustCluster}, Kind: stream.Cluster, Ordered: true}
-	pushed := ordered
-	pushed.Ordered = false
-	server := Source{Peer: Member{DID: "did:web:b.example", Trust: TrustFull}, Kind: stream.Federation,
-		Authority: func(stream.Item) *chat.Authority {
-			return &chat.Authority{IsOp: func(string, string) bool { return false },
-				Signature: func(eventstore.Message) chat.Outcome { return chat.Accepted }}
-		}}
-
-	for _, tc := range []struct {
-		name         string
-		src          Source
-		b            Remote
-		dels, reacts []chat.Outcome
-	}{
-		{"a pulled log waits", ordered, Remote{Deletions: []eventstore.Deletion{del("n2"), del("n2")},
-			Reactions: []eventstore.ReactionEvent{react, react}}, []chat.Outcome{chat.Wait, chat.Wait}, []chat.Outcome{chat.Wait, chat.Wait}},
-		{"a push skips", pushed, Remote{Reactions: []eventstore.ReactionEvent{react}}, nil, []chat.Outcome{chat.Wait}},
-		{"a server's reaction has no root", server, Remote{Reactions: []eventstore.ReactionEvent{react}}, nil, []chat.Outcome{NoRoot}},
-	} {
-		res, err := n.p.Receive(ctx, tc.src, tc.b)
-		if err != nil || !slices.Equal(res.Deletions, tc.dels) || !slices.Equal(res.Reactions, tc.reacts) {
-			t.Fatalf("%s: %+v, %v", tc.name, res, err)
-		}
-	}
-	if got := n.published(t); len(got) != 0 {
-		t.Fatalf("published %v before the message arrived", got)
-	}
-
-	if _, err := n.p.Receive(ctx, ordered, Remote{Messages: []*eventstore.Message{root}}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := n.p.Receive(ctx, ordered, Remote{Reactions: []eventstore.ReactionEvent{react, react}})
-	if err != nil || !slices.Equal(res.Reactions, []chat.Outcome{chat.Accepted, chat.Duplicate}) {
-		t.Fatalf("reactions: %+v, %v", res, err)
-	}
-	// A delete made on this node (a server's, made this node's own) is filed in its deletions
-	// log; the same delete again is a duplicate.
-	res, err = n.p.Receive(ctx, server, Remote{Deletions: []eventstore.Deletion{del("self"), del("self")}})
-	if err != nil || !slices.Equal(res.Deletions, []chat.Outcome{chat.Accepted, chat.Duplicate}) {
-		t.Fatalf("deletes: %+v, %v", res, err)
-	}
-	if dels, err := n.store.DeletionsAfter(ctx, "self", 0, 10); err != nil || len(dels) != 1 || dels[0].RootMsgID != root.MsgID {
-		t.Fatalf("this node's deletions log: %+v, %v", dels, err)
-	}
-	want := []string{"cluster message " + root.MsgID, "cluster reaction " + react.EventID, "federation deletion " + root.MsgID}
-	if got := n.published(t); len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
-		t.Fatalf("published %v, want %v", got, want)
+	if got := n.published(t); len(got) != 1 || got[0] != "federation message "+fromRelay.MsgID {
+		t.Fatalf("published %v, want the relay's message from federation", got)
 	}
 }

@@ -3,12 +3,12 @@ package exchange
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
-	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
@@ -105,55 +105,57 @@ func (x *Exchange) Relay(m eventstore.Message) {
 	x.enqueue(outgoing{ephemeral: &ev})
 }
 
-// applyReactions files an origin's reactions in order and returns the origin seq of the last one
-// filed. On a pull (waitForRoot: the batch came from the origin's log), a reaction whose root is not stored here yet stops the walk, so
-// the cursor stays before it; on a push it is skipped, left to the pull. A malformed reaction is
-// skipped with a warning: one bad row must not hold back every reaction after it.
-func (x *Exchange) applyReactions(ctx context.Context, originDID string, rs []Reaction, waitForRoot bool) (int64, error) {
-	originName := Name(originDID)
+// applyReactions has the chat service file an origin's reactions in order and returns the origin
+// seq of the last one filed. On a pull (waitForRoot: the batch came from the origin's log), a
+// reaction whose root is not stored here yet stops the walk, so the cursor stays before it; on a
+// push it is skipped, left to the pull. A malformed reaction is skipped with a warning: one bad row
+// must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
+// is published, so a reaction pushed and then pulled is delivered once.
+func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
 	valid := make([]eventstore.ReactionEvent, 0, len(rs))
-	ok := make([]bool, len(rs))
+	at := make([]int, len(rs)) // index in valid, or -1
 	for i, r := range rs {
 		if err := r.validate(waitForRoot); err != nil {
 			x.cfg.Logger.Warn("skipping a malformed reaction", "origin", originName, "event", truncate(r.EventID, 64), "err", err)
+			at[i] = -1
 			continue
 		}
-		ok[i] = true
+		at[i] = len(valid)
 		valid = append(valid, r.event(originName))
 	}
-	var res Outcomes
-	var err error
-	if len(valid) > 0 {
-		res, err = x.cfg.Inbound.Receive(ctx, x.source(originDID, waitForRoot), Remote{Reactions: valid})
-	}
+	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
 	var last int64
-	j := 0
 	for i, r := range rs {
-		if ok[i] {
-			o := res.Reactions[j]
-			j++
-			switch {
-			case o == "" || (o == chat.Wait && waitForRoot): // not reached, or waiting for its message
-				return last, err
-			case o == chat.Wait: // a push: left to the pull
-				continue
-			}
+		if at[i] < 0 {
+			last = max(last, r.OriginSeq)
+			continue
 		}
-		last = max(last, r.OriginSeq)
+		switch res.Reactions[at[i]] {
+		case "":
+			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
+		case chat.Wait:
+			if waitForRoot {
+				return last, nil
+			}
+			continue
+		}
+		last = r.OriginSeq
 	}
 	return last, err
 }
 
 // deliverEphemeral hands pushed ephemeral TAGMSGs and status messages to local members.
 func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
-	if x.cfg.Stored == nil {
-		return
-	}
+	var valid []*eventstore.Message
 	for _, e := range evs {
 		if err := validateEphemeral(e); err != nil {
 			x.cfg.Logger.Debug("dropping a malformed ephemeral event", "origin", originName, "err", err)
 			continue
 		}
-		x.cfg.Stored.PublishEphemeral(stream.Cluster, *e.message(originName))
+		valid = append(valid, e.message(originName))
+	}
+	if len(valid) > 0 {
+		// Relayed only: nothing is stored, so nothing can fail.
+		_, _ = x.in.Receive(x.ctx, clusterSource(originName, false), chat.Batch{Ephemeral: valid})
 	}
 }

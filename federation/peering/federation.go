@@ -16,6 +16,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -56,10 +57,10 @@ type Config struct {
 	Peers []Peer
 	Links []Link
 	Store Store
-	// Inbound is the node's inbound pipeline (shared with the exchange), which stores and
-	// publishes what a peer's envelope carries once peering's checks passed; nil: one over
-	// Store and Streams.Stored with node/chat's rules.
-	Inbound  *exchange.Pipeline
+	// Accept is the node's chat service, which stores and publishes what a peer's envelope
+	// carries once peering's checks passed, behind the inbound pipeline's trust gate (the same
+	// as the exchange's); nil: a chat service over Store and Streams.Stored.
+	Accept   exchange.Acceptor
 	State    State
 	Proposer Proposer
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
@@ -164,14 +165,14 @@ func New(cfg Config) (*Federation, error) {
 		}
 		f.links[l.Peer][l.Channel] = true
 	}
-	f.pipe = cfg.Inbound
-	if f.pipe == nil {
-		rules := &exchange.Rules{Store: cfg.Store, NodeName: cfg.NodeName, Logger: cfg.Logger}
+	if cfg.Accept == nil {
+		cc := chat.Config{Store: cfg.Store, NodeName: cfg.NodeName, Logger: cfg.Logger}
 		if cfg.Streams != nil {
-			rules.Stored = cfg.Streams.Stored
+			cc.Stored = cfg.Streams.Stored
 		}
-		f.pipe = exchange.NewPipeline(rules)
+		cfg.Accept = chat.New(cc)
 	}
+	f.pipe = exchange.NewPipeline(cfg.Accept)
 	f.keys = newPeerKeys(cfg.Client, cfg.PeerKeyRetry, cfg.Now, f.fileKey)
 	f.metrics = newMetrics(cfg.Registerer)
 	f.ctx, f.cancel = context.WithCancel(context.Background())

@@ -360,7 +360,7 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 			return chat.Unsigned
 		}
 		return chat.Accepted
-	}), exchange.Remote{Messages: []*eventstore.Message{m}})
+	}), chat.Batch{Messages: []*eventstore.Message{m}})
 	if err != nil {
 		return "", err
 	}
@@ -371,8 +371,8 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 // operators and against signature, the check an item's own signature verdict makes.
 func (f *Federation) source(peer Peer, signature func(root eventstore.Message) chat.Outcome) exchange.Source {
 	auth := &chat.Authority{IsOp: f.isDIDOp, Signature: signature}
-	return exchange.Source{Peer: peer.Member(), Kind: stream.Federation,
-		Authority: func(stream.Item) *chat.Authority { return auth }}
+	return exchange.Source{Peer: peer.Member(), Source: chat.Source{Kind: stream.Federation,
+		Authority: func(stream.Item) *chat.Authority { return auth }}}
 }
 
 // inboundMessage validates and sanitises an event into the message this node stores.
@@ -452,7 +452,7 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 			return chat.Unsigned
 		}
 		return chat.Accepted
-	}), exchange.Remote{Deletions: []eventstore.Deletion{del}})
+	}), chat.Batch{Deletions: []eventstore.Deletion{del}})
 	if err != nil {
 		return "", err
 	}

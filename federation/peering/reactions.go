@@ -2,13 +2,14 @@ package peering
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
@@ -75,26 +76,10 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	if f.ownedLocally(r.SenderDID, nick) {
 		return outcomeImpostor, nil
 	}
-	tags := sanitizeTags(r.Tags)
-	emoji, remove, rootID := reactionOf(tags)
+	signed := sanitizeTags(r.Tags) // the tags the reactor signed
+	emoji, remove, rootID := reactionOf(signed)
 	if emoji == "" || len(emoji) > eventstore.MaxEmojiBytes || !validMsgID(rootID) {
 		return outcomeMalformed, nil
-	}
-	root, err := f.cfg.Store.Root(ctx, rootID)
-	switch {
-	case errors.Is(err, eventstore.ErrNotFound):
-		return outcomeNoRoot, nil
-	case err != nil:
-		return "", err
-	case root.Venue != r.Venue || root.MsgID != rootID || !root.DeletedAt.IsZero():
-		return outcomeMalformed, nil
-	}
-	sig := checkSignature(ctx, f, peer, "TAGMSG", r.SenderDID, r.EventID, r.Venue, "", tags)
-	if sig.verdict == verdictInvalid {
-		return outcomeInvalidSig, nil
-	}
-	if !sig.speaksFor() {
-		return outcomeUnsigned, nil
 	}
 	at := time.UnixMilli(r.AtMS)
 	if now := f.cfg.Now(); r.AtMS <= 0 || at.After(now) {
@@ -104,13 +89,25 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	if sender == "" {
 		sender = nick + "!~remote@" + originName(peer.DID)
 	}
+	tags := maps.Clone(signed)
 	tags[TagOrigin] = originName(peer.DID)
 	// Filed in this node's reaction log, so the other nodes of the cluster copy it too (the origin
 	// tag keeps it from being sent back to a peer).
 	ev := eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
 		Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
 		Sender: sender, SenderDID: r.SenderDID, Tags: tags}
-	res, err := f.pipe.Receive(ctx, f.source(peer, nil), exchange.Remote{Reactions: []eventstore.ReactionEvent{ev}})
+	// The root must be here, in this venue and not deleted (chat.AcceptReaction), and the
+	// reactor's signature speak for it.
+	res, err := f.pipe.Receive(ctx, f.source(peer, func(eventstore.Message) chat.Outcome {
+		sig := checkSignature(ctx, f, peer, "TAGMSG", r.SenderDID, r.EventID, r.Venue, "", signed)
+		switch {
+		case sig.verdict == verdictInvalid:
+			return chat.Outcome(outcomeInvalidSig)
+		case !sig.speaksFor():
+			return chat.Unsigned
+		}
+		return chat.Accepted
+	}), chat.Batch{Reactions: []eventstore.ReactionEvent{ev}})
 	if err != nil {
 		return "", err
 	}
