@@ -82,6 +82,10 @@ func TestFederationCatchUp(t *testing.T) {
 				readDone <- err
 				return
 			}
+			if m.Command == "PING" && len(m.Params) > 0 { // the server checks that an idle reader is alive
+				bob.Send("PONG :" + m.Params[len(m.Params)-1])
+				continue
+			}
 			mu.Lock()
 			switch {
 			case m.Command == "PRIVMSG" && len(m.Params) == 2 && strings.HasPrefix(m.Params[1], "load "):
@@ -94,8 +98,12 @@ func TestFederationCatchUp(t *testing.T) {
 	}()
 	go func() { // alice's echoes are read and dropped, so her connection keeps up
 		for {
-			if _, err := alice.ReadMessage(readCtx); err != nil {
+			m, err := alice.ReadMessage(readCtx)
+			if err != nil {
 				return
+			}
+			if m.Command == "PING" && len(m.Params) > 0 {
+				alice.Send("PONG :" + m.Params[len(m.Params)-1])
 			}
 		}
 	}()
