@@ -55,9 +55,10 @@
 // # Inbound
 //
 // Any node accepts envelopes. Once an item passed peering's checks (its link or DM, impostors,
-// signatures, authority), it goes through the node's inbound pipeline (exchange.Pipeline, the
-// one the cluster's exchange uses: trust gate, node/chat's acceptance rules with peering's
-// Authority, dedupe by msgid, store, Stored). An accepted event is stored with its original msgid and tags
+// signatures, authority), it goes through the inbound pipeline the cluster's exchange uses too
+// (exchange.Pipeline: the trust gate, then the chat service's AcceptRemote with peering's
+// Authority: acceptance rules, dedupe by msgid, store, Stored). An accepted event is stored with
+// its original msgid and tags
 // (+freeq.at/sig intact) plus +freeq.at/origin=<peer server name>, as an event this node
 // originated, so the intra-cluster exchange spreads it to the other nodes; the origin tag keeps
 // where it came from recoverable. Events that came from a peer are never sent on to any peer.
