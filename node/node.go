@@ -64,6 +64,7 @@ type Node struct {
 	runCtx      context.Context // ends at Close; cancel ends it
 
 	federation *peering.Federation // nil without peers
+	allow      *exchange.AllowList // the exchange's peers: live nodes and configured servers
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)
@@ -116,8 +117,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"raft", n.openRaft},              // replicated state, caught up before serving reads
 		{"event store", n.openEventStore}, // durable chat events
 		{"server key", n.loadServerKey},   // this node's signing key
-		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
 		{"chat", n.startChat},             // the message service (chat.go)
+		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
 		{"irc", n.startIRC},               // the IRC edge
 		{"exchange", n.startExchange},     // the chat plane between the cluster's nodes (cluster.go)
 		{"leader jobs", n.startLeaderJobs},

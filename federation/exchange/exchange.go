@@ -28,24 +28,10 @@ import (
 type Store interface {
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
-	Cursor(ctx context.Context, origin string) (int64, error)
-	SetCursor(ctx context.Context, origin string, seq int64) error
+	CursorStore
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 }
-
-// Acceptor is the node's chat service (node/chat.Service) as the exchange hands it the events
-// its peers made: it deduplicates, applies the acceptance rules, stores and publishes on Stored.
-type Acceptor interface {
-	AcceptRemote(ctx context.Context, src chat.Source, b chat.Batch) (chat.Result, error)
-}
-
-// fromCluster is the source of everything the exchange accepts: a node of this cluster, which
-// checked its events against the same replicated state.
-var fromCluster = chat.Source{Kind: stream.Cluster}
-
-// deletionCursor is the cursor key of an origin's deletes.
-func deletionCursor(origin string) string { return "del:" + origin }
 
 // Peer is another node of the cluster.
 type Peer struct {
@@ -61,7 +47,8 @@ type Config struct {
 	Self  string             // this node's DID
 	Key   ed25519.PrivateKey // this node's server key
 	Store Store
-	// Accept stores what the peers made (the chat service's AcceptRemote).
+	// Accept stores what the peers made (the chat service's AcceptRemote), behind the inbound
+	// pipeline's trust gate (inbound.go).
 	Accept Acceptor
 	Keys   KeyLookup     // registered server keys of cluster nodes
 	Peers  func() []Peer // the other live nodes
@@ -89,6 +76,7 @@ type Config struct {
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
 	cfg Config
+	in  *Pipeline // the inbound pipeline over cfg.Accept
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
@@ -127,7 +115,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -376,7 +364,7 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	}
 	// A msgid already stored (pushed earlier, or pulled twice) is not stored again: only the new
 	// ones are published.
-	if _, err := x.cfg.Accept.AcceptRemote(ctx, fromCluster, chat.Batch{Messages: msgs}); err != nil {
+	if _, err := x.in.Receive(ctx, clusterSource(origin, false), chat.Batch{Messages: msgs}); err != nil {
 		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
 	}
 	return last, nil
@@ -486,22 +474,22 @@ func (x *Exchange) PullAll(ctx context.Context) {
 func (x *Exchange) pull(ctx context.Context, p Peer) error {
 	origin := Name(p.DID)
 	for {
-		cursor, err := x.cfg.Store.Cursor(ctx, origin)
+		cursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages))
 		if err != nil {
 			return err
 		}
-		delCursor, err := x.cfg.Store.Cursor(ctx, deletionCursor(origin))
+		delCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes))
 		if err != nil {
 			return err
 		}
-		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
+		reactCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions))
 		if err != nil {
 			return err
 		}
 		if at := x.streamedThrough(p.DID); at > cursor {
 			// A stream from this origin stored its rows through at (its cursor is written
 			// lazily): ask only for what came after.
-			if err := x.cfg.Store.SetCursor(ctx, origin, at); err != nil {
+			if err := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), at); err != nil {
 				return err
 			}
 			cursor = at
@@ -536,7 +524,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		last, err := x.store(ctx, b)
 		if last > cursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, origin, last); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), last); cerr != nil {
 				return cerr
 			}
 		}
@@ -545,7 +533,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		lastDel, err := x.applyDeletions(ctx, origin, b.Deletions)
 		if lastDel > delCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, deletionCursor(origin), lastDel); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
 			}
 		}
@@ -554,7 +542,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
 		if lastReact > reactCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, reactionCursor(origin), lastReact); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
 			}
 		}
@@ -585,7 +573,7 @@ func (x *Exchange) applyDeletions(ctx context.Context, originName string, dels [
 			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
 	}
 	// Applied before (pushed or pulled twice), or naming another venue: passed over.
-	res, err := x.cfg.Accept.AcceptRemote(ctx, chat.Source{Kind: stream.Cluster, Ordered: true}, chat.Batch{Deletions: batch})
+	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
 	var last int64
 	for i, o := range res.Deletions {
 		if o == chat.Wait || o == "" {

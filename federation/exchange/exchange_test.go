@@ -245,7 +245,7 @@ func TestPushPullExactlyOnce(t *testing.T) {
 			t.Fatalf("a delivered its own event %s back to itself", id)
 		}
 	}
-	cursor, _ := b.store.Cursor(context.Background(), "a")
+	cursor, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
 	if n, _ := a.store.Count(context.Background()); cursor != n {
 		t.Fatalf("b's cursor for a = %d, want %d", cursor, n)
 	}
@@ -328,7 +328,7 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc.sync()
-	if n, _ := cc.store.Cursor(ctx, deletionCursor("b")); n != 0 || deleted.Load() != 0 {
+	if n, _ := ReadCursor(ctx, cc.store, inCursor("b", LogDeletes)); n != 0 || deleted.Load() != 0 {
 		t.Fatalf("delete applied or skipped before its message arrived (cursor %d)", n)
 	}
 	if err := cc.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil {

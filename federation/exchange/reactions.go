@@ -9,21 +9,17 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
-	"github.com/palaver-chat/palaver/node/stream"
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
 // reaction log (eventstore.FileReaction) and pushes it; peers pull that log with a cursor of their
-// own ("react:<origin>") and file each event in turn. A reaction to a message a peer has not stored
+// own ("in:reactions:<origin>") and file each event in turn. A reaction to a message a peer has not stored
 // yet waits: the pull stops before it and the cursor stays, until the message arrives from its own
 // origin. Filing is idempotent (a repeated event msgid is ErrDuplicate), and only a newly applied event is
 // delivered to local members, so a reaction pushed and then pulled is delivered once.
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
-
-// reactionCursor is the cursor key of an origin's reaction log.
-func reactionCursor(origin string) string { return "react:" + origin }
 
 // Reaction is a react or unreact made on the origin node of a batch, with the TAGMSG it came as.
 type Reaction struct {
@@ -127,7 +123,7 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 		at[i] = len(valid)
 		valid = append(valid, r.event(originName))
 	}
-	res, err := x.cfg.Accept.AcceptRemote(ctx, chat.Source{Kind: stream.Cluster, Ordered: waitForRoot}, chat.Batch{Reactions: valid})
+	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
 	var last int64
 	for i, r := range rs {
 		if at[i] < 0 {
@@ -160,6 +156,6 @@ func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
 	}
 	if len(valid) > 0 {
 		// Relayed only: nothing is stored, so nothing can fail.
-		_, _ = x.cfg.Accept.AcceptRemote(x.ctx, fromCluster, chat.Batch{Ephemeral: valid})
+		_, _ = x.in.Receive(x.ctx, clusterSource(originName, false), chat.Batch{Ephemeral: valid})
 	}
 }
