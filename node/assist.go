@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"sort"
 
 	"github.com/palaver-chat/palaver/federation/exchange"
@@ -69,15 +68,9 @@ func (a assistSync) SyncFacts(ctx context.Context) assist.SyncFacts {
 	for _, p := range n.peers() {
 		origin := exchange.Name(p.DID)
 		c := assist.SyncCursor{Origin: origin, Queued: n.exchange.Queued(p.DID)}
-		mk, dk, rk := exchange.CursorKeys(origin)
 		var err error
-		for _, x := range []struct {
-			key string
-			dst *int64
-		}{{mk, &c.Messages}, {dk, &c.Deletes}, {rk, &c.Reactions}} {
-			if *x.dst, err = n.events.Cursor(ctx, x.key); err != nil {
-				f.CursorError = fmt.Sprintf("cursor %s: %v", x.key, err)
-			}
+		if c.Messages, c.Deletes, c.Reactions, err = n.exchange.Cursors(ctx, origin); err != nil {
+			f.CursorError = err.Error()
 		}
 		f.Cursors = append(f.Cursors, c)
 	}

@@ -71,7 +71,7 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 // Stored stream in its constructor, and is told of every membership change.
 func (n *Node) startExchange(context.Context) error {
 	n.exchange = exchange.New(exchange.Config{
-		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Keys: n.serverKeyOf, Peers: n.peers,
+		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Accept: n.chat, Keys: n.serverKeyOf, Peers: n.peers,
 		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 		BeforeFrame: n.cfg.Faults.beforeFrame(),

@@ -32,6 +32,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/signingapi"
 	"github.com/palaver-chat/palaver/gateway/transport"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -47,6 +48,7 @@ type Node struct {
 	raft    *raft.Store
 	events  *eventstore.Store
 	irc     *irc.Server
+	chat    *chat.Service // the one path by which chat events are written (chat.go)
 	rest    *rest.Server
 	metrics *metrics.Set
 	started time.Time
@@ -62,6 +64,7 @@ type Node struct {
 	runCtx      context.Context // ends at Close; cancel ends it
 
 	federation *peering.Federation // nil without peers
+	allow      *exchange.AllowList // the exchange's peers: live nodes and configured servers
 	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
 
 	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)
@@ -114,6 +117,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"raft", n.openRaft},              // replicated state, caught up before serving reads
 		{"event store", n.openEventStore}, // durable chat events
 		{"server key", n.loadServerKey},   // this node's signing key
+		{"chat", n.startChat},             // the message service (chat.go)
 		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
 		{"irc", n.startIRC},               // the IRC edge
 		{"exchange", n.startExchange},     // the chat plane between the cluster's nodes (cluster.go)
@@ -240,7 +244,7 @@ func (n *Node) startIRC(context.Context) error {
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		ServerKey: n.serverKey, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
+		Messages: n.chat, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
 		Federation: n.ircFederation(),
 		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -69,8 +70,15 @@ func (f *Faults) beforeStored() func(string, stream.Item) {
 	}
 }
 
-// ircHistory is the event store as the IRC edge uses it, panicking where PanicAt says so.
-func (f *Faults) ircHistory(h *eventstore.Store) irc.History {
+// eventHistory is the event store as the IRC edge reads it and the chat service writes it.
+type eventHistory interface {
+	irc.History
+	chat.Store
+}
+
+// ircHistory is the event store as the IRC edge and the chat service use it, panicking where
+// PanicAt says so.
+func (f *Faults) ircHistory(h *eventstore.Store) eventHistory {
 	if f == nil || f.PanicAt == nil {
 		return h
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -91,7 +92,7 @@ func pullCursors(t *testing.T, nodes []*Node) map[string]int64 {
 			if origin == n {
 				continue
 			}
-			seq, err := n.events.Cursor(testCtx(t), origin.cfg.NodeName)
+			seq, err := exchange.ReadCursor(testCtx(t), n.events, exchange.CursorKey{Dir: exchange.In, Log: exchange.LogMessages, Peer: origin.cfg.NodeName})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,5 +1,8 @@
 // Package exchange moves chat events between the nodes of a cluster: the data plane, which stays
-// out of the Raft log.
+// out of the Raft log. It also owns what the cluster's plane and federation between servers
+// (federation/peering) share: the one allow-list of peers with their trust levels (allow.go), the
+// one cursor scheme per (peer, log) (cursors.go), and the one inbound pipeline every peer's events
+// go through (inbound.go: trust gate, acceptance rules, dedupe by msgid, store, Stored stream).
 //
 // Each node's event store is its durable outbox: a message is stored before it is acknowledged to
 // its sender, and the rows a node originated, read in the order it stored them, are what peers
@@ -29,9 +32,9 @@
 //
 // An edit is a row and travels like a message. A delete is a state of a row, so deletes travel as
 // a log of their own: the node where a delete was made files it in the same transaction, peers
-// pull that log with a second cursor ("del:<origin>"), and a delete that names a message a peer
+// pull that log with a second cursor ("in:deletes:<origin>", cursors.go), and a delete that names a message a peer
 // has not stored yet waits until the message arrives from its own origin. Reactions travel the
-// same way, in a reaction log with a third cursor ("react:<origin>"; see reactions.go), and other
+// same way, in a reaction log with a third cursor ("in:reactions:<origin>"; see reactions.go), and other
 // channel TAGMSGs (typing notifications) and status messages (IRC STATUSMSG, Event.Status) are
 // pushed best effort and never stored or pulled.
 //

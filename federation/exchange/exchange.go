@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,22 +24,14 @@ import (
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
-// Store is the part of the event store the exchange uses.
+// Store is the part of the event store the exchange reads (it writes through Acceptor).
 type Store interface {
-	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	OriginThrough(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]eventstore.Message, error)
-	Cursor(ctx context.Context, origin string) (int64, error)
-	SetCursor(ctx context.Context, origin string, seq int64) error
+	CursorStore
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
-	Delete(ctx context.Context, rootMsgID string, at time.Time) error
-	Root(ctx context.Context, msgid string) (eventstore.Message, error) // the root a delete names (chat.AcceptDeletion)
 	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
-	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 }
-
-// deletionCursor is the cursor key of an origin's deletes.
-func deletionCursor(origin string) string { return "del:" + origin }
 
 // Peer is another node of the cluster.
 type Peer struct {
@@ -56,12 +47,15 @@ type Config struct {
 	Self  string             // this node's DID
 	Key   ed25519.PrivateKey // this node's server key
 	Store Store
-	Keys  KeyLookup     // registered server keys of cluster nodes
-	Peers func() []Peer // the other live nodes
+	// Accept stores what the peers made (the chat service's AcceptRemote), behind the inbound
+	// pipeline's trust gate (inbound.go).
+	Accept Acceptor
+	Keys   KeyLookup     // registered server keys of cluster nodes
+	Peers  func() []Peer // the other live nodes
 	// Stored is the node's stream of stored chat events. The exchange subscribes to it (what this
-	// node's clients sent, and what federation accepted, is pushed to the peers) and publishes
-	// into it, with source Cluster, every event it newly stored or applied from a peer (messages,
-	// deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed or published.
+	// node's clients sent, and what federation accepted, is pushed to the peers); Accept
+	// publishes into it, with source Cluster, every event newly stored or applied from a peer
+	// (messages, deletes, reactions) and every relayed ephemeral TAGMSG. Nil: nothing is pushed.
 	Stored *stream.Stored
 	// Authenticate names the node DID at the other end of a request's connection (the cluster
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
@@ -82,6 +76,7 @@ type Config struct {
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
 type Exchange struct {
 	cfg Config
+	in  *Pipeline // the inbound pipeline over cfg.Accept
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
 	queues map[string]chan outgoing // peer DID → pushed items waiting
@@ -120,7 +115,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -351,8 +346,8 @@ func (x *Exchange) receivePush(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }
 
-// store writes a batch's events in one durable commit and delivers those that were new, in
-// order. It returns the last origin seq of the batch.
+// store has the chat service store a batch's events in one durable commit and publish those that
+// were new, in order. It returns the last origin seq of the batch.
 func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	origin := Name(b.Origin)
 	msgs := make([]*eventstore.Message, 0, len(b.Events))
@@ -367,17 +362,10 @@ func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	// A msgid already stored (pushed earlier, or pulled twice) is not stored again and keeps Seq 0:
-	// only the new ones are delivered.
-	if err := x.cfg.Store.Append(ctx, msgs...); err != nil && !errors.Is(err, eventstore.ErrDuplicate) {
+	// A msgid already stored (pushed earlier, or pulled twice) is not stored again: only the new
+	// ones are published.
+	if _, err := x.in.Receive(ctx, clusterSource(origin, false), chat.Batch{Messages: msgs}); err != nil {
 		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
-	}
-	if x.cfg.Stored != nil {
-		for _, m := range msgs {
-			if m.Seq != 0 {
-				x.cfg.Stored.PublishMessage(stream.Cluster, *m)
-			}
-		}
 	}
 	return last, nil
 }
@@ -486,22 +474,22 @@ func (x *Exchange) PullAll(ctx context.Context) {
 func (x *Exchange) pull(ctx context.Context, p Peer) error {
 	origin := Name(p.DID)
 	for {
-		cursor, err := x.cfg.Store.Cursor(ctx, origin)
+		cursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages))
 		if err != nil {
 			return err
 		}
-		delCursor, err := x.cfg.Store.Cursor(ctx, deletionCursor(origin))
+		delCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes))
 		if err != nil {
 			return err
 		}
-		reactCursor, err := x.cfg.Store.Cursor(ctx, reactionCursor(origin))
+		reactCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions))
 		if err != nil {
 			return err
 		}
 		if at := x.streamedThrough(p.DID); at > cursor {
 			// A stream from this origin stored its rows through at (its cursor is written
 			// lazily): ask only for what came after.
-			if err := x.cfg.Store.SetCursor(ctx, origin, at); err != nil {
+			if err := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), at); err != nil {
 				return err
 			}
 			cursor = at
@@ -536,16 +524,16 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		last, err := x.store(ctx, b)
 		if last > cursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, origin, last); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), last); cerr != nil {
 				return cerr
 			}
 		}
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, b.Deletions)
+		lastDel, err := x.applyDeletions(ctx, origin, b.Deletions)
 		if lastDel > delCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, deletionCursor(origin), lastDel); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
 			}
 		}
@@ -554,7 +542,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
 		if lastReact > reactCursor {
-			if cerr := x.cfg.Store.SetCursor(ctx, reactionCursor(origin), lastReact); cerr != nil {
+			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
 			}
 		}
@@ -573,43 +561,30 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 // applyDeletions applies an origin's deletes in order and returns the last one applied. A delete
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
 // a later round, once the message has arrived from its own origin.
-func (x *Exchange) applyDeletions(ctx context.Context, dels []Deletion) (int64, error) {
-	var last int64
+func (x *Exchange) applyDeletions(ctx context.Context, originName string, dels []Deletion) (int64, error) {
+	var invalid error
+	batch := make([]eventstore.Deletion, 0, len(dels))
 	for _, d := range dels {
 		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
-			return last, fmt.Errorf("malformed deletion %q", d.RootMsgID)
+			invalid = fmt.Errorf("malformed deletion %q", d.RootMsgID)
+			break
 		}
-		// A node of the cluster checked the delete against the same replicated state: only
-		// where its message stands here is checked (no Authority).
-		_, o, err := chat.AcceptDeletion(ctx, x.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
-			DeleterDID: d.SenderDID, Tags: d.Tags})
-		switch {
-		case err != nil:
-			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
-		case o == chat.Wait:
-			return last, nil
-		case o != chat.Accepted: // applied before (pushed or pulled twice), or naming another venue
-			if o == chat.Malformed {
-				x.cfg.Logger.Warn("skipping a delete that names its message in another venue", "root", d.RootMsgID, "venue", truncate(d.Venue, 80))
-			}
-			last = d.OriginSeq
-			continue
-		}
-		err = x.cfg.Store.Delete(ctx, d.RootMsgID, time.UnixMilli(d.AtMS))
-		if errors.Is(err, eventstore.ErrNotFound) {
-			return last, nil
-		}
-		if err != nil {
-			return last, fmt.Errorf("delete %s: %w", d.RootMsgID, err)
-		}
-		if x.cfg.Stored != nil {
-			x.cfg.Stored.PublishDeletion(stream.Cluster, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID,
-				At: time.UnixMilli(d.AtMS), Venue: d.Venue,
-				Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
-		}
-		last = d.OriginSeq
+		batch = append(batch, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
+			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
 	}
-	return last, nil
+	// Applied before (pushed or pulled twice), or naming another venue: passed over.
+	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
+	var last int64
+	for i, o := range res.Deletions {
+		if o == chat.Wait || o == "" {
+			break
+		}
+		last = batch[i].Seq
+	}
+	if err != nil {
+		return last, fmt.Errorf("deletes from %s: %w", originName, err)
+	}
+	return last, invalid
 }
 
 func truncate(s string, n int) string {

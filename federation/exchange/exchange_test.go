@@ -24,6 +24,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )
@@ -120,9 +121,10 @@ func newCluster(t *testing.T, names ...string) *cluster {
 		if err := n.stored.Subscribe("test", stream.Backpressure, n.fromStream, stream.Cluster); err != nil {
 			t.Fatal(err)
 		}
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
-			Authenticate: headerPeer, Stored: n.stored,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Accept:       chat.New(chat.Config{Store: store, Stored: n.stored, NodeName: name, Logger: quiet}),
+			Authenticate: headerPeer, Stored: n.stored, Logger: quiet})
 		n.x.Mount(e)
 	}
 	for _, n := range c.nodes {
@@ -243,7 +245,7 @@ func TestPushPullExactlyOnce(t *testing.T) {
 			t.Fatalf("a delivered its own event %s back to itself", id)
 		}
 	}
-	cursor, _ := b.store.Cursor(context.Background(), "a")
+	cursor, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
 	if n, _ := a.store.Count(context.Background()); cursor != n {
 		t.Fatalf("b's cursor for a = %d, want %d", cursor, n)
 	}
@@ -326,7 +328,7 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc.sync()
-	if n, _ := cc.store.Cursor(ctx, deletionCursor("b")); n != 0 || deleted.Load() != 0 {
+	if n, _ := ReadCursor(ctx, cc.store, inCursor("b", LogDeletes)); n != 0 || deleted.Load() != 0 {
 		t.Fatalf("delete applied or skipped before its message arrived (cursor %d)", n)
 	}
 	if err := cc.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil {

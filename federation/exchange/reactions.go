@@ -8,21 +8,18 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/node/stream"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
 // reaction log (eventstore.FileReaction) and pushes it; peers pull that log with a cursor of their
-// own ("react:<origin>") and file each event in turn. A reaction to a message a peer has not stored
+// own ("in:reactions:<origin>") and file each event in turn. A reaction to a message a peer has not stored
 // yet waits: the pull stops before it and the cursor stays, until the message arrives from its own
 // origin. Filing is idempotent (a repeated event msgid is ErrDuplicate), and only a newly applied event is
 // delivered to local members, so a reaction pushed and then pulled is delivered once.
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
-
-// reactionCursor is the cursor key of an origin's reaction log.
-func reactionCursor(origin string) string { return "react:" + origin }
 
 // Reaction is a react or unreact made on the origin node of a batch, with the TAGMSG it came as.
 type Reaction struct {
@@ -108,48 +105,57 @@ func (x *Exchange) Relay(m eventstore.Message) {
 	x.enqueue(outgoing{ephemeral: &ev})
 }
 
-// applyReactions files an origin's reactions in order and returns the origin seq of the last one
-// filed. On a pull (waitForRoot: the batch came from the origin's log), a reaction whose root is not stored here yet stops the walk, so
-// the cursor stays before it; on a push it is skipped, left to the pull. A malformed reaction is
-// skipped with a warning: one bad row must not hold back every reaction after it.
+// applyReactions has the chat service file an origin's reactions in order and returns the origin
+// seq of the last one filed. On a pull (waitForRoot: the batch came from the origin's log), a
+// reaction whose root is not stored here yet stops the walk, so the cursor stays before it; on a
+// push it is skipped, left to the pull. A malformed reaction is skipped with a warning: one bad row
+// must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
+// is published, so a reaction pushed and then pulled is delivered once.
 func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
-	var last int64
-	for _, r := range rs {
+	valid := make([]eventstore.ReactionEvent, 0, len(rs))
+	at := make([]int, len(rs)) // index in valid, or -1
+	for i, r := range rs {
 		if err := r.validate(waitForRoot); err != nil {
 			x.cfg.Logger.Warn("skipping a malformed reaction", "origin", originName, "event", truncate(r.EventID, 64), "err", err)
+			at[i] = -1
+			continue
+		}
+		at[i] = len(valid)
+		valid = append(valid, r.event(originName))
+	}
+	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
+	var last int64
+	for i, r := range rs {
+		if at[i] < 0 {
 			last = max(last, r.OriginSeq)
 			continue
 		}
-		ev := r.event(originName)
-		applied, err := x.cfg.Store.FileReaction(ctx, ev)
-		switch {
-		case errors.Is(err, eventstore.ErrNotFound) && waitForRoot:
-			return last, nil
-		case errors.Is(err, eventstore.ErrNotFound):
-			continue
-		case errors.Is(err, eventstore.ErrDuplicate): // filed before (pushed, then pulled): not delivered again
-		case errors.Is(err, eventstore.ErrInvalidArgument):
-			x.cfg.Logger.Warn("skipping an invalid reaction", "origin", originName, "event", r.EventID, "err", err)
-		case err != nil:
+		switch res.Reactions[at[i]] {
+		case "":
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
-		case applied && x.cfg.Stored != nil:
-			x.cfg.Stored.PublishReaction(stream.Cluster, ev)
+		case chat.Wait:
+			if waitForRoot {
+				return last, nil
+			}
+			continue
 		}
 		last = r.OriginSeq
 	}
-	return last, nil
+	return last, err
 }
 
 // deliverEphemeral hands pushed ephemeral TAGMSGs and status messages to local members.
 func (x *Exchange) deliverEphemeral(originName string, evs []Event) {
-	if x.cfg.Stored == nil {
-		return
-	}
+	var valid []*eventstore.Message
 	for _, e := range evs {
 		if err := validateEphemeral(e); err != nil {
 			x.cfg.Logger.Debug("dropping a malformed ephemeral event", "origin", originName, "err", err)
 			continue
 		}
-		x.cfg.Stored.PublishEphemeral(stream.Cluster, *e.message(originName))
+		valid = append(valid, e.message(originName))
+	}
+	if len(valid) > 0 {
+		// Relayed only: nothing is stored, so nothing can fail.
+		_, _ = x.in.Receive(x.ctx, clusterSource(originName, false), chat.Batch{Ephemeral: valid})
 	}
 }

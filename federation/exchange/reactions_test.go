@@ -93,7 +93,7 @@ func TestReactionsArePushedAndPulledOnce(t *testing.T) {
 	if got := seen.reactionsSeen(); !slices.Equal(got, []string{react}) {
 		t.Fatalf("delivered %v, want once %s", got, react)
 	}
-	if n, _ := b.store.Cursor(context.Background(), reactionCursor("a")); n == 0 {
+	if n, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogReactions)); n == 0 {
 		t.Fatal("the pull did not move b's reaction cursor")
 	}
 	unreact := a.react(t, root, "👍", true)
@@ -123,7 +123,7 @@ func TestReactionsWaitForTheirMessage(t *testing.T) {
 	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := cc.store.Cursor(ctx, reactionCursor("b")); n != 0 || len(seen.reactionsSeen()) != 0 {
+	if n, _ := ReadCursor(ctx, cc.store, inCursor("b", LogReactions)); n != 0 || len(seen.reactionsSeen()) != 0 {
 		t.Fatalf("reaction applied or skipped before its message arrived (cursor %d)", n)
 	}
 	cc.x.PullAll(ctx) // from a (the message) and b (the reaction), in either order

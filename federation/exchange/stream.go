@@ -304,7 +304,7 @@ func (x *Exchange) serveStream(c *gin.Context) {
 	tag, _ := signing.ParseSigTag(c.Request.Header.Get(headerSignature)) // verified above
 	pub, _ := x.cfg.Keys(signer, tag.KID)
 	origin := Name(signer)
-	pos, err := x.cfg.Store.Cursor(c.Request.Context(), origin)
+	pos, err := ReadCursor(c.Request.Context(), x.cfg.Store, inCursor(origin, LogMessages))
 	if err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
 		return
@@ -347,8 +347,8 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		if pos <= saved {
 			return nil
 		}
-		if err := x.cfg.Store.SetCursor(ctx, origin, pos); err != nil {
-			return fmt.Errorf("cursor %s: %w", origin, err)
+		if err := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), pos); err != nil {
+			return err
 		}
 		saved, savedAt = pos, time.Now()
 		return nil

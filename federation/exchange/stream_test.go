@@ -147,7 +147,7 @@ func TestStreamFrames(t *testing.T) {
 			if stored != tc.wantStored {
 				t.Fatalf("stored %d rows, want %d", stored, tc.wantStored)
 			}
-			cur, _ := b.store.Cursor(context.Background(), "a")
+			cur, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
 			if tc.wantCursor == nil {
 				if err == nil {
 					t.Fatalf("the stream went on (ack %d)", ack)
@@ -166,7 +166,7 @@ func TestStreamFrames(t *testing.T) {
 			}
 			// The cursor is written once the stream pauses.
 			waitFor(t, "the cursor", func() bool {
-				cur, _ = b.store.Cursor(context.Background(), "a")
+				cur, _ = ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
 				return cur >= want
 			})
 			if cur != want {
@@ -226,7 +226,7 @@ func expectAllOnce(t *testing.T, from, to *testNode, ids []string) {
 	t.Helper()
 	last, _ := from.store.Count(context.Background())
 	waitFor(t, to.did+"'s cursor at the last row", func() bool {
-		cur, _ := to.store.Cursor(context.Background(), Name(from.did))
+		cur, _ := ReadCursor(context.Background(), to.store, inCursor(Name(from.did), LogMessages))
 		return cur == last
 	})
 	for _, id := range ids {

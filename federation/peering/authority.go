@@ -29,7 +29,7 @@ func (f *Federation) Observe(events []fsm.Event) {
 		}
 		peer := f.PeerOf(e.Channel)
 		o := f.outboxes[peer]
-		if o == nil || !f.IsHome(peer) || !f.peers[peer].Trust.mayChangeState() {
+		if o == nil || !f.IsHome(peer) || !f.peers[peer].Trust.MayChangeState() {
 			continue
 		}
 		o.queueTopic(Topic{Channel: e.Channel, Text: e.Text, SetBy: e.Actor.Hostmask(), SetByDID: e.Actor.DID, AtMS: e.Time})

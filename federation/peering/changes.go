@@ -48,7 +48,7 @@ func FederatedModes(changes []fsm.ModeChange) []ModeChange { return federatedMod
 func (f *Federation) observeChange(e *fsm.Event) {
 	peer := f.PeerOf(e.Channel)
 	o := f.outboxes[peer]
-	if o == nil || !f.IsHome(peer) || !f.peers[peer].Trust.mayChangeState() {
+	if o == nil || !f.IsHome(peer) || !f.peers[peer].Trust.MayChangeState() {
 		return
 	}
 	c := Change{Channel: e.Channel, Actor: e.Actor.Hostmask(), ActorDID: e.Actor.DID, AtMS: e.Time}

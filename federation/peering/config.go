@@ -5,40 +5,35 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// Trust is what a peer may originate.
-type Trust string
+// Trust is what a peer may originate: the exchange's trust levels (exchange.Trust), of which a
+// configured server has full, relay or readonly.
+type Trust = exchange.Trust
 
-// Trust levels (freeq-reference §5).
+// Trust levels of a configured server.
 const (
-	TrustFull     Trust = "full"     // messages, deletes and channel state
-	TrustRelay    Trust = "relay"    // messages, edits and deletes; no state changes
-	TrustReadonly Trust = "readonly" // nothing
+	TrustFull     = exchange.TrustFull     // messages, edits, deletes, reactions, linked-channel authority
+	TrustRelay    = exchange.TrustRelay    // its own users' messages, edits, deletes and reactions; no state changes
+	TrustReadonly = exchange.TrustReadonly // nothing: this server sends, never accepts
 )
 
-// ParseTrust reads a trust level.
-func ParseTrust(s string) (Trust, error) {
-	switch t := Trust(strings.ToLower(strings.TrimSpace(s))); t {
-	case TrustFull, TrustRelay, TrustReadonly:
-		return t, nil
-	}
-	return "", fmt.Errorf("trust %q: want full, relay or readonly", s)
-}
-
-// mayMessage reports whether the peer may send messages, edits and deletes.
-func (t Trust) mayMessage() bool { return t == TrustFull || t == TrustRelay }
-
-// mayChangeState reports whether the peer may send channel state changes.
-func (t Trust) mayChangeState() bool { return t == TrustFull }
+// ParseTrust reads a configured server's trust level.
+func ParseTrust(s string) (Trust, error) { return exchange.ParseServerTrust(s) }
 
 // Peer is a configured peer server.
 type Peer struct {
 	DID     string // did:web:<server name>
 	BaseURL string // where its federation routes and did:web document are
 	Trust   Trust
+}
+
+// Member is the peer as an entry of the exchange's allow-list.
+func (p Peer) Member() exchange.Member {
+	return exchange.Member{DID: p.DID, BaseURL: p.BaseURL, Trust: p.Trust}
 }
 
 // Name is the server name behind the peer's DID.

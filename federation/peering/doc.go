@@ -1,5 +1,5 @@
-// Package peering owns federation between independent Palaver servers: the allow-list of peers
-// and their trust levels, the channels linked with each, the signed envelopes that carry events
+// Package peering owns federation between independent Palaver servers: the configured servers of
+// the exchange's allow-list (exchange.AllowList, with their trust levels), the channels linked with each, the signed envelopes that carry events
 // between servers, the peers' server keys, the per-peer outboxes with catch-up, and the checks
 // that keep a lying peer from changing anything it has no right to.
 //
@@ -48,13 +48,17 @@
 // sent. The exact stored text and tags travel, signature included, and are re-verified on
 // arrival. (Sending from the node that originated an event, rather than from one leader, is what
 // makes deletes travel: a node's deletions log holds only the deletes made on that node.)
-// Reactions are durable too, from a third cursor (fed-out-react:<peer>) over the node's reaction
+// Reactions are durable too, from a third cursor (out:reactions:<peer>) over the node's reaction
 // log. State changes and presence wait in memory, and what a restart loses of them comes back with
 // the snapshots sent at link up.
 //
 // # Inbound
 //
-// Any node accepts envelopes. An accepted event is stored with its original msgid and tags
+// Any node accepts envelopes. Once an item passed peering's checks (its link or DM, impostors,
+// signatures, authority), it goes through the inbound pipeline the cluster's exchange uses too
+// (exchange.Pipeline: the trust gate, then the chat service's AcceptRemote with peering's
+// Authority: acceptance rules, dedupe by msgid, store, Stored). An accepted event is stored with
+// its original msgid and tags
 // (+freeq.at/sig intact) plus +freeq.at/origin=<peer server name>, as an event this node
 // originated, so the intra-cluster exchange spreads it to the other nodes; the origin tag keeps
 // where it came from recoverable. Events that came from a peer are never sent on to any peer.
@@ -98,7 +102,7 @@
 // A react or unreact made on a node crosses as the TAGMSG its author sent, signature included
 // (Reaction). The event store files every reaction in an origin-ordered reaction log
 // (Store.FileReaction); the outbox sends the ones made on its node from that log
-// (Store.ReactionLogAfter) after the durable cursor fed-out-react:<peer>, so a reaction survives a
+// (Store.ReactionLogAfter) after the durable cursor out:reactions:<peer>, so a reaction survives a
 // failed send or a restart as a message does. The receiver files it for a root it holds in that
 // channel only with the reactor's valid signature: the reactor's own key, or a key the peer
 // vouches for when the reactor is not known here from anywhere else. It files it in its own

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -25,6 +27,7 @@ type Store interface {
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
+	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
 	// FileReaction files a react or unreact (made here, or from a peer) in the reaction log.
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
@@ -48,11 +51,18 @@ type Config struct {
 	ServerDID string             // did:web:<server name>, shared by every node of the cluster
 	NodeName  string             // this node: the origin of the rows it sends and of those it stores
 	Key       ed25519.PrivateKey // this node's server key
-	Peers     []Peer
-	Links     []Link
-	Store     Store
-	State     State
-	Proposer  Proposer
+	// Allow is the exchange's allow-list, whose configured servers are this node's peers; nil:
+	// one is built from Peers (a node passes the list its cluster exchange shares).
+	Allow *exchange.AllowList
+	Peers []Peer
+	Links []Link
+	Store Store
+	// Accept is the node's chat service, which stores and publishes what a peer's envelope
+	// carries once peering's checks passed, behind the inbound pipeline's trust gate (the same
+	// as the exchange's); nil: a chat service over Store and Streams.Stored.
+	Accept   exchange.Acceptor
+	State    State
+	Proposer Proposer
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
 	Client       *http.Client
 	PeerKeyRetry time.Duration // default 60 s
@@ -77,12 +87,16 @@ type Federation struct {
 	links   map[string]map[string]bool // peer DID → linked channels
 	keys    *peerKeys
 	metrics *metrics
+	pipe    *exchange.Pipeline // the inbound pipeline
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter // peer DID → inbound events per second
 	lastSeq  map[string]int64         // "did kid" → last accepted envelope seq (cache of the store)
 	answered map[string]time.Time     // request ids of this server's topic requests answered here
-	inbound  sync.Mutex               // one inbound envelope applied at a time
+	// inbound: peer DID → its lock (lock tier 9): one envelope of a peer applied at a time, in
+	// sequence order; a peer whose envelope is slow to apply (its user keys slow to read, say)
+	// holds only its own. Made in New, read-only after.
+	inbound  map[string]*sync.Mutex
 	outboxes map[string]*outbox
 
 	ctx    context.Context
@@ -115,20 +129,35 @@ func New(cfg Config) (*Federation, error) {
 	}
 	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
 		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
-		answered: map[string]time.Time{}}
-	for _, p := range cfg.Peers {
+		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}}
+	if cfg.Allow == nil {
+		members := make([]exchange.Member, 0, len(cfg.Peers))
+		for _, p := range cfg.Peers {
+			if p.Trust == "" {
+				p.Trust = TrustRelay
+			}
+			members = append(members, p.Member())
+		}
+		allow, err := exchange.NewAllowList(nil, members)
+		if err != nil {
+			return nil, fmt.Errorf("peering: %w", err)
+		}
+		cfg.Allow = allow
+	} else if len(cfg.Peers) > 0 {
+		return nil, fmt.Errorf("peering: peers come from the allow-list or from Peers, not both")
+	}
+	for _, m := range cfg.Allow.Servers() {
+		p := Peer{DID: m.DID, BaseURL: m.BaseURL, Trust: m.Trust}
 		if p.DID == cfg.ServerDID {
 			return nil, fmt.Errorf("peering: %s is this server", p.DID)
 		}
-		if _, dup := f.peers[p.DID]; dup {
-			return nil, fmt.Errorf("peering: peer %s configured twice", p.DID)
-		}
-		if p.Trust == "" {
-			p.Trust = TrustRelay
+		if err := validServerDID(p.DID); err != nil {
+			return nil, fmt.Errorf("peering: peer: %w", err)
 		}
 		f.peers[p.DID] = p
 		f.links[p.DID] = map[string]bool{}
 		f.limiters[p.DID] = rate.NewLimiter(rate.Limit(MaxBatchItems), MaxBatchItems)
+		f.inbound[p.DID] = &sync.Mutex{}
 	}
 	for _, l := range cfg.Links {
 		if _, ok := f.peers[l.Peer]; !ok {
@@ -136,6 +165,14 @@ func New(cfg Config) (*Federation, error) {
 		}
 		f.links[l.Peer][l.Channel] = true
 	}
+	if cfg.Accept == nil {
+		cc := chat.Config{Store: cfg.Store, NodeName: cfg.NodeName, Logger: cfg.Logger}
+		if cfg.Streams != nil {
+			cc.Stored = cfg.Streams.Stored
+		}
+		cfg.Accept = chat.New(cc)
+	}
+	f.pipe = exchange.NewPipeline(cfg.Accept)
 	f.keys = newPeerKeys(cfg.Client, cfg.PeerKeyRetry, cfg.Now, f.fileKey)
 	f.metrics = newMetrics(cfg.Registerer)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
@@ -174,14 +211,6 @@ func (f *Federation) subscribe(st *stream.Streams) error {
 		return fmt.Errorf("peering: %w", err)
 	}
 	return nil
-}
-
-// publish hands a chat event accepted from a peer to the Stored stream; a no-op without one.
-func (f *Federation) publish(it stream.Item) {
-	if f.cfg.Streams != nil {
-		it.Source = stream.Federation
-		f.cfg.Streams.Stored.Publish(it)
-	}
 }
 
 // Mount registers the federation routes.

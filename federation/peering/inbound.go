@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -164,13 +166,14 @@ func (f *Federation) accept(ctx context.Context, body []byte, signer string) (Ac
 	if d := f.cfg.Now().Sub(time.Unix(b.SentAt, 0)); d > maxClockSkew || d < -maxClockSkew {
 		return refuse(http.StatusUnauthorized, CodeStale, "the envelope is stale or dated in the future")
 	}
-	if !peer.Trust.mayMessage() && b.Items() > 0 {
+	if !peer.Trust.MayMessage() && b.Items() > 0 {
 		f.metrics.count(peer.DID, "in", "refused", b.Items())
 		return refuse(http.StatusForbidden, CodeNotAllowed, "a readonly peer may originate nothing")
 	}
 
-	f.inbound.Lock()
-	defer f.inbound.Unlock()
+	lock := f.inbound[peer.DID]
+	lock.Lock()
+	defer lock.Unlock()
 	seqKey := "fed-in:" + peer.DID + " " + tag.KID
 	last, err := f.lastAccepted(ctx, seqKey)
 	if err != nil {
@@ -271,7 +274,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 	}
 	for _, c := range b.Changes {
 		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
-		if peer.Trust.mayChangeState() {
+		if peer.Trust.MayChangeState() {
 			var err error
 			if o, err = f.guarded(peer, "a channel change", func() (outcome, error) { return f.applyChange(ctx, peer, c) }); err != nil {
 				return ack, err
@@ -284,7 +287,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 	}
 	for _, t := range b.Topics {
 		o := outcomeNotAllowed // state changes from a peer not trusted "full" are dropped
-		if peer.Trust.mayChangeState() {
+		if peer.Trust.MayChangeState() {
 			var err error
 			if o, err = f.guarded(peer, "a topic", func() (outcome, error) { return f.applyTopic(ctx, peer, t) }); err != nil {
 				return ack, err
@@ -351,32 +354,25 @@ func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outco
 	if sig.verdict == verdictInvalid {
 		return outcomeInvalidSig, nil
 	}
-	if m.ReplacesMsgID != "" {
-		o, err := chat.AcceptEdit(ctx, f.cfg.Store, chat.RemoteEdit{Replaces: m.ReplacesMsgID, Venue: m.Venue,
-			EditorDID: m.SenderDID, Tags: m.Tags, Authority: &chat.Authority{IsOp: f.isDIDOp,
-				Signature: func(root eventstore.Message) chat.Outcome {
-					if !sig.authorizes(root, peer) {
-						return chat.Unsigned
-					}
-					return chat.Accepted
-				}}})
-		if err != nil || o != chat.Accepted {
-			return outcome(o), err
-		}
-	}
 	m.Tags[TagOrigin] = originName(peer.DID)
-	err := f.cfg.Store.Append(ctx, m)
-	if errors.Is(err, eventstore.ErrDuplicate) {
-		return outcomeDuplicate, nil
-	}
+	res, err := f.pipe.Receive(ctx, f.source(peer, func(root eventstore.Message) chat.Outcome {
+		if !sig.authorizes(root, peer) {
+			return chat.Unsigned
+		}
+		return chat.Accepted
+	}), chat.Batch{Messages: []*eventstore.Message{m}})
 	if err != nil {
 		return "", err
 	}
-	if m.Seq == 0 {
-		return outcomeDuplicate, nil
-	}
-	f.publish(stream.Item{Kind: stream.KindMessage, Message: m})
-	return outcomeStored, nil
+	return outcome(res.Messages[0]), nil
+}
+
+// source is a peer as the inbound pipeline sees it: its events are checked against this node's
+// operators and against signature, the check an item's own signature verdict makes.
+func (f *Federation) source(peer Peer, signature func(root eventstore.Message) chat.Outcome) exchange.Source {
+	auth := &chat.Authority{IsOp: f.isDIDOp, Signature: signature}
+	return exchange.Source{Peer: peer.Member(), Source: chat.Source{Kind: stream.Federation,
+		Authority: func(stream.Item) *chat.Authority { return auth }}}
 }
 
 // inboundMessage validates and sanitises an event into the message this node stores.
@@ -433,24 +429,7 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if f.ownedLocally(d.SenderDID, deleterNick) {
 		return outcomeImpostor, nil
 	}
-	tags := sanitizeTags(d.Tags)
-	root, o, err := chat.AcceptDeletion(ctx, f.cfg.Store, chat.RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
-		DeleterDID: d.SenderDID, DeleterNick: deleterNick, Tags: tags, Authority: &chat.Authority{IsOp: f.isDIDOp,
-			Signature: func(root eventstore.Message) chat.Outcome {
-				sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", tags)
-				switch {
-				case sig.verdict == verdictInvalid:
-					return chat.Outcome(outcomeInvalidSig)
-				case !sig.authorizes(root, peer):
-					return chat.Unsigned
-				}
-				return chat.Accepted
-			}}})
-	if err != nil || o != chat.Accepted {
-		return outcome(o), err
-	}
-	tags[TagOrigin] = originName(peer.DID)
-	tags[deletionEventIDTag] = d.EventID
+	signed := sanitizeTags(d.Tags) // the tags the deleter signed
 	at := time.UnixMilli(d.AtMS)
 	if now := f.cfg.Now(); at.After(now) {
 		at = now
@@ -458,16 +437,26 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if deleterNick != "" {
 		deleter = remotePrefix(peer, deleterNick, deleter)
 	}
-	by := eventstore.Deleter{Sender: deleter, SenderDID: d.SenderDID, Tags: tags}
-	if err := f.cfg.Store.DeleteAt(ctx, root.MsgID, at, f.cfg.NodeName, by); err != nil {
-		if errors.Is(err, eventstore.ErrNotFound) {
-			return outcomeWait, nil
+	tags := maps.Clone(signed)
+	tags[TagOrigin] = originName(peer.DID)
+	tags[deletionEventIDTag] = d.EventID
+	// Filed in this node's deletions log (Origin: this node), so the rest of the cluster copies it.
+	del := eventstore.Deletion{RootMsgID: d.RootMsgID, At: at, Origin: f.cfg.NodeName, Venue: d.Venue,
+		Deleter: eventstore.Deleter{Sender: deleter, SenderDID: d.SenderDID, Tags: tags}}
+	res, err := f.pipe.Receive(ctx, f.source(peer, func(root eventstore.Message) chat.Outcome {
+		sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", signed)
+		switch {
+		case sig.verdict == verdictInvalid:
+			return chat.Outcome(outcomeInvalidSig)
+		case !sig.authorizes(root, peer):
+			return chat.Unsigned
 		}
+		return chat.Accepted
+	}), chat.Batch{Deletions: []eventstore.Deletion{del}})
+	if err != nil {
 		return "", err
 	}
-	f.publish(stream.Item{Kind: stream.KindDeletion, Deletion: &eventstore.Deletion{RootMsgID: root.MsgID, At: at,
-		Origin: f.cfg.NodeName, Venue: d.Venue, Deleter: by}})
-	return outcomeStored, nil
+	return outcome(res.Deletions[0]), nil
 }
 
 // deletionEventIDTag is where a filed delete keeps its event's msgid (gateway/irc's

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 )
 
 // outbox sends this node's events of the channels linked with one peer, from durable cursors.
@@ -63,9 +64,11 @@ func (o *outbox) kick() {
 	}
 }
 
-func (o *outbox) eventCursor() string    { return "fed-out:" + o.peer.DID }
-func (o *outbox) deletionCursor() string { return "fed-out-del:" + o.peer.DID }
-func (o *outbox) reactionCursor() string { return "fed-out-react:" + o.peer.DID }
+// cursor is the peer's acknowledged position in one of this node's logs (exchange's scheme:
+// out:<log>:<peer DID>; the former fed-out rows stay readable).
+func (o *outbox) cursor(l exchange.Log) exchange.CursorKey {
+	return exchange.CursorKey{Dir: exchange.Out, Log: l, Peer: o.peer.DID}
+}
 
 // run sends until ctx ends, retrying with a capped backoff while the peer is unreachable.
 func (o *outbox) run(ctx context.Context) {
@@ -198,19 +201,19 @@ func (o *outbox) flush(ctx context.Context) error {
 
 func (o *outbox) advance(ctx context.Context, p pending, ack Ack) error {
 	if ack.EventsThrough > p.eventCursor {
-		if err := o.f.cfg.Store.SetCursor(ctx, o.eventCursor(), ack.EventsThrough); err != nil {
-			return fmt.Errorf("outbox cursor: %w", err)
+		if err := exchange.WriteCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogMessages), ack.EventsThrough); err != nil {
+			return fmt.Errorf("outbox: %w", err)
 		}
 	}
 	if ack.DeletionsThrough > p.deleteCursor {
-		if err := o.f.cfg.Store.SetCursor(ctx, o.deletionCursor(), ack.DeletionsThrough); err != nil {
-			return fmt.Errorf("outbox cursor: %w", err)
+		if err := exchange.WriteCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogDeletes), ack.DeletionsThrough); err != nil {
+			return fmt.Errorf("outbox: %w", err)
 		}
 	}
 	// Reactions are not acknowledged one by one: those sent were taken with the envelope.
 	if p.lastReaction > p.reactCursor {
-		if err := o.f.cfg.Store.SetCursor(ctx, o.reactionCursor(), p.lastReaction); err != nil {
-			return fmt.Errorf("outbox cursor: %w", err)
+		if err := exchange.WriteCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogReactions), p.lastReaction); err != nil {
+			return fmt.Errorf("outbox: %w", err)
 		}
 	}
 	return nil
@@ -231,10 +234,10 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	var p pending
 	st := o.f.cfg.Store
 	var err error
-	if p.eventCursor, err = st.Cursor(ctx, o.eventCursor()); err != nil {
+	if p.eventCursor, err = exchange.ReadCursor(ctx, st, o.cursor(exchange.LogMessages)); err != nil {
 		return p, err
 	}
-	if p.deleteCursor, err = st.Cursor(ctx, o.deletionCursor()); err != nil {
+	if p.deleteCursor, err = exchange.ReadCursor(ctx, st, o.cursor(exchange.LogDeletes)); err != nil {
 		return p, err
 	}
 	p.lastEvent, p.lastDeletion = p.eventCursor, p.deleteCursor

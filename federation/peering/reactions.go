@@ -2,18 +2,19 @@ package peering
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
-	"github.com/palaver-chat/palaver/node/stream"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
 // outbox reads them from the store's reaction log (Store.ReactionLogAfter: the reacts and
-// unreacts made on this node, in order) after a durable per-peer cursor (fed-out-react:<peer>),
+// unreacts made on this node, in order) after a durable per-peer cursor (out:reactions:<peer>),
 // so a reaction waits across failed sends and restarts as messages do. The receiver files a
 // reaction only for a root it holds in that linked channel, and only with the reactor's valid
 // signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
@@ -32,7 +33,7 @@ func (f *Federation) Reacted(channel string) {
 // peer, and newer than oldest. It takes at most a queue's share of the envelope.
 func (o *outbox) collectReactions(ctx context.Context, p *pending, oldest time.Time) error {
 	var err error
-	if p.reactCursor, err = o.f.cfg.Store.Cursor(ctx, o.reactionCursor()); err != nil {
+	if p.reactCursor, err = exchange.ReadCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogReactions)); err != nil {
 		return err
 	}
 	p.lastReaction = p.reactCursor
@@ -75,26 +76,10 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	if f.ownedLocally(r.SenderDID, nick) {
 		return outcomeImpostor, nil
 	}
-	tags := sanitizeTags(r.Tags)
-	emoji, remove, rootID := reactionOf(tags)
+	signed := sanitizeTags(r.Tags) // the tags the reactor signed
+	emoji, remove, rootID := reactionOf(signed)
 	if emoji == "" || len(emoji) > eventstore.MaxEmojiBytes || !validMsgID(rootID) {
 		return outcomeMalformed, nil
-	}
-	root, err := f.cfg.Store.Root(ctx, rootID)
-	switch {
-	case errors.Is(err, eventstore.ErrNotFound):
-		return outcomeNoRoot, nil
-	case err != nil:
-		return "", err
-	case root.Venue != r.Venue || root.MsgID != rootID || !root.DeletedAt.IsZero():
-		return outcomeMalformed, nil
-	}
-	sig := checkSignature(ctx, f, peer, "TAGMSG", r.SenderDID, r.EventID, r.Venue, "", tags)
-	if sig.verdict == verdictInvalid {
-		return outcomeInvalidSig, nil
-	}
-	if !sig.speaksFor() {
-		return outcomeUnsigned, nil
 	}
 	at := time.UnixMilli(r.AtMS)
 	if now := f.cfg.Now(); r.AtMS <= 0 || at.After(now) {
@@ -104,23 +89,27 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	if sender == "" {
 		sender = nick + "!~remote@" + originName(peer.DID)
 	}
+	tags := maps.Clone(signed)
 	tags[TagOrigin] = originName(peer.DID)
 	// Filed in this node's reaction log, so the other nodes of the cluster copy it too (the origin
 	// tag keeps it from being sent back to a peer).
 	ev := eventstore.ReactionEvent{EventID: r.EventID, Origin: f.cfg.NodeName,
 		Root: rootID, Reactor: r.SenderDID, ReactorNick: nick, Emoji: emoji, Remove: remove, At: at, Venue: r.Venue,
 		Sender: sender, SenderDID: r.SenderDID, Tags: tags}
-	applied, err := f.cfg.Store.FileReaction(ctx, ev)
-	switch {
-	case errors.Is(err, eventstore.ErrDuplicate):
-		return outcomeDuplicate, nil
-	case errors.Is(err, eventstore.ErrNotFound):
-		return outcomeNoRoot, nil // the root was deleted (or moved) since it was read
-	case err != nil:
+	// The root must be here, in this venue and not deleted (chat.AcceptReaction), and the
+	// reactor's signature speak for it.
+	res, err := f.pipe.Receive(ctx, f.source(peer, func(eventstore.Message) chat.Outcome {
+		sig := checkSignature(ctx, f, peer, "TAGMSG", r.SenderDID, r.EventID, r.Venue, "", signed)
+		switch {
+		case sig.verdict == verdictInvalid:
+			return chat.Outcome(outcomeInvalidSig)
+		case !sig.speaksFor():
+			return chat.Unsigned
+		}
+		return chat.Accepted
+	}), chat.Batch{Reactions: []eventstore.ReactionEvent{ev}})
+	if err != nil {
 		return "", err
 	}
-	if applied {
-		f.publish(stream.Item{Kind: stream.KindReaction, Reaction: &ev})
-	}
-	return outcomeStored, nil
+	return outcome(res.Reactions[0]), nil
 }

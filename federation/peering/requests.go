@@ -63,7 +63,7 @@ func (q *queuedItem) requestID() string {
 // here first.
 func (f *Federation) HomeElsewhere(channel string) bool {
 	peerDID := f.PeerOf(channel)
-	return peerDID != "" && !f.IsHome(peerDID) && f.peers[peerDID].Trust.mayChangeState()
+	return peerDID != "" && !f.IsHome(peerDID) && f.peers[peerDID].Trust.MayChangeState()
 }
 
 // RequestTopic asks the home of channel (folded; HomeElsewhere must hold) to set its topic, and
@@ -110,7 +110,7 @@ func (f *Federation) ActOnRemote(ctx context.Context, c Change) error {
 	}
 	peerDID := f.PeerOf(c.Channel)
 	o := f.outboxes[peerDID]
-	if o == nil || !f.peers[peerDID].Trust.mayChangeState() {
+	if o == nil || !f.peers[peerDID].Trust.MayChangeState() {
 		return fmt.Errorf("peering: %s is not linked with a peer trusted with channel state", c.Channel)
 	}
 	c.AtMS, c.Sync, c.RequestID = f.cfg.Now().UnixMilli(), false, ulid.Make().String()

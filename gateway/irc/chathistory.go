@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -160,7 +161,7 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		fail("INVALID_TARGET", "No such user", sub, target)
 		return "", false
 	}
-	return dmVenue(me, other), true
+	return chat.DMVenue(me, other), true
 }
 
 // sendHistoryBatch replays stored messages, in a chathistory batch when the client has batch.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -146,7 +147,7 @@ func (c *client) targetCandidates() []historyTarget {
 			if nick == "" {
 				nick = did
 			}
-			out = append(out, historyTarget{name: nick, venue: dmVenue(me, did)})
+			out = append(out, historyTarget{name: nick, venue: chat.DMVenue(me, did)})
 		}
 	})
 	return out

@@ -1,8 +1,6 @@
 package irc
 
 import (
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -17,8 +15,7 @@ import (
 func TestChannelMessageReachesAMemberWhoJoinedDuringTheStore(t *testing.T) {
 	state := fsmtest.New()
 	h := &fakeHistory{gate: make(chan struct{})}
-	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, state, nil, h, nil)
-	t.Cleanup(s.Close)
+	s := quietServer(t, Config{}, state, h)
 
 	alice := s.newClient(&recordConn{})
 	bobConn := &recordConn{}

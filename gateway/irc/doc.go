@@ -7,8 +7,10 @@
 // handlers validate syntax, read the local replica, and propose fsm commands through a Proposer.
 // They answer after the local state machine applied the command; the state machine's events come
 // back through Server.Observe and are rendered for every local session they concern, which is also
-// how changes made on other nodes reach local users. Chat messages stay out of Raft: they are
-// written durably to the node's event store before they are echoed or delivered. Read markers and
+// how changes made on other nodes reach local users. Chat messages stay out of Raft and are not
+// written here: the chat service (node/chat, through the Messages interface) checks them, picks
+// or adopts their msgid, signs, stores them durably and publishes them, and only then does the
+// edge echo and deliver them, in the connection's command order (pipeline.go). Read markers and
 // real names are replicated (fsm.SetReadMarker, fsm.SetRealname); WHOWAS is a bounded per-node
 // history, the same on every node because every node renders every session's end. STATUSMSG
 // (`PRIVMSG @#chan`) is live only: never stored, relayed to the other nodes as an ephemeral event

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -214,13 +214,13 @@ func (s *Server) AddMessageCheck(name string, fn MessageCheckFunc) error {
 	return nil
 }
 
-// checkOutgoing runs the message checks; it reports false after answering a refusal.
-func (c *client) checkOutgoing(rb *respBuf, cmd, status, channel, text string, tags map[string]string) bool {
+// checkOutgoing runs the message checks: the first refusal, or nil.
+func (c *client) checkOutgoing(cmd, status, channel, text string, tags map[string]string) *chat.Refusal {
 	c.s.ext.mu.RLock()
 	checks := c.s.ext.checks
 	c.s.ext.mu.RUnlock()
 	if len(checks) == 0 {
-		return true
+		return nil
 	}
 	m := OutgoingMessage{SessionID: c.id, DID: c.currentDID(), Nick: c.nick, Hostmask: c.hostmask(),
 		Command: cmd, Channel: channel, Status: status, Tags: tags}
@@ -236,10 +236,9 @@ func (c *client) checkOutgoing(rb *respBuf, cmd, status, channel, text string, t
 		if code == "" || strings.ContainsAny(code, " \r\n") {
 			code = "REFUSED"
 		}
-		rb.add(c.failMsg(cmd, code, r.Text, status+channel))
-		return false
+		return &chat.Refusal{Command: cmd, Code: code, Text: r.Text, Context: []string{status + channel}}
 	}
-	return true
+	return nil
 }
 
 // JoinTagFunc returns client-only tags (keys starting with "+") to add to the JOIN of session (did
@@ -306,8 +305,7 @@ const (
 // anyone gets it; a live one is relayed best effort.
 func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string, error) {
 	name := fsm.Fold(m.Channel)
-	venue, err := signing.ChannelVenue(name)
-	if err != nil || !strings.HasPrefix(name, "#") && !strings.HasPrefix(name, "&") {
+	if _, err := signing.ChannelVenue(name); err != nil || !chat.IsChannel(name) {
 		return "", fmt.Errorf("irc: server message: %q is not a channel", m.Channel)
 	}
 	switch {
@@ -339,37 +337,13 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 	if !exists {
 		return "", fmt.Errorf("irc: server message: no channel %s", name)
 	}
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	msgid := s.newMsgID(now)
-	did := "did:web:" + s.cfg.NodeName
-	// A NOTICE, an act receipt or a coordination event is a signed document; a TAGMSG that
-	// carries none (+freeq.at/av-*) goes unsigned, as typing does.
-	doc, err := signing.DocumentFromTags(m.Command, signing.Envelope{From: did, MsgID: msgid, Venue: venue}, m.Text, tags)
-	switch {
-	case errors.Is(err, signing.ErrNotSignable):
-	case err != nil:
+	w, err := s.msgs.SendAsNode(ctx, chat.Draft{Sender: chat.Sender{Nick: s.cfg.ServerName, Mask: s.cfg.ServerName},
+		Command: m.Command, Venue: name, Text: m.Text, Tags: tags}, m.Store)
+	if err != nil {
 		return "", fmt.Errorf("irc: server message: %w", err)
-	case s.cfg.ServerKey != nil:
-		canonical, err := doc.Canonical()
-		if err != nil {
-			return "", fmt.Errorf("irc: server message: %w", err)
-		}
-		tags[tagSig] = signing.Sign(s.cfg.ServerKey, canonical)
 	}
-	rec := eventstore.Message{MsgID: msgid, Venue: name, Command: m.Command, Sender: s.cfg.ServerName,
-		SenderNick: s.cfg.ServerName, SenderDID: did, Text: m.Text, Tags: tags, Time: now, Origin: s.cfg.NodeName}
-	if m.Store {
-		row := rec
-		if err := s.history.Append(ctx, &row); err != nil {
-			return "", fmt.Errorf("irc: server message: store: %w", err)
-		}
-		s.publishMessage(row)
-		s.DeliverRemote(row)
-		return msgid, nil
-	}
-	s.publishEphemeral(rec)
-	s.DeliverRemote(rec)
-	return msgid, nil
+	s.DeliverRemote(w.Event)
+	return w.Event.MsgID, nil
 }
 
 // RateLimited reports whether a session connected to this node has spent its message budget

@@ -15,19 +15,32 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
-func quietServer(t *testing.T, cfg Config, state State, h History) *Server {
+func quietServer(t *testing.T, cfg Config, state State, h storeHistory) *Server {
 	t.Helper()
 	cfg.ServerName = "irc.test"
 	cfg.NodeName = "n1"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Messages == nil {
+		cfg.Messages = testMessages(cfg, state, h, nil)
+	}
 	s := New(cfg, state, nil, h, nil)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// testMessages is the chat service of an edge under test, signing with key.
+func testMessages(cfg Config, state State, h storeHistory, key ed25519.PrivateKey) *chat.Service {
+	var stored chat.Publisher
+	if cfg.Streams != nil {
+		stored = cfg.Streams.Stored
+	}
+	return chat.New(chat.Config{State: state, Store: h, Key: key, Stored: stored, NodeName: "n1", Logger: cfg.Logger})
 }
 
 // addClient registers a local session with the given capabilities, in the state too.
@@ -285,7 +298,7 @@ func TestSendServerMessage(t *testing.T) {
 	if err := streams.Stored.Subscribe("test", stream.Backpressure, rec.fn, stream.Local); err != nil {
 		t.Fatal(err)
 	}
-	s := quietServer(t, Config{ServerKey: priv, Streams: streams}, state, h)
+	s := quietServer(t, Config{Messages: testMessages(Config{Streams: streams}, state, h, priv), Streams: streams}, state, h)
 	alice, aliceConn := addClient(t, s, state, "alice", capMessageTags)
 	bob, bobConn := addClient(t, s, state, "bob", 0)
 	joinState(t, state, "#c", alice, bob)

@@ -1,13 +1,10 @@
 package irc
 
 import (
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -98,91 +95,50 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 	}
 }
 
-// channelMessage checks the sender against the channel's modes and signs the message. It returns
-// what is left to do (store the message durably, then deliver it to local members and echo it),
-// or nil when the message was refused or needs nothing more. A status ("@", "%" or "+", see
+// draft is what the chat service needs to know of this client's event.
+func (c *client) draft(cmd, venue, status, text string, tags map[string]string) chat.Draft {
+	c.sigMu.Lock()
+	key, kid := c.sessionKey, c.sessionKID
+	c.sigMu.Unlock()
+	return chat.Draft{Sender: chat.Sender{Session: c.id, Nick: c.nick, Mask: c.hostmask(), DID: c.currentDID(), Oper: c.oper,
+		SessionKey: key, SessionKID: kid}, Command: cmd, Venue: venue, Status: status, Text: text, Tags: tags}
+}
+
+// refused answers the chat service's refusal: its numeric (none to a NOTICE), its FAIL, or
+// nothing for a silent one.
+func (c *client) refused(rb *respBuf, cmd string, r *chat.Refusal) {
+	switch {
+	case r.Numeric != "":
+		if cmd != "NOTICE" {
+			rb.add(c.numericMsg(r.Numeric, append(append([]string(nil), r.Context...), r.Text)...))
+		}
+	case r.Code != "":
+		rb.add(c.failMsg(r.Command, r.Code, r.Text, r.Context...))
+	}
+}
+
+// channelMessage has the chat service check and sign a message to a channel (after the surfaces'
+// message checks). It returns what is left to do (store the message durably, then deliver it to
+// local members and echo it), or nil when the message was refused. A status ("@", "%" or "+", see
 // statusmsg.go) limits it to the members with that prefix or a higher one, live only.
 func (c *client) channelMessage(cmd, status, name, text string, tags map[string]string, rb *respBuf) *sendStep {
-	notice := cmd == "NOTICE"
-	// The channel's rules (chat.Check without tags: existence and modes); the rules of edits,
-	// deletes and reactions follow once their references are resolved.
-	v := chat.Check(c.s.state, chat.Request{Session: c.id, DID: c.currentDID(), Oper: c.oper, Channel: name,
-		Command: cmd, Text: text})
-	exists, refusal, moderator, member := v.Exists, v.Refusal, v.Moderator, v.Member
-	if !exists {
-		if !notice {
-			rb.add(c.numericMsg("403", name, "No such channel"))
-		}
+	d := c.draft(cmd, name, status, text, tags)
+	d.Check = func() *chat.Refusal { return c.checkOutgoing(cmd, status, name, text, tags) }
+	w, r := c.s.msgs.Prepare(c.s.ctx, d)
+	if r != nil {
+		c.refused(rb, cmd, r)
 		return nil
 	}
-	if refusal != "" {
-		if !notice {
-			rb.add(c.numericMsg("404", name, refusal))
-		}
-		return nil
-	}
-	if !c.checkOutgoing(rb, cmd, status, name, text, tags) {
-		return nil
-	}
-	tags = copyTags(tags)
-	now := time.Now()
-	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
-	if !ok {
-		return nil
-	}
-	if status != "" && (tags["+draft/edit"] != "" || tags["+draft/delete"] != "" || tags["+draft/react"] != "") {
-		rb.add(c.failMsg(cmd, "INVALID_TARGET", "Edits, deletes and reactions cannot target a status message", status+name))
-		return nil
-	}
-	replaces, deletes, ok := c.prepareMutation(rb, cmd, name, tags, moderator)
-	if !ok {
-		return nil
-	}
-	react, ok := c.prepareReaction(rb, cmd, name, tags)
-	if !ok {
-		return nil
-	}
-	if react != nil && !member {
-		rb.add(c.numericMsg("442", name, "You're not on that channel"))
-		return nil
-	}
-	venue, _ := signing.ChannelVenue(name)
-	if !c.sign(rb, cmd, venue, msgid, text, tags) {
-		return nil
-	}
-	if deletes != "" && !c.applyDelete(rb, name, deletes, msgid, tags) {
-		return nil
-	}
-	if react != nil && !c.applyReaction(rb, react, name, msgid, tags, now) {
-		return nil
-	}
-	mask, did := c.hostmask(), c.currentDID()
+	ev := &w.Event
 	out := &outMsg{
-		msg:        ircmsg.Message{Source: mask, Command: cmd, Params: []string{status + name}},
-		clientTags: tags, time: serverTime(now), account: did, msgid: msgid, bot: c.inBotMode(),
+		msg:        ircmsg.Message{Source: ev.Sender, Command: cmd, Params: []string{status + name}},
+		clientTags: ev.Tags, time: serverTime(ev.Time), account: ev.SenderDID, msgid: ev.MsgID, bot: c.inBotMode(),
 	}
-	step := &sendStep{failCmd: failCommand(cmd, replaces)}
 	if cmd != "TAGMSG" {
 		out.msg.Params = append(out.msg.Params, text)
 		out.msg.ForceTrailing = true
-		if status == "" {
-			step.rec = c.storedMessage(cmd, name, text, tags, msgid, replaces, now)
-		}
 	}
-	var relay *eventstore.Message
-	if (status != "" || cmd == "TAGMSG") && react == nil && deletes == "" {
-		// Neither a reaction nor a delete (both travel durably): an ephemeral TAGMSG (typing) or
-		// a status message, relayed to the other nodes, never stored.
-		relay = &eventstore.Message{MsgID: msgid, Venue: name, Command: cmd, Sender: mask,
-			SenderNick: c.nick, SenderDID: did, Tags: tags, Time: now, Origin: c.s.cfg.NodeName, Status: status}
-		if cmd != "TAGMSG" {
-			relay.Text = text
-		}
-	}
-	step.deliver = func() {
-		if relay != nil {
-			c.s.publishEphemeral(*relay)
-		}
+	return &sendStep{write: w, deliver: func() {
 		// The members are read now, after the store, not when the message was checked: a member
 		// whose JOIN applied in between would otherwise get it neither live nor from a history
 		// request made before the message was stored.
@@ -199,8 +155,7 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
 			rb.addOut(out, c.capBits())
 		}
-	}
-	return step
+	}}
 }
 
 // localMembers lists the clients connected to this node that are members of a channel, but for
@@ -220,37 +175,6 @@ func (s *Server) localMembers(channel, except string) []*client {
 		s.mu.RUnlock()
 	})
 	return out
-}
-
-// storedMessage is the event-store record of a message this client sends, or nil when the node
-// keeps no history.
-func (c *client) storedMessage(cmd, venue, text string, tags map[string]string, msgid, replaces string, now time.Time) *eventstore.Message {
-	if c.s.history == nil {
-		return nil
-	}
-	return &eventstore.Message{
-		MsgID: msgid, Venue: venue, Command: cmd, Sender: c.hostmask(), SenderNick: c.nick,
-		SenderDID: c.currentDID(), Text: text, Tags: tags, Time: now, Origin: c.s.cfg.NodeName,
-		ReplacesMsgID: replaces,
-	}
-}
-
-// failCommand is the command a FAIL about storing a message names: EDIT for an edit.
-func failCommand(cmd, replaces string) string {
-	if replaces != "" {
-		return "EDIT"
-	}
-	return cmd
-}
-
-// dmVenue is the venue of a conversation between two DIDs: dm:<a>,<b> with the DIDs sorted.
-func dmVenue(a, b string) string {
-	if a == "" || b == "" {
-		return ""
-	}
-	pair := []string{a, b}
-	sort.Strings(pair)
-	return "dm:" + pair[0] + "," + pair[1]
 }
 
 // privateMessage finds the recipients of a message to a nick or to every session of a DID and
@@ -288,38 +212,20 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 	})
 	myDID := c.currentDID()
-	venue := dmVenue(myDID, targetDID)
+	venue := chat.DMVenue(myDID, targetDID)
 	if len(rcpts) == 0 && (venue == "" || !(remote || strings.HasPrefix(target, "did:"))) {
 		if !notice {
 			rb.add(c.numericMsg("401", target, "No such nick/channel"))
 		}
 		return nil
 	}
-	tags = copyTags(tags)
-	now := time.Now()
-	msgid, ok := c.adoptEventID(rb, cmd, tags, now)
-	if !ok {
+	w, r := c.s.msgs.Prepare(c.s.ctx, c.draft(cmd, venue, "", text, tags))
+	if r != nil {
+		c.refused(rb, cmd, r)
 		return nil
 	}
-	replaces, deletes, ok := c.prepareMutation(rb, cmd, venue, tags, false)
-	if !ok {
-		return nil
-	}
-	var sigVenue signing.Venue
-	if venue != "" {
-		sigVenue, _ = signing.ParseVenue(venue)
-	}
-	if !c.sign(rb, cmd, sigVenue, msgid, text, tags) {
-		return nil
-	}
-	if deletes != "" && !c.applyDelete(rb, venue, deletes, msgid, tags) {
-		return nil
-	}
-	mask := c.hostmask()
-	step := &sendStep{failCmd: failCommand(cmd, replaces)}
-	if venue != "" && cmd != "TAGMSG" {
-		step.rec = c.storedMessage(cmd, venue, text, tags, msgid, replaces, now)
-	}
+	tags, msgid, now, mask := w.Event.Tags, w.Event.MsgID, w.Event.Time, w.Event.Sender
+	step := &sendStep{write: w}
 	var away *ircmsg.Message
 	if cmd == "PRIVMSG" && len(rcpts) > 0 && rcpts[0].away != "" {
 		m := c.numericMsg("301", rcpts[0].nick, rcpts[0].away)
@@ -375,15 +281,4 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 	}
 	return step
-}
-
-func copyTags(t map[string]string) map[string]string {
-	if t == nil {
-		return map[string]string{}
-	}
-	out := make(map[string]string, len(t))
-	for k, v := range t {
-		out[k] = v
-	}
-	return out
 }

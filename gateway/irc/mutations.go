@@ -8,32 +8,11 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// Edits, deletes and pins refer to stored messages; these helpers resolve the reference to the
-// root message of the venue and apply the authorship rules: a DID author is matched by DID, a
-// guest author by nick, and a channel operator may also delete.
-
-// mutation is what a PRIVMSG/NOTICE/TAGMSG asks to do to an earlier message.
-type mutation struct {
-	editOf   string // +draft/edit
-	deleteOf string // +draft/delete or +delete
-}
-
-func mutationOf(cmd string, tags map[string]string) mutation {
-	var mu mutation
-	if cmd == "TAGMSG" {
-		mu.deleteOf = tags["+draft/delete"]
-		if mu.deleteOf == "" {
-			mu.deleteOf = tags["+delete"]
-		}
-		return mu
-	}
-	mu.editOf = tags["+draft/edit"]
-	return mu
-}
+// PIN and UNPIN refer to stored messages: a reference is resolved to the root message of the
+// channel. (Edits and deletes are the chat service's: node/chat.)
 
 // resolveRoot finds the root of a referenced message in venue. It answers the FAIL itself and
 // reports false when the reference cannot be used.
@@ -55,78 +34,6 @@ func (c *client) resolveRoot(rb *respBuf, failCmd, venue, msgid string) (eventst
 		return eventstore.Message{}, false
 	}
 	return root, true
-}
-
-// isAuthor applies the authorship rule (chat.IsAuthor) to a stored root.
-func (c *client) isAuthor(root eventstore.Message) bool {
-	return chat.IsAuthor(root, c.currentDID(), c.nick)
-}
-
-// prepareMutation checks an edit or delete against its root and authorship and points the
-// reference tag at the root. A signed event that names a revision is refused, never rewritten,
-// because the signature covers the reference. It returns the root an edit replaces and the root a
-// delete removes; nothing is changed until the caller applies the delete after the signature
-// check. A venue of "" (a DM with a guest) is never stored, so it is relayed as it is.
-func (c *client) prepareMutation(rb *respBuf, cmd, venue string, tags map[string]string, mayModerate bool) (replaces, deletes string, ok bool) {
-	mu := mutationOf(cmd, tags)
-	if venue == "" || (mu.editOf == "" && mu.deleteOf == "") {
-		return "", "", true
-	}
-	_, signed := tags[tagSig]
-	if !signed {
-		_, signed = tags["freeq.at/sig"]
-	}
-	failCmd, ref := "EDIT", mu.editOf
-	if mu.editOf == "" {
-		failCmd, ref = "DELETE", mu.deleteOf
-	}
-	root, found := c.resolveRoot(rb, failCmd, venue, ref)
-	if !found {
-		return "", "", false
-	}
-	if signed && root.MsgID != ref {
-		rb.add(c.failMsg(failCmd, "INVALID_REFERENCE", "Signed events must name the root message", ref))
-		return "", "", false
-	}
-	if mu.editOf != "" {
-		if !root.DeletedAt.IsZero() {
-			return "", "", false // editing a deleted message is silently refused
-		}
-		if !c.isAuthor(root) {
-			rb.add(c.failMsg("EDIT", "AUTHOR_MISMATCH", "Only the author can edit this message", ref))
-			return "", "", false
-		}
-		tags["+draft/edit"] = root.MsgID
-		return root.MsgID, "", true
-	}
-	if !c.isAuthor(root) && !mayModerate {
-		rb.add(c.failMsg("DELETE", "AUTHOR_MISMATCH", "Only the author or a channel operator can delete this message", ref))
-		return "", "", false
-	}
-	if _, plain := tags["+delete"]; plain {
-		delete(tags, "+delete")
-	}
-	tags["+draft/delete"] = root.MsgID
-	return "", root.MsgID, true
-}
-
-// applyDelete soft-deletes a root once the delete event was accepted, and files the delete (with
-// who made it, the event's tags and, under DeletionEventIDTag, the delete event's own msgid, which
-// its signature covers) for the other nodes and peer servers.
-func (c *client) applyDelete(rb *respBuf, venue, root, eventID string, tags map[string]string) bool {
-	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
-	defer cancel()
-	filed := copyTags(tags)
-	filed[DeletionEventIDTag] = eventID
-	by := eventstore.Deleter{Sender: c.hostmask(), SenderDID: c.currentDID(), Tags: filed}
-	at := time.Now()
-	if err := c.s.history.DeleteAt(ctx, root, at, c.s.cfg.NodeName, by); err != nil {
-		c.s.log.Error("delete message", "msgid", root, "err", err)
-		rb.add(c.failMsg("DELETE", "TEMPORARILY_UNAVAILABLE", "The message could not be deleted", root))
-		return false
-	}
-	c.s.publishDeletion(eventstore.Deletion{RootMsgID: root, At: at, Origin: c.s.cfg.NodeName, Venue: venue, Deleter: by})
-	return true
 }
 
 func handlePIN(c *client, m ircmsg.Message, rb *respBuf)   { c.pin(m, rb, true) }

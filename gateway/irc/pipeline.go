@@ -1,20 +1,18 @@
 package irc
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
-// A connection's plain messages are pipelined: the read loop checks and signs a PRIVMSG, NOTICE or
-// TAGMSG, hands it to the connection's pipeline and reads the next line while the message is being
-// stored. The pipeline's worker stores everything queued in one Append (so the event store keeps
-// the connection's send order), then, in command order, delivers each stored message, echoes it
+// A connection's plain messages are pipelined: the read loop has the chat service check and sign a
+// PRIVMSG, NOTICE or TAGMSG (Messages.Prepare), hands it to the connection's pipeline and reads
+// the next line while the message is being stored. The pipeline's worker commits everything
+// queued in one Messages.Commit (one durable commit, so the event store keeps the connection's
+// send order), then, in command order, delivers each stored message, echoes it
 // and sends the command's replies (or the FAIL of a message that could not be stored). Nothing is
 // delivered or echoed before it is durably stored.
 //
@@ -28,9 +26,8 @@ const maxInFlight = 32
 
 // sendStep is the part of a message command that follows the durable store.
 type sendStep struct {
-	rec     *eventstore.Message // stored first; nil when the message is not stored
-	failCmd string              // the command named by a FAIL when the store refuses it
-	deliver func()              // delivers and echoes; runs only after rec is stored
+	write   *chat.Write // committed first (stored, published) by the chat service
+	deliver func()      // delivers and echoes; runs only after write is committed
 }
 
 // queuedCommand is a command whose replies wait for the connection's earlier messages.
@@ -113,26 +110,23 @@ func (p *pipeline) complete(batch []queuedCommand) {
 	p.c.completeQueued(batch)
 }
 
-// completeQueued stores the batch's messages in one Append, then completes each command in order.
+// completeQueued commits the batch's writes in one call (its messages in one durable commit),
+// then completes each command in order.
 func (c *client) completeQueued(batch []queuedCommand) {
-	var recs []*eventstore.Message
+	var writes []*chat.Write
 	for _, qc := range batch {
-		if qc.step != nil && qc.step.rec != nil {
-			recs = append(recs, qc.step.rec)
+		if qc.step != nil {
+			writes = append(writes, qc.step.write)
 		}
 	}
-	errs := c.appendAll(recs)
+	refusals := c.s.msgs.Commit(c.s.ctx, writes...)
 	i := 0
 	for _, qc := range batch {
 		if st := qc.step; st != nil {
-			var err error
-			if st.rec != nil {
-				err = errs[i]
-				i++
-			}
-			if c.afterStore(qc.rb, st, err) {
+			if c.afterStore(qc.rb, st, refusals[i]) {
 				st.deliver()
 			}
+			i++
 		}
 		c.rbMu.Lock()
 		qc.rb.flush()
@@ -140,70 +134,24 @@ func (c *client) completeQueued(batch []queuedCommand) {
 	}
 }
 
-// appendAll stores recs in order in one call and returns each message's own outcome: nil, an
-// error wrapping eventstore.ErrDuplicate (the store leaves a duplicate's Seq at 0), or the call's
-// error for all of them.
-func (c *client) appendAll(recs []*eventstore.Message) []error {
-	errs := make([]error, len(recs))
-	if len(recs) == 0 {
-		return errs
-	}
-	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
-	defer cancel()
-	err := c.s.history.Append(ctx, recs...)
-	switch {
-	case err == nil:
-	case errors.Is(err, eventstore.ErrDuplicate):
-		for i, r := range recs {
-			if r.Seq == 0 {
-				errs[i] = err
-			}
-		}
-	case errors.Is(err, eventstore.ErrInvalidArgument) && len(recs) > 1:
-		// Validation fails the whole call before anything is written: store each alone so one
-		// bad message fails alone.
-		for i, r := range recs {
-			errs[i] = c.s.history.Append(ctx, r)
-		}
-	default:
-		for i := range errs {
-			errs[i] = err
-		}
-	}
-	return errs
-}
-
-// completeNow stores a message and delivers it on the calling goroutine (a command that is not
+// completeNow commits a write and delivers it on the calling goroutine (a command that is not
 // pipelined).
 func (c *client) completeNow(rb *respBuf, st *sendStep) {
-	var err error
-	if st.rec != nil {
-		err = c.appendAll([]*eventstore.Message{st.rec})[0]
-	}
-	if c.afterStore(rb, st, err) {
+	if c.afterStore(rb, st, c.s.msgs.Commit(c.s.ctx, st.write)[0]) {
 		st.deliver()
 	}
 }
 
-// afterStore answers a store's outcome: it adds the FAIL of a message that was not stored, or
-// counts and publishes a stored one. It reports whether the message may be delivered.
-func (c *client) afterStore(rb *respBuf, st *sendStep, err error) bool {
-	if st.rec == nil {
-		return true
-	}
-	if err != nil {
-		if errors.Is(err, eventstore.ErrDuplicate) {
-			rb.add(c.failMsg(st.failCmd, "EVENTID_IN_USE", "That event id is already in use"))
-			return false
-		}
-		c.s.log.Error("store message", "msgid", st.rec.MsgID, "err", err)
-		rb.add(c.failMsg(st.rec.Command, "TEMPORARILY_UNAVAILABLE", "The message could not be stored; it was not delivered", st.rec.Venue))
+// afterStore answers a commit's outcome: it adds the FAIL of a write that was refused, or counts
+// a stored message. It reports whether the write may be delivered.
+func (c *client) afterStore(rb *respBuf, st *sendStep, r *chat.Refusal) bool {
+	if r != nil {
+		c.refused(rb, st.write.Event.Command, r)
 		return false
 	}
-	if m := c.s.cfg.Metrics; m != nil {
+	if m := c.s.cfg.Metrics; m != nil && st.write.Kind == chat.Message {
 		m.Messages.Inc()
 	}
-	c.s.publishMessage(*st.rec)
 	return true
 }
 
@@ -222,15 +170,5 @@ func (c *client) pipelinable(m ircmsg.Message) bool {
 	if len(m.Params) == 0 || strings.IndexByte(m.Params[0], ',') >= 0 {
 		return false
 	}
-	if mu := mutationOf(m.Command, m.Tags); mu.editOf != "" || mu.deleteOf != "" {
-		return false
-	}
-	if m.Command == "TAGMSG" {
-		for _, t := range []string{"+react", "+draft/react", "+freeq.at/unreact"} {
-			if _, ok := m.Tags[t]; ok {
-				return false
-			}
-		}
-	}
-	return true
+	return chat.EditOrDeleteOf(m.Command, m.Tags) == "" && !chat.IsReaction(m.Command, m.Tags)
 }

@@ -2,7 +2,6 @@ package irc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,13 +14,20 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )
+
+// storeHistory is the event store as the edge reads it and its chat service writes it.
+type storeHistory interface {
+	History
+	chat.Store
+}
 
 // fakeHistory is a History whose Append records each call's msgids, refuses chosen ids as
 // duplicates or failures, and can hold calls back until released. Other methods are not used.
 type fakeHistory struct {
-	History
+	storeHistory
 	mu      sync.Mutex
 	calls   [][]string
 	dup     map[string]bool
@@ -72,7 +78,8 @@ func (h *fakeHistory) stored() []string {
 
 func newPipelineClient(t *testing.T, h *fakeHistory) (*client, *recordConn) {
 	t.Helper()
-	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, nil, nil, h, nil)
+	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Messages: chat.New(chat.Config{Store: h, NodeName: "n1"})}, nil, nil, h, nil)
 	t.Cleanup(s.Close)
 	conn := &recordConn{}
 	return s.newClient(conn), conn
@@ -98,10 +105,8 @@ func waitLines(t *testing.T, conn *recordConn, n int) []string {
 // it and replying with its id.
 func queueMessage(c *client, msgid string, delivered *[]string, mu *sync.Mutex) {
 	rb := &respBuf{c: c}
-	st := &sendStep{
-		rec:     &eventstore.Message{MsgID: msgid, Venue: "#pipe", Command: "PRIVMSG", Text: msgid, Time: time.Now()},
-		failCmd: "PRIVMSG",
-	}
+	st := &sendStep{write: &chat.Write{Kind: chat.Message,
+		Event: eventstore.Message{MsgID: msgid, Venue: "#pipe", Command: "PRIVMSG", Text: msgid, Time: time.Now()}}}
 	st.deliver = func() {
 		mu.Lock()
 		*delivered = append(*delivered, msgid)
@@ -232,38 +237,6 @@ func TestPipelineBoundsInFlight(t *testing.T) {
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	poll.Until(t, "the condition", cond)
-}
-
-// TestAppendAllSplitsInvalidBatches checks that a batch refused as invalid is stored message by
-// message, so one bad message fails alone.
-func TestAppendAllSplitsInvalidBatches(t *testing.T) {
-	h := &invalidHistory{bad: "bad"}
-	c, _ := newPipelineClient(t, &fakeHistory{})
-	c.s.history = h
-	recs := []*eventstore.Message{{MsgID: "a"}, {MsgID: "bad"}, {MsgID: "b"}}
-	errs := c.appendAll(recs)
-	for i, want := range []bool{false, true, false} {
-		if got := errs[i] != nil; got != want {
-			t.Errorf("%s: error %v", recs[i].MsgID, errs[i])
-		}
-	}
-	if !errors.Is(errs[1], eventstore.ErrInvalidArgument) {
-		t.Errorf("bad: %v, want ErrInvalidArgument", errs[1])
-	}
-}
-
-type invalidHistory struct {
-	History
-	bad string
-}
-
-func (h *invalidHistory) Append(_ context.Context, msgs ...*eventstore.Message) error {
-	for _, m := range msgs {
-		if m.MsgID == h.bad {
-			return fmt.Errorf("%w: message %s", eventstore.ErrInvalidArgument, m.MsgID)
-		}
-	}
-	return nil
 }
 
 func TestPipelinable(t *testing.T) {

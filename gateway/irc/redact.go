@@ -2,6 +2,7 @@ package irc
 
 import (
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 )
 
 // IRCv3 draft/message-redaction: REDACT <target> <msgid> [:<reason>] is the standard form of the
@@ -20,7 +21,7 @@ var redactFailures = map[string]string{
 
 func handleREDACT(c *client, m ircmsg.Message, rb *respBuf) {
 	target, msgid := m.Param(0), m.Param(1)
-	tags := copyTags(m.Tags)
+	tags := chat.CopyTags(m.Tags)
 	tags["+draft/delete"] = msgid
 	rb.c.rbMu.Lock()
 	from := len(rb.msgs)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -78,22 +79,18 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	}
 }
 
-// DeletionEventIDTag is the key under which a filed delete keeps its delete event's msgid (it is
-// not a client tag: it is never rendered as one).
-const DeletionEventIDTag = "msgid"
-
 // DeliverDeletion tells the local members of a channel that a message was deleted on another node:
 // a TAGMSG with +draft/delete from whoever deleted it, to message-tags clients.
 func (s *Server) DeliverDeletion(d eventstore.Deletion) {
 	if strings.HasPrefix(d.Venue, "dm:") {
 		return // DM deletes reach the participants through history; no live line is rendered
 	}
-	tags, msgid := d.Tags, d.Tags[DeletionEventIDTag]
+	tags, msgid := d.Tags, d.Tags[chat.DeletionEventIDTag]
 	if msgid == "" {
-		msgid = s.newMsgID(time.Now())
+		msgid = s.msgs.NewMsgID(time.Now())
 	} else {
-		tags = copyTags(d.Tags)
-		delete(tags, DeletionEventIDTag)
+		tags = chat.CopyTags(d.Tags)
+		delete(tags, chat.DeletionEventIDTag)
 	}
 	out := &outMsg{
 		msg:        ircmsg.Message{Source: d.Sender, Command: "TAGMSG", Params: []string{d.Venue}},

@@ -2,7 +2,6 @@ package irc
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,11 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/sasl"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -35,24 +33,33 @@ type Proposer interface {
 	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
 }
 
-// History is the node's durable event store, as the IRC edge uses it.
+// History is the node's durable event store, as the IRC edge reads it (it writes through
+// Messages).
 type History interface {
-	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	Get(ctx context.Context, msgid string) (eventstore.Message, error)
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 	Current(ctx context.Context, msgid string) (eventstore.Message, error)
-	Delete(ctx context.Context, rootMsgID string, at time.Time) error
-	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
-	React(ctx context.Context, root, reactor, nick, emoji string, at time.Time) error
-	Unreact(ctx context.Context, root, reactor, emoji string) error
 	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
-	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
 	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
 	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
 	ExportAfter(ctx context.Context, venue string, afterSeq int64, limit int) ([]eventstore.Message, error)
 	Between(ctx context.Context, venue string, a, b eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Around(ctx context.Context, venue string, center eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Latest(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
+}
+
+// Messages is the chat service (node/chat.Service) as the edge uses it: it checks, signs,
+// stores and publishes what the edge's clients send; the edge parses, orders, answers and
+// renders.
+type Messages interface {
+	// Prepare checks a client's event and settles its msgid, references and signature.
+	Prepare(ctx context.Context, d chat.Draft) (*chat.Write, *chat.Refusal)
+	// Commit stores prepared writes durably (messages in one commit) and publishes them.
+	Commit(ctx context.Context, writes ...*chat.Write) []*chat.Refusal
+	// SendAsNode writes a message of this node itself.
+	SendAsNode(ctx context.Context, d chat.Draft, store bool) (*chat.Write, error)
+	// NewMsgID mints a msgid.
+	NewMsgID(at time.Time) string
 }
 
 // Config is the IRC edge's immutable configuration.
@@ -74,8 +81,8 @@ type Config struct {
 	JoinHistory int           // messages replayed on JOIN; default 25, negative disables
 	Logger      *slog.Logger
 	Metrics     *metrics.Set
-	// ServerKey signs messages whose senders did not sign them (never leaves this node).
-	ServerKey ed25519.PrivateKey
+	// Messages is the chat service: every message, edit, delete and reaction goes through it.
+	Messages Messages
 	// KeyLifetime is how long a MSGSIG session key counts after registration (0 = forever).
 	KeyLifetime time.Duration
 	// KeySweepEvery is how often sessions with expired keys are looked for; default 60 s.
@@ -111,9 +118,7 @@ type Server struct {
 	conns    atomic.Int64
 	batchSeq atomic.Uint64
 
-	// lock tier 9 (leaf)
-	idMu    sync.Mutex
-	entropy *ulid.MonotonicEntropy
+	msgs Messages // the chat service (cfg.Messages)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -162,8 +167,8 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		cfg: cfg, state: state, proposer: proposer, history: history, verifier: verifier,
 		log: cfg.Logger, started: time.Now(),
 		clients: map[string]*client{}, pending: map[string]*client{},
-		entropy: ulid.Monotonic(rand.Reader, 0),
-		ctx:     ctx, cancel: cancel,
+		msgs: cfg.Messages,
+		ctx:  ctx, cancel: cancel,
 	}
 	if cfg.Federation != nil {
 		s.federation = cfg.Federation
@@ -200,13 +205,6 @@ func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // Uptime is the time since the edge started.
 func (s *Server) Uptime() time.Duration { return time.Since(s.started) }
-
-// newMsgID mints a monotonic ULID.
-func (s *Server) newMsgID(now time.Time) string {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	return ulid.MustNew(ulid.Timestamp(now), s.entropy).String()
-}
 
 // newToken mints an opaque bearer token of 256 random bits and its hash.
 func newToken() (token, hash string) {

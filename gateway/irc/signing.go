@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
-	"errors"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -19,17 +15,12 @@ import (
 )
 
 // Signatures on arrival (freeq-reference §2.3–2.5): a client may register a session key with
-// MSGSIG and sign its messages with +freeq.at/sig; a signature that verifies is relayed byte for
-// byte, an invalid one is refused, and anything else is signed by this node's server key over the
-// same canonical document. Guests' messages go unsigned. Edits, deletes and reactions by
-// authenticated users need their own valid signature. A client may choose the msgid it signs with
-// +freeq.at/eventid.
+// MSGSIG and sign its messages with +freeq.at/sig; the chat service (node/chat) keeps a signature
+// that verifies (the connection's session key is handed to it with each event), refuses an
+// invalid one and signs the rest with the server key. The edge registers keys and ends the
+// sessions whose key expired or was retired.
 
-const (
-	tagSig     = "+freeq.at/sig"
-	tagEventID = "+freeq.at/eventid"
-	maxSkew    = 120 * time.Second
-)
+const tagSig = chat.TagSig
 
 func handleMSGSIG(c *client, m ircmsg.Message, rb *respBuf) {
 	if !c.registered.Load() {
@@ -74,117 +65,6 @@ func handleMSGSIG(c *client, m ircmsg.Message, rb *respBuf) {
 	default:
 		rb.add(c.failMsg("MSGSIG", "INVALID_KEY", "The key could not be registered"))
 	}
-}
-
-// adoptEventID applies +freeq.at/eventid: the client chose the msgid it signed. It returns the
-// msgid to use, or "" after answering a refusal.
-func (c *client) adoptEventID(rb *respBuf, cmd string, tags map[string]string, now time.Time) (string, bool) {
-	id, ok := tags[tagEventID]
-	if !ok {
-		return c.s.newMsgID(now), true
-	}
-	delete(tags, tagEventID)
-	failCmd := cmd
-	if _, edit := tags["+draft/edit"]; edit {
-		failCmd = "EDIT"
-	}
-	if c.currentDID() == "" {
-		rb.add(c.failMsg(failCmd, "EVENTID_NOT_AUTHENTICATED", "Only authenticated users may choose event ids"))
-		return "", false
-	}
-	parsed, err := ulid.ParseStrict(id)
-	if err != nil || len(id) != ulid.EncodedSize || strings.ToUpper(id) != id {
-		rb.add(c.failMsg(failCmd, "INVALID_EVENTID", "Event ids are 26 characters of uppercase Crockford base32"))
-		return "", false
-	}
-	if d := now.Sub(ulid.Time(parsed.Time())); d > maxSkew || d < -maxSkew {
-		rb.add(c.failMsg(failCmd, "EVENTID_CLOCK_SKEW", "The event id's time is more than 120 seconds from the server's"))
-		return "", false
-	}
-	// A msgid already stored is refused when the message is stored (EVENTID_IN_USE): the store's
-	// unique index decides, without a lookup first.
-	return id, true
-}
-
-// lookupKey finds the key a kid names for this client's DID: its session key, the key embedded in
-// a did:key DID, or a live key filed in the replicated registry.
-func (c *client) lookupKey(did string) signing.KeyLookup {
-	return func(kid string) (ed25519.PublicKey, bool) {
-		c.sigMu.Lock()
-		pub, sessionKID := c.sessionKey, c.sessionKID
-		c.sigMu.Unlock()
-		if pub != nil && kid == sessionKID {
-			return pub, true
-		}
-		if strings.HasPrefix(did, "did:key:") {
-			if k, err := keyresolver.ParseDIDKey(did); err == nil && k.Type == keyresolver.Ed25519 {
-				if signing.KID(k.Raw) == kid {
-					return ed25519.PublicKey(k.Raw), true
-				}
-			}
-		}
-		var found ed25519.PublicKey
-		now := time.Now().Unix()
-		c.s.state.Read(func(st *fsm.State) {
-			if k := st.Key(did, kid); k != nil && k.Live(now) {
-				found = append(ed25519.PublicKey(nil), k.PublicKey...)
-			}
-		})
-		return found, found != nil
-	}
-}
-
-// sign settles the signature of an outgoing message: it keeps a client signature that verifies,
-// refuses an invalid one, requires one on mutations by authenticated users, and otherwise signs
-// with the server key. tags is modified in place. It reports false after answering a refusal.
-func (c *client) sign(rb *respBuf, cmd string, venue signing.Venue, msgid, text string, tags map[string]string) bool {
-	if v, ok := tags["freeq.at/sig"]; ok { // accepted without the + too
-		delete(tags, "freeq.at/sig")
-		if _, has := tags[tagSig]; !has {
-			tags[tagSig] = v
-		}
-	}
-	did := c.currentDID()
-	clientSig, hasSig := tags[tagSig]
-	delete(tags, tagSig)
-	if did == "" || venue.IsZero() {
-		return true // guests and venues that do not resolve go unsigned
-	}
-	doc, err := signing.DocumentFromTags(cmd, signing.Envelope{From: did, MsgID: msgid, Venue: venue}, text, tags)
-	if errors.Is(err, signing.ErrNotSignable) {
-		return true
-	}
-	failCmd := cmd
-	if _, edit := tags["+draft/edit"]; edit {
-		failCmd = "EDIT"
-	}
-	if err != nil {
-		rb.add(c.failMsg(failCmd, "INVALID_EVENT", "The event cannot be signed: "+err.Error()))
-		return false
-	}
-	canonical, err := doc.Canonical()
-	if err != nil {
-		rb.add(c.failMsg(failCmd, "INVALID_EVENT", "The event cannot be signed: "+err.Error()))
-		return false
-	}
-	if hasSig {
-		switch verdict, _ := signing.Verify(canonical, clientSig, c.lookupKey(did)); verdict {
-		case signing.Valid:
-			tags[tagSig] = clientSig
-			return true
-		case signing.Invalid:
-			rb.add(c.failMsg(failCmd, "SIGNATURE_INVALID", "That signature does not verify against the key it names"))
-			return false
-		}
-	}
-	if chat.IsMutation(cmd, tags) {
-		rb.add(c.failMsg(failCmd, "SIGNATURE_REQUIRED", "A signed request is required to modify messages on this server"))
-		return false
-	}
-	if c.s.cfg.ServerKey != nil {
-		tags[tagSig] = signing.Sign(c.s.cfg.ServerKey, canonical)
-	}
-	return true
 }
 
 // sweepKeys runs until the server closes, ending local sessions whose MSGSIG key expired.

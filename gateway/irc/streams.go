@@ -3,7 +3,6 @@ package irc
 import (
 	"fmt"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -41,29 +40,4 @@ func (s *Server) deliverStored(it stream.Item) {
 	case stream.KindReaction:
 		s.DeliverReaction(*it.Reaction)
 	}
-}
-
-// publish hands a chat event this node's clients made to the Stored stream, after it was stored
-// (an ephemeral one: as it is relayed); a no-op without streams.
-func (s *Server) publish(it stream.Item) {
-	if s.cfg.Streams != nil {
-		it.Source = stream.Local
-		s.cfg.Streams.Stored.Publish(it)
-	}
-}
-
-func (s *Server) publishMessage(m eventstore.Message) {
-	s.publish(stream.Item{Kind: stream.KindMessage, Message: &m})
-}
-
-func (s *Server) publishReaction(r eventstore.ReactionEvent) {
-	s.publish(stream.Item{Kind: stream.KindReaction, Reaction: &r})
-}
-
-func (s *Server) publishDeletion(d eventstore.Deletion) {
-	s.publish(stream.Item{Kind: stream.KindDeletion, Deletion: &d})
-}
-
-func (s *Server) publishEphemeral(m eventstore.Message) {
-	s.publish(stream.Item{Kind: stream.KindEphemeral, Message: &m})
 }

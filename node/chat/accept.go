@@ -20,10 +20,11 @@ const (
 	NotAuthor Outcome = "not-author"   // an edit by someone else than the author
 	NotOp     Outcome = "not-op"       // a delete by neither the author nor an operator
 	Unsigned  Outcome = "unauthorised" // a mutation without the signature it needs
+	NoRoot    Outcome = "no-root"      // a reaction from a federated server to a message not held here
 )
 
-// Store is the event store as the acceptance rules read it.
-type Store interface {
+// Roots is the event store as the acceptance rules read it.
+type Roots interface {
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
 }
 
@@ -62,7 +63,7 @@ type RemoteDeletion struct {
 // Duplicate); and, from a federated server, deleted by its author or an operator here (else
 // NotOp), naming the root (else Malformed), with a signature that authorises it. It returns the
 // root for an Accepted delete; it changes nothing.
-func AcceptDeletion(ctx context.Context, store Store, d RemoteDeletion) (eventstore.Message, Outcome, error) {
+func AcceptDeletion(ctx context.Context, store Roots, d RemoteDeletion) (eventstore.Message, Outcome, error) {
 	root, err := store.Root(ctx, d.Root)
 	switch {
 	case errors.Is(err, eventstore.ErrNotFound):
@@ -102,7 +103,7 @@ type RemoteEdit struct {
 // its root. From a federated server the root must be here (else Wait), in the edit's venue and
 // named by +draft/edit (else Malformed), written by the editor's DID (else NotAuthor), and the
 // signature must authorise it.
-func AcceptEdit(ctx context.Context, store Store, e RemoteEdit) (Outcome, error) {
+func AcceptEdit(ctx context.Context, store Roots, e RemoteEdit) (Outcome, error) {
 	if e.Authority == nil {
 		return Accepted, nil
 	}
@@ -118,4 +119,32 @@ func AcceptEdit(ctx context.Context, store Store, e RemoteEdit) (Outcome, error)
 		return NotAuthor, nil
 	}
 	return e.Authority.Signature(root), nil
+}
+
+// RemoteReaction is a react or unreact made elsewhere.
+type RemoteReaction struct {
+	Root      string // the msgid of the message reacted to (its root)
+	Venue     string
+	Authority *Authority
+}
+
+// AcceptReaction applies the rules a reaction made elsewhere meets before it is filed here. From
+// a cluster node (Authority nil) every reaction is filed: filing finds its message, or the
+// reaction waits for it. From a federated server the message must be here (else NoRoot: a
+// reaction is not kept for later), in the reaction's venue, under that msgid and not deleted
+// (else Malformed), and the signature must speak for the reactor.
+func AcceptReaction(ctx context.Context, store Roots, r RemoteReaction) (Outcome, error) {
+	if r.Authority == nil {
+		return Accepted, nil
+	}
+	root, err := store.Root(ctx, r.Root)
+	switch {
+	case errors.Is(err, eventstore.ErrNotFound):
+		return NoRoot, nil
+	case err != nil:
+		return "", fmt.Errorf("chat: reaction to %s: %w", r.Root, err)
+	case root.Venue != r.Venue || root.MsgID != r.Root || !root.DeletedAt.IsZero():
+		return Malformed, nil
+	}
+	return r.Authority.Signature(root), nil
 }

@@ -1,9 +1,19 @@
-// Package chat owns the rules of chat messages that more than one surface applies: whether a
-// message may be sent to a channel (Check, which also answers "would it be accepted?" without
-// sending, for tools that advise a sender), and whether an event made elsewhere — on another
-// node of the cluster or on a federated server — is accepted here (AcceptDeletion). The IRC edge
-// keeps the protocol (parsing, capabilities, the per-connection pipeline, numerics, rendering);
-// the exchange and federation keep their wire formats and transport; the rules live here once.
+// Package chat owns the writing of chat events and the rules they meet, once for every surface.
+//
+// Service is the one path by which a message, edit, delete or reaction is written. A local
+// sender's event goes through Prepare (the send rules of Check, the msgid chosen or adopted,
+// the reference of an edit, delete or reaction resolved to its root, authorship, the signature
+// kept, refused or made with the server key) and Commit (stored durably — a connection's
+// messages in one commit — then published on the Stored stream, never before); Send, Edit,
+// Delete, React and SendAsNode are built on them. Events made elsewhere, on another node of the
+// cluster or on a federated server, go through AcceptRemote: deduplicated by msgid, checked by
+// the acceptance rules (AcceptEdit, AcceptDeletion, AcceptReaction, IsAuthor), stored in one
+// commit, and published with their source. eventstore.Message is the one type of a message for
+// the service, the store and the wire.
+//
+// Check also answers "would it be accepted?" without sending, for tools that advise a sender.
+// The IRC edge keeps the protocol (parsing, capabilities, the per-connection pipeline, numerics,
+// rendering); the exchange and federation keep their wire formats and transport.
 //
 // The package reads the replicated state through the small State interface and the event store
 // through Store; it imports no gateway and no federation transport.
