@@ -403,7 +403,8 @@ func (x *Exchange) signedGet(c *gin.Context) (string, bool) {
 
 // serveEvents answers a cluster node's pull: this node's own events after a seq.
 func (x *Exchange) serveEvents(c *gin.Context) {
-	if _, ok := x.signedGet(c); !ok {
+	signer, ok := x.signedGet(c)
+	if !ok {
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
@@ -415,7 +416,11 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 		return
 	}
 	limit = min(limit, x.cfg.PageSize)
-	msgs, err := x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
+	var msgs []eventstore.Message
+	var err error
+	if !x.streamLive(signer) { // an open stream sends the rows; the pull is for deletes and reactions
+		msgs, err = x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
+	}
 	if err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
 		return

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -43,7 +44,8 @@ import (
 // frame's after, moves its cursor to the frame's last: a cursor never passes a row that is not
 // stored here. It then answers with its position (8 bytes, big-endian). A malformed frame, a bad
 // signature or a store failure ends the stream; the origin reconnects (with backoff) and resumes
-// from the receiver's cursor, and the pull loop remains the catch-up for anything else.
+// from the receiver's cursor. While a stream is open the peer's pull gets no message rows from
+// this node (only deletes and reactions): the pull is the catch-up while the stream is down.
 //
 // Each peer has its own stream and goroutine, and the queue is the durable log itself: a slow or
 // dead peer holds only its own stream, and no memory grows with its backlog.
@@ -73,6 +75,21 @@ func frameSigningInput(nonce string, batch []byte) []byte {
 type outbox struct {
 	wake  chan struct{}
 	retry chan struct{} // Kick: reconnect now, without waiting out the backoff
+	// live is set while the stream is open: it sends every row after the peer's cursor, so the
+	// peer's pull needs no message rows from this node (serveEvents) and asks only for deletes and
+	// reactions.
+	live atomic.Bool
+	// rescan has the live stream's next read take every durable row, not only those published
+	// (Kick: the stored stream dropped items, so some rows were never published).
+	rescan atomic.Bool
+}
+
+// streamLive reports whether this node's stream to peer is open.
+func (x *Exchange) streamLive(peer string) bool {
+	x.mu.Lock()
+	o := x.outboxes[peer]
+	x.mu.Unlock()
+	return o != nil && o.live.Load()
 }
 
 // notifyOutboxes tells every peer's stream that this node stored a message, starting the
@@ -95,6 +112,11 @@ func (x *Exchange) retryStreams() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, o := range x.outboxes {
+		o.rescan.Store(true)
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
 		select {
 		case o.retry <- struct{}{}:
 		default:
@@ -209,6 +231,8 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	o.live.Store(true)
+	defer o.live.Store(false)
 	self := Name(x.cfg.Self)
 	w := bufio.NewWriterSize(conn, 64<<10)
 	var ack [8]byte
@@ -221,6 +245,9 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 	everything := true
 	for {
 		var rows []eventstore.Message
+		if o.rescan.Swap(false) {
+			everything = true
+		}
 		if everything {
 			rows, err = x.cfg.Store.OriginAfter(ctx, self, pos, x.cfg.PageSize)
 		} else if through := x.durable.Load(); through > pos {
