@@ -91,6 +91,7 @@ type Exchange struct {
 	conns    map[net.Conn]struct{}
 	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
 	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
+	window   outWindow        // this node's latest rows, encoded once for every stream (window.go)
 	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
 	pullMu sync.Mutex
 	kick   chan struct{}
