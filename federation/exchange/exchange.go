@@ -188,6 +188,9 @@ func (x *Exchange) Kick() {
 // Publish tells every peer's stream that this node stored an event (m, which the stream reads
 // back from the durable log with the rows around it). It never blocks.
 func (x *Exchange) Publish(m eventstore.Message) {
+	if m.Origin == Name(x.cfg.Self) && m.Seq > 0 && m.Status == "" {
+		x.window.remember(m)
+	}
 	for {
 		d := x.durable.Load()
 		if m.Seq <= d || x.durable.CompareAndSwap(d, m.Seq) {

@@ -241,6 +241,12 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 	var buf []byte
 	prefix := frameSigningInput(nonce, nil)
 	load := func(ctx context.Context, after, through int64, limit int) ([]eventstore.Message, error) {
+		if lister, ok := x.cfg.Store.(seqLister); ok {
+			rows, ok, err := x.window.fromPublished(ctx, lister, self, after, through, limit)
+			if ok || err != nil {
+				return rows, err
+			}
+		}
 		return x.cfg.Store.OriginThrough(ctx, self, after, through, limit)
 	}
 	// The first read, and the one at each heartbeat, take every durable row (rows stored before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 )
@@ -14,11 +15,61 @@ import (
 // exact range: every row of this origin with lo < seq <= hi, in seq order, and nothing else. A
 // stream behind the window reads the log itself and leaves the window alone, so a lagging peer
 // never evicts the rows the others are about to send.
+//
+// The rows themselves mostly come from memory: Publish hands the window every row this node
+// stored (remember), and a read of the log's seqs alone (the covering index, no row read) proves
+// that the published rows are all the range holds; a range with a row not published (the stored
+// stream dropped it, or it was stored before this process started) is read from the log.
 type outWindow struct {
 	mu     sync.Mutex
 	lo, hi int64
 	seqs   []int64
 	encs   [][]byte
+
+	pubMu     sync.Mutex
+	published [publishedRows]*eventstore.Message // by seq modulo publishedRows
+}
+
+// publishedRows is how many of the latest published rows the window remembers.
+const publishedRows = 8192
+
+// seqLister reads the seqs of an origin's rows in a range (eventstore.Store.OriginSeqs).
+type seqLister interface {
+	OriginSeqs(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]int64, error)
+}
+
+// remember keeps a row this node stored, for the streams to send without reading it back. A row
+// with a tag that is not valid UTF-8 is not kept: the log stores its tags as JSON, which would
+// send them changed, so the streams read that row back from the log.
+func (w *outWindow) remember(m eventstore.Message) {
+	for k, v := range m.Tags {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return
+		}
+	}
+	w.pubMu.Lock()
+	w.published[uint64(m.Seq)%publishedRows] = &m
+	w.pubMu.Unlock()
+}
+
+// fromPublished returns origin's rows with after < seq <= through (at most limit) from the
+// remembered ones, or false when the log holds a row in that range that is not remembered.
+func (w *outWindow) fromPublished(ctx context.Context, lister seqLister, origin string, after, through int64, limit int) ([]eventstore.Message, bool, error) {
+	seqs, err := lister.OriginSeqs(ctx, origin, after, through, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	rows := make([]eventstore.Message, len(seqs))
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	for i, seq := range seqs {
+		m := w.published[uint64(seq)%publishedRows]
+		if m == nil || m.Seq != seq {
+			return nil, false, nil
+		}
+		rows[i] = *m
+	}
+	return rows, true, nil
 }
 
 // windowRows bounds the rows the window keeps (about 1.5 MB of encoded events at 400 bytes).

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oklog/ulid/v2"
+
 	"github.com/palaver-chat/palaver/federation/eventstore"
 )
 
@@ -102,4 +104,58 @@ func TestEncodedRowsFormTheBatch(t *testing.T) {
 	if err != nil || len(b.Events) != 2 || b.Events[1].Tags["a"] != "1" || b.Last != 5 {
 		t.Fatalf("decodeBatch = %+v, %v", b, err)
 	}
+}
+
+// TestPublishedRowsMatchTheLog: the rows a stream takes from what Publish handed over are the
+// rows the log holds, byte for byte in their frame form; a range holding a row that was never
+// published (or one whose tags the log would change) is not served from memory.
+func TestPublishedRowsMatchTheLog(t *testing.T) {
+	c := newCluster(t, "a")
+	a := c.nodes["did:web:a"]
+	ctx := context.Background()
+	for i := range 40 {
+		a.say(t, fmt.Sprint("m ", i))
+	}
+	tagged := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
+		SenderNick: "a", SenderDID: "did:plc:x", Text: "tagged", Time: time.Now(), Origin: "a",
+		Tags: map[string]string{"+freeq.at/sig": "ed25519:k:s", "msgid": "m", "+x": "<&>"}}
+	if err := a.store.Append(ctx, tagged); err != nil {
+		t.Fatal(err)
+	}
+	a.x.Publish(*tagged)
+	check := func(after, through int64, wantOK bool) {
+		t.Helper()
+		got, ok, err := a.x.window.fromPublished(ctx, a.store, "a", after, through, 500)
+		if err != nil || ok != wantOK {
+			t.Fatalf("fromPublished(%d, %d): ok %v, %v; want ok %v", after, through, ok, err, wantOK)
+		}
+		if !ok {
+			return
+		}
+		want, err := a.store.OriginThrough(ctx, "a", after, through, 500)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("fromPublished(%d, %d): %d rows, the log %d (%v)", after, through, len(got), len(want), err)
+		}
+		for i := range want {
+			if !slices.Equal(encodeRow(got[i]), encodeRow(want[i])) {
+				t.Fatalf("row %d: published %+v, the log %+v", want[i].Seq, got[i], want[i])
+			}
+		}
+	}
+	check(0, 41, true)
+	check(10, 20, true)
+
+	unpublished := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
+		SenderNick: "a", Text: "stored, never published", Time: time.Now(), Origin: "a"}
+	badTag := &eventstore.Message{MsgID: ulid.Make().String(), Venue: "#x", Command: "PRIVMSG", Sender: "a!u@h",
+		SenderNick: "a", Text: "a tag the log would change", Time: time.Now(), Origin: "a", Tags: map[string]string{"+x": "\xff"}}
+	for _, m := range []*eventstore.Message{unpublished, badTag} {
+		if err := a.store.Append(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.x.Publish(*badTag)
+	check(0, 41, true)
+	check(40, unpublished.Seq, false)
+	check(unpublished.Seq, badTag.Seq, false)
 }
