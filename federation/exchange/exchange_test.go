@@ -238,9 +238,16 @@ func TestPushPullExactlyOnce(t *testing.T) {
 	// The pull or, while it is open, the stream (the pull then carries no messages) delivers them.
 	expectAllOnce(t, a, b, append(early, missed...))
 	for _, id := range append(early, missed...) {
+		if got := b.count(id); got != 1 {
+			t.Fatalf("event %s delivered %d times on b, want exactly once", id, got)
+		}
 		if got := a.count(id); got != 0 {
 			t.Fatalf("a delivered its own event %s back to itself", id)
 		}
+	}
+	cursor, _ := b.store.Cursor(context.Background(), "a")
+	if n, _ := a.store.Count(context.Background()); cursor != n {
+		t.Fatalf("b's cursor for a = %d, want %d", cursor, n)
 	}
 }
 
