@@ -53,6 +53,40 @@ func (s *Store) originRows(ctx context.Context, op, origin string, afterSeq, thr
 	return out, nil
 }
 
+// sqlOriginSeqs lists the seqs of origin's rows in a range: a walk of the covering index
+// messages_by_origin that reads no row.
+const sqlOriginSeqs = `SELECT seq FROM messages WHERE origin = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
+
+// OriginSeqs returns the seqs of the rows OriginThrough would return, without reading the rows:
+// a caller that holds the rows it published (the exchange's streams) proves with it that it has
+// every row of the range.
+func (s *Store) OriginSeqs(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]int64, error) {
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	limit, err := clampLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.readDB.QueryContext(ctx, sqlOriginSeqs, origin, afterSeq, through, limit)
+	if err != nil {
+		return nil, s.wrapReadErr("origin seqs", err)
+	}
+	defer rows.Close()
+	out := make([]int64, 0, min(limit, 256))
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, s.wrapReadErr("origin seqs", err)
+		}
+		out = append(out, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrapReadErr("origin seqs", err)
+	}
+	return out, nil
+}
+
 // Cursor returns the last origin seq stored from origin (0 when nothing was).
 func (s *Store) Cursor(ctx context.Context, origin string) (int64, error) {
 	if err := s.checkOpen(ctx); err != nil {

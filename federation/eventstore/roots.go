@@ -11,19 +11,18 @@ import (
 
 // Runs of new roots: the writer's common case, stored with few statements.
 //
-// Almost every root a node stores is stamped with the node's clock, so its millisecond is the
-// newest one stored or a later one. For such a root the next free okey is known without asking
-// the database: the writer keeps the greatest okey stored (maxOkey; every insert into messages
-// goes through it, and a rolled back transaction's keys are dropped with it), and a millisecond
-// at or after maxOkey's holds no root above maxOkey. So the writer gives the root its okey itself
-// and queues it; consecutive queued roots (across the requests of a batch) go in with one
+// Almost every root a node stores is stamped with a clock reading of the last moments, so its
+// millisecond is a recent one or a later one. For such a root the next free okey is known without
+// asking the database: the writer keeps the greatest okey stored in each recent millisecond
+// (recentkeys.go; every insert into messages goes through it, and a rolled back transaction's
+// keys are dropped with it). So the writer gives the root its okey itself and queues it; consecutive queued roots (across the requests of a batch) go in with one
 // multi-row INSERT ... RETURNING per chunk of 1, 2, 4, ..., maxRootChunk rows. Per message that
 // saves the statement's start and halt, the okey sub-select, the sqlite_sequence update, and
 // most of database/sql's per-call work (about a third of the writer's CPU per message before).
 //
 // Seq order is kept: the run is flushed before anything else touches the messages table (an
-// edit, a delete, a root older than the newest millisecond, the end of the batch), and a run's
-// rows are inserted in queue order, so seq and okey still grow together. A msgid already stored
+// edit, a delete, a root older than the recent milliseconds, the end of the batch), and a run's
+// rows are inserted in queue order, so seqs follow the queue. A msgid already stored
 // (or repeated in the run) is skipped by ON CONFLICT DO NOTHING; its okey stays unused, a gap
 // that no order depends on. When a statement stored every row, their seqs are consecutive and
 // end at the last insert rowid; otherwise (duplicates: rare) the writer looks each queued root up
@@ -53,13 +52,16 @@ func sqlInsertRoots(rows int) string {
 }
 
 // newRootKey is the okey a root of timeMs gets without asking the database, and whether there is
-// one: false for a root older than the newest stored millisecond, or in a full millisecond (the
+// one: false for a root older than the recent milliseconds, or in a full millisecond (the
 // single-row insert then finds the key, or reports the full millisecond).
 func (tx *writeTxn) newRootKey(timeMs int64) (int64, bool) {
-	if timeMs < tx.maxOkey>>tieBits {
+	if timeMs < tx.recent.floor {
 		return 0, false
 	}
-	key := max(tx.maxOkey+1, firstKeyOf(timeMs))
+	key := firstKeyOf(timeMs)
+	if top, ok := tx.topKey(timeMs); ok {
+		key = max(key, top+1)
+	}
 	if key >= firstKeyOf(timeMs+1) {
 		return 0, false
 	}
@@ -69,7 +71,7 @@ func (tx *writeTxn) newRootKey(timeMs int64) (int64, bool) {
 // queueRoot gives m its okey and queues it for the next flushRoots.
 func (tx *writeTxn) queueRoot(m *pendingMessage, okey int64) {
 	m.okey = okey
-	tx.maxOkey = okey
+	tx.noteKey(okey)
 	tx.run = append(tx.run, m)
 }
 

@@ -119,6 +119,22 @@ func TestRootRuns(t *testing.T) {
 				{newMsg("d4", "#c", ms(0), "wordd4"), newMsg("d2", "#c", ms(4), "wordcopy")},
 			}
 		}, []int{1, 2, 3}},
+		{"roots a few milliseconds behind the newest, over more milliseconds than are kept", func() [][]*Message {
+			// As a node receives another's stream: each root up to 5 ms behind the newest, in
+			// calls of 100 spanning 6,000 ms (the recent milliseconds are trimmed on the way),
+			// then roots older than every recent millisecond and in trimmed ones.
+			var calls [][]*Message
+			for c := range 60 {
+				call := make([]*Message, 100)
+				for i := range call {
+					n := c*100 + i
+					call[i] = newMsg(fmt.Sprintf("j%04d", n), "#c", ms(n-(n*7919)%6), fmt.Sprintf("wordj%04d", n))
+				}
+				calls = append(calls, call)
+			}
+			return append(calls, []*Message{newMsg("old1", "#c", ms(3), "wordold1"), newMsg("new1", "#c", ms(5999), "wordnew1"),
+				newMsg("old2", "#c", ms(3000), "wordold2"), newMsg("old3", "#c", ms(-1), "wordold3")})
+		}, nil},
 		{"edits of roots in the same run, and an orphan edit before its root", func() [][]*Message {
 			r1 := newMsg("e-r1", "#c", ms(5), "wordoriginal")
 			root := newMsg("root", "#c", ms(10), "wordroot")

@@ -54,6 +54,8 @@ type Store struct {
 	// stored (math.MinInt64 when none; see roots.go). Set by Open, then owned by the writer
 	// goroutine.
 	orphanEdits, maxOkey int64
+	// recent is the greatest okey of each recent millisecond (recentkeys.go); writer goroutine.
+	recent recentKeys
 	// scratch holds the writer's buffers between transactions (writer goroutine only).
 	scratch writerScratch
 	// scope is Options.Scope (see scope.go).
@@ -164,6 +166,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	if err = s.writeDB.QueryRowContext(ctx, sqlMaxOkey, int64(math.MinInt64)).Scan(&s.maxOkey); err != nil {
 		return fmt.Errorf("eventstore: read the newest order key: %w", err)
 	}
+	s.recent = newRecentKeys(s.maxOkey)
 	if err = prepareAll(ctx, s.writeDB, append(s.w.all(), s.rootChunks.all()...)); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}

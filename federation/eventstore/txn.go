@@ -34,6 +34,8 @@ type writeTxn struct {
 	toIndex  map[int64]indexRow   // by root okey
 	orphans  int64
 	maxOkey  int64
+	recent   *recentKeys     // the store's, as of the transaction's start
+	keys     map[int64]int64 // millisecond → greatest okey this transaction gave a root in it
 }
 
 type indexRow struct {
@@ -45,15 +47,17 @@ type writerScratch struct {
 	run     []*pendingMessage
 	args    []any
 	toIndex map[int64]indexRow
+	keys    map[int64]int64
 }
 
 func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
 	if s.scratch.toIndex == nil {
 		s.scratch.toIndex = make(map[int64]indexRow)
+		s.scratch.keys = make(map[int64]int64)
 	}
 	bound := &writeTxn{
 		sqlTx: tx, chunkSrc: &s.rootChunks, run: s.scratch.run, args: s.scratch.args, toIndex: s.scratch.toIndex,
-		orphans: s.orphanEdits, maxOkey: s.maxOkey,
+		orphans: s.orphanEdits, maxOkey: s.maxOkey, recent: &s.recent, keys: s.scratch.keys,
 	}
 	dst, src := bound.all(), s.w.all()
 	for i := range src {
@@ -67,7 +71,8 @@ func (tx *writeTxn) giveBack() writerScratch {
 	clear(tx.run)
 	clear(tx.args)
 	clear(tx.toIndex)
-	return writerScratch{run: tx.run[:0], args: tx.args[:0], toIndex: tx.toIndex}
+	clear(tx.keys)
+	return writerScratch{run: tx.run[:0], args: tx.args[:0], toIndex: tx.toIndex, keys: tx.keys}
 }
 
 // index queues (or replaces) the search-index row of a root.
@@ -202,7 +207,7 @@ func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) error {
 		return err
 	}
 	m.seq, m.okey = seq, okey
-	tx.maxOkey = max(tx.maxOkey, okey)
+	tx.noteKey(okey)
 	return tx.linkEarlyRevisions(ctx, &m.Message, seq, okey)
 }
 

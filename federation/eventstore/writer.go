@@ -336,5 +336,6 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 		return nil, 0, fmt.Errorf("eventstore: commit: %w", err)
 	}
 	s.orphanEdits, s.maxOkey = tx.orphans, tx.maxOkey
+	s.recent.merge(tx.keys)
 	return results, added, nil
 }

@@ -10,12 +10,13 @@
 // (stream.go) and sends it its own rows read back from its durable log, batched in a compact
 // binary form (frame.go) with one signature per batch, woken when it stores a message and idle
 // otherwise; the peer stores each batch in one commit and moves its cursor for the origin over
-// it. Pull: every peer keeps, per origin,
-// a durable cursor (the last origin seq it stored) and regularly asks each origin for the rows
-// after it. Pull alone is complete: a node that was down, partitioned or behind catches up from
-// its cursor, so no acknowledged event is lost. Duplicates from the two paths are dropped by msgid
-// when stored, and only a newly stored event is delivered to local members, so nothing is
-// delivered twice. Reactions and ephemeral TAGMSGs are pushed best effort over HTTP (POST, bounded
+// it. The streams share the rows' encoded form, taken from memory when they can (window.go). Pull:
+// every peer keeps, per origin, a durable cursor (the last origin seq it stored) and regularly asks
+// each origin for the rows after it; an origin whose stream to that peer is open answers without
+// message rows (its stream sends them). Pull alone is complete: a node that was down,
+// partitioned or behind catches up from its cursor, so no acknowledged event is lost. Duplicates
+// from the two paths are dropped by msgid when stored, and only a newly stored event is delivered
+// to local members, so nothing is delivered twice. Reactions and ephemeral TAGMSGs are pushed best effort over HTTP (POST, bounded
 // queues per peer), and their logs are pulled like the messages.
 //
 // The routes (GET and POST /internal/v1/events, GET /internal/v1/stream) are served on the cluster listener's HTTP plane

@@ -86,6 +86,7 @@ type Exchange struct {
 	conns    map[net.Conn]struct{}
 	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
 	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
+	window   outWindow        // this node's latest rows, encoded once for every stream (window.go)
 	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
 	pullMu sync.Mutex
 	kick   chan struct{}
@@ -182,6 +183,9 @@ func (x *Exchange) Kick() {
 // Publish tells every peer's stream that this node stored an event (m, which the stream reads
 // back from the durable log with the rows around it). It never blocks.
 func (x *Exchange) Publish(m eventstore.Message) {
+	if m.Origin == Name(x.cfg.Self) && m.Seq > 0 && m.Status == "" {
+		x.window.remember(m)
+	}
 	for {
 		d := x.durable.Load()
 		if m.Seq <= d || x.durable.CompareAndSwap(d, m.Seq) {
@@ -391,7 +395,8 @@ func (x *Exchange) signedGet(c *gin.Context) (string, bool) {
 
 // serveEvents answers a cluster node's pull: this node's own events after a seq.
 func (x *Exchange) serveEvents(c *gin.Context) {
-	if _, ok := x.signedGet(c); !ok {
+	signer, ok := x.signedGet(c)
+	if !ok {
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
@@ -403,7 +408,11 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 		return
 	}
 	limit = min(limit, x.cfg.PageSize)
-	msgs, err := x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
+	var msgs []eventstore.Message
+	var err error
+	if !x.streamLive(signer) { // an open stream sends the rows; the pull is for deletes and reactions
+		msgs, err = x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
+	}
 	if err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
 		return

@@ -43,32 +43,51 @@ type streamBatch struct {
 
 // appendBatch appends b's binary form to dst.
 func appendBatch(dst []byte, b streamBatch) []byte {
-	dst = append(dst, frameVersion)
-	dst = binary.AppendUvarint(dst, uint64(b.After))
-	dst = binary.AppendUvarint(dst, uint64(b.Last))
-	dst = binary.AppendUvarint(dst, uint64(len(b.Events)))
+	dst = appendBatchHead(dst, b.After, b.Last, len(b.Events))
 	for i := range b.Events {
-		e := &b.Events[i]
-		dst = binary.AppendUvarint(dst, uint64(e.OriginSeq))
-		for _, s := range [...]string{e.MsgID, e.Venue, e.Command, e.Sender, e.SenderNick, e.SenderDID, e.Text} {
-			dst = appendString(dst, s)
+		dst = appendEvent(dst, &b.Events[i])
+	}
+	return dst
+}
+
+// appendBatchHead appends what precedes a batch's n events: a batch is its head followed by the
+// events' forms (appendEvent), so an event encoded once can go into the frames of every peer.
+func appendBatchHead(dst []byte, after, last int64, n int) []byte {
+	dst = append(dst, frameVersion)
+	dst = binary.AppendUvarint(dst, uint64(after))
+	dst = binary.AppendUvarint(dst, uint64(last))
+	return binary.AppendUvarint(dst, uint64(n))
+}
+
+// appendEvent appends one event's binary form to dst.
+func appendEvent(dst []byte, e *Event) []byte {
+	dst = binary.AppendUvarint(dst, uint64(e.OriginSeq))
+	for _, s := range [...]string{e.MsgID, e.Venue, e.Command, e.Sender, e.SenderNick, e.SenderDID, e.Text} {
+		dst = appendString(dst, s)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(e.Tags)))
+	switch len(e.Tags) {
+	case 0:
+	case 1:
+		for k, v := range e.Tags {
+			dst = appendString(dst, k)
+			dst = appendString(dst, v)
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(e.Tags)))
+	default:
 		for _, k := range slices.Sorted(maps.Keys(e.Tags)) {
 			dst = appendString(dst, k)
 			dst = appendString(dst, e.Tags[k])
 		}
-		dst = binary.AppendVarint(dst, e.TimeMS)
-		dst = appendString(dst, e.ReplacesMsgID)
-		dst = appendString(dst, e.Incarnation)
-		if e.Public {
-			dst = append(dst, 1)
-		} else {
-			dst = append(dst, 0)
-		}
-		dst = appendString(dst, e.Status)
 	}
-	return dst
+	dst = binary.AppendVarint(dst, e.TimeMS)
+	dst = appendString(dst, e.ReplacesMsgID)
+	dst = appendString(dst, e.Incarnation)
+	if e.Public {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 0)
+	}
+	return appendString(dst, e.Status)
 }
 
 func appendString(dst []byte, s string) []byte {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -43,7 +44,8 @@ import (
 // frame's after, moves its cursor to the frame's last: a cursor never passes a row that is not
 // stored here. It then answers with its position (8 bytes, big-endian). A malformed frame, a bad
 // signature or a store failure ends the stream; the origin reconnects (with backoff) and resumes
-// from the receiver's cursor, and the pull loop remains the catch-up for anything else.
+// from the receiver's cursor. While a stream is open the peer's pull gets no message rows from
+// this node (only deletes and reactions): the pull is the catch-up while the stream is down.
 //
 // Each peer has its own stream and goroutine, and the queue is the durable log itself: a slow or
 // dead peer holds only its own stream, and no memory grows with its backlog.
@@ -73,6 +75,21 @@ func frameSigningInput(nonce string, batch []byte) []byte {
 type outbox struct {
 	wake  chan struct{}
 	retry chan struct{} // Kick: reconnect now, without waiting out the backoff
+	// live is set while the stream is open: it sends every row after the peer's cursor, so the
+	// peer's pull needs no message rows from this node (serveEvents) and asks only for deletes and
+	// reactions.
+	live atomic.Bool
+	// rescan has the live stream's next read take every durable row, not only those published
+	// (Kick: the stored stream dropped items, so some rows were never published).
+	rescan atomic.Bool
+}
+
+// streamLive reports whether this node's stream to peer is open.
+func (x *Exchange) streamLive(peer string) bool {
+	x.mu.Lock()
+	o := x.outboxes[peer]
+	x.mu.Unlock()
+	return o != nil && o.live.Load()
 }
 
 // notifyOutboxes tells every peer's stream that this node stored a message, starting the
@@ -95,6 +112,11 @@ func (x *Exchange) retryStreams() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, o := range x.outboxes {
+		o.rescan.Store(true)
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
 		select {
 		case o.retry <- struct{}{}:
 		default:
@@ -209,29 +231,50 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	o.live.Store(true)
+	defer o.live.Store(false)
 	self := Name(x.cfg.Self)
 	w := bufio.NewWriterSize(conn, 64<<10)
 	var ack [8]byte
 	heartbeat := time.NewTimer(streamHeartbeat)
 	defer heartbeat.Stop()
 	var buf []byte
+	prefix := frameSigningInput(nonce, nil)
+	load := func(ctx context.Context, after, through int64, limit int) ([]eventstore.Message, error) {
+		if lister, ok := x.cfg.Store.(seqLister); ok {
+			rows, ok, err := x.window.fromPublished(ctx, lister, self, after, through, limit)
+			if ok || err != nil {
+				return rows, err
+			}
+		}
+		return x.cfg.Store.OriginThrough(ctx, self, after, through, limit)
+	}
 	// The first read, and the one at each heartbeat, take every durable row (rows stored before
 	// this process started, or not published); the others only rows Publish said are durable, so
-	// they never wait for the log's next sync.
+	// they never wait for the log's next sync, and come through the window shared by every
+	// stream.
 	everything := true
 	for {
-		var rows []eventstore.Message
+		var encs [][]byte
+		last := pos
+		if o.rescan.Swap(false) {
+			everything = true
+		}
 		if everything {
+			var rows []eventstore.Message
 			rows, err = x.cfg.Store.OriginAfter(ctx, self, pos, x.cfg.PageSize)
+			for i := range rows {
+				encs = append(encs, encodeRow(rows[i]))
+				last = rows[i].Seq
+			}
 		} else if through := x.durable.Load(); through > pos {
-			rows, err = x.cfg.Store.OriginThrough(ctx, self, pos, through, x.cfg.PageSize)
+			encs, last, err = x.window.read(ctx, pos, through, x.cfg.PageSize, load)
 		}
 		if err != nil {
 			return sent, fmt.Errorf("read outbox: %w", err)
 		}
 		everything = false
-		b := streamBatch{After: pos, Last: pos}
-		if len(rows) == 0 {
+		if len(encs) == 0 {
 			select {
 			case <-ctx.Done():
 				return sent, ctx.Err()
@@ -240,24 +283,23 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 			case <-heartbeat.C: // an empty frame: the peer's read does not time out, a dead link shows
 				everything = true
 			}
-		} else {
-			b.Events = make([]Event, len(rows))
-			for i, m := range rows {
-				b.Events[i] = eventOf(m)
-			}
-			b.Last = rows[len(rows)-1].Seq
 		}
 		if x.cfg.BeforeFrame != nil {
 			x.cfg.BeforeFrame()
 		}
-		buf = append(buf[:0], 0, 0, 0, 0)
-		buf = appendBatch(buf, b)
-		sig := ed25519.Sign(x.cfg.Key, frameSigningInput(nonce, buf[4:]))
-		buf = append(buf, sig...)
-		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
-		if _, err := w.Write(buf); err != nil {
+		// buf is the signing input (the prefix, then the batch); the frame is its batch part.
+		buf = appendBatchHead(append(buf[:0], prefix...), pos, last, len(encs))
+		for _, e := range encs {
+			buf = append(buf, e...)
+		}
+		sig := ed25519.Sign(x.cfg.Key, buf)
+		var head [4]byte
+		binary.BigEndian.PutUint32(head[:], uint32(len(buf)-len(prefix)+len(sig)))
+		if _, err := w.Write(head[:]); err != nil {
 			return sent, fmt.Errorf("write frame: %w", err)
 		}
+		w.Write(buf[len(prefix):]) // a bufio.Writer's error sticks: Flush reports it
+		w.Write(sig)
 		if err := w.Flush(); err != nil {
 			return sent, fmt.Errorf("write frame: %w", err)
 		}
@@ -268,7 +310,7 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 			return sent, fmt.Errorf("read acknowledgement: %w", err)
 		}
 		sent = true
-		pos = b.Last
+		pos = last
 		if !heartbeat.Stop() {
 			select {
 			case <-heartbeat.C:
@@ -363,6 +405,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 	var head [4]byte
 	var ack [8]byte
 	var buf []byte
+	prefix := frameSigningInput(nonce, nil)
 	for {
 		if err := x.readHead(conn, r, head[:], pos > saved, save); err != nil {
 			return err
@@ -371,18 +414,21 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		if n < ed25519.SignatureSize+1 || n > maxFrame {
 			return fmt.Errorf("frame of %d bytes", n)
 		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
+		// buf is the signing input followed by the signature: the prefix, then the frame.
+		if cap(buf) < len(prefix)+int(n) {
+			buf = make([]byte, len(prefix)+int(n))
+			copy(buf, prefix)
 		}
-		buf = buf[:n]
+		buf = buf[:len(prefix)+int(n)]
 		conn.SetReadDeadline(time.Now().Add(streamReadIdle))
-		if _, err := io.ReadFull(r, buf); err != nil {
+		if _, err := io.ReadFull(r, buf[len(prefix):]); err != nil {
 			return err
 		}
-		body, sig := buf[:n-ed25519.SignatureSize], buf[n-ed25519.SignatureSize:]
-		if !ed25519.Verify(pub, frameSigningInput(nonce, body), sig) {
+		signed, sig := buf[:len(buf)-ed25519.SignatureSize], buf[len(buf)-ed25519.SignatureSize:]
+		if !ed25519.Verify(pub, signed, sig) {
 			return errors.New("frame signature does not verify")
 		}
+		body := signed[len(prefix):]
 		b, err := decodeBatch(body)
 		if err != nil {
 			return err

@@ -1,10 +1,12 @@
 package signing
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // AlgorithmEd25519 is the only signature algorithm this package checks.
@@ -81,11 +83,32 @@ func validKID(kid string) bool {
 // Sign signs the canonical bytes and returns the sig tag value. It panics, as
 // crypto/ed25519 does, if priv is not a 64-byte private key.
 func Sign(priv ed25519.PrivateKey, canonical []byte) string {
-	pub, ok := priv.Public().(ed25519.PublicKey)
-	if !ok {
+	if len(priv) != ed25519.PrivateKeySize {
 		panic("signing: private key has no ed25519 public half")
 	}
-	return FormatSigTag(KID(pub), ed25519.Sign(priv, canonical))
+	sig := ed25519.Sign(priv, canonical)
+	kid := signerKID(priv[ed25519.SeedSize:])
+	out := make([]byte, 0, len(AlgorithmEd25519)+len(kid)+2+b64.EncodedLen(ed25519.SignatureSize))
+	out = append(append(append(append(out, AlgorithmEd25519...), ':'), kid...), ':')
+	return string(b64.AppendEncode(out, sig))
+}
+
+// lastSigner is the key id of the last key Sign used: a node signs with its one server key, whose
+// id need not be hashed again for every message.
+var lastSigner atomic.Pointer[signerID]
+
+type signerID struct {
+	pub [ed25519.PublicKeySize]byte
+	kid string
+}
+
+func signerKID(pub []byte) string {
+	if id := lastSigner.Load(); id != nil && bytes.Equal(id.pub[:], pub) {
+		return id.kid
+	}
+	id := &signerID{pub: [ed25519.PublicKeySize]byte(pub), kid: KID(pub)}
+	lastSigner.Store(id)
+	return id.kid
 }
 
 // truncate keeps error messages short when they quote wire data.
