@@ -48,13 +48,7 @@ func (s *State) avOperator(channel, did, session string) (SessionRef, bool) {
 		cands = append(cands, s.SessionsByDID(did)...)
 	}
 	for _, se := range cands {
-		if se.Oper {
-			return se.Ref(), true
-		}
-		if ch == nil {
-			continue
-		}
-		if m, ok := ch.Member(se.ID); ok && m.Op {
+		if se.Oper || ch != nil && s.IsChannelOp(ch, se) {
 			return se.Ref(), true
 		}
 	}
@@ -64,7 +58,8 @@ func (s *State) avOperator(channel, did, session string) (SessionRef, bool) {
 	} else if did != "" {
 		ref.Nick = s.didNicks[did]
 	}
-	return ref, did != "" && ch != nil && (ch.IsDIDOp(did) || ch.FounderDID == did)
+	a := applier{st: s}
+	return ref, ch != nil && a.didIsChannelOp(ch, did) // the founder or a DID operator
 }
 
 func (a *applier) avOperatorEnd(c AVOperatorEnd) Result {
