@@ -179,3 +179,17 @@ func TestCheckMessageRace(t *testing.T) {
 		t.Fatal("the loser was not told")
 	}
 }
+
+func TestCheckMessageWithoutAV(t *testing.T) {
+	m := fsmtest.New()
+	g := New(Config{Node: fsmtest.Node, State: m, Propose: &gatedProposer{m: m, gate: make(chan struct{})}})
+	t.Cleanup(g.Close)
+	if r := g.CheckMessage(msg("s", "did:plc:a", "TAGMSG", "", "+typing=active")); r != nil {
+		t.Fatalf("a message without call actions: %+v", r)
+	}
+	for _, tag := range actionTags {
+		if r := g.CheckMessage(msg("s", "did:plc:a", "TAGMSG", "", tag)); r == nil || r.Code != FailUnavailable {
+			t.Fatalf("%s with calls off: %+v", tag, r)
+		}
+	}
+}
