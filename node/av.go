@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/av"
+	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -63,11 +66,22 @@ func (n *Node) mountAV(context.Context) error {
 	surface.gateway = av.New(av.Config{
 		Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine, Propose: prop, Keys: avKeys{n},
 		SFU: surface.sfu, Unavailable: unavailable, HostURL: n.nodeBaseURL, Announce: n.announceAV,
-		ServerName: n.cfg.ServerName, Logger: n.log.With("component", "av"),
+		ServerName: n.cfg.ServerName, OperDIDs: n.cfg.OperDIDs, Tell: n.tellAV, Logger: n.log.With("component", "av"),
 	})
 	n.av.Store(surface)
 	if err := surface.gateway.Mount(n.rest); err != nil {
 		return err
+	}
+	// Members start, join, leave and end calls with +freeq.at/av-* TAGMSGs to the channel.
+	if err := n.irc.AddMessageCheck("av", func(m irc.OutgoingMessage) *irc.Refusal {
+		r := surface.gateway.CheckMessage(av.ChannelMessage{Session: m.SessionID, DID: m.DID, Nick: m.Nick,
+			Command: m.Command, Channel: m.Channel, Status: m.Status, Tags: m.Tags})
+		if r == nil {
+			return nil
+		}
+		return &irc.Refusal{Code: r.Code, Text: r.Text}
+	}); err != nil {
+		return fmt.Errorf("av: %w", err)
 	}
 	// The roster changes reach the surface in log order; a dropped stretch is answered by a
 	// resync against the state.
@@ -120,6 +134,16 @@ func (n *Node) SFU() *sfu.SFU {
 func (n *Node) announceAV(channel string, tags map[string]string, at time.Time, msgid string) {
 	n.irc.DeliverRemote(eventstore.Message{MsgID: msgid, Venue: channel, Command: "TAGMSG", Sender: n.cfg.ServerName,
 		SenderNick: n.cfg.ServerName, Tags: tags, Time: at, Origin: n.cfg.NodeName})
+}
+
+// tellAV sends a server NOTICE to the sessions of did on this node.
+func (n *Node) tellAV(did, text string, tags map[string]string) {
+	from := n.ServerDID()
+	pair := []string{from, did}
+	slices.Sort(pair)
+	n.irc.DeliverRemote(eventstore.Message{MsgID: ulid.Make().String(), Venue: "dm:" + pair[0] + "," + pair[1],
+		Command: "NOTICE", Sender: n.cfg.ServerName, SenderNick: n.cfg.ServerName, SenderDID: from, Text: text,
+		Tags: tags, Time: time.Now(), Origin: n.cfg.NodeName})
 }
 
 // nodeBaseURL is the public base URL of a live node of the cluster, gossiped in its metadata.

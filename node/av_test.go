@@ -274,7 +274,10 @@ func TestAVCallOverRealSockets(t *testing.T) {
 func TestAVOffAnswers503(t *testing.T) {
 	n := startNode(t, t.TempDir(), func(c *Config) { c.AV.Off = true })
 	base := "http://" + n.HTTPAddr()
-	_, ares := login(t, n, "alice")
+	alice, ares := login(t, n, "alice", "message-tags")
+	joinChannels(t, alice, "#c")
+	sendLines(t, alice, "@+freeq.at/av-start TAGMSG #c")
+	expectFail(t, alice, "TAGMSG", av.FailUnavailable, "#c")
 	var health map[string]any
 	if _, body := httpDo(t, http.MethodGet, base+"/api/v1/health", "", nil); json.Unmarshal(body, &health) != nil || health["av"] != false {
 		t.Fatalf("health %s", body)
@@ -283,6 +286,7 @@ func TestAVOffAnswers503(t *testing.T) {
 		{http.MethodGet, "/api/v1/sessions", "", ""},
 		{http.MethodPost, "/api/v1/sessions", ares.Token, `{"channel":"#c"}`},
 		{http.MethodGet, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV", "", ""},
+		{http.MethodPost, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/end", ares.Token, ""},
 		{http.MethodGet, "/api/v1/channels/%23c/sessions", "", ""},
 		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/token", ares.Token, ""},
 		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/ws?token=x", "", ""},

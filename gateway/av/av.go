@@ -64,8 +64,13 @@ type Config struct {
 	// have message-tags.
 	Announce   func(channel string, tags map[string]string, at time.Time, msgid string)
 	ServerName string
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// OperDIDs are the server operators' DIDs (--oper-did): they end any call.
+	OperDIDs []string
+	// Tell sends a server NOTICE with tags to the sessions of did on this node: the answer to a
+	// call action from IRC that Raft refused after the action was accepted.
+	Tell   func(did, text string, tags map[string]string)
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Gateway is the call surface of one node.
@@ -135,6 +140,7 @@ func (g *Gateway) Mount(r *rest.Server) error {
 	e.GET("/api/v1/sessions", g.available, r.OptionalBearer(), g.listSessions)
 	e.POST("/api/v1/sessions", g.available, r.RequireBearer(), limited, g.startSession)
 	e.GET("/api/v1/sessions/:id", g.available, r.OptionalBearer(), g.getSession)
+	e.POST("/api/v1/sessions/:id/end", g.available, r.RequireBearer(), limited, g.endSession)
 	e.GET("/api/v1/sessions/:id/artifacts", g.available, r.OptionalBearer(), g.listArtifacts)
 	e.POST("/api/v1/sessions/:id/artifacts", g.available, r.RequireBearer(), limited, g.addArtifact)
 	e.GET("/api/v1/channels/:name/sessions", g.available, r.OptionalBearer(), g.channelSessions)
@@ -475,6 +481,8 @@ func refusal(code fsm.Code, channel string) (int, string) {
 		return http.StatusNotFound, "The call has ended"
 	case fsm.ErrAVFull:
 		return http.StatusForbidden, fmt.Sprintf("The call is full (%d participants)", fsm.MaxAVParticipants)
+	case fsm.ErrAVNotOperator:
+		return http.StatusForbidden, "Only channel operators of " + channel + " and server operators end its calls"
 	default:
 		return http.StatusBadRequest, "Refused: " + code.String()
 	}

@@ -1,8 +1,10 @@
 // Package av owns the call surfaces of a node: the session routes (/api/v1/sessions,
 // /api/v1/sessions/{id}, /api/v1/channels/{name}/sessions), the per-call signalling token
 // (/api/v1/av/sessions/{id}/token) and the signalling WebSocket
-// (/api/v1/av/sessions/{id}/ws), the +freeq.at/av-* TAGMSGs that tell a channel about its call,
-// and keeping the forwarding unit's connections within the replicated roster.
+// (/api/v1/av/sessions/{id}/ws), an operator's end of a call (/api/v1/sessions/{id}/end), the
+// +freeq.at/av-* TAGMSGs both ways (members act on their channel's call with action tags, checked
+// by CheckMessage on the IRC edge; the server tells the channel about its call), and keeping the
+// forwarding unit's connections within the replicated roster.
 //
 // The roster is replicated state (raft/fsm/av.go): which node hosts a channel's call, who is in
 // it, when it started and ended. The media go through the forwarding unit (package sfu) of the

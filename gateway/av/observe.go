@@ -3,6 +3,7 @@ package av
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -113,7 +114,7 @@ func (g *Gateway) background(f func()) {
 }
 
 // announce sends the +freeq.at/av-state TAGMSG of a call event to this node's members of the
-// channel. Every node announces to its own members; the msgid is derived from the log entry, so
+// channel; started and joined also say where to connect (TagHost, TagTokenURL). Every node announces to its own members; the msgid is derived from the log entry, so
 // it is the same on every node.
 func (g *Gateway) announce(e *fsm.Event) {
 	if g.cfg.Announce == nil {
@@ -127,13 +128,19 @@ func (g *Gateway) announce(e *fsm.Event) {
 	if e.Text != "" {
 		tags[TagReason] = e.Text
 	}
-	live := 0
+	live, host := 0, ""
 	g.cfg.State.Read(func(st *fsm.State) {
 		if call, ok := st.AVCall(e.MsgID); ok && call.Live() {
-			live = call.LiveParticipants()
+			live, host = call.LiveParticipants(), call.Host
 		}
 	})
 	tags[TagParticipants] = strconv.Itoa(live)
+	if host != "" && (e.Kind == fsm.EvAVStarted || e.Kind == fsm.EvAVJoined) {
+		// Where to connect: any node's token route names the host's signalling URL; this
+		// node's own is given to its members.
+		tags[TagHost] = host
+		tags[TagTokenURL] = g.cfg.BaseURL + "/api/v1/av/sessions/" + url.PathEscape(e.MsgID) + "/token"
+	}
 	g.cfg.Announce(e.Channel, tags, time.UnixMilli(e.Time), eventMsgID(e))
 }
 

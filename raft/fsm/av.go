@@ -316,7 +316,7 @@ func (a *applier) avLeave(c AVLeave) Result {
 	a.emit(Event{Kind: EvAVLeft, Actor: SessionRef{Nick: p.Nick, DID: p.DID}, Channel: call.Channel, MsgID: call.ID,
 		Text: p.Reason})
 	if call.LiveParticipants() == 0 {
-		a.endCall(call, c.DID, "everyone left")
+		a.endCall(call, SessionRef{Nick: p.Nick, DID: p.DID}, "everyone left")
 	}
 	return Result{Code: OK}
 }
@@ -326,7 +326,7 @@ func (a *applier) avEnd(c AVEnd) Result {
 	if call == nil {
 		return Result{Code: ErrAVNoCall}
 	}
-	a.endCall(call, c.By, clip(c.Reason, MaxAVReason))
+	a.endCall(call, SessionRef{DID: c.By}, clip(c.Reason, MaxAVReason))
 	return Result{Code: OK}
 }
 
@@ -345,7 +345,7 @@ func (a *applier) avEndNode(c AVEndNode) Result {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		a.endCall(a.st.av.Calls[id], "", clip(c.Reason, MaxAVReason))
+		a.endCall(a.st.av.Calls[id], SessionRef{}, clip(c.Reason, MaxAVReason))
 	}
 	if len(ids) == 0 {
 		return Result{Code: NoChange}
@@ -380,15 +380,16 @@ func (a *applier) avAddArtifact(c AVAddArtifact) Result {
 }
 
 // endCall ends a live call: its participants leave, the channel is free for a new call, and the
-// oldest ended calls beyond MaxRecentAVCalls are forgotten.
-func (a *applier) endCall(call *AVCall, by, reason string) {
+// oldest ended calls beyond MaxRecentAVCalls are forgotten. by is who ended it (zero for the
+// server); its DID is kept as the call's EndedBy.
+func (a *applier) endCall(call *AVCall, by SessionRef, reason string) {
 	av := a.av()
 	for i := range call.Participants {
 		if call.Participants[i].LeftAt == 0 {
 			call.Participants[i].LeftAt, call.Participants[i].Reason = a.env.Time, "call ended"
 		}
 	}
-	call.EndedAt, call.EndedBy, call.EndReason = a.env.Time, by, reason
+	call.EndedAt, call.EndedBy, call.EndReason = a.env.Time, by.DID, reason
 	if av.Active[call.Channel] == call.ID {
 		delete(av.Active, call.Channel)
 	}
@@ -397,7 +398,7 @@ func (a *applier) endCall(call *AVCall, by, reason string) {
 		delete(av.Calls, av.Ended[0])
 		av.Ended = slices.Delete(av.Ended, 0, 1)
 	}
-	a.emit(Event{Kind: EvAVEnded, Channel: call.Channel, MsgID: call.ID, Text: reason, Actor: SessionRef{DID: by}})
+	a.emit(Event{Kind: EvAVEnded, Channel: call.Channel, MsgID: call.ID, Text: reason, Actor: by})
 }
 
 func clip(s string, n int) string {

@@ -22,8 +22,13 @@ func randomAVCommand(c chooser) Command {
 		return AVJoin{CallID: call, DID: pick(c, []string{"did:plc:d1", "did:plc:d2", ""})}
 	case n < 34:
 		return AVLeave{CallID: call, DID: pick(c, []string{"did:plc:d1", "did:plc:d2"}), Reason: pick(c, genTexts)}
-	case n < 37:
+	case n < 36:
 		return AVEnd{CallID: call, By: did, Reason: pick(c, genTexts)}
+	case n < 37:
+		// The same draws as AVEnd (the streams of the other generators stay as they were); the
+		// session and the operator flag follow from the call drawn.
+		i := int(call[len(call)-1] - '0')
+		return AVOperatorEnd{CallID: call, DID: did, Session: genSessions[i], ServerOper: i == 5, Reason: pick(c, genTexts)}
 	case n < 40:
 		return AVAddArtifact{CallID: call, ArtifactID: pick(c, []string{"a1", "a2", "a3", ""}), DID: did,
 			Kind: pick(c, []string{"recording", "notes", "link", "video"}),

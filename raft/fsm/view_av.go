@@ -80,3 +80,11 @@ func (s *State) AVMayRead(channel, did string) (exists, may bool) {
 	}
 	return true, s.MayRead(c, did)
 }
+
+// AVMayEnd reports whether did (or the session, when given) may end channel's call as
+// AVOperatorEnd requires: a channel operator of the channel or a server operator. (A node's
+// configured operator DIDs are the proposer's to add.)
+func (s *State) AVMayEnd(channel, did, session string) bool {
+	_, ok := s.avOperator(channel, did, session)
+	return ok
+}
