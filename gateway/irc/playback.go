@@ -3,6 +3,7 @@ package irc
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,7 +63,8 @@ func (s *Server) fileEntry(e stream.Entry) {
 		s.log.Warn("event playback: entries were skipped; their channel events are not in history", "through", e.Index)
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	// Not the edge's context: the entries applied while the node stops are filed too.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rows []eventstore.ChannelEvent
 	for i := range e.Events {
@@ -74,7 +76,7 @@ func (s *Server) fileEntry(e stream.Entry) {
 		}
 		rows = append(rows, playbackRows(ev, i, s.cfg.ServerName)...)
 	}
-	if err := s.playback.FileChannelEvents(ctx, rows); err != nil {
+	if err := s.playback.FileChannelEvents(ctx, rows); err != nil && !errors.Is(err, eventstore.ErrClosed) {
 		s.log.Error("event playback: file", "index", e.Index, "err", err)
 	}
 }
