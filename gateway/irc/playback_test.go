@@ -43,8 +43,17 @@ func TestPlaybackRows(t *testing.T) {
 			e.Kind = fsm.EvMode
 			e.Modes = []fsm.ModeChange{{Mode: "o", Add: true, Arg: "bob"}, {Mode: "k", Add: false, Arg: "pw"}}
 		}), []string{"#c alice!u@h did:plc:alice MODE #c|+o-k|bob|*"}},
-		{"user mode", ev(func(e *fsm.Event) { e.Kind = fsm.EvMode; e.Channel = ""; e.Modes = []fsm.ModeChange{{Mode: "B", Add: true}} }), nil},
-		{"quit", ev(func(e *fsm.Event) { e.Kind = fsm.EvQuit; e.Channel = ""; e.Channels = []string{"#a", "#b"}; e.Text = "Quit: x" }),
+		{"user mode", ev(func(e *fsm.Event) {
+			e.Kind = fsm.EvMode
+			e.Channel = ""
+			e.Modes = []fsm.ModeChange{{Mode: "B", Add: true}}
+		}), nil},
+		{"quit", ev(func(e *fsm.Event) {
+			e.Kind = fsm.EvQuit
+			e.Channel = ""
+			e.Channels = []string{"#a", "#b"}
+			e.Text = "Quit: x"
+		}),
 			[]string{"#a alice!u@h did:plc:alice QUIT Quit: x", "#b alice!u@h did:plc:alice QUIT Quit: x"}},
 		{"nick", ev(func(e *fsm.Event) { e.Kind = fsm.EvNick; e.Channel = ""; e.Channels = []string{"#a"}; e.OldNick = "al" }),
 			[]string{"#a al!u@h did:plc:alice NICK alice"}},
