@@ -120,6 +120,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"chat", n.startChat},             // the message service (chat.go)
 		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
 		{"irc", n.startIRC},               // the IRC edge
+		{"playback", n.mountPlayback},     // channel events in IRC history (playback.go)
 		{"exchange", n.startExchange},     // the chat plane between the cluster's nodes (cluster.go)
 		{"leader jobs", n.startLeaderJobs},
 		{"registration", n.registerInstance}, // purge the previous process's sessions, publish the key

@@ -32,6 +32,10 @@
 // promise order) are linked when the root arrives. Deletes are soft: deleted_at_ms is set on the
 // root and on every revision, and the root leaves the partial indexes and the search index.
 //
+// Channel events (channelevents.go) are not messages: the JOIN, PART, MODE ... lines a node files
+// from its applied Raft log for IRC event playback live in a table of their own, which only
+// CHATHISTORY reads; no message view, search, export or exchange sees them.
+//
 // Ordering is by (time_ms, seq) everywhere, where time is the root's server time in milliseconds
 // and seq breaks ties. The store materializes that order in one integer per root, okey (see
 // orderkey.go), which both the views and the search index walk.

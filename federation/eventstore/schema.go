@@ -100,6 +100,20 @@ var migrations = [...]string{
 	// incarnation is '' too) serves them.
 	`ALTER TABLE messages ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
 	ALTER TABLE messages ADD COLUMN public INTEGER NOT NULL DEFAULT 0;`,
+	// 7: channel events for event playback (channelevents.go): state changes filed from the
+	// applied Raft log, the same rows on every node, read by CHATHISTORY only.
+	`CREATE TABLE channel_events (
+		venue       TEXT    NOT NULL,
+		msgid       TEXT    NOT NULL,
+		time_ms     INTEGER NOT NULL,
+		log_index   INTEGER NOT NULL,
+		command     TEXT    NOT NULL,
+		source      TEXT    NOT NULL,
+		account     TEXT    NOT NULL,
+		params_json TEXT    NOT NULL,
+		PRIMARY KEY (venue, msgid)
+	) WITHOUT ROWID;
+	CREATE INDEX channel_events_by_time ON channel_events(venue, time_ms, msgid);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

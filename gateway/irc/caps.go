@@ -31,7 +31,8 @@ const (
 	capMetadata
 	capMetadataNotify
 	capChannelRename
-	capAct // freeq.at/act: the client speaks the signed task events (ACT TAGMSGs); they are relayed to message-tags clients either way
+	capEventPlayback // draft/event-playback: channel events in history batches (playback.go)
+	capAct           // freeq.at/act: the client speaks the signed task events (ACT TAGMSGs); they are relayed to message-tags clients either way
 )
 
 var capNames = map[string]capBits{
@@ -58,6 +59,7 @@ var capNames = map[string]capBits{
 	metadataNotifyCap:   capMetadataNotify,
 	channelRenameCap:    capChannelRename,
 	"freeq.at/act":      capAct,
+	eventPlaybackCap:    capEventPlayback,
 }
 
 // capLSLineBudget bounds the capability list of one CAP LS line, so that with the prefix

@@ -67,6 +67,16 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
+	if c.wantsPlayback(venue) {
+		items, err := c.playbackHistory(ctx, sub, venue, ref1, ref2, limit)
+		if err != nil && !errors.Is(err, eventstore.ErrNotFound) {
+			c.s.log.Error("chathistory", "venue", venue, "err", err)
+			fail("MESSAGE_ERROR", "History is unavailable", sub, target)
+			return
+		}
+		c.sendHistoryBatch(rb, target, items)
+		return
+	}
 	var msgs []eventstore.Message
 	h := c.s.history
 	switch sub {
@@ -91,7 +101,7 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	withReactions(ctx, h, msgs)
-	c.sendHistoryBatch(rb, target, msgs)
+	c.sendHistoryBatch(rb, target, messageItems(msgs))
 }
 
 // parseRef parses "timestamp=<RFC 3339>", "msgid=<id>" or (when star is allowed) "*".
@@ -164,8 +174,9 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 	return chat.DMVenue(me, other), true
 }
 
-// sendHistoryBatch replays stored messages, in a chathistory batch when the client has batch.
-func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.Message) {
+// sendHistoryBatch replays stored messages (and, for draft/event-playback clients, channel
+// events), in a chathistory batch when the client has batch.
+func (c *client) sendHistoryBatch(rb *respBuf, target string, items []histItem) {
 	caps := c.capBits()
 	batchID := ""
 	if caps&capBatch != 0 {
@@ -173,8 +184,14 @@ func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.
 		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + batchID, "chathistory", target}})
 	}
 	me := c.currentDID()
-	for i := range msgs {
-		hm := &msgs[i]
+	for _, it := range items {
+		if it.ev != nil {
+			if out := c.eventOut(it.ev, batchID); out != nil {
+				rb.addOut(out, caps)
+			}
+			continue
+		}
+		hm := it.msg
 		param := hm.Venue
 		if strings.HasPrefix(hm.Venue, "dm:") {
 			param = c.nick
@@ -197,10 +214,22 @@ func (c *client) sendHistoryBatch(rb *respBuf, target string, msgs []eventstore.
 	}
 }
 
-// replayLatest sends a channel's most recent messages after a JOIN.
+// replayLatest sends a channel's most recent messages (and events, to draft/event-playback
+// clients) after a JOIN.
 func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
+	if c.wantsPlayback(venue) {
+		items, err := c.playbackHistory(ctx, "LATEST", venue, eventstore.Bound{}, eventstore.Bound{}, n)
+		if err != nil {
+			c.s.log.Warn("join replay", "venue", venue, "err", err)
+			return
+		}
+		if len(items) > 0 {
+			c.sendHistoryBatch(rb, venue, items)
+		}
+		return
+	}
 	msgs, err := c.s.history.Latest(ctx, venue, eventstore.Bound{}, n)
 	if err != nil {
 		c.s.log.Warn("join replay", "venue", venue, "err", err)
@@ -210,7 +239,7 @@ func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 	if len(msgs) == 0 {
 		return
 	}
-	c.sendHistoryBatch(rb, venue, msgs)
+	c.sendHistoryBatch(rb, venue, messageItems(msgs))
 }
 
 // afterArrival answers AFTER msgid=<id> with the messages this node stored after that one, in the

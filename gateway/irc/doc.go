@@ -14,7 +14,9 @@
 // real names are replicated (fsm.SetReadMarker, fsm.SetRealname); WHOWAS is a bounded per-node
 // history, the same on every node because every node renders every session's end. STATUSMSG
 // (`PRIVMSG @#chan`) is live only: never stored, relayed to the other nodes as an ephemeral event
-// and shown only to the members with that prefix or a higher one (statusmsg.go).
+// and shown only to the members with that prefix or a higher one (statusmsg.go). Channel events
+// (JOIN, PART, MODE, ...) are filed from the applied log on every node and replayed to
+// draft/event-playback clients within their history (playback.go).
 //
 // A draft/multiline batch is assembled into one message whose text holds newlines; outMsg.expand
 // renders such a message, and a delete for draft/message-redaction clients, for each client's caps.

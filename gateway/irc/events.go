@@ -219,17 +219,8 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 			}
 		}
 	}
-	if !e.Created && (e.Member.Op || e.Member.Voice) {
-		modes, args := "+", []string{}
-		if e.Member.Op {
-			modes += "o"
-			args = append(args, e.Actor.Nick)
-		}
-		if e.Member.Voice {
-			modes += "v"
-			args = append(args, e.Actor.Nick)
-		}
-		m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: append([]string{e.Channel, modes}, args...)}, time: serverTimeMS(e.Time)}
+	if params := joinModeParams(e); params != nil {
+		m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: params}, time: serverTimeMS(e.Time)}
 		sendTo(members, m, 0, e.Actor.ID)
 	}
 	if actor != nil && actor.unsure.take(e.Channel) {

@@ -105,6 +105,7 @@ type Server struct {
 	state    State
 	proposer Proposer
 	history  History
+	playback PlaybackStore // nil unless EnablePlayback was called (playback.go)
 	verifier *sasl.Verifier
 	log      *slog.Logger
 	started  time.Time

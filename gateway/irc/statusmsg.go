@@ -11,6 +11,12 @@ import (
 // Such a message is live only: it is not stored, so it is in no history, and it crosses to the
 // other nodes of the deployment as an ephemeral event (eventstore.Message.Status), best effort
 // like a typing notification. Edits, deletes and reactions cannot target a status message.
+//
+// Why not in history: a status message's audience is the prefixes held when it was sent. History
+// cannot keep that promise: prefixes change afterwards (a member voiced or opped later would read
+// what was said before it was trusted), the chathistory batch names the channel, not "@#chan",
+// and the REST history, search and export have readers with no prefix at all. So nobody reads a
+// status message back, and a reader without the prefix can never see it, on any surface.
 
 // statusPrefixes are the STATUSMSG prefixes, lowest rank first.
 const statusPrefixes = "+%@"
