@@ -73,6 +73,8 @@ func TestIRCAdvertisedChannelModesExist(t *testing.T) {
 			expect(t, op, end, "#modeadv")
 		})
 	}
+	sendLines(t, op, "MODE #modeadv")
+	current := expect(t, op, "324", "#modeadv").Param(2) // a new channel's defaults are set: unset them first
 	arg := map[byte]string{'k': "sesame", 'l': "5"}
 	for _, mode := range []byte(groups[1] + groups[2] + groups[3]) {
 		t.Run("set and unset "+string(mode), func(t *testing.T) {
@@ -80,14 +82,18 @@ func TestIRCAdvertisedChannelModesExist(t *testing.T) {
 			if a, ok := arg[mode]; ok {
 				set += " " + a
 			}
-			sendLines(t, op, set)
-			expect(t, op, "MODE", "#modeadv", "+"+string(mode))
 			unset := "MODE #modeadv -" + string(mode)
 			if mode == 'k' {
 				unset += " *"
 			}
-			sendLines(t, op, unset)
-			expect(t, op, "MODE", "#modeadv", "-"+string(mode))
+			steps := []string{set, unset}
+			if strings.IndexByte(current, mode) >= 0 {
+				steps = []string{unset, set}
+			}
+			for _, line := range steps {
+				sendLines(t, op, line)
+				expect(t, op, "MODE", "#modeadv", line[len("MODE #modeadv "):len("MODE #modeadv ")+2])
+			}
 		})
 	}
 }

@@ -30,6 +30,7 @@ func TestIRCChannelRenameRedirection(t *testing.T) {
 		expect(t, capped, "366", "#redir-new")
 	})
 	t.Run("without the capability", func(t *testing.T) {
+		drain(t, plain)
 		sendLines(t, plain, "JOIN #redir-old")
 		msgs := readUntil(t, plain, "366", func(m ircmsg.Message) bool { return m.Command == "366" })
 		if got := commandsOf(msgs); len(got) < 3 || got[0] != "470" || got[1] != "JOIN" {
@@ -63,7 +64,7 @@ func TestIRCChannelRenameRedirection(t *testing.T) {
 	t.Run("the name taken again", func(t *testing.T) {
 		sendLines(t, op, "RENAME #redir-newest #redir-old")
 		expectParams(t, op, "RENAME", "#redir-newest", "#redir-old", "")
-		sendLines(t, capped, "JOIN #redir-old")
+		sendLines(t, capped, "JOIN #redir-old sesame") // the channel's key, kept through the renames
 		expect(t, capped, "366", "#redir-old")
 		sendLines(t, capped, "JOIN #redir-new")
 		expectParams(t, capped, "FAIL", "JOIN", "CHANNEL_RENAMED", "#redir-new", "#redir-old", "The channel has been renamed")
@@ -78,13 +79,13 @@ func TestIRCChannelRenameRedirection(t *testing.T) {
 func TestIRCChannelRenameRedirectionAcrossNodes(t *testing.T) {
 	nodes := startCluster(t)
 	op, _ := login(t, nodes[0], "xredirop", "draft/channel-rename")
+	joinChannels(t, op, "#xredir-old") // first: its operator
 	var members []*ircclient.Client
 	for i, n := range nodes[1:] {
 		m, _ := guest(t, n, "xredirmember"+string(rune('a'+i)), "draft/channel-rename")
 		joinChannels(t, m, "#xredir-old")
 		members = append(members, m)
 	}
-	joinChannels(t, op, "#xredir-old")
 	sendLines(t, op, "RENAME #xredir-old #xredir-new")
 	for _, m := range members { // the rename is applied on that member's node
 		expectFrom(t, m, "xredirop", "RENAME", "#xredir-old", "#xredir-new")
