@@ -23,7 +23,7 @@ func TestApplyRenameRedirects(t *testing.T) {
 				redirect(t, st, at, "#old", "#new")
 				redirect(t, st, at+RedirectTTL, "#old", "#new")
 				redirect(t, st, at+RedirectTTL+1, "#old", "") // expired
-				redirect(t, st, at, "#new", "")             // a channel has that name
+				redirect(t, st, at, "#new", "")               // a channel has that name
 				redirect(t, st, at, "#never", "")
 			},
 		},
