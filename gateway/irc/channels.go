@@ -92,22 +92,30 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 		if i < len(keys) {
 			key = keys[i]
 		}
-		wasUnsure := c.unsure.take(name)
-		res, err := c.propose(fsm.Join{Session: c.id, Channel: name, Key: key})
-		if err != nil {
-			c.joinOutcomeUnknown(rb, name)
+		if c.redirectJoin(rb, raw, name, key) {
 			continue
 		}
-		switch res.Code {
-		case fsm.OK:
+		c.joinOne(rb, name, key)
+	}
+}
+
+// joinOne joins the client to one channel (a folded, valid name) and answers it.
+func (c *client) joinOne(rb *respBuf, name, key string) {
+	wasUnsure := c.unsure.take(name)
+	res, err := c.propose(fsm.Join{Session: c.id, Channel: name, Key: key})
+	if err != nil {
+		c.joinOutcomeUnknown(rb, name)
+		return
+	}
+	switch res.Code {
+	case fsm.OK:
+		c.afterJoin(rb, name)
+	case fsm.NoChange:
+		if wasUnsure { // the earlier JOIN applied late, during this one: its echo came without names
 			c.afterJoin(rb, name)
-		case fsm.NoChange:
-			if wasUnsure { // the earlier JOIN applied late, during this one: its echo came without names
-				c.afterJoin(rb, name)
-			}
-		default:
-			c.codeReply(rb, res.Code, name, "")
 		}
+	default:
+		c.codeReply(rb, res.Code, name, "")
 	}
 }
 

@@ -482,3 +482,22 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// whoisMetadataKeys is the subset of a user's metadata WHOIS shows (760 RPL_WHOISKEYVALUE), in
+// this order: keys written for people to read, chosen explicitly as draft/metadata-2 asks. The
+// rest is for METADATA LIST and GET. Every user key is visible to everyone (visibility "*").
+var whoisMetadataKeys = []string{"display-name", "pronouns", "status", "homepage", "url", "website", "avatar", "bot", "color"}
+
+// whoisMetadata adds the 760 lines of a WHOIS of the user whose metadata owner is owner, for a
+// client that negotiated draft/metadata-2 (a client without it was never told what 760 means).
+func (c *client) whoisMetadata(rb *respBuf, nick, owner string) {
+	if !c.has(capMetadata) {
+		return
+	}
+	keys := c.metadataOf(owner)
+	for _, k := range whoisMetadataKeys {
+		if v, ok := keys[k]; ok {
+			rb.add(c.numericMsg("760", nick, k, "*", v))
+		}
+	}
+}

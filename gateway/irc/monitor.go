@@ -14,7 +14,11 @@ import (
 // A client keeps a list of nicks; it is told when one of them comes online (730 RPL_MONONLINE)
 // or goes offline (731 RPL_MONOFFLINE), wherever in the cluster that session lives: the
 // notifications are rendered from the applied session events (a registration, a nick change, the
-// end of a session), which every node renders. With extended-monitor it also gets the AWAY,
+// end of a session), which every node renders. A user of a peer server counts as online while
+// this cluster knows of it through federation presence, that is while it is in at least one
+// channel linked with its server (fsm.PresenceChange): a peer tells nothing of its users outside
+// linked channels, so one who is on its server but in none of them is reported offline. With
+// extended-monitor it also gets the AWAY,
 // ACCOUNT and SETNAME lines of a monitored user it shares no channel with, when it negotiated the
 // capability that carries each (away-notify, account-notify, setname).
 //
@@ -185,6 +189,8 @@ func (c *client) monitorStatus(rb *respBuf, nicks []string) {
 		for _, nick := range nicks {
 			if se := st.SessionByNick(nick); se != nil {
 				online = append(online, se.Hostmask())
+			} else if rm := st.RemoteByNick(nick); rm != nil {
+				online = append(online, rm.Ref().Hostmask())
 			} else {
 				offline = append(offline, nick)
 			}
@@ -236,10 +242,20 @@ func (s *Server) notifyMonitors(e *fsm.Event) {
 	case fsm.EvRegister:
 		s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())
 		s.monitorOnlineMetadata(e)
+	case fsm.EvJoin:
+		if e.Presence == fsm.PresenceAppeared { // a peer server's user, in its first linked channel
+			s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())
+		}
+	case fsm.EvPart:
+		if e.Presence == fsm.PresenceGone && !s.remoteNickStillOnline(e, e.Actor.Nick) {
+			s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
+		}
 	case fsm.EvQuit:
-		s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
+		if !s.remoteNickStillOnline(e, e.Actor.Nick) {
+			s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
+		}
 	case fsm.EvNick:
-		if fsm.Fold(e.OldNick) != fsm.Fold(e.Actor.Nick) {
+		if fsm.Fold(e.OldNick) != fsm.Fold(e.Actor.Nick) && !s.remoteNickStillOnline(e, e.OldNick) {
 			s.monitorNumeric(e.OldNick, "731", e.OldNick)
 		}
 		s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())
@@ -254,6 +270,19 @@ func (s *Server) notifyMonitors(e *fsm.Event) {
 	case fsm.EvSetname:
 		s.monitorExtended(e, capSetname, "SETNAME", e.Text)
 	}
+}
+
+// remoteNickStillOnline reports, for an event of a peer server's user (no session here), whether
+// nick is still in use by someone else: a session of this cluster, or a user of another peer. A
+// peer's users share no nick space with the cluster's sessions, so the one leaving is not the
+// only one a MONITOR list can mean. Events of the cluster's own sessions keep their meaning.
+func (s *Server) remoteNickStillOnline(e *fsm.Event, nick string) bool {
+	if e.Actor.ID != "" || len(s.monitors.watching(nick)) == 0 {
+		return false
+	}
+	online := false
+	s.state.Read(func(st *fsm.State) { online = st.SessionByNick(nick) != nil || st.RemoteByNick(nick) != nil })
+	return online
 }
 
 // monitorNumeric sends numeric with one list item to the clients monitoring nick.

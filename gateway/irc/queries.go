@@ -319,13 +319,14 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	var found bool
 	var se fsm.Session
 	var channels []string
+	var owner string // whose metadata the user's is
 	multi := c.has(capMultiPrefix)
 	c.s.state.Read(func(st *fsm.State) {
 		p := st.SessionByNick(nick)
 		if p == nil {
 			return
 		}
-		found, se = true, *p
+		found, se, owner = true, *p, st.MetadataOwnerOf(p.ID)
 		for _, name := range p.ChannelNames() {
 			ch := st.Channel(name)
 			if ch == nil {
@@ -365,6 +366,7 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	if se.DID != "" {
 		rb.add(c.numericMsg("330", se.Nick, se.DID, "is logged in as"))
 	}
+	c.whoisMetadata(rb, se.Nick, owner)
 	rb.add(c.numericMsg("318", se.Nick, "End of /WHOIS list"))
 }
 

@@ -11,6 +11,12 @@ import (
 // PART the old name and JOIN the new one, with its topic and names. The channel's history stored
 // under the former name stays there: history of the new name starts at the rename. A channel
 // linked with a peer server cannot be renamed (the link is by name).
+//
+// Channel redirection: while the state keeps a renamed channel's former name (fsm.Redirects: a
+// week, until a channel has that name again), a JOIN of the former name is answered FAIL JOIN
+// CHANNEL_RENAMED <old> <new> to a client with the capability, which then joins the new name
+// itself; a client without it gets 470 (ERR_LINKCHANNEL) and is joined to the new name at once,
+// with the key it gave.
 
 const channelRenameCap = "draft/channel-rename"
 
@@ -103,4 +109,23 @@ func (r *renderedMembers) rename(old, name string) {
 		delete(r.channels, old)
 		r.channels[name] = ml
 	}
+}
+
+// redirectJoin answers a JOIN of a renamed channel's former name (raw as the client wrote it,
+// name folded) and reports whether it did.
+func (c *client) redirectJoin(rb *respBuf, raw, name, key string) bool {
+	var to string
+	var ok bool
+	now := c.s.cfg.Now().UnixMilli()
+	c.s.state.Read(func(st *fsm.State) { to, ok = st.RenamedTo(name, now) })
+	if !ok {
+		return false
+	}
+	if c.has(capChannelRename) {
+		rb.add(c.failMsg("JOIN", "CHANNEL_RENAMED", "The channel has been renamed", raw, to))
+		return true
+	}
+	rb.add(c.numericMsg("470", raw, to, "The channel has been renamed"))
+	c.joinOne(rb, to, key)
+	return true
 }

@@ -76,6 +76,7 @@ func (s *State) foundedBy(did string) int { return s.founded[did] }
 // addChannel files a new channel (its founder, if any, counted in founded).
 func (s *State) addChannel(ch *Channel) {
 	s.channels[ch.Name] = ch
+	s.dropRedirect(ch.Name)
 	if ch.FounderDID != "" {
 		s.founded[ch.FounderDID]++
 	}

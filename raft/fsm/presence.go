@@ -37,6 +37,17 @@ const (
 	RemoteClear   = "clear"   // the link to the peer dropped: forget all its users
 )
 
+// PresenceChange tells, on the EvJoin or EvPart of a peer server's user, whether this cluster
+// just started or stopped knowing of that user: its first linked channel, or its last. MONITOR
+// reports such a user online from its first join until it leaves its last linked channel or quits.
+type PresenceChange uint8
+
+const (
+	PresenceSame     PresenceChange = iota // the user was, and stays, known here
+	PresenceAppeared                       // the user's first linked channel
+	PresenceGone                           // the user left its last linked channel
+)
+
 // RemotePresence changes what this cluster knows of a peer's users in linked channels. A join
 // (also through a members snapshot) into a channel that bans the member's hostmask or DID is
 // refused (ErrBanned for a single join; skipped in a snapshot).
@@ -108,7 +119,9 @@ func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
 	}
 	key := remoteKey(peer, in.Nick)
 	m := a.st.remoteMembers[key]
+	change := PresenceSame
 	if m == nil {
+		change = PresenceAppeared
 		if a.remoteCount(peer) >= MaxRemoteMembers {
 			return Result{Code: ErrListFull}
 		}
@@ -125,7 +138,7 @@ func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
 		return Result{Code: ErrTooManyChannels}
 	}
 	m.channels[channel] = true
-	a.emit(Event{Kind: EvJoin, Actor: m.Ref(), Channel: channel})
+	a.emit(Event{Kind: EvJoin, Actor: m.Ref(), Channel: channel, Presence: change})
 	return Result{Code: OK}
 }
 
@@ -142,10 +155,12 @@ func (a *applier) remoteCount(peer string) int {
 // remoteLeave takes a member out of one channel (and forgets it when that was its last).
 func (a *applier) remoteLeave(m *RemoteMember, channel, reason string) {
 	delete(m.channels, channel)
+	change := PresenceSame
 	if len(m.channels) == 0 {
 		delete(a.st.remoteMembers, remoteKey(m.Peer, m.Nick))
+		change = PresenceGone
 	}
-	a.emit(Event{Kind: EvPart, Actor: m.Ref(), Channel: channel, Text: reason})
+	a.emit(Event{Kind: EvPart, Actor: m.Ref(), Channel: channel, Text: reason, Presence: change})
 }
 
 func (a *applier) remoteQuit(m *RemoteMember, reason string) {

@@ -91,6 +91,7 @@ func (a *applier) renameChannel(c RenameChannel) Result {
 			}
 		}
 	}
+	a.st.recordRename(old, ch.Name, a.env.Time)
 	a.emit(Event{Kind: EvRename, Actor: se.Ref(), Channel: ch.Name, OldChannel: old, Text: c.Reason})
 	return Result{Code: OK}
 }

@@ -102,4 +102,5 @@ type Event struct {
 	MarkerAt   int64            // EvReadMarker: the marker (unix ms)
 	Metadata   []MetadataChange // EvMetadata: the keys changed (metadata.go)
 	OldChannel string           // EvRename: the channel's former name (rename.go)
+	Presence   PresenceChange   // EvJoin, EvPart of a peer server's user: it came into or went out of view (presence.go)
 }

@@ -39,6 +39,8 @@ type State struct {
 	media *MediaState
 	// av holds the channels' calls (av.go); nil until the first one.
 	av *AVState
+	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.
+	redirects *Redirects
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

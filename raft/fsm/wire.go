@@ -23,6 +23,7 @@ type stateWire struct {
 	Coord         *Coord                           `json:"coord,omitempty"`
 	Media         *MediaState                      `json:"media,omitempty"`
 	AV            *AVState                         `json:"av,omitempty"`
+	Redirects     *Redirects                       `json:"redirects,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -45,6 +46,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		Coord:         s.coord,
 		Media:         s.media,
 		AV:            s.av,
+		Redirects:     s.redirects,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -71,6 +73,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.coord = w.Coord
 	s.media = w.Media
 	s.av = w.AV
+	s.redirects = w.Redirects
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index
