@@ -1,4 +1,4 @@
-package node
+package irc_test
 
 import (
 	"fmt"
