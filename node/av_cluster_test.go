@@ -45,6 +45,7 @@ func TestAVCallInCluster(t *testing.T) {
 	eventually(t, "bob hears alice", func() bool { _, ok := heardOne(bc.Peer, 20); return ok })
 
 	// Bob parts on node b: node a drops his media.
+	callsEnding.Store(bc, struct{}{})
 	sendLines(t, bob, "PART #call")
 	select {
 	case <-bc.Closed():
@@ -54,6 +55,7 @@ func TestAVCallInCluster(t *testing.T) {
 	expectAVState(t, carol, "left", call.ID, "bob")
 
 	// Node a dies: the call ends in the roster, everywhere; a new call starts on node b.
+	callsEnding.Store(ac, struct{}{})
 	a.Close()
 	select {
 	case <-ac.Closed():
