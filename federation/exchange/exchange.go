@@ -71,6 +71,10 @@ type Config struct {
 	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
 	// there ends that stream, which reconnects and resends from the receiver's cursor).
 	BeforeFrame func()
+	// Servers plugs in the configured federated servers (federation/peering): this node streams
+	// its rows to each of them, and serves their streams on the public plane (MountPublic). Nil:
+	// no servers.
+	Servers Servers
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
