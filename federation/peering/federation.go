@@ -98,6 +98,9 @@ type Federation struct {
 	// holds only its own. Made in New, read-only after.
 	inbound  map[string]*sync.Mutex
 	outboxes map[string]*outbox
+	// sleep waits out the rate limit's delay before a stream frame is applied (pace); tests
+	// replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -129,7 +132,7 @@ func New(cfg Config) (*Federation, error) {
 	}
 	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
 		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
-		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}}
+		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}, sleep: sleepCtx}
 	if cfg.Allow == nil {
 		members := make([]exchange.Member, 0, len(cfg.Peers))
 		for _, p := range cfg.Peers {

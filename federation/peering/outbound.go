@@ -280,8 +280,7 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.moreToExamine = p.moreToExamine || len(rows) == room
 	for _, m := range rows {
 		p.lastEvent = m.Seq
-		due := o.f.Linked(o.peer.DID, m.Venue) || o.f.dmForPeer(o.peer.DID, m.Venue, m.SenderDID)
-		if due && m.Tags[TagOrigin] == "" && !m.Time.Before(oldest) && m.Command != "TAGMSG" {
+		if o.f.DueMessage(o.peer.DID, m) {
 			p.events = append(p.events, eventOf(m))
 		}
 	}
@@ -297,8 +296,7 @@ func (o *outbox) collect(ctx context.Context) (pending, error) {
 	p.moreToExamine = p.moreToExamine || len(dels) == room
 	for _, d := range dels {
 		p.lastDeletion = d.Seq
-		due := o.f.Linked(o.peer.DID, d.Venue) || o.f.dmForPeer(o.peer.DID, d.Venue, d.SenderDID)
-		if due && d.Tags[TagOrigin] == "" && !d.At.Before(oldest) {
+		if o.f.DueDeletion(o.peer.DID, d) {
 			p.deletions = append(p.deletions, deletionOf(d))
 		}
 	}
@@ -312,14 +310,20 @@ func eventOf(m eventstore.Message) Event {
 }
 
 func deletionOf(d eventstore.Deletion) Deletion {
-	tags := make(map[string]string, len(d.Tags))
-	for k, v := range d.Tags {
+	return deletionWithEventID(d.Seq, d.RootMsgID, d.At.UnixMilli(), d.Venue, d.Sender, d.SenderDID, d.Tags)
+}
+
+// deletionWithEventID is a delete as it crosses: the delete event's msgid, which a filed delete
+// keeps among its tags, travels as EventID.
+func deletionWithEventID(seq int64, root string, atMS int64, venue, sender, senderDID string, filed map[string]string) Deletion {
+	tags := make(map[string]string, len(filed))
+	for k, v := range filed {
 		if k != deletionEventIDTag {
 			tags[k] = v
 		}
 	}
-	return Deletion{Seq: d.Seq, EventID: d.Tags[deletionEventIDTag], RootMsgID: d.RootMsgID, AtMS: d.At.UnixMilli(),
-		Venue: d.Venue, Sender: d.Sender, SenderDID: d.SenderDID, Tags: tags}
+	return Deletion{Seq: seq, EventID: filed[deletionEventIDTag], RootMsgID: root, AtMS: atMS,
+		Venue: venue, Sender: sender, SenderDID: senderDID, Tags: tags}
 }
 
 // errRefused is a peer's refusal of an envelope.

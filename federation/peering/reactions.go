@@ -44,7 +44,7 @@ func (o *outbox) collectReactions(ctx context.Context, p *pending, oldest time.T
 	p.moreToExamine = p.moreToExamine || len(rows) == queueShare
 	for _, r := range rows {
 		p.lastReaction = r.Seq
-		if o.f.Linked(o.peer.DID, r.Venue) && r.Tags[TagOrigin] == "" && r.SenderDID != "" && !r.At.Before(oldest) {
+		if o.f.DueReaction(o.peer.DID, r) {
 			p.reactions = append(p.reactions, Reaction{EventID: r.EventID, Venue: r.Venue, Sender: r.Sender,
 				SenderNick: r.ReactorNick, SenderDID: r.SenderDID, Tags: r.Tags, AtMS: r.At.UnixMilli()})
 		}
