@@ -249,6 +249,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		if o := f.outboxes[peer.DID]; o != nil {
 			o.mu.Lock()
 			o.synced = false
+			o.epoch++
 			o.mu.Unlock()
 			o.kick()
 		}

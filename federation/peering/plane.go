@@ -200,6 +200,7 @@ func (f *Federation) StreamUp(server string) {
 	f.metrics.linkUp.WithLabelValues(server).Set(1)
 	o.mu.Lock()
 	o.link, o.forgot, o.synced = linkUp, false, false
+	o.epoch++
 	o.mu.Unlock()
 	o.kick()
 }
@@ -215,6 +216,7 @@ func (f *Federation) StreamDown(server string, err error) {
 	f.metrics.linkUp.WithLabelValues(server).Set(0)
 	o.mu.Lock()
 	o.synced, o.link = false, linkDown
+	o.epoch++
 	forget := !o.forgot
 	o.forgot, o.askPresence = true, true
 	o.mu.Unlock()

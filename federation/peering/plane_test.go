@@ -343,3 +343,76 @@ func TestReceiveFramePaces(t *testing.T) {
 		t.Fatal("a frame of 101 items was applied")
 	}
 }
+
+// TestOutboxFollowsTheStream: the envelope outbox sends nothing until the stream comes up, then
+// the link-up snapshot (asking for the peer's members); after that only what is queued. When the
+// stream drops, a request to the home is refused at once, and the next link up sends the
+// snapshot again.
+func TestOutboxFollowsTheStream(t *testing.T) {
+	batches := make(chan Batch, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, payload, _, err := ParseEnvelope(body)
+		b, err2 := DecodeBatch(payload)
+		if r.URL.Path != "/federation/v1/events" || err != nil || err2 != nil {
+			http.Error(w, "bad envelope", http.StatusBadRequest)
+			return
+		}
+		batches <- b
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	fx := fsm.NewFixture()
+	fx.AddSession(fsm.Session{ID: "s-bob", Nick: "bob", User: "bob", DID: planeBob})
+	fx.AddChannel(fsm.Channel{Name: "#c"})
+	fx.AddMember("#c", "s-bob", fsm.Member{})
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	home := "did:web:a.example" // sorts first: the home, so this side sends no topics
+	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: srv.Client(),
+		Peers: []Peer{{DID: home, BaseURL: srv.URL, Trust: TrustFull}}, Links: []Link{{Channel: "#c", Peer: home}},
+		State: fixedState{fx.State()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start()
+	t.Cleanup(f.Close)
+	next := func(what string) Batch {
+		t.Helper()
+		select {
+		case b := <-batches:
+			return b
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no envelope: %s", what)
+		}
+		return Batch{}
+	}
+	if n := len(batches); n != 0 {
+		t.Fatalf("%d envelopes before the stream came up", n)
+	}
+	f.StreamUp(home)
+	if b := next("the link-up snapshot"); !b.WantPresence || len(b.Presence) != 1 || b.Presence[0].Kind != PresenceMembers ||
+		len(b.Presence[0].Members) != 1 || b.Presence[0].Members[0].Nick != "bob" || len(b.Events)+len(b.Deletions)+len(b.Reactions) != 0 {
+		t.Fatalf("link-up envelope = %+v", b)
+	}
+	f.queuePresence(home, Presence{Kind: PresencePart, Channel: "#c", Nick: "bob", User: "bob", DID: planeBob})
+	if b := next("the queued part"); b.WantPresence || len(b.Presence) != 1 || b.Presence[0].Kind != PresencePart {
+		t.Fatalf("queued envelope = %+v", b)
+	}
+
+	f.StreamDown(home, errors.New("connection reset"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = f.RequestChange(ctx, Change{Kind: ChangeMode, Channel: "#c", Actor: "bob!bob@h", ActorDID: planeBob,
+		Modes: []ModeChange{{Add: true, Mode: "m"}}})
+	if !errors.Is(err, ErrLinkDown) {
+		t.Fatalf("a request while the stream is down: %v", err)
+	}
+	f.StreamUp(home)
+	if b := next("the snapshot after the link came back"); !b.WantPresence || len(b.Presence) != 1 || b.Presence[0].Kind != PresenceMembers {
+		t.Fatalf("envelope after the link came back = %+v", b)
+	}
+	if n := len(batches); n != 0 {
+		t.Fatalf("%d more envelopes with nothing queued", n)
+	}
+}
