@@ -71,6 +71,9 @@ type Config struct {
 	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
 	// there ends that stream, which reconnects and resends from the receiver's cursor).
 	BeforeFrame func()
+	// ServerDID is this node's server (did:web:<server name>): the signer of its streams to
+	// configured servers.
+	ServerDID string
 	// Servers plugs in the configured federated servers (federation/peering): this node streams
 	// its rows to each of them, and serves their streams on the public plane (MountPublic). Nil:
 	// no servers.
@@ -87,10 +90,14 @@ type Exchange struct {
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
-	conns    map[net.Conn]struct{}
-	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
-	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
-	window   outWindow        // this node's latest rows, encoded once for every stream (window.go)
+	// serverBoxes: configured server DID → its stream of this node's rows (servers.go)
+	serverBoxes map[string]*outbox
+	conns       map[net.Conn]struct{}
+	through     map[string]int64 // origin DID → the origin seq its streams stored every row through
+	durable     atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
+	window      outWindow        // this node's latest rows, encoded once for every stream (window.go)
+	// framesSent counts the frames this node's streams sent (to nodes and servers).
+	framesSent atomic.Int64
 	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
 	pullMu sync.Mutex
 	kick   chan struct{}
@@ -120,7 +127,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -130,19 +137,21 @@ func New(cfg Config) *Exchange {
 	return x
 }
 
-// fromStream hands a stored item to the peers: what this node's clients sent (messages, reactions,
-// relayed TAGMSGs) and the messages federation accepted. A gap (items dropped) asks for a pull
-// round; the peers pull what the push missed.
+// fromStream tells the streams what this node stored (what its clients sent, and what
+// federation accepted: messages, deletes, reactions, each in its durable log) and pushes relayed
+// TAGMSGs of its clients. A gap (items dropped) has every stream read its logs again and asks for
+// a pull round.
 func (x *Exchange) fromStream(it stream.Item) {
 	switch {
 	case it.Gap:
 		x.Kick()
 	case it.Kind == stream.KindMessage:
 		x.Publish(*it.Message)
-	case it.Source != stream.Local: // a federated server's deletes and reactions travel in the logs
+	case it.Kind == stream.KindDeletion:
+		x.notifyOutboxes(false, true, false)
 	case it.Kind == stream.KindReaction:
 		x.PublishReaction(*it.Reaction)
-	case it.Kind == stream.KindEphemeral:
+	case it.Kind == stream.KindEphemeral && it.Source == stream.Local:
 		x.Relay(*it.Message)
 	}
 }
@@ -161,10 +170,11 @@ func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET(streamPath, x.serveStream)
 }
 
-// Start runs the pull loop until Close.
+// Start runs the pull loop, and the streams to the configured servers, until Close.
 func (x *Exchange) Start() {
 	x.wg.Add(1)
 	go x.pullLoop()
+	x.startServerStreams()
 }
 
 // Close stops pushing and pulling.
@@ -196,7 +206,7 @@ func (x *Exchange) Publish(m eventstore.Message) {
 			break
 		}
 	}
-	x.notifyOutboxes()
+	x.notifyOutboxes(true, false, false)
 }
 
 // outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
