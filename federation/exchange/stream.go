@@ -44,8 +44,8 @@ import (
 // frame's after, moves its cursor to the frame's last: a cursor never passes a row that is not
 // stored here. It then answers with its position (8 bytes, big-endian). A malformed frame, a bad
 // signature or a store failure ends the stream; the origin reconnects (with backoff) and resumes
-// from the receiver's cursor. While a stream is open the peer's pull gets no message rows from
-// this node (only deletes and reactions): the pull is the catch-up while the stream is down.
+// from the receiver's cursor. While a stream is healthy its receiver pulls no message rows from
+// the origin (pull.go): the pull is the catch-up while the stream is down or silent.
 //
 // Each peer has its own stream and goroutine, and the queue is the durable log itself: a slow or
 // dead peer holds only its own stream, and no memory grows with its backlog.
@@ -57,7 +57,7 @@ const (
 	headerCursorDeletes   = "Palaver-Cursor-Deletes"
 	headerCursorReactions = "Palaver-Cursor-Reactions"
 	headerNonce           = "Palaver-Stream-Nonce"
-	streamHeartbeat       = 15 * time.Second
+	streamHeartbeat       = 3 * time.Second
 	streamAckTimeout      = 30 * time.Second
 	streamReadIdle        = 3 * streamHeartbeat
 	maxFrame              = 32 << 20
@@ -95,9 +95,7 @@ func positionsOf(b [ackSize]byte) positions {
 type outbox struct {
 	wake  chan struct{}
 	retry chan struct{} // Kick: reconnect now, without waiting out the backoff
-	// live is set while the stream is open: it sends every row after the peer's cursor, so the
-	// peer's pull needs no message rows from this node (serveEvents) and asks only for deletes and
-	// reactions.
+	// live is set while the stream is open: it sends every row after the peer's cursor.
 	live atomic.Bool
 	// rescan has the live stream's next read take every durable row, not only those published
 	// (Kick: the stored stream dropped items, so some rows were never published).
@@ -588,6 +586,7 @@ func (f *frameReader) ack(p positions) error {
 // duplicates) after a reconnect; it never passes a row that is not stored. The deletes and
 // reactions cursors are written as soon as they move.
 func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, pub ed25519.PublicKey, nonce string, pos positions) error {
+	defer x.streamOpen(signer, LogMessages, LogDeletes, LogReactions)()
 	origin := Name(signer)
 	saved, savedAt := pos.msgs, time.Now()
 	save := func(ctx context.Context) error {
@@ -617,6 +616,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		if err != nil {
 			return err
 		}
+		x.heard(signer)
 		if _, err := x.store(x.ctx, Batch{Origin: signer, Events: b.Events}); err != nil {
 			return err
 		}
