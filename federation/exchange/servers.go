@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -100,24 +102,49 @@ func (x *Exchange) MountPublic(e *gin.Engine) {
 	if x.cfg.Servers == nil {
 		return
 	}
-	e.GET(ServerStreamPath, x.serveServerStream)
+	h := &serverReceiver{srv: x.cfg.Servers, ctx: x.ctx, track: x.track, untrack: x.untrack, log: x.cfg.Logger}
+	e.GET(ServerStreamPath, func(c *gin.Context) { h.ServeHTTP(c.Writer, c.Request) })
+}
+
+// ServerStreamHandler is the receiving end of configured servers' streams on its own, for a
+// server that is not a node (a scripted peer in tests): what MountPublic serves, over srv.
+func ServerStreamHandler(ctx context.Context, srv Servers, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &serverReceiver{srv: srv, ctx: ctx, track: func(net.Conn) bool { return ctx.Err() == nil },
+		untrack: func(net.Conn) {}, log: log}
+}
+
+// serverReceiver is the receiving end of configured servers' streams: authenticated by Servers
+// before the upgrade, each frame verified with the key that signed the request and handed to
+// Servers.ReceiveFrame, which paces itself; the acknowledgement says how far each log was taken.
+// The sender holds the cursors, so the 101 answer carries none.
+type serverReceiver struct {
+	srv     Servers
+	ctx     context.Context
+	track   func(net.Conn) bool
+	untrack func(net.Conn)
+	log     *slog.Logger
 }
 
 // refuse answers a stream request with the HTTP API's Error object.
-func refuse(c *gin.Context, status int, message string) {
-	c.AbortWithStatusJSON(status, gin.H{"error": http.StatusText(status), "status": status, "message": message})
+func refuse(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": http.StatusText(status), "status": status, "message": message})
 }
 
-// serveServerStream is the receiving end of a configured server's stream: authenticated by
-// Servers before the upgrade, each frame verified with the key that signed the request and
-// handed to Servers.ReceiveFrame, which paces itself; the acknowledgement says how far each log
-// was taken. The sender holds the cursors, so the 101 answer carries none.
-func (x *Exchange) serveServerStream(c *gin.Context) {
-	if !strings.EqualFold(c.GetHeader("Upgrade"), streamProtocol) {
-		refuse(c, http.StatusBadRequest, "Upgrade: "+streamProtocol+" required")
+func (h *serverReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		refuse(w, http.StatusMethodNotAllowed, "GET only")
 		return
 	}
-	server, pub, status, err := x.cfg.Servers.AuthenticateStream(c.Request)
+	if !strings.EqualFold(r.Header.Get("Upgrade"), streamProtocol) {
+		refuse(w, http.StatusBadRequest, "Upgrade: "+streamProtocol+" required")
+		return
+	}
+	server, pub, status, err := h.srv.AuthenticateStream(r)
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		if status < 400 || status > 499 {
 			status = http.StatusUnauthorized
@@ -126,23 +153,26 @@ func (x *Exchange) serveServerStream(c *gin.Context) {
 		if err != nil {
 			msg = err.Error()
 		}
-		x.cfg.Logger.Debug("server stream refused", "remote", c.Request.RemoteAddr, "status", status, "err", err)
-		refuse(c, status, msg)
+		h.log.Debug("server stream refused", "remote", r.RemoteAddr, "status", status, "err", err)
+		refuse(w, status, msg)
 		return
 	}
-	conn, rw, nonce, ok := x.hijack(c, "")
-	if !ok {
+	conn, rw, nonce, err := acceptStream(w, "", h.track)
+	if err != nil {
+		if conn == nil && !errors.Is(err, errClosing) {
+			refuse(w, http.StatusInternalServerError, err.Error())
+		}
 		return
 	}
 	defer conn.Close()
-	defer x.untrack(conn)
-	if err := x.receiveServerStream(conn, rw.Reader, server, pub, nonce); err != nil && x.ctx.Err() == nil {
-		x.cfg.Logger.Debug("stream from server ended", "server", server, "err", err)
+	defer h.untrack(conn)
+	if err := h.receive(conn, rw.Reader, server, pub, nonce); err != nil && h.ctx.Err() == nil {
+		h.log.Debug("stream from server ended", "server", server, "err", err)
 	}
 }
 
-// receiveServerStream hands the frames of one server stream to Servers.ReceiveFrame until it ends.
-func (x *Exchange) receiveServerStream(conn net.Conn, r *bufio.Reader, server string, pub ed25519.PublicKey, nonce string) error {
+// receive hands the frames of one server stream to Servers.ReceiveFrame until it ends.
+func (h *serverReceiver) receive(conn net.Conn, r *bufio.Reader, server string, pub ed25519.PublicKey, nonce string) error {
 	fr := newFrameReader(conn, r, pub, nonce)
 	var head [4]byte
 	for {
@@ -157,7 +187,7 @@ func (x *Exchange) receiveServerStream(conn net.Conn, r *bufio.Reader, server st
 		if n := len(b.Events) + len(b.Deletions) + len(b.Reactions); n > serverFrameItems {
 			return fmt.Errorf("frame of %d items, more than %d", n, serverFrameItems)
 		}
-		taken, err := x.cfg.Servers.ReceiveFrame(x.ctx, server, ServerFrame{Events: b.Events, Deletions: b.Deletions, Reactions: b.Reactions})
+		taken, err := h.srv.ReceiveFrame(h.ctx, server, ServerFrame{Events: b.Events, Deletions: b.Deletions, Reactions: b.Reactions})
 		if err != nil {
 			return fmt.Errorf("receive frame: %w", err)
 		}
@@ -280,6 +310,8 @@ func (x *Exchange) runServerStream(r ServerRoute, o *outbox) (sent bool, err err
 			select {
 			case <-ctx.Done():
 				return sent, ctx.Err()
+			case <-sc.conn.dead:
+				return sent, sc.conn.closed()
 			case <-o.wake:
 			case <-heartbeat.C:
 				beat = true

@@ -302,21 +302,54 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("open stream: peer answered %d: %s", e.Status, truncate(e.Body, 200))
 }
 
-// frameConn is the sending end of a stream: it signs and writes frames and reads the
-// acknowledgements.
+// frameConn is the sending end of a stream: it signs and writes frames, and its reader goroutine
+// reads the acknowledgements, so that a connection the receiver closed shows at once, even while
+// the stream is idle (dead).
 type frameConn struct {
 	conn   io.ReadWriteCloser
 	w      *bufio.Writer
 	key    ed25519.PrivateKey
 	prefix []byte // the signing input's prefix (frameSigningInput with no batch)
 	// buf is the signing input of the frame being built: the prefix, then the batch.
-	buf []byte
+	buf  []byte
+	acks chan positions
+	dead chan struct{} // closed when the reader stops, after readErr is set
+	// readErr is why the reader stopped.
+	readErr error
 }
 
 func newFrameConn(conn io.ReadWriteCloser, key ed25519.PrivateKey, nonce string) *frameConn {
 	prefix := frameSigningInput(nonce, nil)
-	return &frameConn{conn: conn, w: bufio.NewWriterSize(conn, 64<<10), key: key, prefix: prefix,
-		buf: append([]byte(nil), prefix...)}
+	f := &frameConn{conn: conn, w: bufio.NewWriterSize(conn, 64<<10), key: key, prefix: prefix,
+		buf: append([]byte(nil), prefix...), acks: make(chan positions, 1), dead: make(chan struct{})}
+	go f.readAcks()
+	return f
+}
+
+// readAcks reads acknowledgements until the connection fails or closes. An acknowledgement of no
+// frame ends the stream.
+func (f *frameConn) readAcks() {
+	defer close(f.dead)
+	var b [ackSize]byte
+	for {
+		if _, err := io.ReadFull(f.conn, b[:]); err != nil {
+			f.readErr = fmt.Errorf("read acknowledgement: %w", err)
+			return
+		}
+		select {
+		case f.acks <- positionsOf(b):
+		default:
+			f.readErr = errors.New("an acknowledgement of no frame")
+			f.conn.Close()
+			return
+		}
+	}
+}
+
+// closed is the reason the stream's connection is known to have ended.
+func (f *frameConn) closed() error {
+	<-f.dead
+	return f.readErr
 }
 
 // batch starts a frame: the returned slice is the prefix, to which the caller appends the batch
@@ -338,14 +371,17 @@ func (f *frameConn) send(buf []byte) (positions, error) {
 	if err := f.w.Flush(); err != nil {
 		return positions{}, fmt.Errorf("write frame: %w", err)
 	}
-	var ack [ackSize]byte
-	deadline := time.AfterFunc(streamAckTimeout, func() { f.conn.Close() })
-	_, err := io.ReadFull(f.conn, ack[:])
-	deadline.Stop()
-	if err != nil {
-		return positions{}, fmt.Errorf("read acknowledgement: %w", err)
+	t := time.NewTimer(streamAckTimeout)
+	defer t.Stop()
+	select {
+	case ack := <-f.acks:
+		return ack, nil
+	case <-f.dead:
+		return positions{}, f.readErr
+	case <-t.C:
+		f.conn.Close()
+		return positions{}, errors.New("no acknowledgement in time")
 	}
-	return positionsOf(ack), nil
 }
 
 // heartbeatTimer is a stream's heartbeat, restarted after every frame.
@@ -427,6 +463,8 @@ func (x *Exchange) runStream(p Peer, o *outbox) (sent bool, err error) {
 			select {
 			case <-ctx.Done():
 				return sent, ctx.Err()
+			case <-fc.dead:
+				return sent, fc.closed()
 			case <-o.wake:
 			case <-heartbeat.C: // an empty frame: the peer's read does not time out, a dead link shows
 				everything, beat = true, true
@@ -512,30 +550,47 @@ func (x *Exchange) serveStream(c *gin.Context) {
 // hijack answers a stream request with 101 (and the extra header lines) and takes over its
 // connection, tracked so that Close ends it; it returns the stream's fresh nonce.
 func (x *Exchange) hijack(c *gin.Context, headers string) (net.Conn, *bufio.ReadWriter, string, bool) {
+	conn, rw, nonce, err := acceptStream(c.Writer, headers, x.track)
+	if err != nil {
+		if conn == nil && !errors.Is(err, errClosing) {
+			c.JSON(http.StatusInternalServerError, gin.H{"error": err.Error()})
+		}
+		return nil, nil, "", false
+	}
+	return conn, rw, nonce, true
+}
+
+var errClosing = errors.New("the exchange is closing")
+
+// acceptStream answers a stream request with 101 (and the extra header lines) and takes over its
+// connection, which track records (false: refused, closing); it returns the stream's fresh
+// nonce. An error with no connection is one to answer with 500.
+func acceptStream(w http.ResponseWriter, headers string, track func(net.Conn) bool) (net.Conn, *bufio.ReadWriter, string, error) {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		c.JSON(http.StatusInternalServerError, gin.H{"error": "nonce"})
-		return nil, nil, "", false
+		return nil, nil, "", fmt.Errorf("nonce: %w", err)
 	}
 	nonce := hex.EncodeToString(raw[:])
-	conn, rw, err := c.Writer.Hijack()
-	if err != nil {
-		c.JSON(http.StatusInternalServerError, gin.H{"error": "cannot take over the connection"})
-		return nil, nil, "", false
+	h, ok := w.(http.Hijacker)
+	if !ok {
+		return nil, nil, "", errors.New("cannot take over the connection")
 	}
-	if !x.track(conn) {
+	conn, rw, err := h.Hijack()
+	if err != nil {
+		return nil, nil, "", errors.New("cannot take over the connection")
+	}
+	if !track(conn) {
 		conn.Close()
-		return nil, nil, "", false
+		return nil, nil, "", errClosing
 	}
 	conn.SetDeadline(time.Time{})
 	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s%s: %s\r\n\r\n",
 		streamProtocol, headers, headerNonce, nonce)
 	if err := rw.Flush(); err != nil {
-		x.untrack(conn)
 		conn.Close()
-		return nil, nil, "", false
+		return conn, nil, "", err
 	}
-	return conn, rw, nonce, true
+	return conn, rw, nonce, nil
 }
 
 // frameReader is the receiving end of a stream: it reads frames and checks their signatures.
