@@ -11,9 +11,10 @@
 // binary form (frame.go) with one signature per batch, woken when it stores a message and idle
 // otherwise; the peer stores each batch in one commit and moves its cursor for the origin over
 // it. The streams share the rows' encoded form, taken from memory when they can (window.go). Pull:
-// every peer keeps, per origin, a durable cursor (the last origin seq it stored) and regularly asks
-// each origin for the rows after it; an origin whose stream to that peer is open answers without
-// message rows (its stream sends them). Pull alone is complete: a node that was down,
+// every peer keeps, per origin, a durable cursor (the last origin seq it stored) and asks the
+// origin for the rows after it at start, on Kick, and every PullEvery for each log no healthy
+// stream from that origin carries (pull.go): an idle cluster whose streams are up does not poll
+// for them. Pull alone is complete: a node that was down,
 // partitioned or behind catches up from its cursor, so no acknowledged event is lost. Duplicates
 // from the two paths are dropped by msgid when stored, and only a newly stored event is delivered
 // to local members, so nothing is delivered twice. Reactions and ephemeral TAGMSGs are pushed best effort over HTTP (POST, bounded

@@ -90,11 +90,10 @@ func validateEphemeral(e Event) error {
 	return nil
 }
 
-// PublishReaction pushes a reaction this node filed (eventstore.FileReaction) to every peer. It
-// never blocks: when a peer's queue is full the reaction is left to that peer's next pull.
-func (x *Exchange) PublishReaction(r eventstore.ReactionEvent) {
-	out := reactionOf(r)
-	x.enqueue(outgoing{reaction: &out})
+// PublishReaction tells every stream that this node filed a reaction (eventstore.FileReaction):
+// the streams read it from the reaction log. It never blocks.
+func (x *Exchange) PublishReaction(eventstore.ReactionEvent) {
+	x.notifyOutboxes(false, false, true)
 }
 
 // Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to
