@@ -135,26 +135,31 @@ func (f *Federation) ReceiveFrame(ctx context.Context, server string, fr exchang
 	if err := f.pace(ctx, peer.DID, n); err != nil {
 		return exchange.Taken{}, err
 	}
-	evs := make([]Event, len(fr.Events))
-	for i, e := range fr.Events {
-		evs[i] = Event{Seq: e.OriginSeq, MsgID: e.MsgID, Venue: e.Venue, Command: e.Command, Sender: e.Sender,
-			SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, TimeMS: e.TimeMS,
-			ReplacesMsgID: e.ReplacesMsgID}
-	}
-	dels := make([]Deletion, len(fr.Deletions))
-	for i, d := range fr.Deletions {
-		dels[i] = deletionWithEventID(d.OriginSeq, d.RootMsgID, d.AtMS, d.Venue, d.Sender, d.SenderDID, d.Tags)
-	}
-	reacts := make([]Reaction, len(fr.Reactions))
-	for i, r := range fr.Reactions {
-		reacts[i] = Reaction{EventID: r.EventID, Venue: r.Venue, Sender: r.Sender, SenderNick: r.ReactorNick,
-			SenderDID: r.SenderDID, Tags: r.Tags, AtMS: r.AtMS}
-	}
-	taken, err := f.applyItems(ctx, peer, evs, dels, reacts)
+	b := BatchOf(fr)
+	taken, err := f.applyItems(ctx, peer, b.Events, b.Deletions, b.Reactions)
 	if err != nil {
 		return taken, fmt.Errorf("frame from %s: %w", peer.DID, err)
 	}
 	return taken, nil
+}
+
+// BatchOf is what a stream frame carries as the lists of an envelope's Batch: the items
+// ReceiveFrame checks, as applyItems checks an envelope's.
+func BatchOf(fr exchange.ServerFrame) Batch {
+	var b Batch
+	for _, e := range fr.Events {
+		b.Events = append(b.Events, Event{Seq: e.OriginSeq, MsgID: e.MsgID, Venue: e.Venue, Command: e.Command,
+			Sender: e.Sender, SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags,
+			TimeMS: e.TimeMS, ReplacesMsgID: e.ReplacesMsgID})
+	}
+	for _, d := range fr.Deletions {
+		b.Deletions = append(b.Deletions, deletionWithEventID(d.OriginSeq, d.RootMsgID, d.AtMS, d.Venue, d.Sender, d.SenderDID, d.Tags))
+	}
+	for _, r := range fr.Reactions {
+		b.Reactions = append(b.Reactions, Reaction{EventID: r.EventID, Venue: r.Venue, Sender: r.Sender,
+			SenderNick: r.ReactorNick, SenderDID: r.SenderDID, Tags: r.Tags, AtMS: r.AtMS})
+	}
+	return b
 }
 
 // pace waits until the peer's rate limit lets n more items in. A frame larger than the limit's
