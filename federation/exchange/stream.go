@@ -23,32 +23,37 @@ import (
 	"github.com/palaver-chat/palaver/federation/signing"
 )
 
-// The stream: one long-lived connection per peer carries the messages this node originated, read
-// from its durable log (the outbox), to that peer, which stores them and moves its cursor.
+// The stream: one long-lived connection per peer carries what this node originated, read from
+// its durable logs (the outbox), to that peer, which applies it and moves its cursors.
 //
-// The origin opens it with GET /internal/v1/stream (Upgrade: palaver-exchange/1, signed like every
+// The origin opens it with GET /internal/v1/stream (Upgrade: palaver-exchange/2, signed like every
 // exchange request). The receiver authenticates the connection's TLS peer and the signature, and
-// answers 101 with its cursor for the origin (Palaver-Cursor) and a fresh nonce
-// (Palaver-Stream-Nonce); the connection then carries frames one way and acknowledgements the
-// other. The origin reads its own rows after the cursor (OriginAfter: only rows it stored
-// durably), sends them as one frame, waits for the acknowledgement, and goes on from the last row
-// it sent; with nothing left it waits, idle, until this node stores another message (or sends an
-// empty frame as a heartbeat every streamHeartbeat). While the receiver stores one frame the rows
-// of the next accumulate, so a frame grows with the load (up to PageSize rows): batched by time
-// and size without a timer.
+// answers 101 with its cursors for the origin (Palaver-Cursor: messages, Palaver-Cursor-Deletes,
+// Palaver-Cursor-Reactions) and a fresh nonce (Palaver-Stream-Nonce); the connection then carries
+// frames one way and acknowledgements the other. The origin reads its own rows after the cursors
+// (only rows it stored durably), sends them as one frame, waits for the acknowledgement, and goes
+// on from there; with nothing left it waits, idle, until this node stores another row (or sends
+// an empty frame as a heartbeat every streamHeartbeat). While the receiver stores one frame the
+// rows of the next accumulate, so a frame grows with the load (up to PageSize rows a log):
+// batched by time and size without a timer. The deletes and reactions logs are read only when
+// they grew (or at the heartbeat): a delete that waits on the receiver for its message is not
+// sent again and again.
 //
 // A frame is a 4-byte big-endian length, the batch in its binary form (frame.go), and the
-// origin's ed25519 signature over "palaver-exchange/1\n<nonce>\n<batch>": one signature per
-// batch, bound to this stream; each message keeps its own +freeq.at/sig. The receiver stores a
+// origin's ed25519 signature over "palaver-exchange/2\n<nonce>\n<batch>": one signature per
+// frame, bound to this stream; each message keeps its own +freeq.at/sig. The receiver stores a
 // frame's events in one durable commit and, when it had stored the origin's rows through the
-// frame's after, moves its cursor to the frame's last: a cursor never passes a row that is not
-// stored here. It then answers with its position (8 bytes, big-endian). A malformed frame, a bad
-// signature or a store failure ends the stream; the origin reconnects (with backoff) and resumes
-// from the receiver's cursor. While a stream is healthy its receiver pulls no message rows from
-// the origin (pull.go): the pull is the catch-up while the stream is down or silent.
+// section's after, moves its cursor to the section's last: a cursor never passes a row that is
+// not stored here. Deletes and reactions are applied in order; one whose message is not here yet
+// stops its section, and that log's cursor stays before it. The receiver then answers with its
+// three positions (24 bytes, big-endian). A malformed frame, a bad signature or a store failure
+// ends the stream; the origin reconnects (with backoff) and resumes from the receiver's cursors.
+// While a stream is healthy its receiver pulls nothing from the origin (pull.go): the pull is the
+// catch-up while the stream is down or silent.
 //
 // Each peer has its own stream and goroutine, and the queue is the durable log itself: a slow or
-// dead peer holds only its own stream, and no memory grows with its backlog.
+// dead peer holds only its own stream, and no memory grows with its backlog. The same stream runs
+// to configured servers (servers.go), with cursors the sender holds.
 
 const (
 	streamPath            = "/internal/v1/stream"
