@@ -17,9 +17,10 @@
 // a document can never make a kid name another key. A peer's document is read at most once per
 // 10 s whatever kids its envelopes name; a user key the peer did not have is not asked for again
 // within PeerKeyRetry (at most 4,096 such misses are remembered), and each peer is asked for its
-// users' keys at most 20 times at once and once a second after that. Every key that verified an envelope or a relayed message is registered through
-// Raft with source "origin-server", so /api/v1/verify on any node of this cluster answers valid
-// with key_source origin-server.
+// users' keys at most 20 times at once and once a second after that. Every key that verified an
+// envelope, a stream request or a relayed message is registered through Raft with source
+// "origin-server", so /api/v1/verify on any node of this cluster answers valid with key_source
+// origin-server.
 //
 // # The stream
 //

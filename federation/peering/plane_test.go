@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -369,9 +370,10 @@ func TestOutboxFollowsTheStream(t *testing.T) {
 	fx.AddMember("#c", "s-bob", fsm.Member{})
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	home := "did:web:a.example" // sorts first: the home, so this side sends no topics
+	prop := &clearCounter{}
 	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: srv.Client(),
 		Peers: []Peer{{DID: home, BaseURL: srv.URL, Trust: TrustFull}}, Links: []Link{{Channel: "#c", Peer: home}},
-		State: fixedState{fx.State()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		State: fixedState{fx.State()}, Proposer: prop, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +403,10 @@ func TestOutboxFollowsTheStream(t *testing.T) {
 	}
 
 	f.StreamDown(home, errors.New("connection reset"))
+	f.StreamDown(home, errors.New("connection refused")) // a reconnect that failed: the same outage
+	if n := prop.clears.Load(); n != 1 {
+		t.Fatalf("the peer's members were forgotten %d times in one outage", n)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = f.RequestChange(ctx, Change{Kind: ChangeMode, Channel: "#c", Actor: "bob!bob@h", ActorDID: planeBob,
@@ -415,4 +421,18 @@ func TestOutboxFollowsTheStream(t *testing.T) {
 	if n := len(batches); n != 0 {
 		t.Fatalf("%d more envelopes with nothing queued", n)
 	}
+	f.StreamDown(home, nil)
+	if n := prop.clears.Load(); n != 2 {
+		t.Fatalf("the peer's members were forgotten %d times in two outages", n)
+	}
+}
+
+// clearCounter is a proposer that counts the RemoteClear commands proposed.
+type clearCounter struct{ clears atomic.Int32 }
+
+func (c *clearCounter) Propose(_ context.Context, cmd fsm.Command) (fsm.Result, error) {
+	if p, ok := cmd.(fsm.RemotePresence); ok && p.Op == fsm.RemoteClear {
+		c.clears.Add(1)
+	}
+	return fsm.Result{Code: fsm.OK}, nil
 }
