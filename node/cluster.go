@@ -67,10 +67,16 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 	return identity, nil
 }
 
-// startExchange builds the event exchange between the cluster's nodes; it subscribes to the
+// startExchange builds the event exchange between the cluster's nodes and with the configured
+// servers (federation plugs them in when it implements exchange.Servers); it subscribes to the
 // Stored stream in its constructor, and is told of every membership change.
 func (n *Node) startExchange(context.Context) error {
+	var servers exchange.Servers // nil, not a typed nil, without federation
+	if s, ok := any(n.federation).(exchange.Servers); ok && n.federation != nil {
+		servers = s
+	}
 	n.exchange = exchange.New(exchange.Config{
+		ServerDID: "did:web:" + n.cfg.ServerName, Servers: servers,
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Accept: n.chat, Keys: n.serverKeyOf, Peers: n.peers,
 		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,

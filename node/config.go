@@ -112,7 +112,7 @@ type Config struct {
 	Clock func() time.Time
 
 	// Federation with other servers (federation/peering): the allowed peers with their trust
-	// levels, the channels linked with each, and how often the outboxes look for work.
+	// levels, the channels linked with each, and the first retry of a failed envelope.
 	Peers               []peering.Peer
 	Links               []peering.Link
 	FederationSendEvery time.Duration

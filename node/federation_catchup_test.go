@@ -157,7 +157,7 @@ func TestFederationCatchUp(t *testing.T) {
 	poll.Within(t, deadline, "beta caught up with what was sent during the cut", func() bool { return delivered(sentBefore) })
 	caughtUp := time.Since(restored)
 	poll.Within(t, deadline, "every message delivered on beta", func() bool { return delivered(sent) })
-	// A message sent again (an envelope whose acknowledgement was lost) would come after: wait
+	// A message sent again (a frame whose acknowledgement was lost) would come after: wait
 	// until beta acknowledged all of alpha's rows, beta's subscribers handled all it stored, and
 	// bob's connection answered a PING sent after that; then count.
 	out := exchange.CursorKey{Dir: exchange.Out, Log: exchange.LogMessages, Peer: betaDID}

@@ -57,6 +57,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 		c.Peers = append(c.Peers, peering.Peer{DID: relay.did, BaseURL: relay.server.URL, Trust: peering.TrustRelay})
 		c.Links = append(c.Links, peering.Link{Channel: "#relay", Peer: relay.did})
 	})
+	relay.accept(beta)
 	nextChange := func() peering.Change {
 		t.Helper()
 		select {
@@ -72,7 +73,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 		t.Helper()
 		b := l.batch(to)
 		mutate(&b)
-		if st := l.post(beta, l.key, b); st != http.StatusOK {
+		if st := l.send(beta, l.key, b); st != http.StatusOK {
 			t.Fatalf("envelope: status %d", st)
 		}
 	}

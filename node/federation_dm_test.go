@@ -65,7 +65,7 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 		t.Helper()
 		b := home.batch(betaDID)
 		mutate(&b)
-		if st := home.post(beta, home.key, b); st != http.StatusOK {
+		if st := home.send(beta, home.key, b); st != http.StatusOK {
 			t.Fatalf("envelope: status %d", st)
 		}
 	}

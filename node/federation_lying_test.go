@@ -2,49 +2,77 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/keyresolver"
 )
 
-// liar is a scripted peer: its own did:web document on an httptest server, and envelopes it
-// signs and posts itself.
+// liar is a scripted peer: its own did:web document on an httptest server, the envelopes it
+// signs and posts itself, and its own stream to a victim (what its users originate travels
+// there, as a server's does). It also receives: the streams and envelopes a victim sends it are
+// handed to inbox.
 type liar struct {
 	t      *testing.T
 	did    string
 	key    ed25519.PrivateKey
 	server *httptest.Server
 	seq    int64
-	// inbox answers envelopes posted to the liar (nil: 404): the status and JSON body to send.
+	// inbox answers what the liar receives (nil: 404): the status and JSON body for an
+	// envelope. A stream's frames are handed to it as a Batch of their messages, deletes and
+	// reactions, and its status decides the stream: anything but 200 refuses the stream or ends
+	// it (a heartbeat asks with an empty Batch), as a server that is down would.
 	inbox atomic.Pointer[func(peering.Batch) (int, any)]
+	// victims: the server keys of the nodes whose streams the liar accepts (accept).
+	mu       sync.Mutex
+	victims  map[string]ed25519.PublicKey // kid → key
+	accepted chan struct{}                // closed by the first accept
+	once     sync.Once
+	// smu guards the liar's own streams, by victim HTTP address, and the last origin seq they
+	// carried.
+	smu       sync.Mutex
+	streams   map[string]*exchange.ServerConn
+	originSeq int64
 }
 
 func newLiar(t *testing.T, name string) *liar {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	l := &liar{t: t, did: "did:web:" + name, key: key}
+	l := &liar{t: t, did: "did:web:" + name, key: key, victims: map[string]ed25519.PublicKey{}, accepted: make(chan struct{}),
+		streams: map[string]*exchange.ServerConn{}}
 	mb, err := keyresolver.EncodeMultikey(keyresolver.PublicKey{Type: keyresolver.Ed25519, Raw: key.Public().(ed25519.PublicKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc, _ := json.Marshal(map[string]any{"id": l.did, "verificationMethod": []map[string]string{{
 		"id": l.did + "#freeq", "type": "Multikey", "controller": l.did, "publicKeyMultibase": mb}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	streams := exchange.ServerStreamHandler(ctx, l, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	l.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch h := l.inbox.Load(); {
 		case r.URL.Path == "/.well-known/did.json":
 			w.Write(doc)
+		case r.URL.Path == exchange.ServerStreamPath && h != nil:
+			streams.ServeHTTP(w, r)
 		case r.URL.Path == "/federation/v1/events" && h != nil:
 			body, _ := io.ReadAll(r.Body)
 			_, payload, _, err := peering.ParseEnvelope(body)
@@ -61,13 +89,152 @@ func newLiar(t *testing.T, name string) *liar {
 			http.NotFound(w, r)
 		}
 	}))
-	t.Cleanup(l.server.Close)
+	t.Cleanup(func() {
+		cancel()
+		l.smu.Lock()
+		for _, c := range l.streams {
+			c.Close()
+		}
+		l.smu.Unlock()
+		l.server.CloseClientConnections()
+		l.server.Close()
+	})
 	return l
+}
+
+// accept has the liar accept the streams of n's node (their requests are signed with its key).
+func (l *liar) accept(n *Node) {
+	pub := n.serverKey.Public().(ed25519.PublicKey)
+	l.mu.Lock()
+	l.victims[signing.KID(pub)] = pub
+	l.mu.Unlock()
+	l.once.Do(func() { close(l.accepted) })
+}
+
+// The liar as the receiving end of a victim's stream (exchange.Servers; it sends nothing through
+// an exchange of its own).
+func (l *liar) Routes() []exchange.ServerRoute                    { return nil }
+func (l *liar) DueMessage(string, eventstore.Message) bool        { return false }
+func (l *liar) DueDeletion(string, eventstore.Deletion) bool      { return false }
+func (l *liar) DueReaction(string, eventstore.ReactionEvent) bool { return false }
+func (l *liar) StreamUp(string)                                   {}
+func (l *liar) StreamDown(string, error)                          {}
+
+func (l *liar) AuthenticateStream(r *http.Request) (string, ed25519.PublicKey, int, error) {
+	select { // a victim streams from its start, before the test could call accept
+	case <-l.accepted:
+	case <-time.After(5 * time.Second):
+		return "", nil, http.StatusServiceUnavailable, errors.New("no victim accepted yet")
+	case <-r.Context().Done():
+		return "", nil, http.StatusServiceUnavailable, r.Context().Err()
+	}
+	if h := l.inbox.Load(); h != nil {
+		if status, _ := (*h)(peering.Batch{}); status != http.StatusOK {
+			return "", nil, status, fmt.Errorf("the liar answers %d", status)
+		}
+	}
+	signer, pub, err := exchange.VerifyRequest(r.Header, func(_, kid string) (ed25519.PublicKey, bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		pub, ok := l.victims[kid]
+		return pub, ok
+	}, http.MethodGet, exchange.ServerStreamPath, nil, time.Now())
+	if err != nil {
+		return "", nil, http.StatusUnauthorized, err
+	}
+	return signer, pub, http.StatusOK, nil
+}
+
+func (l *liar) ReceiveFrame(_ context.Context, _ string, f exchange.ServerFrame) (exchange.Taken, error) {
+	h := l.inbox.Load()
+	if h == nil {
+		return exchange.Taken{}, errors.New("the liar receives nothing")
+	}
+	if status, _ := (*h)(peering.BatchOf(f)); status != http.StatusOK {
+		return exchange.Taken{}, fmt.Errorf("the liar answers %d", status)
+	}
+	return exchange.Taken{Events: len(f.Events), Deletions: len(f.Deletions), Reactions: len(f.Reactions)}, nil
 }
 
 func (l *liar) batch(to string) peering.Batch {
 	l.seq++
 	return peering.Batch{From: l.did, To: to, Seq: l.seq, SentAt: time.Now().Unix()}
+}
+
+// send sends b to n as a server of the liar's would: its messages, deletes and reactions on the
+// liar's stream to n (signed with the liar's key), the rest in an envelope signed with key (none
+// when there is nothing else). It returns the status: 200, the stream's refusal, or the
+// envelope's answer.
+func (l *liar) send(n *Node, key ed25519.PrivateKey, b peering.Batch) int {
+	l.t.Helper()
+	if len(b.Events)+len(b.Deletions)+len(b.Reactions) > 0 {
+		if _, err := l.stream(n, b); err != nil {
+			var refused *exchange.RefusedError
+			if errors.As(err, &refused) {
+				return refused.Status
+			}
+			l.t.Fatalf("the liar's stream: %v", err)
+		}
+		b.Events, b.Deletions, b.Reactions = nil, nil, nil
+		if b.Items() == 0 && !b.WantPresence {
+			return http.StatusOK
+		}
+	}
+	return l.post(n, key, b)
+}
+
+// stream sends what b originates as one frame of the liar's stream to n (opened, or opened again
+// after an error, as needed), and returns how much of each list n took.
+func (l *liar) stream(n *Node, b peering.Batch) (exchange.Taken, error) {
+	l.t.Helper()
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	c := l.streams[n.HTTPAddr()]
+	if c == nil {
+		var err error
+		c, err = exchange.DialServerStream(testCtx(l.t), http.DefaultClient, "http://"+n.HTTPAddr()+exchange.ServerStreamPath, l.key, l.did)
+		if err != nil {
+			return exchange.Taken{}, err
+		}
+		l.streams[n.HTTPAddr()] = c
+	}
+	taken, err := c.Send(l.frame(b))
+	if err != nil {
+		c.Close()
+		delete(l.streams, n.HTTPAddr())
+	}
+	return taken, err
+}
+
+// frame is b's messages, deletes and reactions as a frame of the liar's stream: each list in
+// the liar's origin order (its seqs are the liar's, whatever b says).
+func (l *liar) frame(b peering.Batch) exchange.ServerFrame {
+	var f exchange.ServerFrame
+	next := func() int64 { l.originSeq++; return l.originSeq }
+	for _, e := range b.Events {
+		f.Events = append(f.Events, exchange.Event{OriginSeq: next(), MsgID: e.MsgID, Venue: e.Venue, Command: e.Command,
+			Sender: e.Sender, SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, TimeMS: e.TimeMS,
+			ReplacesMsgID: e.ReplacesMsgID})
+	}
+	for _, d := range b.Deletions {
+		tags := maps.Clone(d.Tags)
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		tags["msgid"] = d.EventID // a filed delete keeps its event's msgid among its tags
+		f.Deletions = append(f.Deletions, exchange.Deletion{OriginSeq: next(), RootMsgID: d.RootMsgID, AtMS: d.AtMS, Venue: d.Venue,
+			Sender: d.Sender, SenderDID: d.SenderDID, Tags: tags})
+	}
+	for _, r := range b.Reactions {
+		emoji, remove := r.Tags["+react"], false
+		if emoji == "" {
+			emoji, remove = r.Tags["+freeq.at/unreact"], true
+		}
+		f.Reactions = append(f.Reactions, exchange.Reaction{OriginSeq: next(), EventID: r.EventID, Root: r.Tags["+reply"],
+			Reactor: r.SenderDID, ReactorNick: r.SenderNick, Emoji: emoji, Remove: remove, AtMS: r.AtMS, Venue: r.Venue,
+			Sender: r.Sender, SenderDID: r.SenderDID, Tags: r.Tags})
+	}
+	return f
 }
 
 // post seals b with key and posts it to n, returning the status.
@@ -113,8 +280,9 @@ func (l *liar) event(senderDID, nick, text string) peering.Event {
 		SenderDID: senderDID, Text: text, TimeMS: time.Now().UnixMilli(), Tags: map[string]string{"+freeq.at/sig": signing.Sign(l.key, canonical)}}
 }
 
-// TestLyingPeerIsRefused: a peer speaking the federation protocol tries each attack of
-// freeq-reference §5 against beta.test; each is refused and nothing changes on the victim.
+// TestLyingPeerIsRefused: a peer speaking the federation protocol (its stream and its
+// envelopes) tries each attack of freeq-reference §5 against beta.test; each is refused and
+// nothing changes on the victim.
 func TestLyingPeerIsRefused(t *testing.T) {
 	mallory, readonly := newLiar(t, "liar.test"), newLiar(t, "readonly.test")
 	victim := startNode(t, t.TempDir(), func(c *Config) {
@@ -142,7 +310,7 @@ func TestLyingPeerIsRefused(t *testing.T) {
 	honest := mallory.event(user, "mal\r\nlory", "hello")
 	b := mallory.batch(to)
 	b.Events = []peering.Event{honest}
-	if st := mallory.post(victim, mallory.key, b); st != 200 || !stored(honest.MsgID) {
+	if st := mallory.send(victim, mallory.key, b); st != 200 || !stored(honest.MsgID) {
 		t.Fatalf("honest event: status %d, stored %v", st, stored(honest.MsgID))
 	}
 	if got := expect(t, bob, "PRIVMSG", "hello"); got.Tags["+freeq.at/origin"] != "liar.test" || !strings.HasPrefix(got.Source, "mallory!") {
@@ -171,6 +339,19 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		mutate(&b)
 		return b
 	}
+	// dial opens a stream to the victim signed by key for signer: the status it was answered.
+	dial := func(key ed25519.PrivateKey, signer string) int {
+		c, err := exchange.DialServerStream(testCtx(t), http.DefaultClient, "http://"+victim.HTTPAddr()+exchange.ServerStreamPath, key, signer)
+		var refused *exchange.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			return refused.Status
+		case err != nil:
+			t.Fatalf("dialing the victim: %v", err)
+		}
+		c.Close()
+		return http.StatusSwitchingProtocols
+	}
 	envelope := with(func(*peering.Batch) {})
 	envelopeBytes, _ := peering.Seal(mallory.key, envelope)
 	cases := []struct {
@@ -178,6 +359,10 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		send   func() int
 		status int
 	}{
+		{"stream: not a configured peer", func() int { return dial(stranger, "did:web:stranger.test") }, 403},
+		{"stream: key not in the peer's document", func() int { return dial(stranger, mallory.did) }, 401},
+		{"stream: readonly peer", func() int { return dial(readonly.key, readonly.did) }, 403},
+		{"stream: the peer", func() int { return dial(mallory.key, mallory.did) }, 101},
 		{"garbage", func() int { return mallory.postRaw(victim, []byte(`{"signer":`)) }, 400},
 		{"unsigned", func() int {
 			body, _ := json.Marshal(map[string]string{"signer": mallory.did, "payload": "e30", "signature": ""})
@@ -207,12 +392,21 @@ func TestLyingPeerIsRefused(t *testing.T) {
 			ev.Venue = "#ro"
 			return readonly.post(victim, readonly.key, peering.Batch{From: readonly.did, To: to, Seq: 1, SentAt: time.Now().Unix(), Events: []peering.Event{ev}})
 		}, 403},
-		// Accepted envelopes whose items are each dropped.
+		// Accepted streams and envelopes whose items are each dropped: the lies in a frame of
+		// the peer's stream, the topic in its envelope.
 		{"lies", func() int {
-			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) {
+			return mallory.send(victim, mallory.key, with(func(b *peering.Batch) {
 				b.Events = []peering.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
 				b.Deletions = []peering.Deletion{del}
 				b.Topics = []peering.Topic{{Channel: "#fed", Text: "owned", SetBy: "mallory!u@liar", SetByDID: user}}
+			}))
+		}, 200},
+		// The same lies in an envelope (an earlier version's outbox still sends them there) meet
+		// the same checks.
+		{"lies in an envelope", func() int {
+			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) {
+				b.Events = []peering.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
+				b.Deletions = []peering.Deletion{del}
 			}))
 		}, 200},
 	}
@@ -233,7 +427,8 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		t.Errorf("topic = %d %s", resp.StatusCode, body)
 	}
 
-	// More than 100 events a second are refused whole.
+	// More than 100 events a second: an envelope of them is refused whole; on the stream they
+	// wait, so 300 items take at least the two seconds the limit refills 200 in.
 	limited := false
 	for i := 0; i < 3 && !limited; i++ {
 		b := mallory.batch(to)
@@ -243,6 +438,19 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		limited = mallory.post(victim, mallory.key, b) == http.StatusTooManyRequests
 	}
 	if !limited {
-		t.Error("300 events in a row were not rate limited")
+		t.Error("300 events in envelopes in a row were not rate limited")
+	}
+	start := time.Now()
+	for range 3 {
+		b := mallory.batch(to)
+		for j := 0; j < peering.MaxBatchItems; j++ {
+			b.Events = append(b.Events, unlinked)
+		}
+		if taken, err := mallory.stream(victim, b); err != nil || taken.Events != peering.MaxBatchItems {
+			t.Fatalf("a frame of 100 items: taken %+v, %v", taken, err)
+		}
+	}
+	if took := time.Since(start); took < 1900*time.Millisecond {
+		t.Errorf("300 items on the stream took %s: the limit of 100 a second was not kept", took)
 	}
 }

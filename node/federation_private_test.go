@@ -29,7 +29,7 @@ func TestPeerAllowPrivate(t *testing.T) {
 			})
 			b := peer.batch("did:web:beta.test")
 			b.Events = []peering.Event{peer.event("did:web:someone.private.test", "someone", "hello")}
-			if got := peer.post(n, peer.key, b); got != tt.status {
+			if got := peer.send(n, peer.key, b); got != tt.status {
 				t.Fatalf("status %d, want %d", got, tt.status)
 			}
 		})

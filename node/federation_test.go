@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -30,36 +32,75 @@ const (
 // the base URL a peer is configured with before the node starts, and that survives the node's
 // restarts. (Reserving a port, releasing it and binding it again later is a race: another process
 // of a parallel `go test ./...` may take the port in between.) With no node behind it, it answers
-// 502, as a server that is down would fail.
+// 502, as a server that is down would fail; pointing it at nothing also cuts the connections it
+// carries (a stream upgraded through it included), as a link that drops would.
 type forwarder struct {
 	srv    *httptest.Server
 	target atomic.Pointer[url.URL]
+	mu     sync.Mutex
+	conns  map[net.Conn]bool // the connections accepted, until closed
 }
 
 func newForwarder(t *testing.T) *forwarder {
-	f := &forwarder{}
+	f := &forwarder{conns: map[net.Conn]bool{}}
 	proxy := &httputil.ReverseProxy{
 		Rewrite:      func(r *httputil.ProxyRequest) { r.SetURL(f.target.Load()) },
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) },
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.target.Load() == nil {
 			w.WriteHeader(http.StatusBadGateway)
 			return
 		}
 		proxy.ServeHTTP(w, r)
 	}))
+	f.srv.Listener = &trackingListener{Listener: f.srv.Listener, f: f}
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// trackingListener records the forwarder's connections, so that a cut closes them.
+type trackingListener struct {
+	net.Listener
+	f *forwarder
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.f.mu.Lock()
+	l.f.conns[c] = true
+	l.f.mu.Unlock()
+	return &trackedConn{Conn: c, f: l.f}, nil
+}
+
+type trackedConn struct {
+	net.Conn
+	f *forwarder
+}
+
+func (c *trackedConn) Close() error {
+	c.f.mu.Lock()
+	delete(c.f.conns, c.Conn)
+	c.f.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // addr is the forwarder's host:port.
 func (f *forwarder) addr() string { return f.srv.Listener.Addr().String() }
 
-// to forwards to n's HTTP listener (nil: to nothing).
+// to forwards to n's HTTP listener (nil: to nothing, and the connections it carries are cut).
 func (f *forwarder) to(n *Node) {
 	if n == nil {
 		f.target.Store(nil)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for c := range f.conns {
+			c.Close()
+		}
 		return
 	}
 	f.target.Store(&url.URL{Scheme: "http", Host: n.HTTPAddr()})

@@ -29,6 +29,7 @@ func scriptedHome(t *testing.T, answer func(peering.Batch) (int, any), more ...f
 			m(c)
 		}
 	})
+	home.accept(victim)
 	return home, victim
 }
 

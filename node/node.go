@@ -368,6 +368,7 @@ func (n *Node) serveHTTP(context.Context) error {
 	n.exchange.Start()
 	if n.federation != nil {
 		n.federation.Mount(n.rest.Engine())
+		n.exchange.MountPublic(n.rest.Engine()) // the configured servers' streams
 		n.federation.Start()
 	}
 	// WebSocket sessions live on their request's context: end them when the node stops.

@@ -71,6 +71,13 @@ type Config struct {
 	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
 	// there ends that stream, which reconnects and resends from the receiver's cursor).
 	BeforeFrame func()
+	// ServerDID is this node's server (did:web:<server name>): the signer of its streams to
+	// configured servers.
+	ServerDID string
+	// Servers plugs in the configured federated servers (federation/peering): this node streams
+	// its rows to each of them, and serves their streams on the public plane (MountPublic). Nil:
+	// no servers.
+	Servers Servers
 }
 
 // Exchange pushes this node's events to its peers, answers their pulls, and pulls from them.
@@ -83,16 +90,22 @@ type Exchange struct {
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
-	conns    map[net.Conn]struct{}
-	through  map[string]int64 // origin DID → the origin seq its streams stored every row through
-	durable  atomic.Int64     // the highest seq of this node's own rows it was told are durable (Publish)
-	window   outWindow        // this node's latest rows, encoded once for every stream (window.go)
+	// serverBoxes: configured server DID → its stream of this node's rows (servers.go)
+	serverBoxes map[string]*outbox
+	conns       map[net.Conn]struct{}
+	through     map[string]int64     // origin DID → the origin seq its streams stored every row through
+	inbound     map[string]*inStream // origin DID → the streams this node receives from it (pull.go)
+	durable     atomic.Int64         // the highest seq of this node's own rows it was told are durable (Publish)
+	window      outWindow            // this node's latest rows, encoded once for every stream (window.go)
+	// framesSent counts the frames this node's streams sent (to nodes and servers).
+	framesSent atomic.Int64
 	// lock tier 1: one pull round at a time; it stores, delivers and reads the state
-	pullMu sync.Mutex
-	kick   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	pullMu     sync.Mutex
+	pullRounds atomic.Int64 // pull rounds begun
+	kick       chan struct{}
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // New builds an Exchange; Start begins pushing and pulling.
@@ -116,7 +129,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -126,19 +139,21 @@ func New(cfg Config) *Exchange {
 	return x
 }
 
-// fromStream hands a stored item to the peers: what this node's clients sent (messages, reactions,
-// relayed TAGMSGs) and the messages federation accepted. A gap (items dropped) asks for a pull
-// round; the peers pull what the push missed.
+// fromStream tells the streams what this node stored (what its clients sent, and what
+// federation accepted: messages, deletes, reactions, each in its durable log) and pushes relayed
+// TAGMSGs of its clients. A gap (items dropped) has every stream read its logs again and asks for
+// a pull round.
 func (x *Exchange) fromStream(it stream.Item) {
 	switch {
 	case it.Gap:
 		x.Kick()
 	case it.Kind == stream.KindMessage:
 		x.Publish(*it.Message)
-	case it.Source != stream.Local: // a federated server's deletes and reactions travel in the logs
+	case it.Kind == stream.KindDeletion:
+		x.notifyOutboxes(false, true, false)
 	case it.Kind == stream.KindReaction:
 		x.PublishReaction(*it.Reaction)
-	case it.Kind == stream.KindEphemeral:
+	case it.Kind == stream.KindEphemeral && it.Source == stream.Local:
 		x.Relay(*it.Message)
 	}
 }
@@ -157,10 +172,11 @@ func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET(streamPath, x.serveStream)
 }
 
-// Start runs the pull loop until Close.
+// Start runs the pull loop, and the streams to the configured servers, until Close.
 func (x *Exchange) Start() {
 	x.wg.Add(1)
 	go x.pullLoop()
+	x.startServerStreams()
 }
 
 // Close stops pushing and pulling.
@@ -192,7 +208,7 @@ func (x *Exchange) Publish(m eventstore.Message) {
 			break
 		}
 	}
-	x.notifyOutboxes()
+	x.notifyOutboxes(true, false, false)
 }
 
 // outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
@@ -393,29 +409,31 @@ func (x *Exchange) signedGet(c *gin.Context) (string, bool) {
 	return signer, true
 }
 
-// serveEvents answers a cluster node's pull: this node's own events after a seq.
+// serveEvents answers a cluster node's pull: this node's own events after a seq. after=-1 asks
+// for no message rows (a receiver whose stream from this node is healthy pulls only the logs the
+// stream does not carry); any other after is answered with the rows, whatever this node's stream
+// to the puller looks like from here: a receiver pulls rows only when its end of the stream is
+// down or silent.
 func (x *Exchange) serveEvents(c *gin.Context) {
-	signer, ok := x.signedGet(c)
-	if !ok {
+	if _, ok := x.signedGet(c); !ok {
 		return
 	}
 	after, err1 := strconv.ParseInt(c.DefaultQuery("after", "0"), 10, 64)
 	limit, err2 := strconv.Atoi(c.DefaultQuery("limit", strconv.Itoa(x.cfg.PageSize)))
 	delAfter, err3 := strconv.ParseInt(c.DefaultQuery("deleted_after", "-1"), 10, 64)
 	reactAfter, err4 := strconv.ParseInt(c.DefaultQuery("reacted_after", "-1"), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || after < 0 || limit < 1 || delAfter < -1 || reactAfter < -1 {
-		c.JSON(http.StatusBadRequest, gin.H{"error": "after, deleted_after, reacted_after and limit must be non-negative integers"})
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || after < -1 || limit < 1 || delAfter < -1 || reactAfter < -1 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "after, deleted_after and reacted_after must be integers ≥ -1, limit a positive integer"})
 		return
 	}
 	limit = min(limit, x.cfg.PageSize)
 	var msgs []eventstore.Message
-	var err error
-	if !x.streamLive(signer) { // an open stream sends the rows; the pull is for deletes and reactions
-		msgs, err = x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit)
-	}
-	if err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
-		return
+	if after >= 0 {
+		var err error
+		if msgs, err = x.cfg.Store.OriginAfter(c.Request.Context(), Name(x.cfg.Self), after, limit); err != nil {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"error": "store unavailable"})
+			return
+		}
 	}
 	b := Batch{Origin: x.cfg.Self, Events: make([]Event, 0, len(msgs))}
 	for _, m := range msgs {
@@ -450,52 +468,31 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 	c.Data(http.StatusOK, "application/json", body)
 }
 
-func (x *Exchange) pullLoop() {
-	defer x.wg.Done()
-	t := time.NewTicker(x.cfg.PullEvery)
-	defer t.Stop()
-	for {
-		x.PullAll(x.ctx)
-		select {
-		case <-x.ctx.Done():
-			return
-		case <-t.C:
-		case <-x.kick:
-		}
-	}
-}
-
-// PullAll runs one catch-up round against every peer.
-func (x *Exchange) PullAll(ctx context.Context) {
-	x.pullMu.Lock()
-	defer x.pullMu.Unlock()
-	for _, p := range x.cfg.Peers() {
-		x.safely("pull", func() {
-			if err := x.pull(ctx, p); err != nil && ctx.Err() == nil {
-				x.cfg.Logger.Debug("pull failed", "peer", p.DID, "err", err)
-			}
-		}, "peer", p.DID)
-	}
-}
-
-// pull copies a peer's events after this node's cursor for it, page by page, advancing the cursor
-// only over events durably stored here.
-func (x *Exchange) pull(ctx context.Context, p Peer) error {
+// pull copies a peer's events of the logs in logs after this node's cursors for it, page by page,
+// advancing each cursor only over events durably stored here. A log not asked for is sent as -1
+// (the peer answers none of it).
+func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 	origin := Name(p.DID)
+	position := func(l Log) (int64, error) {
+		if !logs.has(l) {
+			return -1, nil
+		}
+		return ReadCursor(ctx, x.cfg.Store, inCursor(origin, l))
+	}
 	for {
-		cursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages))
+		cursor, err := position(LogMessages)
 		if err != nil {
 			return err
 		}
-		delCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes))
+		delCursor, err := position(LogDeletes)
 		if err != nil {
 			return err
 		}
-		reactCursor, err := ReadCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions))
+		reactCursor, err := position(LogReactions)
 		if err != nil {
 			return err
 		}
-		if at := x.streamedThrough(p.DID); at > cursor {
+		if at := x.streamedThrough(p.DID); cursor >= 0 && at > cursor {
 			// A stream from this origin stored its rows through at (its cursor is written
 			// lazily): ask only for what came after.
 			if err := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), at); err != nil {
@@ -531,8 +528,13 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		if err := json.Unmarshal(body, &b); err != nil || b.Origin != p.DID {
 			return fmt.Errorf("malformed batch from %s", p.DID)
 		}
+		if !logs.has(LogMessages) && len(b.Events) > 0 || !logs.has(LogDeletes) && len(b.Deletions) > 0 ||
+			!logs.has(LogReactions) && len(b.Reactions) > 0 {
+			return fmt.Errorf("%s answered with a log it was not asked for", p.DID)
+		}
+		// A log not asked for (cursor -1) came empty: its last is 0, and its cursor is not written.
 		last, err := x.store(ctx, b)
-		if last > cursor {
+		if last > max(cursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), last); cerr != nil {
 				return cerr
 			}
@@ -541,7 +543,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 			return err
 		}
 		lastDel, err := x.applyDeletions(ctx, origin, b.Deletions)
-		if lastDel > delCursor {
+		if lastDel > max(delCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
 			}
@@ -550,7 +552,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 			return err
 		}
 		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
-		if lastReact > reactCursor {
+		if lastReact > max(reactCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
 			}
@@ -560,7 +562,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer) error {
 		}
 		full := len(b.Events) >= x.cfg.PageSize || len(b.Deletions) >= x.cfg.PageSize || len(b.Reactions) >= x.cfg.PageSize
 		// A full page that moved no cursor is one waiting for a message from another origin.
-		moved := last > cursor || lastDel > delCursor || lastReact > reactCursor
+		moved := last > max(cursor, 0) || lastDel > max(delCursor, 0) || lastReact > max(reactCursor, 0)
 		if !full || !moved {
 			return nil
 		}

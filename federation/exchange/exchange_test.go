@@ -38,6 +38,8 @@ type testNode struct {
 	srv       *httptest.Server
 	down      atomic.Bool
 	hang      atomic.Bool // requests wait until their client gives up: a peer that stopped answering
+	noStream  atomic.Bool // refuses streams' handshakes (other requests are served)
+	pulls     pullLog     // the pulls this node answered
 	mu        sync.Mutex
 	delivered map[string]int
 	stored    *stream.Stored            // what the exchange publishes; the test subscriber counts it
@@ -108,9 +110,12 @@ func newCluster(t *testing.T, names ...string) *cluster {
 				<-r.Context().Done()
 				return
 			}
-			if n.down.Load() {
+			if n.down.Load() || n.noStream.Load() && r.URL.Path == streamPath {
 				http.Error(w, "down", http.StatusServiceUnavailable)
 				return
+			}
+			if r.Method == http.MethodGet && r.URL.Path == "/internal/v1/events" {
+				n.pulls.record(r)
 			}
 			e.ServeHTTP(w, r)
 		}))
@@ -319,24 +324,24 @@ func TestDeletionsTravelAndWaitForTheirMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := m0.MsgID
-	if err := b.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil || b.count(id) != 1 {
+	if err := b.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}, allLogs); err != nil || b.count(id) != 1 {
 		t.Fatalf("b's pull: %v (delivered %d)", err, b.count(id))
 	}
 	if err := b.store.DeleteAt(ctx, id, time.Now(), "b", eventstore.Deleter{Sender: "b!u@h", Tags: map[string]string{"+draft/delete": id}}); err != nil {
 		t.Fatal(err)
 	}
 	// c asks b first: the delete names a message c does not have yet, so it waits.
-	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
+	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}, allLogs); err != nil {
 		t.Fatal(err)
 	}
 	cc.sync()
 	if n, _ := ReadCursor(ctx, cc.store, inCursor("b", LogDeletes)); n != 0 || deleted.Load() != 0 {
 		t.Fatalf("delete applied or skipped before its message arrived (cursor %d)", n)
 	}
-	if err := cc.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil {
+	if err := cc.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}, allLogs); err != nil {
 		t.Fatal(err)
 	}
-	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
+	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}, allLogs); err != nil {
 		t.Fatal(err)
 	}
 	m, err := cc.store.Get(ctx, id)

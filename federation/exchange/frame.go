@@ -18,14 +18,20 @@ import (
 // and every input either decodes into events that re-encode to the same bytes or fails with an
 // error.
 //
-// A batch is: version (1 byte, 1), after (uvarint: the origin seq the batch follows), last
-// (uvarint: the origin seq it runs through), the number of events (uvarint), then each event:
-// origin_seq (uvarint), msgid, venue, command, sender, sender_nick, sender_did, text (strings),
-// the number of tags (uvarint) and each tag's key and value (strings, keys in ascending order),
-// time_ms (varint), replaces_msgid, incarnation (strings), public (1 byte, 0 or 1), status
-// (string). A string is its length in bytes (uvarint) and its bytes.
+// A batch is: version (1 byte, 2), then three sections, one per durable log of the origin: its
+// messages and edits, its deletes, its reactions. Each section is after (uvarint: the log seq it
+// follows), last (uvarint: the log seq it runs through), the number of records (uvarint), then the
+// records. An event is origin_seq (uvarint), msgid, venue, command, sender, sender_nick,
+// sender_did, text (strings), tags, time_ms (varint), replaces_msgid, incarnation (strings),
+// public (1 byte, 0 or 1), status (string). A deletion is origin_seq (uvarint), root_msgid,
+// venue, sender, sender_did (strings), at_ms (varint), tags. A reaction is origin_seq (uvarint),
+// event_msgid, root_msgid, reactor, reactor_nick, emoji, venue, sender, sender_did (strings),
+// remove (1 byte, 0 or 1), at_ms (varint), tags. Tags are their number (uvarint) and each key and
+// value (strings, keys in ascending order). A string is its length in bytes (uvarint) and its
+// bytes. Version 1 (messages only) is no longer spoken: a node of an earlier version streams to
+// no one newer, and its rows reach them by the pull.
 
-const frameVersion = 1
+const frameVersion = 2
 
 // Bounds a decoder enforces before allocating.
 const (
@@ -33,12 +39,20 @@ const (
 	maxFrameTags   = 64
 )
 
-// streamBatch is one frame's content: the events an origin stored with after < origin seq <= last,
-// all of them: the receiver may move its cursor to last once it stored them, if it had stored
-// everything through after.
+// span is the range of one log a section covers: after < seq <= last.
+type span struct{ After, Last int64 }
+
+// streamBatch is one frame's content: for each of the origin's logs, the records it stored with
+// after < seq <= last. Between nodes of a cluster a section holds all of them: the receiver may
+// move its cursor for that log to last once it applied them, if it had everything through after.
+// To a configured server a section holds those due to it (the others were passed over).
 type streamBatch struct {
-	After, Last int64
+	After, Last int64 // the messages section
 	Events      []Event
+	Dels        span
+	Deletions   []Deletion
+	Reacts      span
+	Reactions   []Reaction
 }
 
 // appendBatch appends b's binary form to dst.
@@ -47,11 +61,42 @@ func appendBatch(dst []byte, b streamBatch) []byte {
 	for i := range b.Events {
 		dst = appendEvent(dst, &b.Events[i])
 	}
+	return appendLogs(dst, b)
+}
+
+// appendLogs appends the deletions and reactions sections of b, which follow the events.
+func appendLogs(dst []byte, b streamBatch) []byte {
+	dst = binary.AppendUvarint(dst, uint64(b.Dels.After))
+	dst = binary.AppendUvarint(dst, uint64(b.Dels.Last))
+	dst = binary.AppendUvarint(dst, uint64(len(b.Deletions)))
+	for i := range b.Deletions {
+		d := &b.Deletions[i]
+		dst = binary.AppendUvarint(dst, uint64(d.OriginSeq))
+		for _, s := range [...]string{d.RootMsgID, d.Venue, d.Sender, d.SenderDID} {
+			dst = appendString(dst, s)
+		}
+		dst = binary.AppendVarint(dst, d.AtMS)
+		dst = appendTags(dst, d.Tags)
+	}
+	dst = binary.AppendUvarint(dst, uint64(b.Reacts.After))
+	dst = binary.AppendUvarint(dst, uint64(b.Reacts.Last))
+	dst = binary.AppendUvarint(dst, uint64(len(b.Reactions)))
+	for i := range b.Reactions {
+		r := &b.Reactions[i]
+		dst = binary.AppendUvarint(dst, uint64(r.OriginSeq))
+		for _, s := range [...]string{r.EventID, r.Root, r.Reactor, r.ReactorNick, r.Emoji, r.Venue, r.Sender, r.SenderDID} {
+			dst = appendString(dst, s)
+		}
+		dst = appendBool(dst, r.Remove)
+		dst = binary.AppendVarint(dst, r.AtMS)
+		dst = appendTags(dst, r.Tags)
+	}
 	return dst
 }
 
 // appendBatchHead appends what precedes a batch's n events: a batch is its head followed by the
-// events' forms (appendEvent), so an event encoded once can go into the frames of every peer.
+// events' forms (appendEvent) and the other logs (appendLogs), so an event encoded once can go
+// into the frames of every peer.
 func appendBatchHead(dst []byte, after, last int64, n int) []byte {
 	dst = append(dst, frameVersion)
 	dst = binary.AppendUvarint(dst, uint64(after))
@@ -65,29 +110,37 @@ func appendEvent(dst []byte, e *Event) []byte {
 	for _, s := range [...]string{e.MsgID, e.Venue, e.Command, e.Sender, e.SenderNick, e.SenderDID, e.Text} {
 		dst = appendString(dst, s)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(e.Tags)))
-	switch len(e.Tags) {
+	dst = appendTags(dst, e.Tags)
+	dst = binary.AppendVarint(dst, e.TimeMS)
+	dst = appendString(dst, e.ReplacesMsgID)
+	dst = appendString(dst, e.Incarnation)
+	dst = appendBool(dst, e.Public)
+	return appendString(dst, e.Status)
+}
+
+func appendTags(dst []byte, tags map[string]string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(tags)))
+	switch len(tags) {
 	case 0:
 	case 1:
-		for k, v := range e.Tags {
+		for k, v := range tags {
 			dst = appendString(dst, k)
 			dst = appendString(dst, v)
 		}
 	default:
-		for _, k := range slices.Sorted(maps.Keys(e.Tags)) {
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
 			dst = appendString(dst, k)
-			dst = appendString(dst, e.Tags[k])
+			dst = appendString(dst, tags[k])
 		}
 	}
-	dst = binary.AppendVarint(dst, e.TimeMS)
-	dst = appendString(dst, e.ReplacesMsgID)
-	dst = appendString(dst, e.Incarnation)
-	if e.Public {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
+	return dst
+}
+
+func appendBool(dst []byte, v bool) []byte {
+	if v {
+		return append(dst, 1)
 	}
-	return appendString(dst, e.Status)
+	return append(dst, 0)
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -170,64 +223,119 @@ func (d *decoder) byte(what string) byte {
 	return b
 }
 
-// decodeBatch parses a batch's binary form. It checks the form only (counts, lengths, key order);
-// what a receiver relies on in each event is Event.validate's.
+func (d *decoder) bool(what string) bool {
+	switch d.byte(what) {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail(what)
+	return false
+}
+
+// tags reads a tag set (nil when empty), keys in ascending order.
+func (d *decoder) tags() map[string]string {
+	n := d.uvarint("tag count")
+	if d.err == nil && (n > maxFrameTags || n > uint64(len(d.buf))) {
+		d.fail("tag count")
+	}
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	tags := make(map[string]string, n)
+	prev := ""
+	for i := range n {
+		k, v := d.string("tag key"), d.string("tag value")
+		if d.err == nil && i > 0 && k <= prev {
+			d.fail("tag order")
+		}
+		prev = k
+		tags[k] = v
+	}
+	return tags
+}
+
+// section reads a section's range and record count, checked before anything is allocated.
+func (d *decoder) section(what string) (span, uint64) {
+	s := span{After: d.int64(what + " after"), Last: d.int64(what + " last")}
+	n := d.uvarint(what + " count")
+	if d.err == nil && (n > maxFrameEvents || n > uint64(len(d.buf))) {
+		d.fail(what + " count")
+	}
+	if d.err == nil && s.Last < s.After {
+		d.fail(what + " range")
+	}
+	return s, n
+}
+
+// inSpan checks that a record's seq lies in its section's range.
+func (d *decoder) inSpan(s span, seq int64, what string) {
+	if d.err == nil && (seq <= s.After || seq > s.Last) {
+		d.err = fmt.Errorf("batch: %s outside its section's range", what)
+	}
+}
+
+// decodeBatch parses a batch's binary form. It checks the form only (counts, lengths, key order,
+// ranges); what a receiver relies on in each record is Event.validate's and the appliers'.
 func decodeBatch(buf []byte) (streamBatch, error) {
 	d := &decoder{buf: buf}
 	if v := d.byte("version"); d.err == nil && v != frameVersion {
 		return streamBatch{}, fmt.Errorf("batch: version %d, want %d", v, frameVersion)
 	}
-	b := streamBatch{After: d.int64("after"), Last: d.int64("last")}
-	n := d.uvarint("event count")
-	if d.err == nil && (n > maxFrameEvents || n > uint64(len(d.buf))) {
-		d.fail("event count")
-	}
-	if d.err == nil && b.Last < b.After {
-		d.fail("range")
-	}
+	msgs, n := d.section("messages")
 	if d.err != nil {
 		return streamBatch{}, d.err
 	}
-	b.Events = make([]Event, 0, n)
+	b := streamBatch{After: msgs.After, Last: msgs.Last, Events: make([]Event, 0, n)}
 	for range n {
 		var e Event
 		e.OriginSeq = d.int64("origin seq")
 		e.MsgID, e.Venue, e.Command = d.string("msgid"), d.string("venue"), d.string("command")
 		e.Sender, e.SenderNick, e.SenderDID = d.string("sender"), d.string("sender nick"), d.string("sender did")
 		e.Text = d.string("text")
-		tags := d.uvarint("tag count")
-		if d.err == nil && (tags > maxFrameTags || tags > uint64(len(d.buf))) {
-			d.fail("tag count")
-		}
-		if d.err == nil && tags > 0 {
-			e.Tags = make(map[string]string, tags)
-			prev := ""
-			for i := range tags {
-				k, v := d.string("tag key"), d.string("tag value")
-				if d.err == nil && i > 0 && k <= prev {
-					d.fail("tag order")
-				}
-				prev = k
-				e.Tags[k] = v
-			}
-		}
+		e.Tags = d.tags()
 		e.TimeMS = d.varint("time")
 		e.ReplacesMsgID, e.Incarnation = d.string("replaces msgid"), d.string("incarnation")
-		switch d.byte("public") {
-		case 0:
-		case 1:
-			e.Public = true
-		default:
-			d.fail("public")
-		}
+		e.Public = d.bool("public")
 		e.Status = d.string("status")
+		d.inSpan(msgs, e.OriginSeq, "an event")
 		if d.err != nil {
 			return streamBatch{}, d.err
 		}
-		if e.OriginSeq <= b.After || e.OriginSeq > b.Last {
-			return streamBatch{}, errors.New("batch: an event outside the batch's range")
-		}
 		b.Events = append(b.Events, e)
+	}
+	b.Dels, n = d.section("deletions")
+	if d.err == nil && n > 0 {
+		b.Deletions = make([]Deletion, 0, n)
+	}
+	for i := uint64(0); d.err == nil && i < n; i++ {
+		var x Deletion
+		x.OriginSeq = d.int64("deletion seq")
+		x.RootMsgID, x.Venue, x.Sender, x.SenderDID = d.string("root msgid"), d.string("venue"), d.string("sender"), d.string("sender did")
+		x.AtMS = d.varint("deletion time")
+		x.Tags = d.tags()
+		d.inSpan(b.Dels, x.OriginSeq, "a deletion")
+		b.Deletions = append(b.Deletions, x)
+	}
+	b.Reacts, n = d.section("reactions")
+	if d.err == nil && n > 0 {
+		b.Reactions = make([]Reaction, 0, n)
+	}
+	for i := uint64(0); d.err == nil && i < n; i++ {
+		var r Reaction
+		r.OriginSeq = d.int64("reaction seq")
+		r.EventID, r.Root, r.Reactor = d.string("event msgid"), d.string("root msgid"), d.string("reactor")
+		r.ReactorNick, r.Emoji, r.Venue = d.string("reactor nick"), d.string("emoji"), d.string("venue")
+		r.Sender, r.SenderDID = d.string("sender"), d.string("sender did")
+		r.Remove = d.bool("remove")
+		r.AtMS = d.varint("reaction time")
+		r.Tags = d.tags()
+		d.inSpan(b.Reacts, r.OriginSeq, "a reaction")
+		b.Reactions = append(b.Reactions, r)
+	}
+	if d.err != nil {
+		return streamBatch{}, d.err
 	}
 	if len(d.buf) != 0 {
 		return streamBatch{}, errors.New("batch: trailing bytes")

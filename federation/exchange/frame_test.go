@@ -22,6 +22,11 @@ func TestBatchRoundTrip(t *testing.T) {
 			{OriginSeq: 1, MsgID: "a", Venue: "#x", Command: "TAGMSG", TimeMS: -5},
 			{OriginSeq: 1 << 40, MsgID: "b", Venue: "dm:x", Command: "NOTICE", Text: strings.Repeat("z", 5000)},
 		}}},
+		{"every log", streamBatch{After: 6, Last: 7, Events: []Event{full},
+			Dels: span{After: 3, Last: 9}, Deletions: []Deletion{testDeletion(4), {OriginSeq: 9, RootMsgID: "r", AtMS: -1}},
+			Reacts: span{After: 0, Last: 1 << 33}, Reactions: []Reaction{testReaction(1, true), testReaction(1<<33, false)}}},
+		{"logs only", streamBatch{After: 5, Last: 5, Events: []Event{}, Dels: span{2, 2},
+			Reacts: span{After: 10, Last: 11}, Reactions: []Reaction{testReaction(11, false)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enc := appendBatch(nil, tc.b)
@@ -39,6 +44,17 @@ func TestBatchRoundTrip(t *testing.T) {
 	}
 }
 
+func testDeletion(seq int64) Deletion {
+	return Deletion{OriginSeq: seq, RootMsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", AtMS: 1700000000999, Venue: "#chan",
+		Sender: "n!u@h", SenderDID: "did:plc:abc", Tags: map[string]string{"+draft/delete": "x", "msgid": "d"}}
+}
+
+func testReaction(seq int64, remove bool) Reaction {
+	return Reaction{OriginSeq: seq, EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAX", Root: "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+		Reactor: "did:plc:r", ReactorNick: "r", Emoji: "👍", Remove: remove, AtMS: 1700000000001, Venue: "#chan",
+		Sender: "r!u@h", SenderDID: "did:plc:r", Tags: map[string]string{"+draft/react": "👍"}}
+}
+
 func TestDecodeBatchRefusesMalformedInput(t *testing.T) {
 	good := appendBatch(nil, streamBatch{After: 1, Last: 3, Events: []Event{{OriginSeq: 2, MsgID: "m", Venue: "#x",
 		Command: "PRIVMSG", Tags: map[string]string{"a": "1", "b": "2"}, TimeMS: 1}}})
@@ -48,7 +64,7 @@ func TestDecodeBatchRefusesMalformedInput(t *testing.T) {
 		in   []byte
 	}{
 		{"empty", nil},
-		{"unknown version", append([]byte{2}, good[1:]...)},
+		{"unknown version", append([]byte{1}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing bytes", append(append([]byte{}, good...), 0)},
 		{"last before after", []byte{frameVersion, 5, 4, 0}},
@@ -64,7 +80,25 @@ func TestDecodeBatchRefusesMalformedInput(t *testing.T) {
 		{"string longer than the input", []byte{frameVersion, 0, 1, 1, 1, 0xff, 0x01}},
 		{"public not a boolean", func() []byte {
 			b := appendBatch(nil, streamBatch{After: 0, Last: 1, Events: []Event{{OriginSeq: 1}}})
-			b[len(b)-2] = 2 // public, then an empty status
+			b[len(b)-8] = 2 // public, then an empty status and two empty log sections
+			return b
+		}()},
+		{"no log sections", good[:len(good)-6]},
+		{"deletion outside its section", appendBatch(nil, streamBatch{Dels: span{1, 3}, Deletions: []Deletion{testDeletion(4)}})},
+		{"reaction at its section's after", appendBatch(nil, streamBatch{Reacts: span{4, 9}, Reactions: []Reaction{testReaction(4, false)}})},
+		{"deletions last before after", append(good[:len(good)-6], 5, 4, 0, 0, 0, 0)},
+		{"deletion count over the bound", append(good[:len(good)-6], 0, 0, 0x81, 0x40, 0, 0, 0)},
+		{"reaction remove not a boolean", func() []byte {
+			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []Reaction{{OriginSeq: 1}}})
+			b[len(b)-3] = 2 // remove, then time 0 and no tags
+			return b
+		}()},
+		{"reaction tags out of order", func() []byte {
+			r := testReaction(1, false)
+			r.Tags = map[string]string{"a": "1", "b": "2"}
+			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []Reaction{r}})
+			i := bytes.LastIndex(b, []byte{2, 1, 'a'})
+			b[i+2], b[i+6] = 'b', 'a'
 			return b
 		}()},
 		{"seq over int64", []byte{frameVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0}},
@@ -82,7 +116,9 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(appendBatch(nil, streamBatch{After: 1, Last: 1}))
 	f.Add(appendBatch(nil, streamBatch{After: 1, Last: 9, Events: []Event{{OriginSeq: 2, MsgID: "m", Venue: "#x",
 		Command: "PRIVMSG", Tags: map[string]string{"a": "1", "b": "2"}, TimeMS: 1, Public: true}}}))
-	f.Add([]byte{frameVersion, 0, 0, 0})
+	f.Add([]byte{frameVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(appendBatch(nil, streamBatch{After: 2, Last: 2, Dels: span{1, 4}, Deletions: []Deletion{testDeletion(2), testDeletion(4)},
+		Reacts: span{7, 8}, Reactions: []Reaction{testReaction(8, true)}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		b, err := decodeBatch(in)
 		if err != nil {

@@ -12,11 +12,13 @@ import (
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
-// reaction log (eventstore.FileReaction) and pushes it; peers pull that log with a cursor of their
-// own ("in:reactions:<origin>") and file each event in turn. A reaction to a message a peer has not stored
-// yet waits: the pull stops before it and the cursor stays, until the message arrives from its own
-// origin. Filing is idempotent (a repeated event msgid is ErrDuplicate), and only a newly applied event is
-// delivered to local members, so a reaction pushed and then pulled is delivered once.
+// reaction log (eventstore.FileReaction); its streams send that log, and peers that missed it pull
+// it, with a cursor of their own ("in:reactions:<origin>"), filing each event in turn. A reaction
+// to a message a peer has not stored yet waits: the walk stops before it and the cursor stays,
+// until the message arrives from its own origin. Filing is idempotent (a repeated event msgid is
+// ErrDuplicate), and only a newly applied event is delivered to local members, so a reaction
+// streamed and then pulled is delivered once. (A peer of an earlier version may still POST
+// reactions: they are filed the same way.)
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
@@ -90,11 +92,10 @@ func validateEphemeral(e Event) error {
 	return nil
 }
 
-// PublishReaction pushes a reaction this node filed (eventstore.FileReaction) to every peer. It
-// never blocks: when a peer's queue is full the reaction is left to that peer's next pull.
-func (x *Exchange) PublishReaction(r eventstore.ReactionEvent) {
-	out := reactionOf(r)
-	x.enqueue(outgoing{reaction: &out})
+// PublishReaction tells every stream that this node filed a reaction (eventstore.FileReaction):
+// the streams read it from the reaction log. It never blocks.
+func (x *Exchange) PublishReaction(eventstore.ReactionEvent) {
+	x.notifyOutboxes(false, false, true)
 }
 
 // Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to

@@ -114,13 +114,13 @@ func TestReactionsWaitForTheirMessage(t *testing.T) {
 	if err := a.store.Append(ctx, m0); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}); err != nil {
+	if err := b.x.pull(ctx, Peer{DID: a.did, BaseURL: a.srv.URL}, allLogs); err != nil {
 		t.Fatal(err)
 	}
 	cc.down.Store(true) // c misses the push
 	b.react(t, m0.MsgID, "🎉", false)
 	cc.down.Store(false)
-	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}); err != nil {
+	if err := cc.x.pull(ctx, Peer{DID: b.did, BaseURL: b.srv.URL}, allLogs); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := ReadCursor(ctx, cc.store, inCursor("b", LogReactions)); n != 0 || len(seen.reactionsSeen()) != 0 {

@@ -70,12 +70,12 @@ func TestSlowPeerDoesNotDelayTheOthers(t *testing.T) {
 // rawStream opens a stream from node from to node to by hand.
 func rawStream(t *testing.T, from, to *testNode) (io.ReadWriteCloser, int64, string) {
 	t.Helper()
-	conn, cursor, nonce, err := from.x.dialStream(context.Background(), Peer{DID: to.did, BaseURL: to.srv.URL})
+	conn, pos, nonce, err := from.x.dialStream(context.Background(), Peer{DID: to.did, BaseURL: to.srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return conn, cursor, nonce
+	return conn, pos.msgs, nonce
 }
 
 // writeFrame sends one frame signed with key.
@@ -89,13 +89,20 @@ func writeFrame(t *testing.T, w io.Writer, key ed25519.PrivateKey, nonce string,
 	}
 }
 
-// readAck reads the receiver's answer to a frame, or fails when the stream was ended instead.
+// readAck reads the receiver's answer to a frame (its messages position), or fails when the
+// stream was ended instead.
 func readAck(r io.Reader) (int64, error) {
-	var ack [8]byte
+	p, err := readAcks(r)
+	return p.msgs, err
+}
+
+// readAcks reads the receiver's three positions.
+func readAcks(r io.Reader) (positions, error) {
+	var ack [ackSize]byte
 	if _, err := io.ReadFull(r, ack[:]); err != nil {
-		return 0, err
+		return positions{}, err
 	}
-	return int64(binary.BigEndian.Uint64(ack[:])), nil
+	return positionsOf(ack), nil
 }
 
 func testEvent(seq int64) Event {

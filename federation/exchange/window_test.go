@@ -97,8 +97,9 @@ func TestEncodedRowsFormTheBatch(t *testing.T) {
 	for i := range events {
 		buf = appendEvent(buf, &events[i])
 	}
+	buf = appendLogs(buf, streamBatch{})
 	if !slices.Equal(buf, appendBatch(nil, streamBatch{After: 2, Last: 5, Events: events})) {
-		t.Fatal("head + events differs from appendBatch")
+		t.Fatal("head + events + logs differs from appendBatch")
 	}
 	b, err := decodeBatch(buf)
 	if err != nil || len(b.Events) != 2 || b.Events[1].Tags["a"] != "1" || b.Last != 5 {

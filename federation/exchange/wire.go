@@ -126,27 +126,33 @@ type KeyLookup func(did, kid string) (ed25519.PublicKey, bool)
 
 // verify checks the signature headers and returns the signer's DID.
 func verify(h http.Header, keys KeyLookup, method, pathQuery string, body []byte, now time.Time) (string, error) {
+	did, _, err := verifyKey(h, keys, method, pathQuery, body, now)
+	return did, err
+}
+
+// verifyKey checks the signature headers and returns the signer's DID and the key that signed.
+func verifyKey(h http.Header, keys KeyLookup, method, pathQuery string, body []byte, now time.Time) (string, ed25519.PublicKey, error) {
 	did, date := h.Get(headerNode), h.Get(headerDate)
 	if did == "" || date == "" {
-		return "", errors.New("unsigned request")
+		return "", nil, errors.New("unsigned request")
 	}
 	secs, err := strconv.ParseInt(date, 10, 64)
 	if err != nil {
-		return "", errors.New("bad date")
+		return "", nil, errors.New("bad date")
 	}
 	if d := now.Sub(time.Unix(secs, 0)); d > maxClockSkew || d < -maxClockSkew {
-		return "", errors.New("stale or future-dated request")
+		return "", nil, errors.New("stale or future-dated request")
 	}
 	tag, err := signing.ParseSigTag(h.Get(headerSignature))
 	if err != nil {
-		return "", fmt.Errorf("signature: %w", err)
+		return "", nil, fmt.Errorf("signature: %w", err)
 	}
 	pub, ok := keys(did, tag.KID)
 	if !ok {
-		return "", fmt.Errorf("%s is not a node of this cluster", did)
+		return "", nil, fmt.Errorf("%s: unknown signer or key", did)
 	}
 	if !ed25519.Verify(pub, signingInput(method, pathQuery, date, body), tag.Signature) {
-		return "", errors.New("signature does not verify")
+		return "", nil, errors.New("signature does not verify")
 	}
-	return did, nil
+	return did, pub, nil
 }

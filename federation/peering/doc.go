@@ -1,7 +1,10 @@
 // Package peering owns federation between independent Palaver servers: the configured servers of
-// the exchange's allow-list (exchange.AllowList, with their trust levels), the channels linked with each, the signed envelopes that carry events
-// between servers, the peers' server keys, the per-peer outboxes with catch-up, and the checks
-// that keep a lying peer from changing anything it has no right to.
+// the exchange's allow-list (exchange.AllowList, with their trust levels), the channels linked
+// with each, the rules that say which of this node's rows go to which server, the checks that
+// keep a lying peer from changing anything it has no right to, the peers' server keys, and the
+// authority plug-in (linked channels' state, requests and answers, presence) with its signed
+// envelopes. The rows themselves travel on the exchange's stream: Federation is the exchange's
+// Servers plug-in (plane.go).
 //
 // # Identity and keys
 //
@@ -14,14 +17,33 @@
 // a document can never make a kid name another key. A peer's document is read at most once per
 // 10 s whatever kids its envelopes name; a user key the peer did not have is not asked for again
 // within PeerKeyRetry (at most 4,096 such misses are remembered), and each peer is asked for its
-// users' keys at most 20 times at once and once a second after that. Every key that verified an envelope or a relayed message is registered through
-// Raft with source "origin-server", so /api/v1/verify on any node of this cluster answers valid
-// with key_source origin-server.
+// users' keys at most 20 times at once and once a second after that. Every key that verified an
+// envelope, a stream request or a relayed message is registered through Raft with source
+// "origin-server", so /api/v1/verify on any node of this cluster answers valid with key_source
+// origin-server.
+//
+// # The stream
+//
+// What a node originates (messages and edits, deletes, reactions) goes to each configured
+// server on the exchange's stream (federation/exchange: GET /federation/v1/stream on the public
+// HTTP plane, one long-lived connection per peer, binary frames signed once each), the same
+// stream and outbox the nodes of a cluster use. Federation plugs in as exchange.Servers: Routes
+// names every configured server and its stream's address (readonly ones too: they receive);
+// DueMessage, DueDeletion and DueReaction say which rows of this node go to a server (a channel
+// linked with it, or a DM with one of its users; not relayed from a peer; not older than
+// CatchUpWindow; no TAGMSG among messages); AuthenticateStream checks the stream request's
+// signature headers (exchange.VerifyRequest) with the keys of the signer's did:web document,
+// read through the peer key cache, before anything of the stream is read: a signer that is not a
+// configured peer or is readonly is refused 403, an unknown kid or a bad signature 401;
+// ReceiveFrame applies a frame's items (Inbound); StreamUp and StreamDown are the link's state.
 //
 // # Envelopes
 //
-// POST /federation/v1/events carries a Palaver-Envelope header (EnvelopeHeader: the signer, the
-// SHA-256 of the body and the signer's server-key signature over both) and one Envelope. The
+// POST /federation/v1/events carries the authority plug-in's traffic: topics, mode and other
+// state changes (the home's snapshot when the link comes up, then its changes), requests to the
+// home and the answers to them, and presence (with its snapshot). Each is a Palaver-Envelope
+// header (EnvelopeHeader: the signer, the SHA-256 of the body and the signer's server-key
+// signature over both) and one Envelope. The
 // receiver checks the header first, before it reads any of the body: an unknown signer, a kid
 // not in its document or a signature that does not verify is refused at once, so no one but a
 // configured peer can make it read a body (at most MaxEnvelopeBytes, within the HTTP server's
@@ -35,30 +57,45 @@
 // off, or its sequence is not greater than the last accepted from the same signing key (a replay
 // or an out-of-order envelope; the error carries the last sequence so an honest sender can jump
 // past it). Sequences are per signing key because each node of a cluster sends its own envelopes.
-// A Batch carries at most 100 items: messages and edits, deletes, topics, other state changes,
-// reactions and presence, each list with its own share so that none starves the others.
+// A Batch carries at most 100 items, each list with its own share so that none starves the others.
+//
+// An envelope may still carry messages, edits, deletes and reactions, and the receiver still
+// accepts them, through the very same checks and pipeline as a stream frame's (applyItems: one
+// implementation) and under the peer's one rate limit. That is for peers of an earlier version,
+// whose outbox still posts them: refusing them would refuse that peer's whole envelope, its
+// topics, requests and presence with it. This node's outbox never sends them (the stream does).
 //
 // # Outboxes and catch-up
 //
-// Every node sends the events it originated (each node's event store is its outbox, as inside a
-// cluster): messages and edits of linked channels from a durable per-peer cursor over its own
-// rows, and its deletes from a second cursor over its deletions log. A cursor advances only over
-// what the peer acknowledged, so nothing is lost when a link drops; the receiver drops duplicate
-// msgids, so nothing is delivered twice. Catch-up is bounded: events older than 24 hours are not
-// sent. The exact stored text and tags travel, signature included, and are re-verified on
-// arrival. (Sending from the node that originated an event, rather than from one leader, is what
-// makes deletes travel: a node's deletions log holds only the deletes made on that node.)
-// Reactions are durable too, from a third cursor (out:reactions:<peer>) over the node's reaction
-// log. State changes and presence wait in memory, and what a restart loses of them comes back with
-// the snapshots sent at link up.
+// Every node sends the rows it originated (each node's event store is its outbox, as inside a
+// cluster) on its own stream to each server, from the sender-held cursors out:messages:<peer>,
+// out:deletes:<peer> and out:reactions:<peer> (the cursors the envelope outbox advanced before,
+// so an upgraded node continues where it stopped). A cursor advances only over what the server
+// acknowledged after its durable commit, so nothing is lost when a link drops; the receiver
+// drops duplicate msgids, so nothing is delivered twice. An edit or delete whose root is not
+// stored yet waits: ReceiveFrame's Taken stops its list there, and the sender's cursor stays
+// before it. Catch-up is bounded: events older than CatchUpWindow (24 hours) are not sent. The
+// exact stored text and tags travel, signature included, and are re-verified on arrival.
+// (Sending from the node that originated an event, rather than from one leader, is what makes
+// deletes travel: a node's deletions log holds only the deletes made on that node.)
+//
+// Peering's own outbox per peer carries only the envelopes above. It never polls: it sends when
+// something is queued, or when the stream comes up (StreamUp: the snapshots), and retries a
+// failed envelope with a capped backoff (SendEvery, doubling up to ten times it). It sends no
+// keepalive: the stream's heartbeat shows a dead link. State changes and presence wait in
+// memory, and what a restart loses of them comes back with the snapshots sent at link up.
 //
 // # Inbound
 //
-// Any node accepts envelopes. Once an item passed peering's checks (its link or DM, impostors,
-// signatures, authority), it goes through the inbound pipeline the cluster's exchange uses too
-// (exchange.Pipeline: the trust gate, then the chat service's AcceptRemote with peering's
-// Authority: acceptance rules, dedupe by msgid, store, Stored). An accepted event is stored with
-// its original msgid and tags
+// Any node accepts a server's stream and its envelopes. A stream frame is first paced: each peer
+// may send at most 100 items a second (a token bucket shared with its envelopes), and a frame
+// that would exceed it waits for its tokens before anything of it is applied; the sender waits
+// for the acknowledgement, so a flood slows that server's own stream only (an envelope over the
+// limit is refused whole, 429). Each item then passes peering's checks (its link or DM,
+// impostors, signatures, trust, sanitising) and goes through the inbound pipeline the cluster's
+// exchange uses too (exchange.Pipeline: the trust gate, then the chat service's AcceptRemote with
+// peering's Authority: acceptance rules, dedupe by msgid, store, Stored). An accepted event is
+// stored with its original msgid and tags
 // (+freeq.at/sig intact) plus +freeq.at/origin=<peer server name>, as an event this node
 // originated, so the intra-cluster exchange spreads it to the other nodes; the origin tag keeps
 // where it came from recoverable. Events that came from a peer are never sent on to any peer.
@@ -101,9 +138,9 @@
 //
 // A react or unreact made on a node crosses as the TAGMSG its author sent, signature included
 // (Reaction). The event store files every reaction in an origin-ordered reaction log
-// (Store.FileReaction); the outbox sends the ones made on its node from that log
-// (Store.ReactionLogAfter) after the durable cursor out:reactions:<peer>, so a reaction survives a
-// failed send or a restart as a message does. The receiver files it for a root it holds in that
+// (Store.FileReaction); the stream sends the ones made on its node from that log after the
+// durable cursor out:reactions:<peer>, so a reaction survives a failed send or a restart as a
+// message does. The receiver files it for a root it holds in that
 // channel only with the reactor's valid signature: the reactor's own key, or a key the peer
 // vouches for when the reactor is not known here from anywhere else. It files it in its own
 // reaction log (with the origin tag, so it is never sent on to a peer) and shows it to its
@@ -121,12 +158,12 @@
 //
 // Each node sends the joins, parts, kicks, quits and nick changes of its own sessions in linked
 // channels, and any node sends a snapshot of the whole cluster's members of each linked channel
-// when its link comes up or the peer asks (Batch.WantPresence). The receiving node spreads a
+// when its stream comes up or the peer asks (Batch.WantPresence). The receiving node spreads a
 // peer's presence to the rest of its cluster through Raft (fsm.RemotePresence): it is small, it
 // has to be in the state every node reads for NAMES, WHO and WHOIS anyway, and the check against
 // the channel's bans (+b mask or +b did:...) then happens in the same deterministic step. When a
-// node's link drops (a send fails; an idle outbox sends an empty envelope every ten send
-// intervals so this is noticed) it forgets the peer's members cluster-wide and asks for them
+// node's link drops (its stream to the peer fails or cannot be opened: StreamDown) it forgets the
+// peer's members cluster-wide, fails the requests waiting for the home, and asks for the members
 // again with its next envelope; a node that starts asks too.
 //
 // # Lying peers
@@ -140,15 +177,16 @@
 // be checked is relayed intact; a reaction needs the reactor's valid signature; a peer cannot
 // speak, react, act or be present as a DID or nick that has a session here, nor send a DM as
 // any user of this server; strings are sanitised
-// (\r, \n and NUL removed, lengths capped); each peer may send at most 100 items a second (a
-// larger envelope is refused whole); trust levels hold: "relay" peers may send messages, edits,
-// deletes, reactions and presence but no state changes, "readonly" peers may originate nothing.
+// (\r, \n and NUL removed, lengths capped); each peer may send at most 100 items a second (its
+// stream waits; a larger envelope is refused whole); trust levels hold: "relay" peers may send
+// messages, edits, deletes, reactions and presence but no state changes, "readonly" peers may
+// originate nothing (their stream is refused, as is an envelope of theirs that carries anything).
 //
 // # Panics
 //
 // A panic in federation's loops does not end the process: it is logged with its stack and the
-// loop goes on. An outbox round (catch-up from the cursors, and the send) that panicked counts as
-// a failed round and is retried with the outbox's capped backoff; an inbound item whose apply
-// (or delivery to local sessions) panicked is skipped: dropped as "internal-error", acknowledged,
-// and the rest of its envelope applied.
+// loop goes on. An outbox round (collecting and sending an envelope) that panicked counts as a
+// failed round and is retried with the outbox's capped backoff; an inbound item whose apply (or
+// delivery to local sessions) panicked is skipped: dropped as "internal-error", taken, and the
+// rest of its envelope or frame applied.
 package peering

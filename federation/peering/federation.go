@@ -21,19 +21,16 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// Store is the part of the node's event store federation uses.
+// Store is the part of the node's event store federation uses: the chat service's writes (when
+// Config.Accept is nil), roots, and the envelope sequence rows. (The exchange's stream reads the
+// durable logs this node's rows go out from.)
 type Store interface {
 	Append(ctx context.Context, msgs ...*eventstore.Message) error
 	Root(ctx context.Context, msgid string) (eventstore.Message, error)
-	OriginAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Message, error)
-	DeletionsAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.Deletion, error)
 	Delete(ctx context.Context, rootMsgID string, at time.Time) error
 	DeleteAt(ctx context.Context, rootMsgID string, at time.Time, origin string, by eventstore.Deleter) error
 	// FileReaction files a react or unreact (made here, or from a peer) in the reaction log.
 	FileReaction(ctx context.Context, r eventstore.ReactionEvent) (applied bool, err error)
-	// ReactionLogAfter is the reaction log of the events made on origin, in order: the
-	// outbox sends the reactions made on this node from it.
-	ReactionLogAfter(ctx context.Context, origin string, afterSeq int64, limit int) ([]eventstore.ReactionEvent, error)
 	Cursor(ctx context.Context, name string) (int64, error)
 	SetCursor(ctx context.Context, name string, seq int64) error
 }
@@ -67,13 +64,13 @@ type Config struct {
 	Client       *http.Client
 	PeerKeyRetry time.Duration // default 60 s
 	// Streams are the node's streams. Federation subscribes to Applied (linked channels' state
-	// changes made here go to their peers) and to Stored (what this node's clients sent wakes the
-	// outboxes), and publishes every message, delete and reaction it accepted from a peer into
-	// Stored with source Federation (local sessions and the other nodes of the cluster get it
-	// from there). Nil in unit tests: nothing is observed or published.
+	// changes and presence made here go to their peers), and publishes every message, delete and
+	// reaction it accepted from a peer into Stored with source Federation (local sessions and the
+	// other nodes of the cluster get it from there). Nil in unit tests: nothing is observed or
+	// published.
 	Streams       *stream.Streams
 	Registerer    prometheus.Registerer // palaver_federation_* metrics; nil: not exported
-	SendEvery     time.Duration         // outbox poll interval; default 1 s
+	SendEvery     time.Duration         // first retry of a failed envelope (backoff up to 10×); default 1 s
 	CatchUpWindow time.Duration         // oldest event sent; default 24 h
 	Logger        *slog.Logger
 	Now           func() time.Time
@@ -98,6 +95,9 @@ type Federation struct {
 	// holds only its own. Made in New, read-only after.
 	inbound  map[string]*sync.Mutex
 	outboxes map[string]*outbox
+	// sleep waits out the rate limit's delay before a stream frame is applied (pace); tests
+	// replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,6 +105,7 @@ type Federation struct {
 }
 
 // New checks the configuration and builds the federation side of a node; Start runs the outboxes.
+// The exchange runs the streams (Federation is its exchange.Servers).
 func New(cfg Config) (*Federation, error) {
 	if cfg.PeerKeyRetry <= 0 {
 		cfg.PeerKeyRetry = 60 * time.Second
@@ -129,7 +130,7 @@ func New(cfg Config) (*Federation, error) {
 	}
 	f := &Federation{cfg: cfg, log: cfg.Logger, peers: map[string]Peer{}, links: map[string]map[string]bool{},
 		limiters: map[string]*rate.Limiter{}, lastSeq: map[string]int64{}, outboxes: map[string]*outbox{},
-		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}}
+		answered: map[string]time.Time{}, inbound: map[string]*sync.Mutex{}, sleep: sleepCtx}
 	if cfg.Allow == nil {
 		members := make([]exchange.Member, 0, len(cfg.Peers))
 		for _, p := range cfg.Peers {
@@ -186,9 +187,9 @@ func New(cfg Config) (*Federation, error) {
 	return f, nil
 }
 
-// subscribe makes federation a subscriber of the node's streams. Applied is Backpressure: a
-// linked channel's topic change must reach its peer. Stored is DropAndResync: it only wakes
-// outboxes, which send from the durable log, so a gap wakes them all.
+// subscribe makes federation a subscriber of the node's Applied stream (Backpressure: a linked
+// channel's topic change must reach its peer). What this node stores goes to the peers on the
+// exchange's stream, which reads the durable logs itself.
 func (f *Federation) subscribe(st *stream.Streams) error {
 	if st == nil {
 		return nil
@@ -198,16 +199,6 @@ func (f *Federation) subscribe(st *stream.Streams) error {
 			f.Observe(e.Events)
 		}
 	}); err != nil {
-		return fmt.Errorf("peering: %w", err)
-	}
-	if err := st.Stored.Subscribe("federation", stream.DropAndResync, func(it stream.Item) {
-		switch {
-		case it.Gap, it.Kind == stream.KindMessage, it.Kind == stream.KindDeletion:
-			f.Kick()
-		case it.Kind == stream.KindReaction:
-			f.Reacted(it.Reaction.Venue)
-		}
-	}, stream.Local); err != nil {
 		return fmt.Errorf("peering: %w", err)
 	}
 	return nil
@@ -234,13 +225,6 @@ func (f *Federation) Start() {
 func (f *Federation) Close() {
 	f.cancel()
 	f.wg.Wait()
-}
-
-// Kick asks every outbox to send now (a message was stored here).
-func (f *Federation) Kick() {
-	for _, o := range f.outboxes {
-		o.kick()
-	}
 }
 
 // Linked reports whether channel (folded) is linked with peer.

@@ -223,39 +223,20 @@ func (f *Federation) limiter(did string) interface {
 	return f.limiters[did]
 }
 
-// apply applies a verified batch in order: events, then deletions, then topics. An item that
-// must wait (an edit or delete whose root is not stored yet) stops its list; the ack says how far
-// each list got.
+// apply applies a verified batch in order: events, deletions and reactions (applyItems), then
+// presence, changes and topics. An item that must wait (an edit or delete whose root is not
+// stored yet) stops its list; the ack says how far each list got.
 func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error) {
 	ack := Ack{OK: true}
-	for _, ev := range b.Events {
-		outcome, err := f.guarded(peer, "an event", func() (outcome, error) { return f.applyEvent(ctx, peer, ev) })
-		if err != nil {
-			return ack, err
-		}
-		if outcome == outcomeWait {
-			break
-		}
-		f.tally(peer, outcome, !kept(outcome), "an event", "msgid", truncate(ev.MsgID, 40))
-		ack.EventsThrough = ev.Seq
+	taken, err := f.applyItems(ctx, peer, b.Events, b.Deletions, b.Reactions)
+	if taken.Events > 0 {
+		ack.EventsThrough = b.Events[taken.Events-1].Seq
 	}
-	for _, d := range b.Deletions {
-		outcome, err := f.guarded(peer, "a delete", func() (outcome, error) { return f.applyDeletion(ctx, peer, d) })
-		if err != nil {
-			return ack, err
-		}
-		if outcome == outcomeWait {
-			break
-		}
-		f.tally(peer, outcome, !kept(outcome), "a delete", "root", truncate(d.RootMsgID, 40))
-		ack.DeletionsThrough = d.Seq
+	if taken.Deletions > 0 {
+		ack.DeletionsThrough = b.Deletions[taken.Deletions-1].Seq
 	}
-	for _, r := range b.Reactions {
-		outcome, err := f.guarded(peer, "a reaction", func() (outcome, error) { return f.applyReaction(ctx, peer, r) })
-		if err != nil {
-			return ack, err
-		}
-		f.tally(peer, outcome, outcome != outcomeStored, "a reaction", "event", truncate(r.EventID, 40))
+	if err != nil {
+		return ack, err
 	}
 	for _, p := range b.Presence {
 		outcome, err := f.guarded(peer, "presence", func() (outcome, error) { return f.applyPresence(ctx, peer, p) })
@@ -268,6 +249,7 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		if o := f.outboxes[peer.DID]; o != nil {
 			o.mu.Lock()
 			o.synced = false
+			o.epoch++
 			o.mu.Unlock()
 			o.kick()
 		}
@@ -299,6 +281,47 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 		}
 	}
 	return ack, nil
+}
+
+// applyItems applies what a peer originated, in order: its messages and edits, its deletes, its
+// reactions. It is the one inbound path for those items, whether an envelope or a stream frame
+// carried them: per item peering's checks (its link or DM, impostors, signatures, sanitising, the
+// peer's trust), then the inbound pipeline. An event or delete that must wait (its root is not
+// stored yet) stops its list there; Taken says how many of each list were taken (stored, or
+// dropped as a duplicate or a lie). A reaction never waits: one whose root is not here is dropped.
+func (f *Federation) applyItems(ctx context.Context, peer Peer, evs []Event, dels []Deletion, reacts []Reaction) (exchange.Taken, error) {
+	var taken exchange.Taken
+	for _, ev := range evs {
+		outcome, err := f.guarded(peer, "an event", func() (outcome, error) { return f.applyEvent(ctx, peer, ev) })
+		if err != nil {
+			return taken, err
+		}
+		if outcome == outcomeWait {
+			break
+		}
+		f.tally(peer, outcome, !kept(outcome), "an event", "msgid", truncate(ev.MsgID, 40))
+		taken.Events++
+	}
+	for _, d := range dels {
+		outcome, err := f.guarded(peer, "a delete", func() (outcome, error) { return f.applyDeletion(ctx, peer, d) })
+		if err != nil {
+			return taken, err
+		}
+		if outcome == outcomeWait {
+			break
+		}
+		f.tally(peer, outcome, !kept(outcome), "a delete", "root", truncate(d.RootMsgID, 40))
+		taken.Deletions++
+	}
+	for _, r := range reacts {
+		outcome, err := f.guarded(peer, "a reaction", func() (outcome, error) { return f.applyReaction(ctx, peer, r) })
+		if err != nil {
+			return taken, err
+		}
+		f.tally(peer, outcome, outcome != outcomeStored, "a reaction", "event", truncate(r.EventID, 40))
+		taken.Reactions++
+	}
+	return taken, nil
 }
 
 // kept says whether an item was taken (stored now, or already).

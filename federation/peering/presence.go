@@ -22,9 +22,9 @@ import (
 // nick belongs to this server (a session, an owned nick, a key registered here) is refused, as is a join that the channel's bans (+b nick!user@host or
 // +b did:...) match.
 //
-// When a node's link to a peer drops (a send fails, including the idle keepalive sent every
-// keepaliveEvery), it forgets that peer's members cluster-wide (fsm.RemoteClear: they are shown
-// leaving) and asks for a snapshot with its next envelope; a node that starts asks too.
+// When a node's link to a peer drops (its stream to the peer fails or cannot be opened), it
+// forgets that peer's members cluster-wide (fsm.RemoteClear: they are shown leaving) and asks for
+// a snapshot with its next envelope; a node that starts asks too.
 
 // Limits on presence.
 const (
@@ -78,6 +78,7 @@ func (f *Federation) queuePresence(peerDID string, p Presence) {
 		o.presence = append(o.presence, p)
 	} else {
 		o.synced = false // too much at once: the next envelope carries a snapshot instead
+		o.epoch++
 	}
 	o.mu.Unlock()
 	o.kick()

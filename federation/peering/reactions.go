@@ -2,55 +2,21 @@ package peering
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/chat"
 )
 
-// Reactions cross a link as the TAGMSG their author sent, signature included. The sending node's
-// outbox reads them from the store's reaction log (Store.ReactionLogAfter: the reacts and
-// unreacts made on this node, in order) after a durable per-peer cursor (out:reactions:<peer>),
-// so a reaction waits across failed sends and restarts as messages do. The receiver files a
+// Reactions cross a link as the TAGMSG their author sent, signature included. The exchange's
+// stream sends them from the store's reaction log (Store.ReactionLogAfter: the reacts and
+// unreacts made on this node, in order) after the durable per-peer cursor out:reactions:<peer>,
+// so a reaction waits across failed sends and restarts as messages do (DueReaction says which). The receiver files a
 // reaction only for a root it holds in that linked channel, and only with the reactor's valid
 // signature: the reactor's own key, or a key the peer vouches for when the reactor is not known
 // here from anywhere else. A reaction may not name a user of this server.
-
-// Reacted wakes the outbox of the peer channel (folded) is linked with (a no-op for any other
-// channel): a reaction was made on this node, and is already in the store's reaction log.
-func (f *Federation) Reacted(channel string) {
-	if o := f.outboxes[f.PeerOf(channel)]; o != nil {
-		o.kick()
-	}
-}
-
-// collectReactions adds to p the reactions of the store's log after the peer's cursor that are
-// due: made here by an authenticated user, in a channel linked with the peer, not relayed from a
-// peer, and newer than oldest. It takes at most a queue's share of the envelope.
-func (o *outbox) collectReactions(ctx context.Context, p *pending, oldest time.Time) error {
-	var err error
-	if p.reactCursor, err = exchange.ReadCursor(ctx, o.f.cfg.Store, o.cursor(exchange.LogReactions)); err != nil {
-		return err
-	}
-	p.lastReaction = p.reactCursor
-	rows, err := o.f.cfg.Store.ReactionLogAfter(ctx, o.f.cfg.NodeName, p.reactCursor, queueShare)
-	if err != nil {
-		return fmt.Errorf("outbox reactions: %w", err)
-	}
-	p.moreToExamine = p.moreToExamine || len(rows) == queueShare
-	for _, r := range rows {
-		p.lastReaction = r.Seq
-		if o.f.Linked(o.peer.DID, r.Venue) && r.Tags[TagOrigin] == "" && r.SenderDID != "" && !r.At.Before(oldest) {
-			p.reactions = append(p.reactions, Reaction{EventID: r.EventID, Venue: r.Venue, Sender: r.Sender,
-				SenderNick: r.ReactorNick, SenderDID: r.SenderDID, Tags: r.Tags, AtMS: r.At.UnixMilli()})
-		}
-	}
-	return nil
-}
 
 // reactionOf reads what a reaction's tags ask: the emoji, whether it is an unreact, and the root.
 func reactionOf(tags map[string]string) (emoji string, remove bool, root string) {

@@ -39,7 +39,7 @@ func TestGuardedDropsOnlyTheItemThatPanicked(t *testing.T) {
 
 func TestFlushGuardedTurnsAPanicIntoAFailedRound(t *testing.T) {
 	var logs bytes.Buffer
-	// An outbox of a federation without a store: collecting panics on the nil Store.
+	// An outbox of a federation without a state: collecting panics on the nil State.
 	f := &Federation{log: slog.New(slog.NewTextHandler(&logs, nil)), cfg: Config{}}
 	o := newOutbox(f, Peer{DID: "did:web:p.example"})
 	err := o.flushGuarded(context.Background())
