@@ -93,8 +93,12 @@ func VerifyRequest(h http.Header, keys KeyLookup, method, pathQuery string, body
 const ServerStreamPath = "/federation/v1/stream"
 
 // serverFrameItems caps the items of one frame to a server: the federation limit per second
-// (the receiver paces itself to it).
-const serverFrameItems = 100
+// (the receiver paces itself to it). maxServerFrame bounds its size: 100 items of 16 KiB of text
+// and their tags fit well within it.
+const (
+	serverFrameItems = 100
+	maxServerFrame   = 8 << 20
+)
 
 // MountPublic registers the stream route of configured servers on the public HTTP engine (GET
 // /federation/v1/stream). Without Servers it registers nothing.
@@ -173,7 +177,7 @@ func (h *serverReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // receive hands the frames of one server stream to Servers.ReceiveFrame until it ends.
 func (h *serverReceiver) receive(conn net.Conn, r *bufio.Reader, server string, pub ed25519.PublicKey, nonce string) error {
-	fr := newFrameReader(conn, r, pub, nonce)
+	fr := newFrameReader(conn, r, pub, nonce, maxServerFrame)
 	var head [4]byte
 	for {
 		conn.SetReadDeadline(time.Now().Add(streamReadIdle))

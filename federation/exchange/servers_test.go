@@ -329,3 +329,50 @@ func TestDeadServerDoesNotDelayTheCluster(t *testing.T) {
 		t.Fatalf("out cursor %d for a server that never answered", got)
 	}
 }
+
+// TestServerStreamLimits: a frame of more than 100 items, or of more than maxServerFrame bytes,
+// ends the stream and nothing of it is taken.
+func TestServerStreamLimits(t *testing.T) {
+	c := newCluster(t, "a")
+	a := c.nodes["did:web:a"]
+	events := func(n, textBytes int) []Event {
+		var out []Event
+		for i := range n {
+			e := testEvent(int64(i + 1))
+			e.Text = strings.Repeat("x", textBytes)
+			out = append(out, e)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		frame ServerFrame
+		ok    bool
+	}{
+		{"100 items", ServerFrame{Events: events(98, 10), Deletions: []Deletion{testDeletion(1)}, Reactions: []Reaction{testReaction(1, false)}}, true},
+		{"101 items", ServerFrame{Events: events(99, 10), Deletions: []Deletion{testDeletion(1)}, Reactions: []Reaction{testReaction(1, false)}}, false},
+		{"too many bytes", ServerFrame{Events: events(1, maxServerFrame)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recv, srv := remoteServer(t)
+			recv.keys[homeDID] = a.key.Public().(ed25519.PublicKey)
+			sc, err := DialServerStream(context.Background(), http.DefaultClient, srv.URL+ServerStreamPath, a.key, homeDID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			taken, err := sc.Send(tc.frame)
+			frames, _, _ := recv.counts()
+			if tc.ok {
+				want := Taken{Events: len(tc.frame.Events), Deletions: 1, Reactions: 1}
+				if err != nil || taken != want || frames != 1 {
+					t.Fatalf("taken %+v, %v (%d frames), want %+v", taken, err, frames, want)
+				}
+				return
+			}
+			if err == nil || frames != 0 {
+				t.Fatalf("the server took %d frames (taken %+v, err %v)", frames, taken, err)
+			}
+		})
+	}
+}

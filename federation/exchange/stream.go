@@ -605,15 +605,16 @@ type frameReader struct {
 	pub    ed25519.PublicKey
 	prefix []byte
 	buf    []byte // the signing input followed by the signature: the prefix, then the frame
+	max    uint32 // the largest frame read
 }
 
-func newFrameReader(conn net.Conn, r *bufio.Reader, pub ed25519.PublicKey, nonce string) *frameReader {
-	return &frameReader{conn: conn, r: r, pub: pub, prefix: frameSigningInput(nonce, nil)}
+func newFrameReader(conn net.Conn, r *bufio.Reader, pub ed25519.PublicKey, nonce string, max uint32) *frameReader {
+	return &frameReader{conn: conn, r: r, pub: pub, prefix: frameSigningInput(nonce, nil), max: max}
 }
 
 // body reads the frame of n bytes whose length was read, checks its signature and decodes it.
 func (f *frameReader) body(n uint32) (streamBatch, error) {
-	if n < ed25519.SignatureSize+1 || n > maxFrame {
+	if n < ed25519.SignatureSize+1 || n > f.max {
 		return streamBatch{}, fmt.Errorf("frame of %d bytes", n)
 	}
 	if cap(f.buf) < len(f.prefix)+int(n) {
@@ -666,7 +667,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			x.cfg.Logger.Debug("saving a stream's cursor at its end", "peer", signer, "err", err)
 		}
 	}()
-	fr := newFrameReader(conn, r, pub, nonce)
+	fr := newFrameReader(conn, r, pub, nonce, maxFrame)
 	var head [4]byte
 	for {
 		if err := x.readHead(conn, r, head[:], pos.msgs > saved, save); err != nil {
