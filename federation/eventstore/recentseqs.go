@@ -24,8 +24,9 @@ type originSeqs struct {
 	seqs  []int64 // ascending
 }
 
-// recentSeqsPerOrigin bounds each origin's list (a variable for tests).
-var recentSeqsPerOrigin = 8192
+// recentSeqsPerOrigin bounds each origin's list, between one and two times it (64 KiB at most; a
+// stream reads at most a frame of 500 rows past its last). A variable for tests.
+var recentSeqsPerOrigin = 4096
 
 func newRecentSeqs(opened int64) *recentSeqs {
 	return &recentSeqs{opened: opened, by: map[string]*originSeqs{}}
