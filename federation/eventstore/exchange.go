@@ -59,7 +59,8 @@ const sqlOriginSeqs = `SELECT seq FROM messages WHERE origin = ? AND seq > ? AND
 
 // OriginSeqs returns the seqs of the rows OriginThrough would return, without reading the rows:
 // a caller that holds the rows it published (the exchange's streams) proves with it that it has
-// every row of the range.
+// every row of the range. A range of rows committed since Open is answered from memory
+// (recentseqs.go), an older one by a walk of the index.
 func (s *Store) OriginSeqs(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]int64, error) {
 	if err := s.checkOpen(ctx); err != nil {
 		return nil, err
@@ -67,6 +68,9 @@ func (s *Store) OriginSeqs(ctx context.Context, origin string, afterSeq, through
 	limit, err := clampLimit(limit)
 	if err != nil {
 		return nil, err
+	}
+	if seqs, ok := s.seqs.between(origin, afterSeq, through, limit); ok {
+		return seqs, nil
 	}
 	rows, err := s.readDB.QueryContext(ctx, sqlOriginSeqs, origin, afterSeq, through, limit)
 	if err != nil {

@@ -3,9 +3,11 @@ package eventstore
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOriginSeqs: the seq-only read lists exactly the seqs of the rows OriginThrough returns, for
@@ -51,5 +53,93 @@ func TestOriginSeqs(t *testing.T) {
 	}
 	if joined := strings.Join(plan, "\n"); !strings.Contains(joined, "COVERING INDEX messages_by_origin") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Errorf("OriginSeqs's plan is not a walk of the covering index:\n%s", joined)
+	}
+}
+
+// indexSeqs is OriginSeqs's answer from the index alone.
+func indexSeqs(t *testing.T, s *Store, origin string, after, through int64, limit int) []int64 {
+	t.Helper()
+	rows, err := s.readDB.QueryContext(context.Background(), sqlOriginSeqs, origin, after, through, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, seq)
+	}
+	return out
+}
+
+// TestOriginSeqsFromMemory: the seqs kept in memory give the index's answer for every range,
+// with rows stored before the store opened (not in memory), duplicates refused, edits, and lists
+// that let their oldest seqs go; and memory answers only ranges it holds whole.
+func TestOriginSeqsFromMemory(t *testing.T) {
+	defer func(n int) { recentSeqsPerOrigin = n }(recentSeqsPerOrigin)
+	recentSeqsPerOrigin = 8
+	path := filepath.Join(t.TempDir(), "events.db")
+	s, err := Open(context.Background(), Options{Path: path, NoSync: true, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins := []string{"a", "b", "a", "c"}
+	add := func(s *Store, from, to int) {
+		for i := from; i < to; i++ {
+			m := newMsg(fmt.Sprintf("o%03d", i), "#c", at(time.Duration(i)*time.Millisecond), "x")
+			m.Origin = origins[i%len(origins)]
+			mustAppend(t, s, m)
+			if i%5 == 0 { // an edit: a row of its origin too
+				e := newEdit(fmt.Sprintf("e%03d", i), m.MsgID, m, at(time.Duration(i+1)*time.Millisecond), "y")
+				e.Origin = m.Origin
+				mustAppend(t, s, e)
+			}
+		}
+	}
+	add(s, 0, 10)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(context.Background(), Options{Path: path, NoSync: true, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	opened := s.seqs.opened
+	add(s, 10, 60)
+	if err := s.Append(context.Background(), newMsg("o011", "#c", at(11*time.Millisecond), "again")); err == nil {
+		t.Fatal("a duplicate was stored")
+	}
+	last := opened + 100
+	for _, origin := range []string{"a", "b", "c", "z"} {
+		for after := int64(0); after <= last; after += 3 {
+			for _, span := range []int64{0, 1, 7, 40, 200} {
+				for _, limit := range []int{1, 4, 500} {
+					got, err := s.OriginSeqs(context.Background(), origin, after, after+span, limit)
+					want := indexSeqs(t, s, origin, after, after+span, limit)
+					if err != nil || len(got)+len(want) > 0 && !slices.Equal(got, want) {
+						t.Fatalf("OriginSeqs(%s, %d, %d, %d) = %v, %v; the index says %v", origin, after, after+span, limit, got, err, want)
+					}
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		origin string
+		after  int64
+		ok     bool
+	}{
+		{"before the store opened", "b", opened - 1, false},
+		{"an origin with no new row, from the opening", "z", opened, true},
+		{"below a list's floor", "a", s.seqs.by["a"].floor - 1, false},
+		{"at a list's floor", "a", s.seqs.by["a"].floor, true},
+	} {
+		if _, ok := s.seqs.between(tc.origin, tc.after, last, 10); ok != tc.ok {
+			t.Errorf("%s: answered from memory %v, want %v", tc.name, ok, tc.ok)
+		}
 	}
 }

@@ -56,6 +56,8 @@ type Store struct {
 	orphanEdits, maxOkey int64
 	// recent is the greatest okey of each recent millisecond (recentkeys.go); writer goroutine.
 	recent recentKeys
+	// seqs lists each origin's recently committed seqs, for OriginSeqs (recentseqs.go).
+	seqs *recentSeqs
 	// scratch holds the writer's buffers between transactions (writer goroutine only).
 	scratch writerScratch
 	// scope is Options.Scope (see scope.go).
@@ -167,6 +169,11 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		return fmt.Errorf("eventstore: read the newest order key: %w", err)
 	}
 	s.recent = newRecentKeys(s.maxOkey)
+	var maxSeq int64
+	if err = s.writeDB.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages`).Scan(&maxSeq); err != nil {
+		return fmt.Errorf("eventstore: read the greatest seq: %w", err)
+	}
+	s.seqs = newRecentSeqs(maxSeq)
 	if err = prepareAll(ctx, s.writeDB, append(s.w.all(), s.rootChunks.all()...)); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}

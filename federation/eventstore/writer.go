@@ -337,5 +337,6 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	}
 	s.orphanEdits, s.maxOkey = tx.orphans, tx.maxOkey
 	s.recent.merge(tx.keys)
+	s.seqs.committed(reqs)
 	return results, added, nil
 }
