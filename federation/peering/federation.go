@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/palaver-chat/palaver/confusable"
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/chat"
@@ -85,6 +86,8 @@ type Federation struct {
 	keys    *peerKeys
 	metrics *metrics
 	pipe    *exchange.Pipeline // the inbound pipeline
+	// lookalikes indexes the nicks in use and owned here by skeleton (ownedLocally).
+	lookalikes confusable.Index
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter // peer DID → inbound events per second

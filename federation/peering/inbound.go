@@ -488,7 +488,8 @@ const deletionEventIDTag = "msgid"
 
 // ownedLocally reports whether a DID or nick belongs to this server, online or not: this server's
 // identity, a DID with a session here, a nick owned here, a key this cluster's sessions or nodes
-// registered; a nick in use by a session here or owned by a DID here. A peer never speaks as one.
+// registered; a nick in use by a session here or owned by a DID here, or one that looks like such
+// a nick (package confusable). A peer never speaks as one.
 func (f *Federation) ownedLocally(did, nick string) bool {
 	if did == f.cfg.ServerDID {
 		return true
@@ -509,6 +510,10 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 		}
 		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwner(fsm.Fold(nick)) != "") {
 			owned = true
+			return
+		}
+		if nick != "" {
+			_, owned = f.lookalikes.LookAlike(st, nick, nil)
 		}
 	})
 	return owned

@@ -70,3 +70,35 @@ func TestIRCNickOwnership(t *testing.T) {
 		}
 	})
 }
+
+// TestIRCNickLookalikesEveryNode: on any node of a cluster, a nick is refused when it looks like
+// a nick in use anywhere, a guest's included (Cyrillic і for i), or like an owned nick once the
+// skeleton sees the nick as typed (capital I for l); the holder's own session may take one.
+func TestIRCNickLookalikesEveryNode(t *testing.T) {
+	nodes := startCluster(t)
+	owner := newEd25519(t)
+	o, _ := loginAs(t, nodes[0], owner, "paypal")
+	quit(t, nodes[0], o, "paypal")
+	victim, _ := guest(t, nodes[0], "victim2")
+	for i, n := range nodes {
+		g, _ := guest(t, n, fmt.Sprintf("bystander%d", i))
+		eventually(t, "victim2 online as node "+fmt.Sprint(i)+" sees it", func() bool {
+			sendLines(t, g, "ISON victim2")
+			return strings.Contains(expect(t, g, "303").Param(1), "victim2")
+		})
+		for _, tc := range []struct{ nick, like string }{
+			{"vict\u0456m2", "too like victim2, which is in use"},
+			{"VICT\u0406M2", "too like victim2, which is in use"},
+			{"paypaI", "too like paypal, which is registered to another identity"},
+			{"PAYPAI", "too like paypal, which is registered to another identity"},
+		} {
+			sendLines(t, g, "NICK "+tc.nick)
+			if m := expect(t, g, "432"); !strings.Contains(m.Param(2), tc.like) {
+				t.Errorf("node %d: NICK %+q: 432 %q, want %q", i, tc.nick, m.Param(2), tc.like)
+			}
+		}
+	}
+	// The guest itself may change to a look-alike of its own nick.
+	sendLines(t, victim, "NICK vict\u0456m2")
+	expectFrom(t, victim, "victim2", "NICK", "vict\u0456m2")
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/palaver-chat/palaver/confusable"
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/sasl"
@@ -132,12 +133,12 @@ type Server struct {
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
-	whowas        whowasLog    // former nicks for WHOWAS (whowas.go)
-	maxUsers      maxCounts    // the most users seen, for LUSERS (queries.go)
-	nickSkeletons skeletons    // confusable skeletons of owned nicks (nickname.go)
-	operGuard     operGuard    // failed OPERs per client address (oper.go)
-	monitors      monitorIndex // MONITOR lists by watched nick (monitor.go)
-	metaSubs      metadataSubs // metadata subscriptions per connection (metadata.go)
+	whowas        whowasLog        // former nicks for WHOWAS (whowas.go)
+	maxUsers      maxCounts        // the most users seen, for LUSERS (queries.go)
+	nickSkeletons confusable.Index // skeletons of the nicks in use and owned (nickname.go)
+	operGuard     operGuard        // failed OPERs per client address (oper.go)
+	monitors      monitorIndex     // MONITOR lists by watched nick (monitor.go)
+	metaSubs      metadataSubs     // metadata subscriptions per connection (metadata.go)
 }
 
 // New builds the IRC edge.
