@@ -29,7 +29,7 @@
 // Hostile input changes nothing it should not: each connection has token buckets per command class
 // (flood.go: commands, messages, NICK, JOIN per channel, AUTHENTICATE; failed OPERs also per
 // address, oper.go), nicks follow the PRECIS Nickname profile and may not be confusable with a nick
-// another identity owns (nickname.go), and tags only a server sets are dropped from client messages
+// another session uses or another identity owns (nickname.go, package confusable), and tags only a server sets are dropped from client messages
 // (servertags.go).
 //
 // Lock order (the node's tiers, ARCHITECTURE.md "Lock order"; each mutex field names its tier):
