@@ -1,6 +1,7 @@
 package irc
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,22 +63,30 @@ var capNames = map[string]capBits{
 	eventPlaybackCap:    capEventPlayback,
 }
 
-// capLSLineBudget bounds the capability list of one CAP LS line, so that with the prefix
-// (":<server> CAP <nick> LS * :") the line stays within 512 bytes for any server name and nick.
-const capLSLineBudget = 300
+// capsFirst are offered first, in this order: sasl and the capabilities freeq's clients request.
+// Those clients send one CAP REQ per LS line and CAP END on the first ACK, authenticating only
+// if that ACK carried sasl, so what they need must be on the first line even when the list grows
+// past one.
+var capsFirst = []string{"sasl", "message-tags", "server-time", "batch", "multi-prefix", "echo-message",
+	"account-notify", "account-tag", "extended-join", "away-notify", "draft/chathistory", multilineCap,
+	"draft/read-marker", "freeq.at/msgsig", "freeq.at/act"}
 
-// capLSLines renders CAP LS as the lines to send: one line for clients before 302 (they cannot
-// read continuations), and for 302 clients as many lines as the list needs, all but the last
-// marked with "*" (IRCv3 capability negotiation, multiline replies).
-func capLSLines(v302 bool) []string {
-	list := capLS(v302)
-	if !v302 || len(list) <= capLSLineBudget {
+// maxLine is the length of an IRC line without its tags and CRLF.
+const maxLine = 510
+
+// capLSLines renders CAP LS as the capability lists of the lines to send: one line for clients
+// before 302 (they cannot read continuations), and for 302 clients each line filled up to
+// budget bytes (the room the line's prefix leaves), all but the last to be marked with "*"
+// (IRCv3 capability negotiation, multiline replies).
+func capLSLines(v302 bool, budget int) []string {
+	names := capLS(v302)
+	if list := strings.Join(names, " "); !v302 || len(list) <= budget {
 		return []string{list}
 	}
 	var lines []string
 	line := ""
-	for _, name := range strings.Fields(list) {
-		if line != "" && len(line)+1+len(name) > capLSLineBudget {
+	for _, name := range names {
+		if line != "" && len(line)+1+len(name) > budget {
 			lines = append(lines, line)
 			line = ""
 		}
@@ -89,23 +98,40 @@ func capLSLines(v302 bool) []string {
 	return append(lines, line)
 }
 
-// capLS renders the CAP LS list. A client asking for 302 gets sasl's mechanism list.
-func capLS(v302 bool) string {
-	names := make([]string, 0, len(capNames))
-	for n := range capNames {
-		if n == "sasl" && v302 {
-			n = "sasl=ATPROTO-CHALLENGE"
-		}
-		if n == multilineCap && v302 {
-			n += "=" + multilineCapValue
-		}
-		if n == metadataCap && v302 {
-			n += "=" + metadataCapValue
-		}
-		names = append(names, n)
+// capLSBudget is the room for the capability list in a CAP LS line to nick from server: a line
+// of maxLine bytes less ":<server> CAP <nick> LS * :".
+func capLSBudget(server, nick string) int {
+	return maxLine - len(":"+server+" CAP "+nick+" LS * :")
+}
+
+// capLS lists the capabilities CAP LS offers: capsFirst, then the rest in name order. A client
+// asking for 302 gets the values (sasl's mechanisms, multiline and metadata limits).
+func capLS(v302 bool) []string {
+	first := make(map[string]bool, len(capsFirst))
+	for _, n := range capsFirst {
+		first[n] = true
 	}
-	sort.Strings(names)
-	return strings.Join(names, " ")
+	rest := make([]string, 0, len(capNames))
+	for n := range capNames {
+		if !first[n] {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	names := append(slices.Clone(capsFirst), rest...)
+	if v302 {
+		for i, n := range names {
+			switch n {
+			case "sasl":
+				names[i] = "sasl=ATPROTO-CHALLENGE"
+			case multilineCap:
+				names[i] += "=" + multilineCapValue
+			case metadataCap:
+				names[i] += "=" + metadataCapValue
+			}
+		}
+	}
+	return names
 }
 
 // parseCapReq resolves a CAP REQ list; ok is false if any name is unknown (all-or-nothing).

@@ -7,39 +7,62 @@ import (
 )
 
 func TestCapLSLines(t *testing.T) {
+	long := strings.Repeat("n", 30)
 	for _, tc := range []struct {
-		name      string
-		v302      bool
-		wantLines func(n int) bool
+		name         string
+		v302         bool
+		server, nick string
+		wantLines    int // 0: any number
 	}{
-		{"before 302: one line, no values", false, func(n int) bool { return n == 1 }},
-		{"302: split within the budget", true, func(n int) bool { return n >= 1 }},
+		{"before 302: one line, no values", false, "palaver.local", "*", 1},
+		{"302: one line when the list fits", true, "palaver.local", "*", 1},
+		{"302: a long server name and nick still fit the limit", true, strings.Repeat("s", 63) + ".example", long, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lines := capLSLines(tc.v302)
-			if !tc.wantLines(len(lines)) {
-				t.Fatalf("%d lines: %q", len(lines), lines)
+			budget := capLSBudget(tc.server, tc.nick)
+			lines := capLSLines(tc.v302, budget)
+			if tc.wantLines != 0 && len(lines) != tc.wantLines {
+				t.Fatalf("%d lines, want %d: %q", len(lines), tc.wantLines, lines)
 			}
 			var got []string
-			for _, l := range lines {
-				if tc.v302 && len(l) > capLSLineBudget {
-					t.Errorf("line of %d bytes: %q", len(l), l)
+			for i, l := range lines {
+				full := ":" + tc.server + " CAP " + tc.nick + " LS * :" + l
+				if tc.v302 && len(full) > maxLine {
+					t.Errorf("line of %d bytes: %q", len(full), full)
+				}
+				if i < len(lines)-1 { // filled: the next name would not have fitted
+					next := strings.Fields(lines[i+1])[0]
+					if len(l)+1+len(next) <= budget {
+						t.Errorf("line %d is not filled: %q leaves room for %q", i, l, next)
+					}
 				}
 				got = append(got, strings.Fields(l)...)
 			}
-			want := strings.Fields(capLS(tc.v302))
+			want := capLS(tc.v302)
 			if !slices.Equal(got, want) {
 				t.Errorf("lines carry %q, want %q", got, want)
 			}
-			if !slices.Contains(got, "freeq.at/act") {
-				t.Errorf("freeq.at/act not offered: %q", got)
+			// sasl, then what freeq's clients request, on the first line.
+			first := strings.Fields(lines[0])
+			for i, name := range capsFirst {
+				if i >= len(first) || strings.SplitN(first[i], "=", 2)[0] != name {
+					t.Fatalf("first line %q: position %d is not %q", lines[0], i, name)
+				}
 			}
-			if tc.v302 == slices.Contains(got, "sasl") {
-				t.Errorf("302 %v: sasl without its value in %q", tc.v302, got)
+			if tc.v302 != slices.Contains(got, "sasl=ATPROTO-CHALLENGE") || tc.v302 == slices.Contains(got, "sasl") {
+				t.Errorf("302 %v: sasl's value in %q", tc.v302, got)
+			}
+			if !tc.v302 && slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, "=") }) {
+				t.Errorf("before 302: values in %q", got)
 			}
 		})
 	}
-	if len(capLS(true)) > capLSLineBudget && len(capLSLines(true)) < 2 {
-		t.Fatal("a list over the budget was not split")
+	if lines := capLSLines(true, 100); len(lines) < 2 {
+		t.Fatalf("a list over the budget was not split: %q", lines)
+	}
+	for _, name := range capsFirst {
+		if _, ok := capNames[name]; !ok {
+			t.Errorf("%q is offered first but is not a capability", name)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		if m.Param(1) >= "302" {
 			c.cap302 = true
 		}
-		lines := capLSLines(c.cap302)
+		lines := capLSLines(c.cap302, capLSBudget(c.s.cfg.ServerName, c.displayNick()))
 		for i, line := range lines {
 			if i < len(lines)-1 {
 				reply("LS", "*", line)
