@@ -62,7 +62,7 @@ type Config struct {
 	MaxVoters     int           // 3 or 5
 	DeadNodeGrace time.Duration // how long a node may stay dead before the leader removes it
 
-	MOTDFile string
+	MOTDFile string            // message of the day, one line per line; empty: none (422 ERR_NOMOTD)
 	TOSFile  string            // terms of service served at /tos; empty: the built-in terms
 	Opers    map[string]string // OPER name → password
 	OperDIDs []string

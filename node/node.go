@@ -506,15 +506,21 @@ func certHosts(cfg Config) []string {
 	return hosts
 }
 
+// readMOTD reads the message of the day from path, one line per line of the file. No path, or a
+// file with nothing but blank space, is no MOTD: clients get 422 ERR_NOMOTD.
 func readMOTD(path string) ([]string, error) {
 	if path == "" {
-		return []string{"Welcome to Palaver. Identity is a DID: authenticate with SASL ATPROTO-CHALLENGE, or chat as a guest."}, nil
+		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("motd: %w", err)
 	}
-	return strings.Split(strings.TrimRight(string(data), "\n"), "\n"), nil
+	text := strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), " \t\r\n")
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
 }
 
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.

@@ -59,7 +59,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.DurationVar(&cfg.DeadNodeGrace, "dead-node-grace", cfg.DeadNodeGrace, "how long a node may stay dead before the leader removes it and ends its sessions")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", cfg.TLSCertFile, "TLS certificate file (PEM); default: a self-signed certificate generated in <data>/tls")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", cfg.TLSKeyFile, "TLS private key file (PEM)")
-	fs.StringVar(&cfg.MOTDFile, "motd", cfg.MOTDFile, "file with the message of the day")
+	fs.StringVar(&cfg.MOTDFile, "motd", cfg.MOTDFile, "file with the message of the day (none: clients get 422 ERR_NOMOTD)")
 	fs.StringVar(&cfg.TOSFile, "tos", cfg.TOSFile, "file with the terms of service served at /tos (plain UTF-8 text; default: the built-in terms)")
 	fs.Var(&opers, "oper", "server operator as name:bcrypt-hash for OPER (repeatable); a plain password still works but shows in ps and is warned about: prefer --oper-file or PALAVER_OPER")
 	var operFile string

@@ -120,10 +120,7 @@ func TestIRCQueries(t *testing.T) {
 		}
 
 		sendLines(t, asker, "MOTD")
-		msgs = readUntil(t, asker, "376", func(m ircmsg.Message) bool { return m.Command == "376" })
-		if got := strings.Join(commandsOf(msgs), " "); !strings.HasPrefix(got, "375 372") || !strings.HasSuffix(got, "372 376") {
-			t.Fatalf("MOTD = %q", got)
-		}
+		expectParams(t, asker, "422", "asker", "MOTD File is missing") // no --motd: no MOTD
 	})
 }
 

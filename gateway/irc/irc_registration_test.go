@@ -1,9 +1,13 @@
 package irc_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
@@ -68,7 +72,7 @@ func TestIRCCapNegotiation(t *testing.T) {
 			t.Fatalf("001 = %q", w.String())
 		}
 		expect(t, c, "005", "CHANMODES=beI,k,l,CimnstE", "PREFIX=(ohv)@%+")
-		expect(t, c, "376")
+		expect(t, c, "422")
 		sendLines(t, c, "CAP LIST")
 		expectParams(t, c, "CAP", "capwaiter", "LIST", "")
 	})
@@ -236,4 +240,54 @@ func TestIRCSASLSuccessLines(t *testing.T) {
 			t.Fatalf("001 = %q", w.String())
 		}
 	})
+}
+
+// TestIRCMOTD: without a MOTD file registration ends with 422 and no MOTD lines; with one, 375,
+// a 372 per line of the file and 376, at registration and on MOTD; an empty file is no MOTD.
+func TestIRCMOTD(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "motd.txt")
+	empty := filepath.Join(dir, "empty.txt")
+	if err := os.WriteFile(file, []byte("Be kind.\r\nSecond line\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("\n  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, motdFile string
+		want           []string // MOTD lines; none: 422
+	}{
+		{"no file", "", nil},
+		{"an empty file", empty, nil},
+		{"a file", file, []string{"- Be kind.", "- Second line"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := startNode(t, t.TempDir(), func(c *Config) { c.MOTDFile = tc.motdFile })
+			c := dial(t, n)
+			sendLines(t, c, "NICK motdreader", "USER motdreader 0 * :MOTD")
+			for _, verb := range []string{"registration", "MOTD"} {
+				if verb == "MOTD" {
+					sendLines(t, c, "MOTD")
+				}
+				msgs := readUntil(t, c, "the end of the MOTD", func(m ircmsg.Message) bool { return m.Command == "376" || m.Command == "422" })
+				var got []string
+				for _, m := range msgs {
+					switch m.Command {
+					case "375", "376", "422":
+						got = append(got, m.Command)
+					case "372":
+						got = append(got, m.Param(1))
+					}
+				}
+				want := []string{"422"}
+				if tc.want != nil {
+					want = append(append([]string{"375"}, tc.want...), "376")
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: %q, want %q", verb, got, want)
+				}
+			}
+		})
+	}
 }

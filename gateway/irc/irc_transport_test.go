@@ -114,7 +114,7 @@ func TestIRCWebSocketFramesHoldOneLine(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"CAP", "001", "005", "376", "PONG binary", "417"} {
+	for _, want := range []string{"CAP", "001", "005", "422", "PONG binary", "417"} {
 		if !seen[want] {
 			t.Errorf("no %s frame before the PONG", want)
 		}
