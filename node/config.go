@@ -72,7 +72,7 @@ type Config struct {
 	ChallengeTTL    time.Duration
 	MaxConnsPerIP   int
 	AllowedOrigins  []string
-	JoinHistory     int
+	JoinHistory     int  // messages replayed on JOIN to a client without draft/chathistory; 0 or -1: none
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
 
@@ -278,6 +278,9 @@ func (c *Config) Validate() error {
 	}
 	if c.UnownedChannelExpiry == 0 || c.FoundedChannelExpiry == 0 {
 		bad("channel expiry %s, founded channel expiry %s: must be positive, or negative to keep empty channels", c.UnownedChannelExpiry, c.FoundedChannelExpiry)
+	}
+	if c.JoinHistory < -1 {
+		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)
 	}
 	if c.SendQBytes <= 0 {
 		bad("send queue %d bytes: must be positive", c.SendQBytes)

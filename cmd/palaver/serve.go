@@ -72,7 +72,7 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.IntVar(&cfg.MaxHTTPConnsPerIP, "max-http-conns-per-ip", cfg.MaxHTTPConnsPerIP, "concurrent HTTP connections (WebSockets included) per client IP, IPv6 per /64; more are closed at accept (0 = default: 64, or --max-conns-per-ip + 32 when more, unlimited when that is -1; -1 = unlimited)")
 	fs.Var(&trustedProxies, "trusted-proxy", "reverse proxy (IP or CIDR) whose X-Real-IP / X-Forwarded-For name the HTTP client (repeatable); without it those headers are ignored, from loopback too")
 	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); CORS always allows localhost, WebSocket only when the node listens on loopback with a local --base-url")
-	fs.IntVar(&cfg.JoinHistory, "join-history", cfg.JoinHistory, "messages replayed to a client when it joins a channel (-1 disables)")
+	fs.IntVar(&cfg.JoinHistory, "join-history", cfg.JoinHistory, "messages replayed to a client when it joins a channel (0 or -1: none)")
 	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", cfg.NoFloodLimits, "BENCHMARKS ONLY: turn off per-connection flood limits")
 	const day = 24 * time.Hour
 	keyLifetimeDays, peerKeyRetrySecs := int(cfg.SigningKeyLifetime/day), int(cfg.PeerKeyRetry/time.Second)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -78,8 +77,9 @@ func (h *fakeHistory) stored() []string {
 
 func newPipelineClient(t *testing.T, h *fakeHistory) (*client, *recordConn) {
 	t.Helper()
-	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Messages: chat.New(chat.Config{Store: h, NodeName: "n1"})}, nil, nil, h, nil)
+	cfg := unitConfig(256 << 10)
+	cfg.Messages = chat.New(chat.Config{Store: h, NodeName: "n1"})
+	s := New(cfg, nil, nil, h, nil)
 	t.Cleanup(s.Close)
 	conn := &recordConn{}
 	return s.newClient(conn), conn

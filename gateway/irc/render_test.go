@@ -3,8 +3,6 @@ package irc
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +24,7 @@ type renderEnv struct {
 
 func newRenderEnv(t *testing.T, prop Proposer) *renderEnv {
 	state := fsmtest.New()
-	s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendQBytes: 1 << 30}, state, prop, nil, nil)
+	s := New(unitConfig(1<<30), state, prop, nil, nil)
 	t.Cleanup(s.Close)
 	return &renderEnv{t: t, s: s, state: state}
 }
@@ -237,7 +235,7 @@ func BenchmarkRenderJoin(b *testing.B) {
 	for _, members := range []int{100, 5000} {
 		b.Run("members="+strconv.Itoa(members), func(b *testing.B) {
 			state := fsmtest.New()
-			s := New(Config{ServerName: "irc.test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SendQBytes: 1 << 40}, state, nil, nil, nil)
+			s := New(unitConfig(1<<40), state, nil, nil, nil)
 			b.Cleanup(s.Close)
 			var joiner *client
 			for i := range members {

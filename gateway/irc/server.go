@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,8 @@ type Messages interface {
 	NewMsgID(at time.Time) string
 }
 
-// Config is the IRC edge's immutable configuration.
+// Config is the IRC edge's immutable configuration. New sets no defaults: the values come from
+// the node's configuration (node.DefaultConfig).
 type Config struct {
 	ServerName  string
 	Network     string
@@ -76,17 +78,17 @@ type Config struct {
 	NoGuests    bool
 	// FloodLimits enables the per-connection command and message limits. Only benchmarks turn it off.
 	FloodLimits bool
-	SendQBytes  int           // per-connection output budget; default 256 KiB
-	PingAfter   time.Duration // idle time before the server pings; default 30 s
-	PingTimeout time.Duration // time to answer that ping; default 60 s
-	JoinHistory int           // messages replayed on JOIN; default 25, negative disables
+	SendQBytes  int           // per-connection output budget
+	PingAfter   time.Duration // idle time before the server pings
+	PingTimeout time.Duration // time to answer that ping
+	JoinHistory int           // messages replayed on JOIN; 0 or negative: none
 	Logger      *slog.Logger
 	Metrics     *metrics.Set
 	// Messages is the chat service: every message, edit, delete and reaction goes through it.
 	Messages Messages
 	// KeyLifetime is how long a MSGSIG session key counts after registration (0 = forever).
 	KeyLifetime time.Duration
-	// KeySweepEvery is how often sessions with expired keys are looked for; default 60 s.
+	// KeySweepEvery is how often sessions with expired keys are looked for.
 	KeySweepEvery time.Duration
 	// Streams are the node's streams (streams.go): the edge renders applied entries and delivers
 	// chat events stored elsewhere, and publishes what its clients send (messages, edits, deletes
@@ -143,17 +145,10 @@ type Server struct {
 
 // New builds the IRC edge.
 func New(cfg Config, state State, proposer Proposer, history History, verifier *sasl.Verifier) *Server {
-	if cfg.SendQBytes <= 0 {
-		cfg.SendQBytes = 256 << 10
-	}
-	if cfg.PingAfter <= 0 {
-		cfg.PingAfter = 30 * time.Second
-	}
-	if cfg.PingTimeout <= 0 {
-		cfg.PingTimeout = 60 * time.Second
-	}
-	if cfg.JoinHistory == 0 {
-		cfg.JoinHistory = 25
+	if cfg.SendQBytes <= 0 || cfg.PingAfter <= 0 || cfg.PingTimeout <= 0 || cfg.KeySweepEvery <= 0 {
+		// The node validates these (node.Config); their defaults are node.DefaultConfig's.
+		panic(fmt.Sprintf("irc: send queue %d, ping after %s, ping timeout %s, key sweep %s: each must be positive",
+			cfg.SendQBytes, cfg.PingAfter, cfg.PingTimeout, cfg.KeySweepEvery))
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -178,9 +173,6 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 	s.isupport = buildISupport(cfg)
 	if err := s.subscribe(cfg.Streams); err != nil {
 		panic(err) // two edges on one set of streams: a wiring bug
-	}
-	if cfg.KeySweepEvery <= 0 {
-		cfg.KeySweepEvery = time.Minute
 	}
 	go s.sweepKeys(cfg.KeySweepEvery)
 	s.keepalive = newKeepalive()
