@@ -13,12 +13,18 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
+// partnerDIDTag names the correspondent of a direct conversation listed by TARGETS by its DID
+// (freeq's freeq.at/partner-did): the nick is only for display and may have changed hands, so
+// clients key the conversation by the DID, as they key live direct messages by the account tag.
+const partnerDIDTag = "freeq.at/partner-did"
+
 // maxTargetCandidates bounds the DIDs whose direct-message venue with the caller TARGETS looks at.
 const maxTargetCandidates = 5000
 
 // historyTarget is one conversation listed by CHATHISTORY TARGETS.
 type historyTarget struct {
 	name   string // channel name, or the correspondent's nick (its DID when it has none)
+	did    string // the correspondent's DID; "" for a channel
 	venue  string
 	latest time.Time
 }
@@ -26,7 +32,8 @@ type historyTarget struct {
 // chathistoryTargets answers CHATHISTORY TARGETS <from> <to> <limit> (draft/chathistory-targets):
 // the channels the client is in and the direct conversations of its DID that have a message
 // between the two timestamps (either may be *), each with the time of its latest message there,
-// the most recent limit of them, oldest first.
+// the most recent limit of them, oldest first. A direct conversation's line carries the
+// correspondent's DID (partnerDIDTag) for message-tags clients.
 func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
 	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("CHATHISTORY", code, text, ctx...)) }
 	if len(m.Params) < 4 {
@@ -83,8 +90,15 @@ func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	for _, t := range found {
 		line := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "CHATHISTORY", Params: []string{"TARGETS", t.name, serverTime(t.latest)}}
+		tags := map[string]string{}
 		if batchID != "" {
-			line.Tags = map[string]string{"batch": batchID}
+			tags["batch"] = batchID
+		}
+		if t.did != "" && c.has(capMessageTags) {
+			tags[partnerDIDTag] = t.did
+		}
+		if len(tags) > 0 {
+			line.Tags = tags
 		}
 		rb.add(line)
 	}
@@ -147,7 +161,7 @@ func (c *client) targetCandidates() []historyTarget {
 			if nick == "" {
 				nick = did
 			}
-			out = append(out, historyTarget{name: nick, venue: chat.DMVenue(me, did)})
+			out = append(out, historyTarget{name: nick, did: did, venue: chat.DMVenue(me, did)})
 		}
 	})
 	return out

@@ -2,6 +2,7 @@ package irc_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,8 +299,9 @@ func TestIRCChatHistoryDirectMessages(t *testing.T) {
 // and direct conversations of the caller with their latest message time, readable venues only.
 func TestIRCChatHistoryTargets(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	alice, _ := login(t, n, "tgtalice", historyCaps...)
-	bob, _ := login(t, n, "tgtbob", historyCaps...)
+	aliceKey := newEd25519(t)
+	alice, _ := loginAs(t, n, aliceKey, "tgtalice", historyCaps...)
+	bob, bobRes := login(t, n, "tgtbob", historyCaps...)
 	carol, _ := login(t, n, "tgtcarol", historyCaps...)
 	joinChannels(t, alice, "#tgt-mine")
 	joinChannels(t, carol, "#tgt-theirs")
@@ -308,6 +310,7 @@ func TestIRCChatHistoryTargets(t *testing.T) {
 	sendLines(t, bob, "PRIVMSG tgtalice :a direct word")
 	dm := expectFrom(t, alice, "tgtbob", "PRIVMSG", "a direct word")
 
+	partners := map[string]string{}
 	targets := func(t *testing.T, command string) map[string]string {
 		t.Helper()
 		sendLines(t, alice, command)
@@ -318,6 +321,7 @@ func TestIRCChatHistoryTargets(t *testing.T) {
 				t.Fatalf("%s: line %q", command, m.String())
 			}
 			out[m.Param(1)] = m.Param(2)
+			partners[m.Param(1)] = m.Tags["freeq.at/partner-did"]
 		}
 		return out
 	}
@@ -325,6 +329,27 @@ func TestIRCChatHistoryTargets(t *testing.T) {
 		got := targets(t, "CHATHISTORY TARGETS * * 50")
 		if len(got) != 2 || got["#tgt-mine"] != first.at.Format("2006-01-02T15:04:05.000Z") || got["tgtbob"] != dm.Tags["time"] {
 			t.Fatalf("targets = %v", got)
+		}
+		// A direct conversation names the partner's DID, as freeq's clients key it; a channel none.
+		if partners["tgtbob"] != bobRes.DID || partners["#tgt-mine"] != "" {
+			t.Fatalf("partner DIDs %v, want tgtbob as %s", partners, bobRes.DID)
+		}
+		// History asked for by that DID is the same conversation.
+		body := historyBatch(t, alice, "CHATHISTORY LATEST "+bobRes.DID+" * 10", bobRes.DID)
+		if got := texts(body); !slices.Equal(got, []string{"a direct word"}) {
+			t.Fatalf("history by the partner's DID: %q", got)
+		}
+	})
+	t.Run("without message-tags, no tag", func(t *testing.T) {
+		plain, _ := loginAs(t, n, aliceKey, "tgtalice2", historyCaps...)
+		sendLines(t, plain, "CAP REQ -message-tags")
+		expect(t, plain, "CAP", "ACK")
+		sendLines(t, plain, "CHATHISTORY TARGETS * * 50")
+		_, body := batchBody(t, plain, "draft/chathistory-targets")
+		for _, m := range body {
+			if _, ok := m.Tags["freeq.at/partner-did"]; ok {
+				t.Fatalf("a client without message-tags got %q", m.String())
+			}
 		}
 	})
 	t.Run("between timestamps", func(t *testing.T) {
