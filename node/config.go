@@ -116,6 +116,8 @@ type Config struct {
 	Peers               []peering.Peer
 	Links               []peering.Link
 	FederationSendEvery time.Duration
+	// FederationCatchUpWindow bounds catch-up: events older than it are not sent to a peer.
+	FederationCatchUpWindow time.Duration
 	// PeerAllowPrivate lets federation reach configured peers at private and loopback addresses
 	// (--peer-allow-private); the SSRF guard otherwise refuses them.
 	PeerAllowPrivate bool
@@ -165,7 +167,8 @@ func DefaultConfig() Config {
 		PingTimeout: 60 * time.Second,
 		SendQBytes:  256 << 10,
 
-		FederationSendEvery: time.Second,
+		FederationSendEvery:     time.Second,
+		FederationCatchUpWindow: 24 * time.Hour,
 
 		ChannelSweepEvery:    time.Hour,
 		UnownedChannelExpiry: 7 * 24 * time.Hour,
@@ -270,7 +273,8 @@ func (c *Config) Validate() error {
 	}{
 		{"dead node grace", c.DeadNodeGrace}, {"peer key retry", c.PeerKeyRetry}, {"key sweep interval", c.KeySweepEvery},
 		{"signing key lifetime", c.SigningKeyLifetime}, {"ping interval", c.PingAfter}, {"ping timeout", c.PingTimeout},
-		{"federation send interval", c.FederationSendEvery}, {"channel sweep interval", c.ChannelSweepEvery},
+		{"federation send interval", c.FederationSendEvery}, {"federation catch-up window", c.FederationCatchUpWindow},
+		{"channel sweep interval", c.ChannelSweepEvery},
 	} {
 		if d.d <= 0 {
 			bad("%s %s: must be positive", d.name, d.d)

@@ -47,7 +47,7 @@ func (n *Node) startFederation(context.Context) error {
 		Allow: n.allow, Accept: n.chat, Links: n.cfg.Links, Store: n.events, State: n.machine, Proposer: n.prop,
 		Client: n.cfg.Faults.client(client, federationPoint), PeerKeyRetry: n.cfg.PeerKeyRetry,
 		Streams:    n.streams,
-		Registerer: n.metrics.Registry, SendEvery: n.cfg.FederationSendEvery,
+		Registerer: n.metrics.Registry, SendEvery: n.cfg.FederationSendEvery, CatchUpWindow: n.cfg.FederationCatchUpWindow,
 		Logger: n.log.With("component", "federation"),
 	})
 	if err != nil {

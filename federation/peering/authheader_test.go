@@ -38,7 +38,7 @@ func inboundServer(t *testing.T, peerKey ed25519.PrivateKey, readTimeout time.Du
 	didServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(doc) }))
 	t.Cleanup(didServer.Close)
 	_, selfKey, _ := ed25519.GenerateKey(rand.Reader)
-	f, err := New(Config{ServerDID: testSelfDID, NodeName: "b1", Key: selfKey, Client: didServer.Client(),
+	f, err := New(Config{SendEvery: time.Second, CatchUpWindow: 24 * time.Hour, ServerDID: testSelfDID, NodeName: "b1", Key: selfKey, Client: didServer.Client(),
 		Peers: []Peer{{DID: testPeerDID, BaseURL: didServer.URL}}})
 	if err != nil {
 		t.Fatal(err)

@@ -74,8 +74,8 @@
 // acknowledged after its durable commit, so nothing is lost when a link drops; the receiver
 // drops duplicate msgids, so nothing is delivered twice. An edit or delete whose root is not
 // stored yet waits: ReceiveFrame's Taken stops its list there, and the sender's cursor stays
-// before it. Catch-up is bounded: events older than CatchUpWindow (24 hours) are not sent. The
-// exact stored text and tags travel, signature included, and are re-verified on arrival.
+// before it. Catch-up is bounded: events older than CatchUpWindow (a day by default) are not
+// sent. The exact stored text and tags travel, signature included, and are re-verified on arrival.
 // (Sending from the node that originated an event, rather than from one leader, is what makes
 // deletes travel: a node's deletions log holds only the deletes made on that node.)
 //

@@ -63,7 +63,7 @@ type Config struct {
 	Proposer Proposer
 	// Client reaches peers and their did:web documents; it must be the SSRF-guarded client.
 	Client       *http.Client
-	PeerKeyRetry time.Duration // default 60 s
+	PeerKeyRetry time.Duration // how long a peer document without a key is not asked again; 0: always asked
 	// Streams are the node's streams. Federation subscribes to Applied (linked channels' state
 	// changes and presence made here go to their peers), and publishes every message, delete and
 	// reaction it accepted from a peer into Stored with source Federation (local sessions and the
@@ -71,8 +71,8 @@ type Config struct {
 	// published.
 	Streams       *stream.Streams
 	Registerer    prometheus.Registerer // palaver_federation_* metrics; nil: not exported
-	SendEvery     time.Duration         // first retry of a failed envelope (backoff up to 10×); default 1 s
-	CatchUpWindow time.Duration         // oldest event sent; default 24 h
+	SendEvery     time.Duration         // first retry of a failed envelope (backoff up to 10×)
+	CatchUpWindow time.Duration         // oldest event sent
 	Logger        *slog.Logger
 	Now           func() time.Time
 }
@@ -110,14 +110,10 @@ type Federation struct {
 // New checks the configuration and builds the federation side of a node; Start runs the outboxes.
 // The exchange runs the streams (Federation is its exchange.Servers).
 func New(cfg Config) (*Federation, error) {
-	if cfg.PeerKeyRetry <= 0 {
-		cfg.PeerKeyRetry = 60 * time.Second
-	}
-	if cfg.SendEvery <= 0 {
-		cfg.SendEvery = time.Second
-	}
-	if cfg.CatchUpWindow <= 0 {
-		cfg.CatchUpWindow = 24 * time.Hour
+	// No defaults here: the node's configuration (node.DefaultConfig) gives every value.
+	if cfg.SendEvery <= 0 || cfg.CatchUpWindow <= 0 || cfg.PeerKeyRetry < 0 {
+		return nil, fmt.Errorf("peering: send interval %s and catch-up window %s must be positive, peer key retry %s not negative",
+			cfg.SendEvery, cfg.CatchUpWindow, cfg.PeerKeyRetry)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

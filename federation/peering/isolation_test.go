@@ -53,7 +53,7 @@ func TestSlowPeerHoldsOnlyItsOwnInbound(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
+	f, err := New(Config{SendEvery: time.Second, CatchUpWindow: 24 * time.Hour, ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
 		Peers: []Peer{slow, fast}, Store: store, State: fixedState{fsm.NewFixture().State()},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -64,7 +64,7 @@ func newPlane(t *testing.T) *plane {
 	fx.AddChannel(fsm.Channel{Name: "#c"})
 	fx.AddMember("#c", "s-bob", fsm.Member{})
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	p.f, err = New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
+	p.f, err = New(Config{SendEvery: time.Second, CatchUpWindow: 24 * time.Hour, ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
 		Peers: []Peer{p.full, p.relay, p.ro}, Store: store, State: fixedState{fx.State()},
 		Links:  []Link{{Channel: "#c", Peer: p.full.DID}, {Channel: "#r", Peer: p.relay.DID}, {Channel: "#ro", Peer: p.ro.DID}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return *p.now }})
@@ -371,7 +371,7 @@ func TestOutboxFollowsTheStream(t *testing.T) {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	home := "did:web:a.example" // sorts first: the home, so this side sends no topics
 	prop := &clearCounter{}
-	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: srv.Client(),
+	f, err := New(Config{SendEvery: time.Second, CatchUpWindow: 24 * time.Hour, ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: srv.Client(),
 		Peers: []Peer{{DID: home, BaseURL: srv.URL, Trust: TrustFull}}, Links: []Link{{Channel: "#c", Peer: home}},
 		State: fixedState{fx.State()}, Proposer: prop, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

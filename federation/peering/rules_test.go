@@ -30,7 +30,7 @@ func testFederationOver(t *testing.T, now *time.Time, fx *fsm.Fixture) (*Federat
 	pub, key, _ := ed25519.GenerateKey(rand.Reader)
 	fx.AddKey("did:web:b.example", fsm.KeyRecord{KID: signing.KID(pub), PublicKey: pub, Source: "server-key"})
 	st := fx.State()
-	f, err := New(Config{ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
+	f, err := New(Config{SendEvery: time.Second, CatchUpWindow: 24 * time.Hour, ServerDID: "did:web:b.example", NodeName: "n1", Key: key, Client: http.DefaultClient,
 		Peers: []Peer{{DID: "did:web:a.example", BaseURL: "http://a.example", Trust: TrustFull}},
 		Links: []Link{{Channel: "#c", Peer: "did:web:a.example"}},
 		State: fixedState{st}, Now: func() time.Time { return *now }})

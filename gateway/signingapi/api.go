@@ -43,7 +43,8 @@ type Config struct {
 	Messages   Messages
 	Retirer    Retirer
 	Resolver   *keyresolver.Resolver
-	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again.
+	// PeerKeyRetry is how long a did:web document that lacked a key is not asked again (0: it is
+	// asked every time). The node's value is node.DefaultConfig's unless configured.
 	PeerKeyRetry time.Duration
 	Logger       *slog.Logger
 	Now          func() time.Time
@@ -70,9 +71,6 @@ func New(cfg Config) *API {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
-	}
-	if cfg.PeerKeyRetry <= 0 {
-		cfg.PeerKeyRetry = 60 * time.Second
 	}
 	pub := cfg.ServerKey.Public().(ed25519.PublicKey)
 	return &API{cfg: cfg, pub: pub, kid: signing.KID(pub), verified: signing.NewVerifyCache(1 << 16),

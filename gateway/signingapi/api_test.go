@@ -76,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { store.Close() })
 	f.store = store
 	f.api = New(Config{ServerName: "palaver.test", BaseURL: "http://palaver.test", ServerKey: server, State: f.machine,
-		Proposer: f, Messages: store, Retirer: f, Now: func() time.Time { return f.now }})
+		Proposer: f, Messages: store, Retirer: f, PeerKeyRetry: time.Minute, Now: func() time.Time { return f.now }})
 	pub := server.Public().(ed25519.PublicKey)
 	f.mustPropose(fsm.RegisterKey{DID: f.api.ServerDID(), KID: signing.KID(pub), PublicKey: pub, Source: "server-key"})
 	s := rest.New(rest.Config{ServerName: "palaver.test", BaseURL: "http://palaver.test", Tokens: tokens{"tok-alice": "did:key:alice"}})
