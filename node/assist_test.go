@@ -66,6 +66,7 @@ func newAssistWorld(t *testing.T, n *Node) *assistWorld {
 	chanOp(t, w.alice, "#banned", "+b "+w.bobRes.DID)
 	chanOp(t, w.alice, "#muted")
 	chanOp(t, w.alice, "#open", "-n")
+	chanOp(t, w.alice, "#hidden", "+s")
 	joinChannels(t, w.bob, "#mod", "#muted")
 	sendLines(t, w.alice, "MODE #muted +b m:"+w.bobRes.DID)
 	expect(t, w.bob, "MODE", "#muted", "+b")
@@ -118,6 +119,16 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 			}
 		}
 	}
+	fix := func(want string) check {
+		return func(t *testing.T, env assist.Envelope, _ string) {
+			for _, f := range env.SuggestedFixes {
+				if strings.Contains(f.Summary, want) {
+					return
+				}
+			}
+			t.Errorf("no suggested fix with %q in %v", want, env.SuggestedFixes)
+		}
+	}
 	absent := func(bad ...string) check {
 		return func(t *testing.T, _ assist.Envelope, raw string) {
 			for _, b := range bad {
@@ -151,8 +162,8 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 			[]check{summary("no longer holds")}},
 		{"join founder", "diagnose_join_failure", alice, map[string]any{"channel": "#banned"}, "JOIN_SHOULD_SUCCEED", nil},
 		{"join unknown channel", "diagnose_join_failure", bob, map[string]any{"channel": "#nowhere"}, "CHANNEL_DOES_NOT_EXIST", nil},
-		{"join other account", "diagnose_join_failure", bob, map[string]any{"channel": "#pub", "account": w.aliceRes.DID}, "JOIN_SELF_ONLY", []check{redacted}},
-		{"join anonymous", "diagnose_join_failure", "", map[string]any{"channel": "#pub"}, "JOIN_SELF_ONLY", nil},
+		{"join other account", "diagnose_join_failure", bob, map[string]any{"channel": "#pub", "account": w.aliceRes.DID}, "DIAGNOSE_JOIN_FAILURE_SELF_ONLY", []check{redacted}},
+		{"join anonymous", "diagnose_join_failure", "", map[string]any{"channel": "#pub"}, "DIAGNOSE_JOIN_FAILURE_SELF_ONLY", nil},
 
 		// predict_message_outcome applies the message path's checks.
 		{"predict moderated", "predict_message_outcome", bob, map[string]any{"target": "#mod", "text": "hi"}, "PREDICTED_REJECTED", []check{summary("+m")}},
@@ -168,7 +179,7 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 		{"predict no channel", "predict_message_outcome", bob, map[string]any{"target": "#nowhere"}, "PREDICT_CHANNEL_DOES_NOT_EXIST", nil},
 		{"predict nick", "predict_message_outcome", bob, map[string]any{"target": "alice"}, "PREDICTED_ACCEPTED", nil},
 		{"predict no nick", "predict_message_outcome", bob, map[string]any{"target": "nobody"}, "PREDICTED_REJECTED", []check{summary("401")}},
-		{"predict anonymous", "predict_message_outcome", "", map[string]any{"target": "#pub"}, "PREDICT_SELF_ONLY", nil},
+		{"predict anonymous", "predict_message_outcome", "", map[string]any{"target": "#pub"}, "PREDICT_MESSAGE_OUTCOME_SELF_ONLY", nil},
 
 		// replay_missed_messages returns exactly the readable messages after the anchor.
 		{"replay", "replay_missed_messages", bob, map[string]any{"channel": "#pub", "since_msgid": w.pub[0]}, "GAP_REPORTED",
@@ -182,29 +193,40 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 			}}},
 		{"replay limit", "replay_missed_messages", "", map[string]any{"channel": "#pub", "since_msgid": w.pub[0], "limit": 1}, "GAP_REPORTED",
 			[]check{summary("the first 1")}},
-		{"replay restricted", "replay_missed_messages", bob, map[string]any{"channel": "#secret", "since_msgid": w.secretID}, "REPLAY_REQUIRES_MEMBERSHIP",
+		{"replay restricted", "replay_missed_messages", bob, map[string]any{"channel": "#secret", "since_msgid": w.secretID}, "REPLAY_MISSED_MESSAGES_REQUIRES_MEMBERSHIP",
 			[]check{absent(w.secretID, w.secretText), redacted}},
 		{"replay foreign anchor", "replay_missed_messages", bob, map[string]any{"channel": "#pub", "since_msgid": w.secretID}, "ANCHOR_MSGID_NOT_FOUND",
 			[]check{absent(w.secretText)}},
 		{"replay member", "replay_missed_messages", alice, map[string]any{"channel": "#secret", "since_msgid": w.secretID}, "GAP_REPORTED", []check{summary("0 messages")}},
 
 		// diagnose_message_ordering compares the order seen with the server's.
-		{"ordering matches", "diagnose_message_ordering", "", map[string]any{"channel": "#pub", "message_ids": w.pub}, "ORDER_MATCHES_CANONICAL", nil},
-		{"ordering mismatch", "diagnose_message_ordering", "", map[string]any{"channel": "#pub", "message_ids": []string{w.pub[2], w.pub[0], w.pub[1]}},
+		{"ordering matches", "diagnose_message_ordering", alice, map[string]any{"channel": "#pub", "message_ids": w.pub}, "ORDER_MATCHES_CANONICAL", nil},
+		{"ordering mismatch", "diagnose_message_ordering", alice, map[string]any{"channel": "#pub", "message_ids": []string{w.pub[2], w.pub[0], w.pub[1]}},
 			"DISPLAY_ORDER_MISMATCH", []check{summary(w.pub[0] + ", " + w.pub[1] + ", " + w.pub[2])}},
-		{"ordering foreign ids", "diagnose_message_ordering", bob, map[string]any{"channel": "#pub", "message_ids": []string{w.pub[0], w.secretID}},
+		{"ordering anonymous", "diagnose_message_ordering", "", map[string]any{"channel": "#pub", "message_ids": w.pub},
+			"DIAGNOSE_MESSAGE_ORDERING_REQUIRES_MEMBERSHIP", []check{absent(w.pub[0])}},
+		{"ordering non-member", "diagnose_message_ordering", bob, map[string]any{"channel": "#pub", "message_ids": w.pub},
+			"DIAGNOSE_MESSAGE_ORDERING_REQUIRES_MEMBERSHIP", []check{absent(w.pub[0])}},
+		{"ordering foreign ids", "diagnose_message_ordering", alice, map[string]any{"channel": "#pub", "message_ids": []string{w.pub[0], w.secretID}},
 			"ORDER_MATCHES_CANONICAL", []check{absent(w.secretID, w.secretText), redacted}},
 		{"ordering restricted", "diagnose_message_ordering", bob, map[string]any{"channel": "#secret", "message_ids": []string{w.secretID}},
-			"ORDERING_REQUIRES_MEMBERSHIP", []check{absent(w.secretText)}},
+			"DIAGNOSE_MESSAGE_ORDERING_REQUIRES_MEMBERSHIP", []check{absent(w.secretText)}},
 
 		// inspect_my_session reports the caller's own sessions.
 		{"inspect", "inspect_my_session", bob, map[string]any{}, "SESSION_REPORTED", []check{fact("nick bob"), fact("#mod")}},
-		{"inspect other", "inspect_my_session", bob, map[string]any{"account": w.aliceRes.DID}, "INSPECT_SELF_ONLY", []check{absent("alice")}},
-		{"inspect anonymous", "inspect_my_session", "", map[string]any{}, "INSPECT_SELF_ONLY", nil},
+		{"inspect other", "inspect_my_session", bob, map[string]any{"account": w.aliceRes.DID}, "INSPECT_MY_SESSION_SELF_ONLY", []check{absent("alice")}},
+		{"inspect anonymous", "inspect_my_session", "", map[string]any{}, "INSPECT_MY_SESSION_SELF_ONLY", nil},
 
 		// explain_message_routing parses the line and names recipients by node.
 		{"routing", "explain_message_routing", bob, map[string]any{"wire_line": ":alice!a@h PRIVMSG #mod :hi", "my_nick": "bob"}, "ROUTING_EXPLAINED",
-			[]check{fact("node palaver.test: 2 recipients (alice, bob)"), fact("You (bob) are a member")}},
+			[]check{fact("node palaver.test: 2 recipients (alice, bob)"), fact("You (bob) are a member"), fact("exchange stream"), absent("pushed")}},
+		// A secret channel (+s) does not exist for those who are not in it.
+		{"secret join non-member", "diagnose_join_failure", bob, map[string]any{"channel": "#hidden"}, "CHANNEL_DOES_NOT_EXIST", []check{absent("+s", "member")}},
+		{"secret join member", "diagnose_join_failure", alice, map[string]any{"channel": "#hidden"}, "JOIN_SHOULD_SUCCEED", []check{fact("and 1 member")}},
+		{"secret predict", "predict_message_outcome", bob, map[string]any{"target": "#hidden", "text": "hi"}, "PREDICT_CHANNEL_DOES_NOT_EXIST", nil},
+		{"secret routing", "explain_message_routing", "", map[string]any{"wire_line": "PRIVMSG #hidden :hi"}, "ROUTING_EXPLAINED", []check{summary("There is no channel")}},
+		{"secret ordering", "diagnose_message_ordering", "", map[string]any{"channel": "#hidden", "message_ids": w.pub}, "CHANNEL_DOES_NOT_EXIST", nil},
+		{"secret av", "diagnose_av_session", bob, map[string]any{"channel": "#hidden"}, "CHANNEL_DOES_NOT_EXIST", nil},
 		{"routing status", "explain_message_routing", bob, map[string]any{"wire_line": "PRIVMSG @#mod :ops only"}, "ROUTING_EXPLAINED",
 			[]check{fact("1 recipient (alice)"), fact("STATUSMSG")}},
 		{"routing restricted", "explain_message_routing", bob, map[string]any{"wire_line": "@msgid=" + w.secretID + " PRIVMSG #secret :x"}, "ROUTING_EXPLAINED",
@@ -223,13 +245,18 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 			"supports": map[string]bool{"message_tags": false, "sasl": true, "server_time": true}}, "CONFIG_HAS_WARNINGS", nil},
 		{"config ok", "validate_client_config", "", map[string]any{"client_name": "full", "server_url": "ircs://palaver.test:6697", "auth_method": "crypto",
 			"supports": map[string]bool{"message_tags": true, "sasl": true, "server_time": true, "batch": true, "echo_message": true}}, "CONFIG_OK", nil},
+		{"config supports nothing", "validate_client_config", "", map[string]any{"client_name": "bare", "supports": map[string]bool{}},
+			"CONFIG_HAS_WARNINGS", []check{summary("4 warnings"), fix("Support message-tags"), fix("Support server-time"), fix("Support batch"), fix("Support echo-message")}},
+		{"config multi-device without resume", "validate_client_config", "", map[string]any{"client_name": "phone", "desired_features": []string{"multi_device"},
+			"supports": map[string]bool{"message_tags": true, "server_time": true, "batch": true, "echo_message": true}}, "CONFIG_HAS_WARNINGS",
+			[]check{summary("1 warning"), fix("multi_device without resume")}},
 
 		// diagnose_disconnect without a record.
 		{"disconnect none", "diagnose_disconnect", bob, map[string]any{}, "DISCONNECT_REPORTED", []check{fact("in memory")}},
 
 		// diagnose_av_session: no SFU on this node.
 		{"av", "diagnose_av_session", bob, map[string]any{"channel": "#pub"}, "NO_ACTIVE_AV_SESSION", []check{summary("no active call")}},
-		{"av restricted", "diagnose_av_session", bob, map[string]any{"channel": "#secret"}, "AV_REQUIRES_MEMBERSHIP", nil},
+		{"av restricted", "diagnose_av_session", bob, map[string]any{"channel": "#secret"}, "DIAGNOSE_AV_SESSION_REQUIRES_MEMBERSHIP", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,7 +363,7 @@ func TestAssistDisconnectReasons(t *testing.T) {
 	if len(env.SuggestedFixes) == 0 || !strings.Contains(env.SuggestedFixes[0].Summary, "PONG") {
 		t.Errorf("fixes %+v", env.SuggestedFixes)
 	}
-	if env, raw := callTool(t, n, assist.ToolsPath+"diagnose_disconnect", "", ask); env.Diagnosis.Code != "DISCONNECT_SELF_ONLY" || strings.Contains(raw, "Killed") {
+	if env, raw := callTool(t, n, assist.ToolsPath+"diagnose_disconnect", "", ask); env.Diagnosis.Code != "DIAGNOSE_DISCONNECT_SELF_ONLY" || strings.Contains(raw, "Killed") {
 		t.Fatalf("anonymous: %s", raw)
 	}
 

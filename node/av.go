@@ -4,16 +4,14 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/av"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -130,20 +128,27 @@ func (n *Node) SFU() *sfu.SFU {
 	return nil
 }
 
-// announceAV sends a server TAGMSG to the channel's members on this node.
+// announceAV sends a server TAGMSG to the channel's members on this node, under the msgid the
+// call event derives (the same on every node).
 func (n *Node) announceAV(channel string, tags map[string]string, at time.Time, msgid string) {
-	n.irc.DeliverRemote(eventstore.Message{MsgID: msgid, Venue: channel, Command: "TAGMSG", Sender: n.cfg.ServerName,
-		SenderNick: n.cfg.ServerName, Tags: tags, Time: at, Origin: n.cfg.NodeName})
+	n.deliverAsNode(chat.Draft{Command: "TAGMSG", Venue: channel, Tags: tags}, msgid, at)
 }
 
 // tellAV sends a server NOTICE to the sessions of did on this node.
 func (n *Node) tellAV(did, text string, tags map[string]string) {
-	from := n.ServerDID()
-	pair := []string{from, did}
-	slices.Sort(pair)
-	n.irc.DeliverRemote(eventstore.Message{MsgID: ulid.Make().String(), Venue: "dm:" + pair[0] + "," + pair[1],
-		Command: "NOTICE", Sender: n.cfg.ServerName, SenderNick: n.cfg.ServerName, SenderDID: from, Text: text,
-		Tags: tags, Time: time.Now(), Origin: n.cfg.NodeName})
+	n.deliverAsNode(chat.Draft{Command: "NOTICE", Venue: chat.DMVenue(n.ServerDID(), did), Text: text, Tags: tags}, "", time.Time{})
+}
+
+// deliverAsNode delivers a message of this node's own to its members: the message service gives
+// it its msgid (unless derived) and signature.
+func (n *Node) deliverAsNode(d chat.Draft, msgid string, at time.Time) {
+	d.Nick, d.Mask = n.cfg.ServerName, n.cfg.ServerName
+	m, err := n.chat.DeliverAsNode(d, msgid, at)
+	if err != nil {
+		n.log.Warn("server message not delivered", "venue", d.Venue, "err", err)
+		return
+	}
+	n.irc.DeliverRemote(m)
 }
 
 // nodeBaseURL is the public base URL of a live node of the cluster, gossiped in its metadata.

@@ -12,6 +12,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -135,13 +136,16 @@ func (c coordEdge) file(it stream.Item) {
 	if receipt == nil || !strings.HasPrefix(receipt.Venue, "#") && !strings.HasPrefix(receipt.Venue, "&") {
 		return
 	}
+	// The receipt filed in the state is the one sent: its id becomes the msgid, its signature stays.
 	tags := make(map[string]string, len(receipt.Tags))
 	for k, v := range receipt.Tags {
-		if k != "+freeq.at/sig" && k != "+freeq.at/eventid" { // the edge mints the msgid and signs
+		if k != chat.TagSig && k != chat.TagEventID {
 			tags[k] = v
 		}
 	}
-	if _, err := c.irc.SendServerMessage(ctx, irc.ServerMessage{Channel: receipt.Venue, Command: "TAGMSG", Tags: tags}); err != nil {
+	msg := irc.ServerMessage{Channel: receipt.Venue, Command: "TAGMSG", Tags: tags,
+		EventID: receipt.Tags[chat.TagEventID], Signature: receipt.Tags[chat.TagSig]}
+	if _, err := c.irc.SendServerMessage(ctx, msg); err != nil {
 		c.log.Warn("confirm receipt not sent", "msgid", m.MsgID, "err", err)
 	}
 }

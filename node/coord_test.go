@@ -140,10 +140,27 @@ func TestCoordBotKitOnEveryNode(t *testing.T) {
 	if err != nil || receipt.Tags["+freeq.at/sig"] == "" {
 		t.Fatalf("receipt: %+v, %v", receipt, err)
 	}
+	var filed []byte
 	eventually(t, "the action on node c", func() bool {
 		resp, body := httpDo(t, "GET", "http://"+c.HTTPAddr()+"/api/v1/actions/"+offerID, "", nil)
+		filed = body
 		return resp.StatusCode == 200 && strings.Contains(string(body), `"confirm_state":"confirmed"`) && strings.Contains(string(body), `"state":"open"`)
 	})
+	// One receipt: the one filed in the state and served over REST is the one the channel got.
+	var action struct {
+		Events []struct {
+			Receipt *struct {
+				EventID   string `json:"event_id"`
+				Signature string `json:"signature"`
+			} `json:"receipt"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(filed, &action); err != nil || len(action.Events) == 0 || action.Events[0].Receipt == nil {
+		t.Fatalf("action %s: %v", filed, err)
+	}
+	if r := action.Events[0].Receipt; r.EventID != receipt.Tags["msgid"] || r.Signature != receipt.Tags["+freeq.at/sig"] {
+		t.Fatalf("filed receipt %s %s, sent %s %s", r.EventID, r.Signature, receipt.Tags["msgid"], receipt.Tags["+freeq.at/sig"])
+	}
 
 	// A forged act is refused before it is relayed; a step out of order too.
 	forged, _ := actLine(t, botPriv, botDID, "#agents", "act", "handoff", "act-verb", "claim", "act-id", offerID)

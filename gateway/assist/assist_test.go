@@ -166,13 +166,13 @@ func TestToolTiers(t *testing.T) {
 		tool, body string
 		code       string
 	}{
-		{caller{did: "did:key:bob"}, "inspect_my_session", `{"account":"did:key:alice"}`, "INSPECT_SELF_ONLY"},
+		{caller{did: "did:key:bob"}, "inspect_my_session", `{"account":"did:key:alice"}`, "INSPECT_MY_SESSION_SELF_ONLY"},
 		{caller{did: "did:key:root", oper: true}, "inspect_my_session", `{"account":"did:key:alice"}`, "SESSION_REPORTED"},
 		{caller{did: "did:key:bob"}, "diagnose_join_failure", `{"channel":"pub"}`, "JOIN_DENIED"},
 		{caller{did: "did:key:bob"}, "diagnose_join_failure", `{"channel":"#secret"}`, "JOIN_DENIED"},
-		{caller{}, "replay_missed_messages", `{"channel":"#secret","since_msgid":"01ABC"}`, "REPLAY_REQUIRES_MEMBERSHIP"},
+		{caller{}, "replay_missed_messages", `{"channel":"#secret","since_msgid":"01ABC"}`, "REPLAY_MISSED_MESSAGES_REQUIRES_MEMBERSHIP"},
 		{caller{did: "did:key:root", oper: true}, "diagnose_av_session", `{"channel":"#secret"}`, "NO_ACTIVE_AV_SESSION"},
-		{caller{}, "diagnose_disconnect", `{"account":"did:key:alice"}`, "DISCONNECT_SELF_ONLY"},
+		{caller{}, "diagnose_disconnect", `{"account":"did:key:alice"}`, "DIAGNOSE_DISCONNECT_SELF_ONLY"},
 		{caller{}, "nonexistent", `{}`, "INVALID_INPUT"},
 	} {
 		env := s.run(ctx, tc.who, tc.tool, []byte(tc.body))

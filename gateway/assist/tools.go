@@ -145,15 +145,27 @@ func (s *Service) self(who caller, acct, prefix string) (string, *answer) {
 	return acct, nil
 }
 
-// channelTier is the caller's standing in a channel.
+// channelTier is the caller's standing in a channel. A secret channel (+s) the caller is not a
+// member or operator of does not exist for it: every tool answers as for a missing channel.
 type channelTier struct {
 	exists, readable, member, op bool
 }
 
 func (s *Service) tierIn(channel string, who caller) channelTier {
-	var a fsm.AssistAccess
-	s.cfg.State.Read(func(st *fsm.State) { a = st.AssistAccess(channel, who.did) })
-	return channelTier{exists: a.Exists, readable: a.Readable || (a.Exists && who.oper), member: a.Member, op: a.Op || (a.Exists && who.oper)}
+	var (
+		a      fsm.AssistAccess
+		secret bool
+	)
+	s.cfg.State.Read(func(st *fsm.State) {
+		a = st.AssistAccess(channel, who.did)
+		ch, _ := st.AssistChannel(channel)
+		secret = ch.Secret
+	})
+	t := channelTier{exists: a.Exists, readable: a.Readable || (a.Exists && who.oper), member: a.Member, op: a.Op || (a.Exists && who.oper)}
+	if secret && !t.member && !t.op {
+		return channelTier{}
+	}
+	return t
 }
 
 // gate answers for a channel the caller cannot ask about (it does not exist, or the caller may
@@ -167,6 +179,15 @@ func (s *Service) gate(channel string, who caller, prefix string) (channelTier, 
 		return tier, s.unreadable(prefix, channel)
 	}
 	return tier, nil
+}
+
+// gateMember is gate for a tool that answers a channel's members (and operators) only.
+func (s *Service) gateMember(channel string, who caller, prefix string) (channelTier, *answer) {
+	tier, refused := s.gate(channel, who, prefix)
+	if refused == nil && !tier.member && !tier.op {
+		return tier, s.unreadable(prefix, channel)
+	}
+	return tier, refused
 }
 
 // selfAccount decodes the input of a tool that takes only an account and resolves it (self).
@@ -187,7 +208,7 @@ func (s *Service) selfAccount(who caller, body []byte, prefix string) (string, *
 // unreadable is the answer for a channel the caller may not read; it names nothing of it.
 func (s *Service) unreadable(prefix, channel string) *answer {
 	return newAnswer(s.cfg.Now()).diagnose(false, prefix+"_REQUIRES_MEMBERSHIP", high,
-		channel+" is restricted (+i, +k, +s or +E): only its members, founder and operators may ask about its messages").
+		"Only the members, founder and operators of "+channel+" may ask about its messages").
 		redact("messages, msgids and members of "+channel).
 		fix("Join the channel, then ask again with your bearer token", "")
 }

@@ -14,7 +14,7 @@ import (
 
 // inspect_my_session: what the server believes about the caller's sessions.
 func (s *Service) inspectMySession(_ context.Context, who caller, body []byte) (*answer, error) {
-	acct, refused, err := s.selfAccount(who, body, "INSPECT")
+	acct, refused, err := s.selfAccount(who, body, "INSPECT_MY_SESSION")
 	if err != nil || refused != nil {
 		return refused, err
 	}
@@ -100,7 +100,7 @@ func (s *Service) diagnoseJoinFailure(_ context.Context, who caller, body []byte
 	if err := text("observed_numeric", in.ObservedNumeric, 8, false); err != nil {
 		return nil, err
 	}
-	acct, refused := s.self(who, in.Account, "JOIN")
+	acct, refused := s.self(who, in.Account, "DIAGNOSE_JOIN_FAILURE")
 	if refused != nil {
 		return refused, nil
 	}
@@ -115,10 +115,10 @@ func (s *Service) diagnoseJoinFailure(_ context.Context, who caller, body []byte
 		}
 	})
 	a := newAnswer(s.cfg.Now())
-	if !v.Exists {
+	tier := s.tierIn(channel, who)
+	if !v.Exists || !tier.exists {
 		return noChannel(a, channel).fact("A JOIN of " + channel + " would create it, with you as its operator"), nil
 	}
-	tier := s.tierIn(channel, who)
 	a.fact(fmt.Sprintf("%s has modes %s and %s", channel, ch.Modes, plural(ch.Members, "member", "members")))
 	if v.Hostmask != "" {
 		a.fact("Masks are matched against your connected hostmask " + v.Hostmask + " and your DID")
@@ -181,7 +181,7 @@ func (s *Service) diagnoseJoinFailure(_ context.Context, who caller, body []byte
 
 // diagnose_disconnect: the recent disconnects of the account recorded on this node.
 func (s *Service) diagnoseDisconnect(_ context.Context, who caller, body []byte) (*answer, error) {
-	acct, refused, err := s.selfAccount(who, body, "DISCONNECT")
+	acct, refused, err := s.selfAccount(who, body, "DIAGNOSE_DISCONNECT")
 	if err != nil || refused != nil {
 		return refused, err
 	}
@@ -266,7 +266,7 @@ func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []by
 			return nil, err
 		}
 	}
-	acct, refused := s.self(who, in.Account, "PREDICT")
+	acct, refused := s.self(who, in.Account, "PREDICT_MESSAGE_OUTCOME")
 	if refused != nil {
 		return refused, nil
 	}

@@ -75,7 +75,7 @@ func (s *Service) diagnoseMessageOrdering(ctx context.Context, who caller, body 
 	if err := text("symptom", in.Symptom, maxSymptom, false); err != nil {
 		return nil, err
 	}
-	if _, refused := s.gate(channel, who, "ORDERING"); refused != nil {
+	if _, refused := s.gateMember(channel, who, "DIAGNOSE_MESSAGE_ORDERING"); refused != nil {
 		return refused, nil
 	}
 	a := newAnswer(s.cfg.Now())
@@ -156,7 +156,7 @@ func (s *Service) replayMissedMessages(ctx context.Context, who caller, body []b
 		}
 		limit = *in.Limit
 	}
-	if _, refused := s.gate(channel, who, "REPLAY"); refused != nil {
+	if _, refused := s.gate(channel, who, "REPLAY_MISSED_MESSAGES"); refused != nil {
 		return refused, nil
 	}
 	a := newAnswer(s.cfg.Now())
@@ -252,7 +252,8 @@ func (s *Service) explainMessageRouting(ctx context.Context, who caller, body []
 	if !tier.exists {
 		return a.diagnose(true, "ROUTING_EXPLAINED", high, "There is no channel "+channel+": the sender gets 403 and nobody receives it"), nil
 	}
-	a.fact("A channel message is checked on the sender's node against its replica (+n, +m, bans, mutes, +E, +C, flood), stored there durably, then delivered to that node's members and pushed to every other node, which delivers it to its own members")
+	a.fact("A channel message is checked on the sender's node against its replica (+n, +m, bans, mutes, +E, +C, flood), stored there durably (one fsynced commit), then delivered to that node's members")
+	a.fact("Each node keeps one long-lived exchange stream to every other node of the cluster: the sender's node reads the message back from its durable log and sends it on them; each receiving node stores it (deduplicated by msgid) and delivers it to its own members; a node that was away pulls what it missed from the origin's log")
 	if cmd == "TAGMSG" {
 		a.fact("A TAGMSG reaches only members that negotiated message-tags; typing notifications are relayed live and never stored")
 	}

@@ -97,21 +97,38 @@ func (s *Service) validateClientConfig(_ context.Context, _ caller, body []byte)
 	default:
 		warn("Unknown auth_method "+in.AuthMethod, "Use crypto (a did:key you hold) or atproto (a person's PDS)")
 	}
-	checks := []struct{ key, cap, why string }{
-		{"message_tags", "message-tags", "msgids, signatures (+freeq.at/sig), replies, edits and TAGMSG need message-tags"},
-		{"server_time", "server-time", "without server-time messages carry no timestamp and arrive in delivery order, not the server's"},
-		{"batch", "batch", "CHATHISTORY replies and multiline messages come as batches"},
-		{"echo_message", "echo-message", "without echo-message you never learn your own messages' msgids, which edits and deletes name"},
-		{"away_notify", "away-notify", "away-notify shows members going away"},
+	// A capability the client does not say it supports is a warning (freeq's rule), for those
+	// every client needs; away-notify only when it says it lacks it.
+	checks := []struct {
+		key, cap, why string
+		needed        bool
+	}{
+		{"message_tags", "message-tags", "msgids, signatures (+freeq.at/sig), replies, edits and TAGMSG need message-tags", true},
+		{"server_time", "server-time", "without server-time messages carry no timestamp and arrive in delivery order, not the server's", true},
+		{"batch", "batch", "CHATHISTORY replies and multiline messages come as batches", true},
+		{"echo_message", "echo-message", "without echo-message you never learn your own messages' msgids, which edits and deletes name", true},
+		{"away_notify", "away-notify", "away-notify shows members going away", false},
 	}
 	for _, c := range checks {
 		v, ok := sup(c.key)
-		if ok && !v && slices.Contains(tr.Caps, c.cap) {
+		if !v && (ok || c.needed) && slices.Contains(tr.Caps, c.cap) {
 			warn("Support "+c.cap, c.why)
 		}
 	}
-	if v, _ := sup("resume"); v {
+	if v, _ := sup("e2ee"); v {
+		if mt, _ := sup("message_tags"); !mt {
+			warn("E2EE needs message-tags", "Encrypted payloads travel with tag metadata (msgid, sig); negotiate message-tags")
+		}
+	}
+	resume, _ := sup("resume")
+	if resume {
 		a.fact("Session resumption is not offered: after a disconnect, reconnect and read the gap with CHATHISTORY or replay_missed_messages")
+	}
+	if slices.ContainsFunc(in.Desired, func(d string) bool {
+		return strings.EqualFold(d, "multi_device") || strings.EqualFold(d, "multi-device")
+	}) && !resume {
+		warn("multi_device without resume: other devices see a quit and join on every reconnect, and replayed history may arrive out of order",
+			"Keep the last msgid seen per channel and ask CHATHISTORY AFTER <channel> msgid=<id> on reconnect")
 	}
 	if v, _ := sup("crdt_sync"); v {
 		a.fact("CRDT sync is not offered: history is served by CHATHISTORY and /api/v1 history")
@@ -154,7 +171,7 @@ func (s *Service) diagnoseSync(ctx context.Context, who caller, body []byte) (*a
 		return nil, err
 	}
 	if in.Account != "" {
-		if _, refused := s.self(who, in.Account, "SYNC"); refused != nil {
+		if _, refused := s.self(who, in.Account, "DIAGNOSE_SYNC"); refused != nil {
 			return refused, nil
 		}
 	}
@@ -252,7 +269,7 @@ func (s *Service) diagnoseAVSession(ctx context.Context, who caller, body []byte
 	if err != nil {
 		return nil, err
 	}
-	tier, refused := s.gate(channel, who, "AV")
+	tier, refused := s.gate(channel, who, "DIAGNOSE_AV_SESSION")
 	if refused != nil {
 		return refused, nil
 	}

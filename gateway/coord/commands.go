@@ -3,7 +3,9 @@ package coord
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -104,10 +106,10 @@ func (s *Service) creatorKeys(did string) []CreatorKey {
 }
 
 // Agent handles AGENT REGISTER :class=<class>, AGENT MANIFEST :<base64url manifest> and
-// AGENT SPAWN <nick> <channel> [:capabilities=a,b;ttl=<s>;task=<ref>].
+// AGENT SPAWN <nick> <channel> [:capabilities=a,b;ttl=<s>;task=<ref>] and AGENT DESPAWN <nick>.
 func (s *Service) Agent(ctx context.Context, c Caller, params []string) (string, *Fail) {
 	if len(params) == 0 {
-		return "", fail("AGENT", "INVALID_PARAMS", "AGENT REGISTER|MANIFEST|SPAWN ...")
+		return "", fail("AGENT", "INVALID_PARAMS", "AGENT REGISTER|MANIFEST|SPAWN|DESPAWN ...")
 	}
 	if f := needAccount("AGENT", c); f != nil {
 		return "", f
@@ -132,8 +134,14 @@ func (s *Service) Agent(ctx context.Context, c Caller, params []string) (string,
 		return s.PublishManifest(ctx, c.DID, raw)
 	case "SPAWN":
 		return s.spawn(ctx, c, args)
+	case "DESPAWN":
+		if len(args) != 1 || args[0] == "" || len(args[0]) > fsm.MaxNickLen {
+			return "", fail("AGENT", "INVALID_PARAMS", "AGENT DESPAWN <nick>")
+		}
+		child := s.ChildDID(c.DID, args[0])
+		return s.proposeOK(ctx, "AGENT", fsm.Despawn{ParentDID: c.DID, ChildDID: child}, "Despawned "+args[0])
 	}
-	return "", fail("AGENT", "UNKNOWN_SUBCOMMAND", "AGENT REGISTER|MANIFEST|SPAWN")
+	return "", fail("AGENT", "UNKNOWN_SUBCOMMAND", "AGENT REGISTER|MANIFEST|SPAWN|DESPAWN")
 }
 
 // PublishManifest validates a manifest and files it as did's.
@@ -173,9 +181,16 @@ func (s *Service) spawn(ctx context.Context, c Caller, args []string) (string, *
 			return "", fail("AGENT", "INVALID_PARAMS", "ttl is a number of seconds")
 		}
 	}
-	child := s.cfg.ServerDID + ":agents:" + strings.ToLower(nick)
+	child := s.ChildDID(c.DID, nick)
 	return s.proposeOK(ctx, "AGENT", fsm.RecordSpawn{Agent: fsm.SpawnedAgent{ChildDID: child, ParentDID: c.DID, ParentNick: c.Nick,
 		Nick: nick, Channel: channel, Capabilities: caps, TTL: ttl, TaskRef: kv["task"]}}, "Spawned "+nick+" as "+child)
+}
+
+// ChildDID is the DID of the agent parent spawns as nick: did:web:<server>:agents:<scope>:<nick>,
+// where scope (16 hex digits of SHA-256 of the parent's DID) keeps each parent's names its own.
+func (s *Service) ChildDID(parent, nick string) string {
+	sum := sha256.Sum256([]byte(parent))
+	return s.cfg.ServerDID + ":agents:" + hex.EncodeToString(sum[:8]) + ":" + strings.ToLower(nick)
 }
 
 // Presence handles PRESENCE :state=<state>[;status=<text>].

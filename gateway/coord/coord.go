@@ -90,6 +90,8 @@ var failCodes = map[fsm.Code]struct{ code, text string }{
 	fsm.ErrActWrongVenue:          {"WRONG_VENUE", "The action lives in another venue"},
 	fsm.ErrActImmutableEvent:      {"IMMUTABLE_EVENT", "An event with this id is already filed"},
 	fsm.ErrCoordFull:              {"LIMIT_REACHED", "A coordination limit of this server is reached"},
+	fsm.ErrCoordNotYours:          {"WRONG_SENDER", "It belongs to another account: only a task's requester or assignee, or an agent's parent, may do this"},
+	fsm.ErrCoordNotFound:          {"NOT_FOUND", "There is no such entry"},
 	fsm.ErrInvalid:                {"INVALID_TARGET", "The event is malformed"},
 }
 

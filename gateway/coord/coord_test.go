@@ -15,6 +15,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/coord"
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 type actionJSON struct {
@@ -219,9 +220,18 @@ func TestTasksAndTimeline(t *testing.T) {
 			t.Fatalf("%v: %v", tags, fl)
 		}
 	}
-	send(f.alice.did, "#pub", map[string]string{"+freeq.at/event": "task_request", "+freeq.at/task-id": "t-1", "+freeq.at/payload": `{"description":"summarize the logs"}`})
+	// Payloads as freeq's SDK sends them: JSON with ';' and ' ' percent-encoded.
+	send(f.alice.did, "#pub", map[string]string{"+freeq.at/event": "task_request", "+freeq.at/task-id": "t-1", "+freeq.at/payload": `{"description":"summarize%20the%20logs"}`})
 	send(f.bob.did, "#pub", map[string]string{"+freeq.at/event": "task_update", "+freeq.at/ref": "t-1", "+freeq.at/payload": "half way"})
-	send(f.bob.did, "#pub", map[string]string{"+freeq.at/event": "evidence_attach", "+freeq.at/ref": "t-1", "+freeq.at/payload": "https://x/log", "+freeq.at/evidence-type": "url"})
+	send(f.bob.did, "#pub", map[string]string{"+freeq.at/event": "evidence_attach", "+freeq.at/ref": "t-1", "+freeq.at/payload": `{"type":"url","summary":"a%3Bb"}`, "+freeq.at/evidence-type": "url"})
+	// Another member completing bob's task is refused before it is relayed, and filing it is too.
+	attack := coord.Tagmsg{SenderDID: f.carol.did, Venue: "#pub", Tags: map[string]string{"+freeq.at/event": "task_complete", "+freeq.at/ref": "t-1", "+freeq.at/eventid": f.eventID()}}
+	if fl := f.svc.Check(attack); fl == nil || fl.Code != "WRONG_SENDER" {
+		t.Fatalf("check of another DID's task_complete: %v", fl)
+	}
+	if _, fl := f.svc.File(ctx, attack); fl == nil || fl.Code != "WRONG_SENDER" {
+		t.Fatalf("filing another DID's task_complete: %v", fl)
+	}
 	send(f.bob.did, "#pub", map[string]string{"+freeq.at/event": "task_complete", "+freeq.at/ref": "t-1"})
 	send(f.alice.did, "#secret", map[string]string{"+freeq.at/event": "task_request", "+freeq.at/task-id": "t-secret"})
 
@@ -236,8 +246,15 @@ func TestTasksAndTimeline(t *testing.T) {
 	}
 	b, _ := json.Marshal(raw)
 	_ = json.Unmarshal(b, &task)
-	if raw["status"] != "task_complete" || raw["description"] != "summarize the logs" || raw["channel"] != "#pub" || len(task.Events) != 4 || len(task.Evidence) != 1 {
+	if raw["status"] != "task_complete" || raw["description"] != "summarize the logs" || raw["channel"] != "#pub" || len(task.Events) != 4 ||
+		len(task.Evidence) != 1 || raw["assignee"] != f.bob.did {
 		t.Fatalf("task %s", b)
+	}
+	if ev := string(task.Evidence[0]); !strings.Contains(ev, `"payload":{"summary":"a;b","type":"url"}`) { // keys sorted: read through a map
+		t.Fatalf("evidence %s", ev)
+	}
+	if ev := string(task.Events[0]); !strings.Contains(ev, `"payload":{"description":"summarize the logs"}`) {
+		t.Fatalf("request event %s", ev)
 	}
 	if code := f.get(t, "/api/v1/tasks/t-none", "", nil); code != http.StatusNotFound {
 		t.Fatalf("unknown task: %d", code)
@@ -249,15 +266,27 @@ func TestTasksAndTimeline(t *testing.T) {
 	var tl struct {
 		Channel string
 		Events  []struct {
-			Event    string  `json:"event"`
-			ActorDID string  `json:"actor_did"`
-			RefID    *string `json:"ref_id"`
-			Category string  `json:"category"`
+			EventID   string          `json:"event_id"`
+			EventType string          `json:"event_type"`
+			ActorDID  string          `json:"actor_did"`
+			Channel   string          `json:"channel"`
+			RefID     *string         `json:"ref_id"`
+			Payload   json.RawMessage `json:"payload"`
+			Signature *string         `json:"signature"`
+			Timestamp int64           `json:"timestamp"`
 		}
 	}
 	f.get(t, "/api/v1/channels/pub/events", "", &tl)
-	if tl.Channel != "#pub" || len(tl.Events) != 4 || tl.Events[0].Event != "task_complete" || tl.Events[0].Category != "coordination" {
-		t.Fatalf("timeline %+v", tl)
+	if tl.Channel != "#pub" || len(tl.Events) != 4 || tl.Events[0].EventType != "task_complete" || tl.Events[0].Channel != "#pub" ||
+		tl.Events[0].RefID == nil || *tl.Events[0].RefID != "t-1" || string(tl.Events[0].Payload) != "{}" || tl.Events[0].Timestamp == 0 {
+		t.Fatalf("events %+v", tl)
+	}
+	if got := string(tl.Events[1].Payload); got != `{"type":"url","summary":"a;b"}` || tl.Events[1].EventType != "evidence_attach" ||
+		!strings.Contains(string(task.Evidence[0]), `"event_id":"`+tl.Events[1].EventID+`"`) {
+		t.Fatalf("evidence event %+v, task evidence %s", tl.Events[1], task.Evidence[0])
+	}
+	if got := string(tl.Events[2].Payload); got != `"half way"` {
+		t.Fatalf("a payload that is not JSON: %s", got)
 	}
 	for q, want := range map[string]int{"type=task_update": 1, "ref_id=t-1": 4, "actor=" + url.QueryEscape(f.bob.did): 3, "limit=2": 2,
 		"since=2026-08-01T11:00:00Z": 4, "since=1900000000": 0} {
@@ -418,11 +447,11 @@ func TestCapabilitiesAndApprovals(t *testing.T) {
 		t.Fatalf("revoke twice: %d", code)
 	}
 	var tl struct {
-		Events []struct{ Event, Category string }
+		Entries []struct{ Event, Category string }
 	}
-	f.get(t, "/api/v1/channels/pub/events", "", &tl)
-	if len(tl.Events) != 4 || tl.Events[0].Event != "capability_revoked" || tl.Events[0].Category != "governance" {
-		t.Fatalf("governance timeline %+v", tl.Events)
+	f.get(t, "/api/v1/channels/pub/audit", "", &tl)
+	if len(tl.Entries) != 4 || tl.Entries[0].Event != "capability_revoked" || tl.Entries[0].Category != "governance" {
+		t.Fatalf("governance timeline %+v", tl.Entries)
 	}
 }
 
@@ -543,6 +572,50 @@ func TestAgentCommands(t *testing.T) {
 	}
 	if code := f.get(t, "/api/v1/actors/"+sp.SpawnedAgents[0].ChildDID, "", &actor); code != http.StatusOK || actor["spawned"] != true || actor["parent_did"] != f.bob.did {
 		t.Fatalf("spawned actor: %d %+v", code, actor)
+	}
+	testSpawnScope(t, f, bob, sp.SpawnedAgents[0].ChildDID)
+}
+
+// testSpawnScope: a spawned agent's DID is scoped to its parent, so another DID spawning the same
+// nick gets its own DID and cannot take bob's; only bob despawns his agent; one DID's spawns are
+// capped without touching another's.
+func testSpawnScope(t *testing.T, f *fixture, bob coord.Caller, bobsKid string) {
+	ctx := context.Background()
+	alice := coord.Caller{Session: "s-alice", DID: f.alice.did, Nick: "alice"}
+	if bobsKid != f.svc.ChildDID(f.bob.did, "kid") || !strings.HasPrefix(bobsKid, "did:web:") || !strings.HasSuffix(bobsKid, ":kid") {
+		t.Fatalf("child DID %s", bobsKid)
+	}
+	if _, fl := f.svc.Agent(ctx, alice, []string{"SPAWN", "KID", "#pub"}); fl != nil {
+		t.Fatalf("alice's spawn of the same nick: %v", fl)
+	}
+	if alices := f.svc.ChildDID(f.alice.did, "kid"); alices == bobsKid {
+		t.Fatal("two parents share a child DID")
+	}
+	if _, fl := f.svc.Agent(ctx, alice, []string{"DESPAWN", "kid"}); fl != nil { // her own
+		t.Fatalf("alice's despawn: %v", fl)
+	}
+	if _, fl := f.svc.Agent(ctx, alice, []string{"DESPAWN", "kid"}); fl == nil || fl.Code != "NOT_FOUND" {
+		t.Fatalf("despawn twice: %v", fl)
+	}
+	if code := f.get(t, "/api/v1/actors/"+bobsKid, "", nil); code != http.StatusOK {
+		t.Fatalf("bob's agent after alice's despawn: %d", code)
+	}
+	for i := 1; i < fsm.MaxSpawnedPerDID; i++ {
+		if _, fl := f.svc.Agent(ctx, bob, []string{"SPAWN", fmt.Sprintf("kid%d", i), "#pub"}); fl != nil {
+			t.Fatalf("spawn %d: %v", i, fl)
+		}
+	}
+	if _, fl := f.svc.Agent(ctx, bob, []string{"SPAWN", "onemore", "#pub"}); fl == nil || fl.Code != "LIMIT_REACHED" {
+		t.Fatalf("spawn past the per-DID cap: %v", fl)
+	}
+	if _, fl := f.svc.Agent(ctx, alice, []string{"SPAWN", "onemore", "#pub"}); fl != nil {
+		t.Fatalf("another DID's spawn at bob's cap: %v", fl)
+	}
+	if _, fl := f.svc.Agent(ctx, bob, []string{"DESPAWN", "kid"}); fl != nil {
+		t.Fatalf("bob's despawn: %v", fl)
+	}
+	if _, fl := f.svc.Agent(ctx, bob, []string{"SPAWN", "onemore", "#pub"}); fl != nil {
+		t.Fatalf("spawn into the freed slot: %v", fl)
 	}
 }
 

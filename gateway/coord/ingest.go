@@ -3,7 +3,9 @@ package coord
 import (
 	"context"
 	"crypto/ed25519"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/coord/act"
@@ -178,11 +180,30 @@ func (s *Service) prepareEvent(m Tagmsg, venue signing.Venue, eventID string) (f
 		}
 	}
 	cmd := fsm.FileCoordEvent{Venue: venue.String(), EventID: eventID, Type: m.Tags[signing.TagEvent], ActorDID: m.SenderDID,
-		Payload: m.Tags[signing.TagPayload], Ref: ref, Evidence: m.Tags[signing.TagEvidenceType], Signature: sig}
+		Payload: DecodePayload(m.Tags[signing.TagPayload]), Ref: ref, Evidence: m.Tags[signing.TagEvidenceType], Signature: sig}
 	if len(cmd.Payload) > fsm.MaxCoordValue || len(cmd.Type) > 64 || len(ref) > 128 || len(cmd.Evidence) > 64 {
 		return nil, fail("TAGMSG", "INVALID_TARGET", "The event's type, payload, reference or evidence type is too long")
 	}
+	task := ref
+	if task == "" && cmd.Type == fsm.EventTaskRequest {
+		task = eventID
+	}
+	code := fsm.OK
+	s.read(func(st *fsm.State) { code = st.JudgeCoordEvent(cmd.Venue, cmd.Type, task, cmd.ActorDID) })
+	if f := resultFail("TAGMSG", fsm.Result{Code: code}); f != nil {
+		return nil, f
+	}
 	return cmd, nil
+}
+
+// DecodePayload is a +freeq.at/payload value as it is filed: percent-decoded (clients escape
+// ';' and ' ' so the JSON survives the tag syntax), or as sent when it is not valid escaping. The
+// signature covers the value as sent, and is checked before.
+func DecodePayload(wire string) string {
+	if v, err := url.PathUnescape(wire); err == nil && utf8.ValidString(v) {
+		return v
+	}
+	return wire
 }
 
 func (s *Service) lookupOr(m Tagmsg) signing.KeyLookup {

@@ -170,6 +170,67 @@ func (s *Service) getAction(c *gin.Context) {
 	c.PureJSON(http.StatusOK, gin.H{"act_id": a.ID, "venue": a.Venue, "task": actionOf(a), "events": events})
 }
 
+// Task is the REST shape of a delegated task (freeq's): payloads as JSON values.
+type Task struct {
+	TaskID      string         `json:"task_id"`
+	Description string         `json:"description"`
+	Status      string         `json:"status"`
+	ActorDID    string         `json:"actor_did"`
+	Assignee    *string        `json:"assignee"`
+	Channel     string         `json:"channel"`
+	CreatedAt   int64          `json:"created_at"`
+	Events      []TaskEvent    `json:"events"`
+	Evidence    []TaskEvidence `json:"evidence"`
+}
+
+// TaskEvent is one event of a task.
+type TaskEvent struct {
+	EventID   string          `json:"event_id"`
+	EventType string          `json:"event_type"`
+	ActorDID  string          `json:"actor_did"`
+	Payload   json.RawMessage `json:"payload"`
+	Signature *string         `json:"signature"`
+	Timestamp int64           `json:"timestamp"`
+}
+
+// TaskEvidence is one piece of evidence attached to a task.
+type TaskEvidence struct {
+	EventID   string          `json:"event_id"`
+	Type      *string         `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	Timestamp int64           `json:"timestamp"`
+}
+
+// payloadJSON is a filed payload as a JSON value: the (percent-decoded) JSON text, a JSON string
+// when it is not JSON, and {} when there is none.
+func payloadJSON(raw string) json.RawMessage {
+	if raw == "" {
+		return json.RawMessage(`{}`)
+	}
+	if v := DecodePayload(raw); json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	} else if b, err := json.Marshal(v); err == nil {
+		return b
+	}
+	return json.RawMessage(`{}`)
+}
+
+func taskOf(t fsm.CoordTask) Task {
+	out := Task{TaskID: t.TaskID, Description: t.Description, Status: t.Status, ActorDID: t.ActorDID, Assignee: optional(t.Assignee),
+		Channel: t.Channel, CreatedAt: t.CreatedAt / 1000, Events: make([]TaskEvent, len(t.Events)), Evidence: make([]TaskEvidence, len(t.Evidence))}
+	for i, e := range t.Events {
+		if e.EventType == fsm.EventTaskRequest && e.EventID != "" {
+			out.Description = fsm.DescribeTask(DecodePayload(e.Payload))
+		}
+		out.Events[i] = TaskEvent{EventID: e.EventID, EventType: e.EventType, ActorDID: e.ActorDID, Payload: payloadJSON(e.Payload),
+			Signature: optional(e.Signature), Timestamp: e.Timestamp / 1000}
+	}
+	for i, e := range t.Evidence {
+		out.Evidence[i] = TaskEvidence{EventID: e.EventID, Type: optional(e.Type), Payload: payloadJSON(e.Payload), Timestamp: e.Timestamp / 1000}
+	}
+	return out
+}
+
 func (s *Service) getTask(c *gin.Context) {
 	id := c.Param("task_id")
 	var (
@@ -185,14 +246,7 @@ func (s *Service) getTask(c *gin.Context) {
 	if !access(c, found, allowed, "Task not found: "+short(id)) {
 		return
 	}
-	t.CreatedAt /= 1000
-	for i := range t.Events {
-		t.Events[i].Timestamp /= 1000
-	}
-	for i := range t.Evidence {
-		t.Evidence[i].Timestamp /= 1000
-	}
-	c.PureJSON(http.StatusOK, t)
+	c.PureJSON(http.StatusOK, taskOf(t))
 }
 
 // manifestOut is a stored manifest with its document as an object.
@@ -272,10 +326,15 @@ func (s *Service) getManifestOf(c *gin.Context, did string, status int) {
 func (s *Service) listSpawned(c *gin.Context) {
 	var list []fsm.SpawnedAgent
 	s.read(func(st *fsm.State) { list = st.CoordSpawned() })
-	for i := range list {
-		list[i].SpawnedAt /= 1000
+	now := s.cfg.Now().UnixMilli()
+	out := list[:0]
+	for _, a := range list {
+		if !a.Expired(now) {
+			a.SpawnedAt /= 1000
+			out = append(out, a)
+		}
 	}
-	c.PureJSON(http.StatusOK, gin.H{"spawned_agents": list})
+	c.PureJSON(http.StatusOK, gin.H{"spawned_agents": out})
 }
 
 // withChannel reads the channel path parameter and checks that the request may read it,
@@ -518,8 +577,35 @@ func parseSince(raw string) (int64, error) {
 	return t.Unix(), nil
 }
 
-// timeline serves GET /channels/{name}/events (filters type, ref_id, actor, since, limit) and,
-// with audit, /audit (filters actor, since, limit).
+// CoordEvent is one coordination event as GET /channels/{name}/events lists it (freeq's shape):
+// a typed event's payload as a JSON value, an act event's fields as an object.
+type CoordEvent struct {
+	EventID   string          `json:"event_id"`
+	EventType string          `json:"event_type"`
+	ActorDID  string          `json:"actor_did"`
+	Channel   string          `json:"channel"`
+	RefID     *string         `json:"ref_id"`
+	Payload   json.RawMessage `json:"payload"`
+	Signature *string         `json:"signature"`
+	Timestamp int64           `json:"timestamp"`
+}
+
+func coordEventOf(channel string, it fsm.TimelineItem) CoordEvent {
+	var payload json.RawMessage
+	if strings.HasPrefix(it.Event, "act:") {
+		payload, _ = json.Marshal(it.Details)
+		if it.Details == nil {
+			payload = json.RawMessage(`{}`)
+		}
+	} else {
+		payload = payloadJSON(it.Details["payload"])
+	}
+	return CoordEvent{EventID: it.EventID, EventType: it.Event, ActorDID: it.ActorDID, Channel: channel, RefID: optional(it.RefID),
+		Payload: payload, Signature: optional(it.Signature), Timestamp: it.Timestamp / 1000}
+}
+
+// timeline serves GET /channels/{name}/events (the coordination events; filters type, ref_id,
+// actor, since, limit) and, with audit, /audit (every timeline item; filters actor, since, limit).
 func (s *Service) timeline(audit bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		name, ok := s.withChannel(c)
@@ -542,10 +628,19 @@ func (s *Service) timeline(audit bool) gin.HandlerFunc {
 		var items []fsm.TimelineItem
 		s.read(func(st *fsm.State) {
 			items = st.CoordTimeline(name, func(it *fsm.TimelineItem) bool {
-				return (typ == "" || it.Event == typ || strings.TrimPrefix(it.Event, "act:") == typ) &&
+				return (audit || it.Category == fsm.CategoryCoordination) &&
+					(typ == "" || it.Event == typ || strings.TrimPrefix(it.Event, "act:") == typ) &&
 					(ref == "" || it.RefID == ref) && (actor == "" || it.ActorDID == actor) && it.Timestamp/1000 >= since
 			}, limit)
 		})
+		if !audit {
+			out := make([]CoordEvent, len(items))
+			for i, it := range items {
+				out[i] = coordEventOf(name, it)
+			}
+			c.PureJSON(http.StatusOK, gin.H{"channel": name, "events": out})
+			return
+		}
 		out := make([]TimelineItem, len(items))
 		for i, it := range items {
 			d := it.Details
@@ -555,11 +650,7 @@ func (s *Service) timeline(audit bool) gin.HandlerFunc {
 			out[i] = TimelineItem{Timestamp: it.Timestamp / 1000, Category: it.Category, Event: it.Event, ActorDID: it.ActorDID,
 				RefID: optional(it.RefID), Details: d, Signature: optional(it.Signature), EventID: optional(it.EventID)}
 		}
-		key := "events"
-		if audit {
-			key = "entries"
-		}
-		c.PureJSON(http.StatusOK, gin.H{"channel": name, key: out})
+		c.PureJSON(http.StatusOK, gin.H{"channel": name, "entries": out})
 	}
 }
 

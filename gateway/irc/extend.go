@@ -290,6 +290,10 @@ type ServerMessage struct {
 	// Store keeps it in the channel's history (and sends it through the durable exchange);
 	// otherwise it is relayed live only, which only a TAGMSG may be.
 	Store bool
+	// EventID and Signature, when set, are the id and signature this node already gave the
+	// document (an act receipt filed in the state): the message carries them as its msgid and
+	// +freeq.at/sig instead of new ones (chat.Service.SendAsNode checks the signature).
+	EventID, Signature string
 }
 
 // Validation limits of a ServerMessage.
@@ -331,6 +335,12 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 	}
 	if size > maxServerMessageTags {
 		return "", fmt.Errorf("irc: server message: %d bytes of tags, over %d", size, maxServerMessageTags)
+	}
+	if m.EventID != "" {
+		tags[chat.TagEventID] = m.EventID
+	}
+	if m.Signature != "" {
+		tags[tagSig] = m.Signature
 	}
 	exists := false
 	s.state.Read(func(st *fsm.State) { exists = st.Channel(name) != nil })

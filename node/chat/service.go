@@ -382,11 +382,50 @@ func (s *Service) publish(it stream.Item) {
 	}
 }
 
+// DeliverAsNode builds a message this node sends to its own members only (d.Venue: a channel or
+// a DM venue), neither stored nor published: msgid (a new one when "") and time at (now when
+// zero), did:web:<node name> as sender, the server key's signature when it is a signed document.
+// Every node that delivers the same event gives it the same msgid when the caller derives one.
+func (s *Service) DeliverAsNode(d Draft, msgid string, at time.Time) (eventstore.Message, error) {
+	if at.IsZero() {
+		at = s.cfg.Now()
+	}
+	at = at.UTC().Truncate(time.Millisecond)
+	if msgid == "" {
+		msgid = s.NewMsgID(at)
+	}
+	did := "did:web:" + s.cfg.NodeName
+	tags := CopyTags(d.Tags)
+	venue, err := signing.ParseVenue(d.Venue)
+	if err != nil {
+		return eventstore.Message{}, fmt.Errorf("chat: node delivery: %w", err)
+	}
+	doc, err := signing.DocumentFromTags(d.Command, signing.Envelope{From: did, MsgID: msgid, Venue: venue}, d.Text, tags)
+	switch {
+	case errors.Is(err, signing.ErrNotSignable):
+	case err != nil:
+		return eventstore.Message{}, fmt.Errorf("chat: node delivery: %w", err)
+	case s.cfg.Key != nil:
+		canonical, err := doc.Canonical()
+		if err != nil {
+			return eventstore.Message{}, fmt.Errorf("chat: node delivery: %w", err)
+		}
+		tags[TagSig] = signing.Sign(s.cfg.Key, canonical)
+	}
+	return eventstore.Message{MsgID: msgid, Venue: d.Venue, Command: d.Command, Sender: d.Mask, SenderNick: d.Nick,
+		SenderDID: did, Text: d.Text, Tags: tags, Time: at, Origin: s.cfg.NodeName}, nil
+}
+
 // SendAsNode writes a message this node itself sends to a channel (d.Venue), as
 // did:web:<node name> under d.Nick and d.Mask: a new msgid, the server key's signature when the
 // event is a signed document (a TAGMSG that is none goes unsigned, as typing does), then, with
 // store, stored and published as a Message; otherwise published as a Relay. d's sender checks
 // and d.Check are not applied: the caller vouches for what its node says.
+//
+// A document the node already signed (an act receipt filed in the state) keeps its id and
+// signature: d.Tags carries them as +freeq.at/eventid (a ULID, which becomes the msgid) and
+// +freeq.at/sig, which must verify against this node's key over the document with that msgid.
+// Every copy of it then carries one id and one signature.
 func (s *Service) SendAsNode(ctx context.Context, d Draft, store bool) (*Write, error) {
 	if !IsChannel(d.Venue) {
 		return nil, fmt.Errorf("chat: node message: %q is not a channel", d.Venue)
@@ -398,6 +437,14 @@ func (s *Service) SendAsNode(ctx context.Context, d Draft, store bool) (*Write, 
 	msgid := s.NewMsgID(now)
 	did := "did:web:" + s.cfg.NodeName
 	tags := CopyTags(d.Tags)
+	signed := tags[TagSig]
+	if id, ok := tags[TagEventID]; ok {
+		delete(tags, TagEventID)
+		if _, err := ulid.ParseStrict(id); err != nil || strings.ToUpper(id) != id {
+			return nil, fmt.Errorf("chat: node message: event id %q is not a ULID", id)
+		}
+		msgid = id
+	}
 	venue, err := signing.ChannelVenue(d.Venue)
 	if err != nil {
 		return nil, fmt.Errorf("chat: node message: %w", err)
@@ -405,6 +452,9 @@ func (s *Service) SendAsNode(ctx context.Context, d Draft, store bool) (*Write, 
 	doc, err := signing.DocumentFromTags(d.Command, signing.Envelope{From: did, MsgID: msgid, Venue: venue}, d.Text, tags)
 	switch {
 	case errors.Is(err, signing.ErrNotSignable):
+		if signed != "" {
+			return nil, errors.New("chat: node message: a signature on a message that is no signed document")
+		}
 	case err != nil:
 		return nil, fmt.Errorf("chat: node message: %w", err)
 	case s.cfg.Key != nil:
@@ -412,7 +462,16 @@ func (s *Service) SendAsNode(ctx context.Context, d Draft, store bool) (*Write, 
 		if err != nil {
 			return nil, fmt.Errorf("chat: node message: %w", err)
 		}
-		tags[TagSig] = signing.Sign(s.cfg.Key, canonical)
+		if signed == "" {
+			tags[TagSig] = signing.Sign(s.cfg.Key, canonical)
+			break
+		}
+		pub := s.cfg.Key.Public().(ed25519.PublicKey)
+		if v, _ := signing.Verify(canonical, signed, func(kid string) (ed25519.PublicKey, bool) { return pub, kid == signing.KID(pub) }); v != signing.Valid {
+			return nil, errors.New("chat: node message: the signature it carries is not this node's over this document")
+		}
+	case signed != "":
+		return nil, errors.New("chat: node message: a signature without a node key to check it")
 	}
 	w := &Write{Kind: Relay, failCmd: d.Command, Event: eventstore.Message{MsgID: msgid, Venue: d.Venue, Command: d.Command,
 		Sender: d.Mask, SenderNick: d.Nick, SenderDID: did, Text: d.Text, Tags: tags, Time: now, Origin: s.cfg.NodeName}}

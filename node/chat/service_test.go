@@ -334,6 +334,53 @@ func TestSendAsNode(t *testing.T) {
 	}
 }
 
+// TestSendAsNodeKeepsItsSignature: a document the node already signed (an act receipt) keeps its
+// id and signature; a signature that is not the node's over it is refused.
+func TestSendAsNodeKeepsItsSignature(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	id := ulid.Make().String()
+	tags := map[string]string{"+freeq.at/act": "handoff", "+freeq.at/act-verb": "confirm", "+freeq.at/act-id": id,
+		"+freeq.at/act-subject": id, "+freeq.at/from": "did:web:n1"}
+	venue, _ := signing.ChannelVenue("#c")
+	canonical, err := signing.Act{ID: id, Venue: venue, Tags: tags}.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := signing.Sign(f.key, canonical)
+	draft := func(sig string) Draft {
+		d := Draft{Sender: Sender{Nick: "irc.test", Mask: "irc.test"}, Command: "TAGMSG", Venue: "#c", Tags: CopyTags(tags)}
+		d.Tags[TagEventID], d.Tags[TagSig] = id, sig
+		return d
+	}
+	w, err := f.svc.SendAsNode(ctx, draft(sig), false)
+	if err != nil || w.Event.MsgID != id || w.Event.Tags[TagSig] != sig || w.Event.Tags[TagEventID] != "" {
+		t.Fatalf("node message %+v %v", w, err)
+	}
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	if _, err := f.svc.SendAsNode(ctx, draft(signing.Sign(other, canonical)), false); err == nil {
+		t.Fatal("another key's signature was carried")
+	}
+}
+
+// TestDeliverAsNode: a node's own delivery gets its msgid from the service (or the derived one)
+// and the node's signature when it is a document.
+func TestDeliverAsNode(t *testing.T) {
+	f := newFixture(t)
+	m, err := f.svc.DeliverAsNode(Draft{Command: "NOTICE", Venue: DMVenue("did:web:n1", "did:plc:alice"), Text: "refused"}, "", time.Time{})
+	if err != nil || m.MsgID == "" || m.SenderDID != "did:web:n1" || m.Tags[TagSig] == "" || m.Origin != "n1" {
+		t.Fatalf("notice %+v %v", m, err)
+	}
+	at := time.UnixMilli(1_800_000_000_000)
+	m, err = f.svc.DeliverAsNode(Draft{Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+freeq.at/av-state": "started"}}, "01J0000000000000000000000A", at)
+	if err != nil || m.MsgID != "01J0000000000000000000000A" || !m.Time.Equal(at) || m.Tags[TagSig] != "" {
+		t.Fatalf("announcement %+v %v", m, err)
+	}
+	if _, err := f.svc.DeliverAsNode(Draft{Command: "NOTICE", Venue: "nowhere", Text: "x"}, "", time.Time{}); err == nil {
+		t.Fatal("a delivery to no venue")
+	}
+}
+
 // invalidStore refuses, as invalid, every Append that holds the message bad.
 type invalidStore struct {
 	Store

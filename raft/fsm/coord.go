@@ -26,6 +26,7 @@ const (
 	TypeRequestApproval  CommandType = 70
 	TypeResolveApproval  CommandType = 71
 	TypeSystemActEvent   CommandType = 72
+	TypeDespawn          CommandType = 79
 )
 
 // Result codes 50–69 are the coordination models'. The first twelve are the act refusal keys, in
@@ -49,6 +50,7 @@ const (
 	ErrCoordFull              Code = 65 // a coordination bound is reached
 	ErrCoordNotFound          Code = 66 // a grant or approval id that does not exist
 	ErrApprovalResolved       Code = 67 // an approval already approved or denied
+	ErrCoordNotYours          Code = 69 // a task, spawned agent or manifest of another DID
 )
 
 // Bounds of the coordination state, enforced in Apply.
@@ -65,6 +67,7 @@ const (
 	MaxTaskEvents           = 200
 	MaxTaskEvidence         = 100
 	MaxSpawned              = 10000
+	MaxSpawnedPerDID        = 16 // live (unexpired) agents one DID spawned
 	MaxGrantsPerChannel     = 200
 	MaxApprovalsPerChan     = 200
 	MaxActors               = 50000
@@ -98,7 +101,7 @@ func init() {
 	for c, name := range map[Code]string{
 		ErrActUnknownTask: "act-unknown-task", ErrActWrongVenue: "act-wrong-venue",
 		ErrActImmutableEvent: "act-immutable-event", ErrCoordFull: "coord-full", ErrCoordNotFound: "coord-not-found",
-		ErrApprovalResolved: "approval-resolved",
+		ErrApprovalResolved: "approval-resolved", ErrCoordNotYours: "coord-not-yours",
 	} {
 		codeNames[c] = name
 	}
@@ -116,6 +119,7 @@ func init() {
 		TypeRequestApproval:  spec("request-approval", (*applier).requestApproval),
 		TypeResolveApproval:  spec("resolve-approval", (*applier).resolveApproval),
 		TypeSystemActEvent:   spec("system-act-event", (*applier).systemActEvent),
+		TypeDespawn:          spec("despawn", (*applier).despawn),
 	})
 }
 
@@ -178,14 +182,17 @@ type ActReceipt struct {
 
 // CoordTask is a delegated task built from typed coordination events.
 type CoordTask struct {
-	TaskID      string         `json:"task_id"`
-	Description string         `json:"description"`
-	Status      string         `json:"status"`
-	ActorDID    string         `json:"actor_did"`
-	Channel     string         `json:"channel"`
-	CreatedAt   int64          `json:"created_at"` // unix ms
-	Events      []TaskEvent    `json:"events"`
-	Evidence    []TaskEvidence `json:"evidence"`
+	TaskID      string `json:"task_id"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+	ActorDID    string `json:"actor_did"`
+	// Assignee is the DID working on the task: the first other DID that claimed or reported on
+	// it. Only the requester (ActorDID) and the assignee move a task on.
+	Assignee  string         `json:"assignee,omitempty"`
+	Channel   string         `json:"channel"`
+	CreatedAt int64          `json:"created_at"` // unix ms
+	Events    []TaskEvent    `json:"events"`
+	Evidence  []TaskEvidence `json:"evidence"`
 }
 
 // TaskEvent is one event of a task.

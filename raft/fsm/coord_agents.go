@@ -111,6 +111,7 @@ const (
 	EventTaskComplete   = "task_complete"
 	EventTaskFailed     = "task_failed"
 	EventEvidenceAttach = "evidence_attach"
+	EventTaskClaim      = "task_claim"
 )
 
 // Task statuses.
@@ -141,39 +142,106 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if co.Tasks == nil {
 			co.Tasks = map[string]*CoordTask{}
 		}
-		co.Tasks[ref] = &CoordTask{TaskID: ref, Description: describe(c.Payload), Status: TaskInProgress,
+		t := &CoordTask{TaskID: ref, Description: DescribeTask(c.Payload), Status: TaskInProgress,
 			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
-		fallthrough
-	case EventTaskUpdate, EventTaskComplete, EventTaskFailed, EventEvidenceAttach:
+		co.Tasks[ref] = t
+		t.Events = append(t.Events, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
+			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time})
+		// Events about this task that were filed before its request (another node's member
+		// answered the relayed request first) join it now, judged as if they came after it.
+		for _, it := range co.Timeline[c.Venue] {
+			if it.RefID == ref && it.Category == CategoryCoordination && isTaskStep(it.Event) {
+				_ = stepTask(t, TaskEvent{EventID: it.EventID, EventType: it.Event, ActorDID: it.ActorDID,
+					Payload: it.Details["payload"], Signature: it.Signature, Timestamp: it.Timestamp}, it.Details["evidence_type"])
+			}
+		}
+	case EventTaskUpdate, EventTaskComplete, EventTaskFailed, EventEvidenceAttach, EventTaskClaim:
 		t := co.Tasks[ref]
 		if t == nil || t.Channel != c.Venue {
 			break // an event about a task not filed here stays on the timeline only
 		}
-		if len(t.Events) >= MaxTaskEvents {
-			return Result{Code: ErrCoordFull}
+		if code := stepTask(t, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
+			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time}, c.Evidence); code != OK {
+			return Result{Code: code}
 		}
-		if c.Type == EventEvidenceAttach {
-			if len(t.Evidence) >= MaxTaskEvidence {
-				return Result{Code: ErrCoordFull}
-			}
-			t.Evidence = append(t.Evidence, TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload, Timestamp: a.env.Time})
-		}
-		switch c.Type {
-		case EventTaskComplete:
-			t.Status = TaskComplete
-		case EventTaskFailed:
-			t.Status = TaskFailed
-		}
-		t.Events = append(t.Events, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
-			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time})
 	}
 	details := map[string]string{}
 	if c.Payload != "" {
 		details["payload"] = c.Payload
 	}
+	if c.Evidence != "" {
+		details["evidence_type"] = c.Evidence
+	}
 	a.record(c.Venue, TimelineItem{Category: CategoryCoordination, Event: c.Type, ActorDID: c.ActorDID, RefID: ref,
 		EventID: c.EventID, Signature: c.Signature, Details: details})
 	return Result{Code: OK}
+}
+
+// isTaskStep reports whether a typed event moves a task on (every task event but its request).
+func isTaskStep(typ string) bool {
+	switch typ {
+	case EventTaskUpdate, EventTaskComplete, EventTaskFailed, EventEvidenceAttach, EventTaskClaim:
+		return true
+	}
+	return false
+}
+
+// stepTask judges ev on task t (taskStep, then the bounds) and, when it passes, applies it:
+// the assignee, evidence, status and history.
+func stepTask(t *CoordTask, ev TaskEvent, evidenceType string) Code {
+	if code := taskStep(t, ev.EventType, ev.ActorDID); code != OK {
+		return code
+	}
+	if len(t.Events) >= MaxTaskEvents || ev.EventType == EventEvidenceAttach && len(t.Evidence) >= MaxTaskEvidence {
+		return ErrCoordFull
+	}
+	if t.Assignee == "" && ev.ActorDID != t.ActorDID {
+		t.Assignee = ev.ActorDID
+	}
+	switch ev.EventType {
+	case EventEvidenceAttach:
+		t.Evidence = append(t.Evidence, TaskEvidence{EventID: ev.EventID, Type: evidenceType, Payload: ev.Payload, Timestamp: ev.Timestamp})
+	case EventTaskComplete:
+		t.Status = TaskComplete
+	case EventTaskFailed:
+		t.Status = TaskFailed
+	}
+	t.Events = append(t.Events, ev)
+	return OK
+}
+
+// taskStep judges a task event of type typ by actor on task t: only its requester and its
+// assignee (the first other DID that claimed or reported on it) move it on, and a finished task
+// takes evidence only.
+func taskStep(t *CoordTask, typ, actor string) Code {
+	switch {
+	case actor != t.ActorDID && t.Assignee != "" && actor != t.Assignee:
+		return ErrCoordNotYours
+	case t.Status != TaskInProgress && typ != EventEvidenceAttach:
+		return ErrActTerminalTask
+	case typ == EventTaskClaim && t.Assignee != "" && actor != t.Assignee:
+		return ErrCoordNotYours // the requester claiming a task another DID works on
+	}
+	return OK
+}
+
+// JudgeCoordEvent says what filing a typed coordination event would answer now for its task:
+// OK, or the refusal (another DID's task, a finished task, a task id in use). An event about a
+// task not filed in the venue is OK: it goes on the timeline only.
+func (s *State) JudgeCoordEvent(venue, eventType, ref, actor string) Code {
+	if s.coord == nil {
+		return OK
+	}
+	t := s.coord.Tasks[ref]
+	switch {
+	case eventType == EventTaskRequest && t != nil:
+		return ErrActImmutableEvent
+	case t == nil || t.Channel != venue:
+		return OK
+	case isTaskStep(eventType):
+		return taskStep(t, eventType, actor)
+	}
+	return OK
 }
 
 // runningTasksOf counts the tasks did requested that are in progress.
@@ -204,9 +272,9 @@ func (a *applier) evictFinishedTask() bool {
 	return true
 }
 
-// describe takes a task's description from its payload: the "description" (or "task") of a
-// JSON object, else the payload itself.
-func describe(payload string) string {
+// DescribeTask takes a task's description from its payload: the "description" (or "task", or
+// "title") of a JSON object, else the payload itself.
+func DescribeTask(payload string) string {
 	var obj map[string]any
 	if json.Unmarshal([]byte(payload), &obj) == nil {
 		for _, k := range []string{"description", "task", "title"} {
@@ -223,7 +291,7 @@ func (a *applier) registerManifest(c RegisterManifest) Result {
 		return Result{Code: ErrInvalid}
 	}
 	co := a.coord()
-	if co.Manifests[c.DID] == nil && len(co.Manifests) >= MaxManifests {
+	if co.Manifests[c.DID] == nil && len(co.Manifests) >= MaxManifests && !a.evictManifest() {
 		return Result{Code: ErrCoordFull}
 	}
 	r := a.actor(c.DID)
@@ -301,11 +369,18 @@ func (a *applier) recordSpawn(c RecordSpawn) Result {
 		return Result{Code: ErrInvalid}
 	}
 	co := a.coord()
-	if prev := co.Spawned[s.ChildDID]; prev != nil && prev.ParentDID != s.ParentDID {
+	now := a.env.Time
+	if prev := co.Spawned[s.ChildDID]; prev != nil && prev.ParentDID != s.ParentDID && !prev.Expired(now) {
 		return Result{Code: ErrActImmutableEvent}
 	}
-	if co.Spawned[s.ChildDID] == nil && len(co.Spawned) >= MaxSpawned {
-		return Result{Code: ErrCoordFull}
+	a.dropExpiredSpawns(s.ParentDID)
+	if co.Spawned[s.ChildDID] == nil {
+		if spawnedBy(co, s.ParentDID) >= MaxSpawnedPerDID {
+			return Result{Code: ErrCoordFull}
+		}
+		if len(co.Spawned) >= MaxSpawned && !a.evictSpawn() {
+			return Result{Code: ErrCoordFull}
+		}
 	}
 	r := a.actor(s.ChildDID)
 	if r == nil {
@@ -325,6 +400,118 @@ func (a *applier) recordSpawn(c RecordSpawn) Result {
 			RefID: s.ChildDID, Details: map[string]string{"nick": s.Nick, "capabilities": strings.Join(s.Capabilities, ",")}})
 	}
 	return Result{Code: OK}
+}
+
+// Despawn removes an agent its parent spawned (AGENT DESPAWN); only the parent may.
+type Despawn struct {
+	ParentDID string `json:"parent_did"`
+	ChildDID  string `json:"child_did"`
+}
+
+func (Despawn) commandType() CommandType { return TypeDespawn }
+
+func (a *applier) despawn(c Despawn) Result {
+	if !validDID(c.ParentDID) || !validDID(c.ChildDID) {
+		return Result{Code: ErrInvalid}
+	}
+	co := a.coord()
+	s := co.Spawned[c.ChildDID]
+	switch {
+	case s == nil:
+		return Result{Code: ErrCoordNotFound}
+	case s.ParentDID != c.ParentDID:
+		return Result{Code: ErrCoordNotYours}
+	}
+	delete(co.Spawned, c.ChildDID)
+	if s.Channel != "" {
+		a.record(s.Channel, TimelineItem{Category: CategoryGovernance, Event: "agent_despawned", ActorDID: c.ParentDID,
+			RefID: c.ChildDID, Details: map[string]string{"nick": s.Nick}})
+	}
+	return Result{Code: OK}
+}
+
+// Expired reports whether a spawned agent's ttl (seconds; 0 never) has run out at unix ms now.
+func (s *SpawnedAgent) Expired(now int64) bool {
+	return s.TTL > 0 && s.SpawnedAt+s.TTL*1000 <= now
+}
+
+// spawnedBy counts the agents did spawned that are still recorded.
+func spawnedBy(co *Coord, did string) int {
+	n := 0
+	for _, s := range co.Spawned {
+		if s.ParentDID == did {
+			n++
+		}
+	}
+	return n
+}
+
+// dropExpiredSpawns forgets the agents did spawned whose ttl ran out.
+func (a *applier) dropExpiredSpawns(did string) {
+	co := a.coord()
+	for child, s := range co.Spawned {
+		if s.ParentDID == did && s.Expired(a.env.Time) {
+			delete(co.Spawned, child)
+		}
+	}
+}
+
+// evictSpawn makes room in the full table of spawned agents: an expired one, else the one spawned
+// longest ago by a DID with no live session (ties by child DID); false when every parent is online.
+func (a *applier) evictSpawn() bool {
+	co := a.coord()
+	var drop *SpawnedAgent
+	older := func(s *SpawnedAgent) bool {
+		return drop == nil || s.SpawnedAt < drop.SpawnedAt || s.SpawnedAt == drop.SpawnedAt && s.ChildDID < drop.ChildDID
+	}
+	for _, s := range co.Spawned {
+		if s.Expired(a.env.Time) && (drop == nil || !drop.Expired(a.env.Time) || older(s)) {
+			drop = s
+		}
+	}
+	if drop == nil {
+		online := a.onlineDIDs()
+		for _, s := range co.Spawned {
+			if !online[s.ParentDID] && older(s) {
+				drop = s
+			}
+		}
+	}
+	if drop == nil {
+		return false
+	}
+	delete(co.Spawned, drop.ChildDID)
+	return true
+}
+
+// onlineDIDs is the set of DIDs with a live session.
+func (a *applier) onlineDIDs() map[string]bool {
+	out := map[string]bool{}
+	for _, se := range a.st.sessions {
+		if se.DID != "" {
+			out[se.DID] = true
+		}
+	}
+	return out
+}
+
+// evictManifest makes room in the full manifest table: the manifest registered longest ago by a
+// DID with no live session (ties by DID); false when every manifest's DID is online.
+func (a *applier) evictManifest() bool {
+	co := a.coord()
+	var drop *AgentManifest
+	online := a.onlineDIDs()
+	for _, m := range co.Manifests {
+		if !online[m.AgentDID] &&
+			(drop == nil || m.RegisteredAt < drop.RegisteredAt || m.RegisteredAt == drop.RegisteredAt && m.AgentDID < drop.AgentDID) {
+			drop = m
+		}
+	}
+	if drop == nil {
+		return false
+	}
+	delete(co.Manifests, drop.AgentDID)
+	return true
 }
 
 // didIsChannelOp reports whether did may act as an operator of ch: its founder, a DID op, a

@@ -31,6 +31,7 @@ func init() {
 			Status: "x", RequestedAt: 1, ResolvedBy: "y", ResolvedAt: 2}},
 		ResolveApproval{Channel: "#c", ByDID: "did:plc:alice", ID: "a1", Approve: true},
 		SystemActEvent{ActID: "01M16E7TC0OFFER00000000000", Verb: "expire", EventID: "01M16E7TC0EXP0000000000000", From: "did:web:x"},
+		Despawn{ParentDID: "did:plc:alice", ChildDID: "did:web:x:agents:a1:kid"},
 	)
 	actIDs := []string{"01M16E7TC0ACTA000000000000", "01M16E7TC0ACTB000000000000", "01M16E7TC0ACTC000000000000"}
 	extraGenerators = append(extraGenerators, func(c chooser) Command {
@@ -54,7 +55,7 @@ func init() {
 				From: did(), Fields: f}
 		case 2:
 			return FileCoordEvent{Venue: ch(), EventID: pick(c, []string{"e1", "e2", "e3"}), ActorDID: did(), Ref: pick(c, []string{"", "t1"}),
-				Type: pick(c, []string{EventTaskRequest, EventTaskUpdate, EventTaskComplete, EventEvidenceAttach, "note"})}
+				Type: pick(c, []string{EventTaskRequest, EventTaskUpdate, EventTaskComplete, EventEvidenceAttach, EventTaskClaim, "note"})}
 		case 3:
 			return RegisterManifest{DID: did(), Manifest: pick(c, []string{`{"agent":{}}`, "not json"}), Class: "agent"}
 		case 4:
@@ -66,7 +67,11 @@ func init() {
 		case 7:
 			return Heartbeat{DID: did(), TTL: pick(c, []int64{0, 60, 1 << 40})}
 		case 8:
-			return RecordSpawn{Agent: SpawnedAgent{ChildDID: did(), ParentDID: did(), Nick: "kid", Channel: ch()}}
+			child, parent, channel := did(), did(), ch()
+			if child == "did:plc:d3" {
+				return Despawn{ParentDID: parent, ChildDID: "did:plc:d1"}
+			}
+			return RecordSpawn{Agent: SpawnedAgent{ChildDID: child, ParentDID: parent, Nick: "kid", Channel: channel}}
 		case 9:
 			return GrantCapability{Channel: ch(), ByDID: pick(c, genDIDs), Grant: CapabilityGrant{ID: pick(c, []string{"g1", "g2"}),
 				AgentDID: did(), Capability: "post", TTLSeconds: pick(c, []int64{0, 1})}}
@@ -299,6 +304,7 @@ func init() {
 		"\x46\x00"+env+"{\"channel\":\"#c\",\"approval\":{\"id\":\"a1\",\"agent_did\":\"did:plc:bob\",\"capability\":\"deploy\",\"details\":\"v2\",\"status\":\"x\",\"requested_at\":1,\"resolved_by\":\"y\",\"resolved_at\":2}}}",
 		"\x47\x00"+env+"{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"a1\",\"approve\":true}}",
 		"\x48\x00"+env+"{\"act_id\":\"01M16E7TC0OFFER00000000000\",\"verb\":\"expire\",\"event_id\":\"01M16E7TC0EXP0000000000000\",\"from\":\"did:web:x\"}}",
+		"\x4f\x00"+env+"{\"parent_did\":\"did:plc:alice\",\"child_did\":\"did:web:x:agents:a1:kid\"}}",
 	)
 }
 
@@ -370,4 +376,116 @@ func TestRunningActionsPerDID(t *testing.T) {
 	}
 	h.mustOK(FileAct{Venue: "#ops", EventID: id(3000), From: didAlice, Fields: actFields("handoff", "cancel", id(5))})
 	h.mustOK(FileAct{Venue: "#ops", EventID: id(1002), From: didAlice, Fields: actFields("handoff", "offer", "")})
+}
+
+// TestTaskOwnership: only a task's requester and its assignee (the first other DID that claimed
+// or reported on it) move it on; another member's task_complete is refused and changes nothing.
+func TestTaskOwnership(t *testing.T) {
+	ev := func(id, typ, actor string) FileCoordEvent {
+		return FileCoordEvent{Venue: "#ops", EventID: id, Type: typ, ActorDID: actor, Ref: "t1", Payload: "p"}
+	}
+	for _, tc := range []struct {
+		name  string
+		setup []Command
+		cmd   FileCoordEvent
+		want  Code
+	}{
+		{"another member completes a claimed task", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventTaskComplete, didCarol), ErrCoordNotYours},
+		{"another member updates a task in progress", []Command{ev("e2", EventTaskUpdate, didBob)}, ev("x", EventTaskUpdate, didCarol), ErrCoordNotYours},
+		{"another member fails it", []Command{ev("e2", EventTaskUpdate, didBob)}, ev("x", EventTaskFailed, didCarol), ErrCoordNotYours},
+		{"another member attaches evidence", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventEvidenceAttach, didCarol), ErrCoordNotYours},
+		{"a second claim", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventTaskClaim, didCarol), ErrCoordNotYours},
+		{"the requester claims an assigned task", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventTaskClaim, didAlice), ErrCoordNotYours},
+		{"the assignee completes", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventTaskComplete, didBob), OK},
+		{"the requester completes", []Command{ev("e2", EventTaskClaim, didBob)}, ev("x", EventTaskComplete, didAlice), OK},
+		{"the first reporter becomes the assignee", nil, ev("x", EventTaskComplete, didCarol), OK},
+		{"a finished task takes no status", []Command{ev("e2", EventTaskComplete, didBob)}, ev("x", EventTaskUpdate, didBob), ErrActTerminalTask},
+		{"a finished task takes evidence", []Command{ev("e2", EventTaskComplete, didBob)}, ev("x", EventEvidenceAttach, didBob), OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.mustOK(FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1"})
+			h.mustOK(tc.setup...)
+			var before CoordTask
+			var judged Code
+			h.read(func(s *State) {
+				before, _ = s.CoordTask("t1")
+				judged = s.JudgeCoordEvent(tc.cmd.Venue, tc.cmd.Type, tc.cmd.Ref, tc.cmd.ActorDID)
+			})
+			if judged != tc.want {
+				t.Fatalf("JudgeCoordEvent = %v, want %v", judged, tc.want)
+			}
+			if got := h.apply(tc.cmd).Code; got != tc.want {
+				t.Fatalf("Apply = %v, want %v", got, tc.want)
+			}
+			h.read(func(s *State) {
+				after, _ := s.CoordTask("t1")
+				if tc.want != OK && (after.Status != before.Status || len(after.Events) != len(before.Events) || after.Assignee != before.Assignee) {
+					t.Fatalf("a refused event changed the task: %+v -> %+v", before, after)
+				}
+				if tc.want == OK && tc.cmd.ActorDID != didAlice && after.Assignee != tc.cmd.ActorDID {
+					t.Fatalf("assignee %q, want %q", after.Assignee, tc.cmd.ActorDID)
+				}
+			})
+		})
+	}
+}
+
+// TestSpawnLimits: one DID spawns at most MaxSpawnedPerDID live agents, expired ones make room,
+// only the parent despawns, and a child DID held by another parent is not taken over.
+func TestSpawnLimits(t *testing.T) {
+	h := newHarness(t)
+	spawn := func(parent, child string, ttl int64) RecordSpawn {
+		return RecordSpawn{Agent: SpawnedAgent{ChildDID: child, ParentDID: parent, Nick: "kid", Channel: "#ops", TTL: ttl}}
+	}
+	child := func(i int) string { return fmt.Sprintf("did:web:x:agents:a:kid%d", i) }
+	for i := range MaxSpawnedPerDID {
+		h.mustOK(spawn(didAlice, child(i), 0))
+	}
+	if got := h.apply(spawn(didAlice, child(MaxSpawnedPerDID), 0)).Code; got != ErrCoordFull {
+		t.Fatalf("spawn past the per-DID cap: %v", got)
+	}
+	h.mustOK(spawn(didBob, "did:web:x:agents:b:kid", 0)) // another DID is not affected
+	if got := h.apply(spawn(didBob, child(0), 0)).Code; got != ErrActImmutableEvent {
+		t.Fatalf("taking over another parent's child: %v", got)
+	}
+	if got := h.apply(Despawn{ParentDID: didBob, ChildDID: child(0)}).Code; got != ErrCoordNotYours {
+		t.Fatalf("despawn by another DID: %v", got)
+	}
+	if got := h.apply(Despawn{ParentDID: didAlice, ChildDID: "did:web:x:agents:a:none"}).Code; got != ErrCoordNotFound {
+		t.Fatalf("despawn of nothing: %v", got)
+	}
+	h.mustOK(Despawn{ParentDID: didAlice, ChildDID: child(0)})
+	h.mustOK(spawn(didAlice, child(MaxSpawnedPerDID), 2)) // the freed slot, for 2 s (an entry is 1 s here)
+	if got := h.apply(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)).Code; got != ErrCoordFull {
+		t.Fatalf("spawn past the cap again: %v", got)
+	}
+	h.mustOK(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)) // 2 s later: the expired agent made room
+	h.read(func(s *State) {
+		if _, ok := s.CoordSpawn(child(MaxSpawnedPerDID)); ok {
+			t.Fatal("the expired agent is still recorded")
+		}
+		if _, ok := s.CoordSpawn(child(0)); ok {
+			t.Fatal("the despawned agent is still recorded")
+		}
+	})
+}
+
+// TestTaskEarlyEvents: events about a task filed before its request (a member on another node
+// answered the relayed request first) join the task when the request is filed, judged in order.
+func TestTaskEarlyEvents(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(
+		FileCoordEvent{Venue: "#ops", EventID: "e2", Type: EventEvidenceAttach, ActorDID: didBob, Ref: "t1", Payload: `{"summary":"s"}`, Evidence: "code_review"},
+		FileCoordEvent{Venue: "#ops", EventID: "e3", Type: EventTaskComplete, ActorDID: didCarol, Ref: "t1"}, // not the assignee
+		FileCoordEvent{Venue: "#other", EventID: "e4", Type: EventTaskUpdate, ActorDID: didBob, Ref: "t1"},   // another venue
+		FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1", Payload: `{"description":"d"}`},
+	)
+	h.read(func(s *State) {
+		task, _ := s.CoordTask("t1")
+		if len(task.Evidence) != 1 || task.Evidence[0].EventID != "e2" || task.Evidence[0].Type != "code_review" ||
+			task.Assignee != didBob || task.Status != TaskInProgress || len(task.Events) != 2 {
+			t.Fatalf("task %+v", task)
+		}
+	})
 }
