@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // multilineOf builds a draft/multiline batch of n lines whose text (newlines included) is exactly
@@ -50,5 +53,31 @@ func TestLargeMultilineCrossesEveryNode(t *testing.T) {
 			m, err := n.events.Get(testCtx(t), start.Tags["msgid"])
 			return err == nil && m.Text == text
 		})
+	}
+
+	// The largest message the edge accepts crosses too; one byte more, or one line more, is
+	// refused at the edge, and nothing is stored.
+	batch, text = multilineOf("max", "#bigml", limits.MultilineLines, limits.MultilineBytes)
+	sendLines(t, x, batch...)
+	_, body = batchBody(t, y, "draft/multiline")
+	if got := strings.Join(texts(body), "\n"); got != text {
+		t.Fatalf("the largest multiline on node 2: %d bytes, want %d", len(got), len(text))
+	}
+	batch, _ = multilineOf("over", "#bigml", limits.MultilineLines, limits.MultilineBytes+1)
+	sendLines(t, x, batch...)
+	expect(t, x, "FAIL", "BATCH", "MULTILINE_MAX_BYTES")
+	batch, _ = multilineOf("long", "#bigml", limits.MultilineLines+1, 1000)
+	sendLines(t, x, batch...)
+	expect(t, x, "FAIL", "BATCH", "MULTILINE_MAX_LINES")
+	sendLines(t, x, "PRIVMSG #bigml :last")
+	expect(t, y, "PRIVMSG", "#bigml", "last")
+
+	// Every node reports its copies of the others healthy: no peer behind, no dead letter.
+	for _, n := range nodes {
+		var h rest.Health
+		getJSON(t, n, "/api/v1/health", &h)
+		if h.Replication == nil || !h.Replication.OK || len(h.Replication.Peers) != len(nodes)-1 {
+			t.Fatalf("health of %s: replication %+v", n.cfg.NodeName, h.Replication)
+		}
 	}
 }

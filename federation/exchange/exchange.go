@@ -97,6 +97,7 @@ type Exchange struct {
 	conns       map[net.Conn]struct{}
 	through     map[string]int64     // origin DID → the origin seq its streams stored every row through
 	inbound     map[string]*inStream // origin DID → the streams this node receives from it (pull.go)
+	pullErrs    map[string]string    // origin DID → why its latest pull failed ("": it succeeded)
 	durable     atomic.Int64         // the highest seq of this node's own rows it was told are durable (Publish)
 	window      outWindow            // this node's latest rows, encoded once for every stream (window.go)
 	// framesSent counts the frames this node's streams sent (to nodes and servers).
@@ -133,7 +134,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, kick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
