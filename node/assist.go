@@ -65,14 +65,14 @@ func (a assistSync) SyncFacts(ctx context.Context) assist.SyncFacts {
 		f.Members = append(f.Members, assist.SyncMember{Node: m.NodeID, State: string(m.State), Suffrage: suffrageName(string(m.Suffrage)),
 			Leader: m.Leader, Self: m.Self})
 	}
-	for _, p := range n.peers() {
-		origin := exchange.Name(p.DID)
-		c := assist.SyncCursor{Origin: origin, Queued: n.exchange.Queued(p.DID)}
-		var err error
-		if c.Messages, c.Deletes, c.Reactions, err = n.exchange.Cursors(ctx, origin); err != nil {
-			f.CursorError = err.Error()
-		}
-		f.Cursors = append(f.Cursors, c)
+	peers, err := n.exchange.Replication(ctx)
+	if err != nil {
+		f.CursorError = err.Error()
+	}
+	for _, p := range peers {
+		f.Cursors = append(f.Cursors, assist.SyncCursor{Origin: exchange.Name(p.Peer), Queued: n.exchange.Queued(p.Peer),
+			Messages: p.Messages, Deletes: p.Deletes, Reactions: p.Reactions, Stream: p.Stream, Behind: p.Behind,
+			PullError: p.PullError, DeadLetters: p.DeadLetters})
 	}
 	sort.Slice(f.Cursors, func(i, j int) bool { return f.Cursors[i].Origin < f.Cursors[j].Origin })
 	for _, p := range n.cfg.Peers {

@@ -82,6 +82,9 @@ func (n *Node) startExchange(context.Context) error {
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 		BeforeFrame: n.cfg.Faults.beforeFrame(),
 	})
+	if err := n.metrics.Registry.Register(n.exchange.Metrics()); err != nil {
+		return fmt.Errorf("exchange metrics: %w", err)
+	}
 	n.raft.OnMembership(n.membershipChanged)
 	return nil
 }

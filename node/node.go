@@ -481,8 +481,31 @@ func (n *Node) Health() rest.Health {
 	return rest.Health{
 		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
 		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), Version: n.cfg.Version,
-		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term,
+		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term, Replication: n.replication(),
 	}
+}
+
+// replication is the health answer's view of the exchange (nil when unclustered, or when the
+// store cannot be read).
+func (n *Node) replication() *rest.Replication {
+	if n.exchange == nil || n.raft.ClusterHTTPListener() == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	peers, err := n.exchange.Replication(ctx)
+	if err != nil {
+		n.log.Debug("health: replication", "err", err)
+		return nil
+	}
+	r := &rest.Replication{OK: true, Peers: peers}
+	if r.Peers == nil {
+		r.Peers = []exchange.PeerReplication{}
+	}
+	for _, p := range peers {
+		r.OK = r.OK && !p.Behind && p.DeadLetters == 0
+	}
+	return r
 }
 
 // channelCount counts channels that have members.

@@ -39,7 +39,7 @@ func chaosSeed(t *testing.T) int64 {
 
 // TestChaos runs the checked workload on three nodes with one round of each fault kind, in
 // order: a partition (the seed decides whether the leader is the node cut off), a kill and
-// restart, a leadership transfer and a slow disk; every check (topics, nicks, modes, pins,
+// restart, a leadership transfer, a slow disk and poison rows (dead letters on every peer); every check (topics, nicks, modes, pins,
 // delivery, state hashes) must pass.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -50,14 +50,14 @@ func TestChaos(t *testing.T) {
 	seed := chaosSeed(t)
 	rep, err := Run(ctx, RunOptions{
 		Options:       Options{Nodes: 3, Dir: t.TempDir(), Seed: seed, Logger: testLogger()},
-		Duration:      25 * time.Second, // an upper bound: the traffic ends with the fourth round
+		Duration:      30 * time.Second, // an upper bound: the traffic ends with the fifth round
 		EndWithRounds: true,
 		Chaos:         true,
 		Nemesis: NemesisOptions{
 			MinInterval: 1500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond,
 			MinDown: 300 * time.Millisecond, MaxDown: 1200 * time.Millisecond,
-			MaxRounds: 4,
-			Kinds:     []FaultKind{FaultPartition, FaultKill, FaultTransfer, FaultSlowDisk},
+			MaxRounds: 5,
+			Kinds:     []FaultKind{FaultPartition, FaultKill, FaultTransfer, FaultSlowDisk, FaultPoison},
 			InOrder:   true,
 		},
 		DrainTimeout: 15 * time.Second, // a passing run drains at once; a lost message never arrives
@@ -69,12 +69,17 @@ func TestChaos(t *testing.T) {
 	var table bytes.Buffer
 	rep.WriteTable(&table)
 	t.Logf("\n%s", table.String())
-	if rep.Rounds != 4 {
-		t.Errorf("nemesis rounds = %d, want 4", rep.Rounds)
+	if rep.Rounds != 5 {
+		t.Errorf("nemesis rounds = %d, want 5", rep.Rounds)
 	}
-	for _, kind := range []string{"partition", "heal", "kill", "restart", "transfer", "slow-disk", "disk-ok"} {
+	for _, kind := range []string{"partition", "heal", "kill", "restart", "transfer", "slow-disk", "disk-ok", "poison"} {
 		if !slices.ContainsFunc(rep.Events, func(e NemesisEvent) bool { return e.Kind == kind }) {
 			t.Errorf("no %s event", kind)
+		}
+	}
+	for _, e := range rep.Events {
+		if e.Kind == "poison" && e.Err != nil {
+			t.Errorf("the poison round failed: %v", e.Err)
 		}
 	}
 	if rep.Topics.Writes == 0 || rep.Topics.Reads == 0 || rep.Delivery.Acked == 0 {

@@ -42,7 +42,9 @@
 //   - After the traffic every node must reach the same applied index and state hash.
 //
 // A seeded nemesis injects one fault at a time while the workload runs (see FaultKind): kill and
-// restart, network partition and heal, leadership transfer, slow Raft log writes. Processes get
+// restart, network partition and heal, leadership transfer, slow Raft log writes, poison (a node
+// stores rows no peer can accept: an oversize message, a malformed one, a delete and a reaction
+// with oversize tags, which its streams and the peers' pulls carry). Processes get
 // kill rounds only. Memberlist gossip runs over the partitioned network too, so a cut node is
 // declared dead by gossip and comes back alive after the heal (DeadNodeGrace is far longer than
 // any fault, so no node is removed from the Raft configuration).

@@ -57,6 +57,24 @@ func (c *Cluster) SetDiskDelay(i int, d time.Duration) error {
 	return nil
 }
 
+// StorePoison has node i store rows no peer can accept (node.StorePoison), in PoisonVenue. A node
+// that is down stores nothing: that is not an error.
+func (c *Cluster) StorePoison(ctx context.Context, i int) error {
+	if c.network == nil {
+		return errNotInProcess
+	}
+	n := c.Node(i)
+	if n == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := n.StorePoison(ctx, PoisonVenue); err != nil {
+		return fmt.Errorf("testcluster: %s: %w", c.addrs[i].Name, err)
+	}
+	return nil
+}
+
 // TransferLeadership moves leadership off the current leader without stopping it, and waits
 // until another node leads. It returns the old and the new leader.
 func (c *Cluster) TransferLeadership(ctx context.Context) (from, to int, err error) {

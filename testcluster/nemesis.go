@@ -22,10 +22,19 @@ const (
 	FaultTransfer FaultKind = "transfer"
 	// FaultSlowDisk delays every Raft log write of a node (sometimes the leader), then restores it.
 	FaultSlowDisk FaultKind = "slow-disk"
+	// FaultPoison has a node (sometimes the leader) store, as its own, rows no peer can accept:
+	// a message over the limits of one item, one with a malformed venue, a delete and a reaction
+	// with oversize tags (node.StorePoison). Its streams and the peers' pulls carry them; every
+	// peer must record them as dead letters and go on, so the verdict still counts 0 lost and 0
+	// duplicated among acknowledged messages.
+	FaultPoison FaultKind = "poison"
 )
 
+// PoisonVenue is the channel the poison fault's rows name (one the workload does not use).
+const PoisonVenue = "#nemesis-poison"
+
 // AllFaults is every kind, the default for nodes in this process.
-var AllFaults = []FaultKind{FaultKill, FaultPartition, FaultTransfer, FaultSlowDisk}
+var AllFaults = []FaultKind{FaultKill, FaultPartition, FaultTransfer, FaultSlowDisk, FaultPoison}
 
 // ParseFaultKinds reads a comma-separated list of kinds ("all" for AllFaults).
 func ParseFaultKinds(list string) ([]FaultKind, error) {
@@ -36,7 +45,7 @@ func ParseFaultKinds(list string) ([]FaultKind, error) {
 	for _, name := range strings.Split(list, ",") {
 		k := FaultKind(strings.TrimSpace(name))
 		if !slices.Contains(AllFaults, k) {
-			return nil, fmt.Errorf("fault kind %q: want kill, partition, transfer, slow-disk or all", name)
+			return nil, fmt.Errorf("fault kind %q: want kill, partition, transfer, slow-disk, poison or all", name)
 		}
 		out = append(out, k)
 	}
@@ -83,7 +92,7 @@ func (o *NemesisOptions) defaults() {
 type NemesisEvent struct {
 	At     time.Duration // since the run began
 	Round  int
-	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok"
+	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok", "poison"
 	Fault  FaultKind
 	Node   string        // the node aimed at ("" for a split)
 	Detail string        // the sides of a partition, the new leader, the disk delay
@@ -239,6 +248,16 @@ func (n *nemesisRun) round(repair context.Context, round int, kind FaultKind) er
 		pause(repair, 2*down) // a slow disk needs a few writes to matter
 		c.SetDiskDelay(target, 0)
 		n.emit(n.event(round, kind, "disk-ok", target))
+		return nil
+
+	case FaultPoison:
+		ev := n.event(round, kind, "poison", target)
+		ev.Leader = isLeader
+		ev.Err = c.StorePoison(repair, target)
+		if ev.Err == nil {
+			ev.Detail = "oversize and malformed rows on its stream and pull"
+		}
+		n.emit(ev)
 		return nil
 	}
 	return fmt.Errorf("unknown fault kind %q", kind)

@@ -96,7 +96,7 @@ func (r *Report) FaultCounts() string {
 	counts := map[FaultKind]*count{}
 	for _, e := range r.Events {
 		switch e.Kind {
-		case "kill", "partition", "transfer", "slow-disk":
+		case "kill", "partition", "transfer", "slow-disk", "poison":
 		default:
 			continue
 		}

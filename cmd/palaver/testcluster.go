@@ -26,7 +26,7 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	nodes := fs.Int("nodes", 3, "number of nodes")
 	duration := fs.Duration("duration", 60*time.Second, "how long the clients send traffic")
 	chaos := fs.Bool("chaos", false, "inject faults while the traffic runs (see --faults)")
-	faults := fs.String("faults", "all", "with --chaos: fault kinds drawn each round, comma-separated: kill, partition, transfer, slow-disk, or all (with --processes only kill)")
+	faults := fs.String("faults", "all", "with --chaos: fault kinds drawn each round, comma-separated: kill, partition, transfer, slow-disk, poison, or all (with --processes only kill)")
 	processes := fs.Bool("processes", false, "run every node as a separate 'palaver serve' process (real disks, kill -9) instead of in this process")
 	serverBin := fs.String("server-bin", "", "with --processes: the palaver binary to start (default: this executable)")
 	seed := fs.Int64("seed", 0, "seed for the workload and the fault schedule (0: from the clock; printed)")

@@ -114,6 +114,21 @@ var migrations = [...]string{
 		PRIMARY KEY (venue, msgid)
 	) WITHOUT ROWID;
 	CREATE INDEX channel_events_by_time ON channel_events(venue, time_ms, msgid);`,
+	// 8: dead letters (deadletters.go): items a peer sent that this node could not accept, each
+	// recorded once with the reason, so that the cursor over the peer's log moves past them.
+	`CREATE TABLE dead_letters (
+		id      INTEGER PRIMARY KEY AUTOINCREMENT,
+		peer    TEXT    NOT NULL,
+		origin  TEXT    NOT NULL,
+		log     TEXT    NOT NULL,
+		seq     INTEGER NOT NULL,
+		msgid   TEXT    NOT NULL,
+		reason  TEXT    NOT NULL,
+		detail  TEXT    NOT NULL,
+		time_ms INTEGER NOT NULL,
+		UNIQUE (peer, origin, log, seq, msgid)
+	);
+	CREATE INDEX dead_letters_by_peer ON dead_letters(peer, id);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

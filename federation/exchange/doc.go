@@ -44,6 +44,15 @@
 // server acknowledged. A slow or dead server holds only its own goroutine, and its frames are
 // received on a path of their own, so no server starves the cluster's streams.
 //
+// No item stops a log: an item a receiver cannot accept (over the limits of one item in node/limits,
+// malformed, or refused by an acceptance rule) is a dead letter (deadletters.go): recorded in the
+// store's dead_letters table with its peer, origin, log, seq, msgid and reason, counted in
+// palaver_exchange_dead_letters_total{peer,reason}, and passed over, the cursor moving past it as
+// past a stored item. Only a delete or reaction waiting for its message holds its log. The sizes of
+// every hop come from node/limits, and limits_test.go checks that a page of items at their
+// largest, as encoded, fits a stream frame, a pull's answer (cut by bytes, with "more") and a
+// server's frame.
+//
 // A panic in the exchange's own goroutines, or in a delivery callback, does not end the process:
 // it is logged with its stack and the item that panicked is skipped, and the loop goes on. A
 // stream that panicked reconnects and resends from the receiver's positions; a pull of one peer

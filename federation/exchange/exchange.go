@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/limits"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 
@@ -95,6 +97,7 @@ type Exchange struct {
 	conns       map[net.Conn]struct{}
 	through     map[string]int64     // origin DID → the origin seq its streams stored every row through
 	inbound     map[string]*inStream // origin DID → the streams this node receives from it (pull.go)
+	pullErrs    map[string]string    // origin DID → why its latest pull failed ("": it succeeded)
 	durable     atomic.Int64         // the highest seq of this node's own rows it was told are durable (Publish)
 	window      outWindow            // this node's latest rows, encoded once for every stream (window.go)
 	// framesSent counts the frames this node's streams sent (to nodes and servers).
@@ -103,9 +106,11 @@ type Exchange struct {
 	pullMu     sync.Mutex
 	pullRounds atomic.Int64 // pull rounds begun
 	kick       chan struct{}
-	ctx        context.Context
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	// deadLetters counts the items refused from each peer (deadletters.go).
+	deadLetters *prometheus.CounterVec
+	ctx         context.Context
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // New builds an Exchange; Start begins pushing and pulling.
@@ -116,8 +121,8 @@ func New(cfg Config) *Exchange {
 	if cfg.PullEvery <= 0 {
 		cfg.PullEvery = time.Second
 	}
-	if cfg.PageSize <= 0 {
-		cfg.PageSize = 500
+	if cfg.PageSize <= 0 || cfg.PageSize > limits.PageItems {
+		cfg.PageSize = limits.PageItems
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 4096
@@ -129,7 +134,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -311,7 +316,7 @@ func (x *Exchange) push(p Peer, b Batch) error {
 	return nil
 }
 
-const maxBody = 32 << 20
+const maxBody = limits.PullBytes
 
 // peer names the node at the other end of a request, or answers 403 and returns false, before
 // anything of the request's body is read.
@@ -354,11 +359,11 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusForbidden, gin.H{"error": "a node may only push its own events"})
 		return
 	}
-	if _, err := x.store(c.Request.Context(), b); err != nil {
+	if _, err := x.store(c.Request.Context(), peer, b); err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
-	if _, err := x.applyReactions(c.Request.Context(), Name(b.Origin), b.Reactions, false); err != nil {
+	if _, err := x.applyReactions(c.Request.Context(), peer, Name(b.Origin), b.Reactions, false); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
 		return
 	}
@@ -367,25 +372,39 @@ func (x *Exchange) receivePush(c *gin.Context) {
 }
 
 // store has the chat service store a batch's events in one durable commit and publish those that
-// were new, in order. It returns the last origin seq of the batch.
-func (x *Exchange) store(ctx context.Context, b Batch) (int64, error) {
+// were new, in order. It returns the last origin seq of the batch. An event this node cannot accept
+// (validate, or an acceptance rule) is recorded as a dead letter from peer and passed over: the
+// seq returned covers it, so the cursor moves past it.
+func (x *Exchange) store(ctx context.Context, peer string, b Batch) (int64, error) {
 	origin := Name(b.Origin)
 	msgs := make([]*eventstore.Message, 0, len(b.Events))
+	kept := make([]Event, 0, len(b.Events))
 	var last int64
+	var dead []eventstore.DeadLetter
 	for _, ev := range b.Events {
+		last = max(last, ev.OriginSeq)
 		if err := ev.validate(); err != nil {
-			return 0, fmt.Errorf("event %q: %w", ev.MsgID, err)
+			dead = append(dead, deadLetterOf(origin, LogMessages, ev.OriginSeq, ev.MsgID, reasonOf(err), err.Error()))
+			continue
 		}
 		msgs = append(msgs, ev.message(origin))
-		last = max(last, ev.OriginSeq)
+		kept = append(kept, ev)
 	}
-	if len(msgs) == 0 {
-		return 0, nil
+	if len(msgs) > 0 {
+		// A msgid already stored (pushed earlier, or pulled twice) is not stored again: only the
+		// new ones are published.
+		res, err := x.in.Receive(ctx, clusterSource(origin, false), chat.Batch{Messages: msgs})
+		if err != nil {
+			return 0, fmt.Errorf("store batch from %s: %w", origin, err)
+		}
+		for i, o := range res.Messages {
+			if i < len(kept) && refused(o) {
+				dead = append(dead, deadLetterOf(origin, LogMessages, kept[i].OriginSeq, kept[i].MsgID, string(o), "refused by "+string(o)))
+			}
+		}
 	}
-	// A msgid already stored (pushed earlier, or pulled twice) is not stored again: only the new
-	// ones are published.
-	if _, err := x.in.Receive(ctx, clusterSource(origin, false), chat.Batch{Messages: msgs}); err != nil {
-		return 0, fmt.Errorf("store batch from %s: %w", origin, err)
+	if err := x.recordDeadLetters(ctx, peer, dead); err != nil {
+		return 0, err
 	}
 	return last, nil
 }
@@ -459,6 +478,7 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 			b.Reactions = append(b.Reactions, reactionOf(r))
 		}
 	}
+	fitPull(&b, limits.PullBytes-pullMargin)
 	body, err := json.Marshal(b)
 	if err != nil {
 		c.JSON(http.StatusInternalServerError, gin.H{"error": "encode"})
@@ -466,6 +486,38 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 	}
 	sign(c.Writer.Header(), x.cfg.Key, x.cfg.Self, http.MethodGet, c.Request.URL.RequestURI(), body, x.cfg.Now())
 	c.Data(http.StatusOK, "application/json", body)
+}
+
+// pullMargin is what a pull's answer keeps free of the budget for rows: its envelope, and the
+// first row of each log, taken whatever the budget (limits_test.go checks the largest fit).
+const pullMargin = 1 << 20
+
+// fitPull cuts a pull's answer to budget bytes of JSON rows: each log keeps its rows, in order,
+// while they fit (messages first, then deletes, then reactions), and at least its first row; a
+// log cut short sets More, and the puller asks again after the last row it got.
+func fitPull(b *Batch, budget int) {
+	used := 0
+	fit := func(n int, size func(int) int) int {
+		for i := range n {
+			s := size(i) + 1 // the comma
+			if i > 0 && used+s > budget {
+				b.More = true
+				return i
+			}
+			used += s
+		}
+		return n
+	}
+	sizeOf := func(v any) int {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return budget // never fits after a first row
+		}
+		return len(raw)
+	}
+	b.Events = b.Events[:fit(len(b.Events), func(i int) int { return sizeOf(&b.Events[i]) })]
+	b.Deletions = b.Deletions[:fit(len(b.Deletions), func(i int) int { return sizeOf(&b.Deletions[i]) })]
+	b.Reactions = b.Reactions[:fit(len(b.Reactions), func(i int) int { return sizeOf(&b.Reactions[i]) })]
 }
 
 // pull copies a peer's events of the logs in logs after this node's cursors for it, page by page,
@@ -533,7 +585,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 			return fmt.Errorf("%s answered with a log it was not asked for", p.DID)
 		}
 		// A log not asked for (cursor -1) came empty: its last is 0, and its cursor is not written.
-		last, err := x.store(ctx, b)
+		last, err := x.store(ctx, p.DID, b)
 		if last > max(cursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogMessages), last); cerr != nil {
 				return cerr
@@ -542,7 +594,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, origin, b.Deletions)
+		lastDel, err := x.applyDeletions(ctx, p.DID, origin, b.Deletions)
 		if lastDel > max(delCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
@@ -551,7 +603,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, origin, b.Reactions, true)
+		lastReact, err := x.applyReactions(ctx, p.DID, origin, b.Reactions, true)
 		if lastReact > max(reactCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
@@ -560,7 +612,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		full := len(b.Events) >= x.cfg.PageSize || len(b.Deletions) >= x.cfg.PageSize || len(b.Reactions) >= x.cfg.PageSize
+		full := b.More || len(b.Events) >= x.cfg.PageSize || len(b.Deletions) >= x.cfg.PageSize || len(b.Reactions) >= x.cfg.PageSize
 		// A full page that moved no cursor is one waiting for a message from another origin.
 		moved := last > max(cursor, 0) || lastDel > max(delCursor, 0) || lastReact > max(reactCursor, 0)
 		if !full || !moved {
@@ -571,31 +623,60 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 
 // applyDeletions applies an origin's deletes in order and returns the last one applied. A delete
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
-// a later round, once the message has arrived from its own origin.
-func (x *Exchange) applyDeletions(ctx context.Context, originName string, dels []Deletion) (int64, error) {
-	var invalid error
+// a later round, once the message has arrived from its own origin. A malformed delete, or one an
+// acceptance rule refuses, is a dead letter from peer, passed over.
+func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, dels []Deletion) (int64, error) {
 	batch := make([]eventstore.Deletion, 0, len(dels))
+	var dead []eventstore.DeadLetter
+	seqs := make([]int64, 0, len(dels)) // the seq each item of dels stands for, in order
+	at := make([]int, 0, len(dels))     // its index in batch, or -1
 	for _, d := range dels {
-		if d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > 64 {
-			invalid = fmt.Errorf("malformed deletion %q", d.RootMsgID)
-			break
+		seqs = append(seqs, d.OriginSeq)
+		if err := d.validate(); err != nil {
+			dead = append(dead, deadLetterOf(originName, LogDeletes, d.OriginSeq, d.RootMsgID, reasonOf(err), err.Error()))
+			at = append(at, -1)
+			continue
 		}
+		at = append(at, len(batch))
 		batch = append(batch, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
 			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
 	}
 	// Applied before (pushed or pulled twice), or naming another venue: passed over.
 	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
 	var last int64
-	for i, o := range res.Deletions {
-		if o == chat.Wait || o == "" {
-			break
+	for i, j := range at {
+		if j >= 0 {
+			o := chat.Outcome("")
+			if j < len(res.Deletions) {
+				o = res.Deletions[j]
+			}
+			if o == chat.Wait || o == "" {
+				break
+			}
+			if refused(o) {
+				dead = append(dead, deadLetterOf(originName, LogDeletes, batch[j].Seq, batch[j].RootMsgID, string(o), "refused by "+string(o)))
+			}
 		}
-		last = batch[i].Seq
+		last = seqs[i]
 	}
 	if err != nil {
 		return last, fmt.Errorf("deletes from %s: %w", originName, err)
 	}
-	return last, invalid
+	if err := x.recordDeadLetters(ctx, peer, dead); err != nil {
+		return 0, err
+	}
+	return last, nil
+}
+
+// validate checks what a receiver relies on before applying a delete.
+func (d Deletion) validate() error {
+	switch {
+	case d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > limits.MsgIDBytes:
+		return fmt.Errorf("malformed deletion %q", truncate(d.RootMsgID, 64))
+	case len(d.Venue) > limits.VenueBytes || len(d.Sender) > limits.NameBytes || len(d.SenderDID) > limits.NameBytes:
+		return fmt.Errorf("%w: a deletion's venue or names", errOversize)
+	}
+	return checkTags(d.Tags)
 }
 
 func truncate(s string, n int) string {

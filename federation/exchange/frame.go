@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // The stream's frames carry batches of events in a compact binary form instead of JSON: a
@@ -35,8 +37,8 @@ const frameVersion = 2
 
 // Bounds a decoder enforces before allocating.
 const (
-	maxFrameEvents = 4096
-	maxFrameTags   = 64
+	maxFrameEvents = limits.FrameItems
+	maxFrameTags   = limits.Tags
 )
 
 // span is the range of one log a section covers: after < seq <= last.

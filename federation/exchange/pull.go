@@ -125,9 +125,11 @@ func (x *Exchange) pullRound(ctx context.Context, all bool) {
 			continue
 		}
 		x.safely("pull", func() {
-			if err := x.pull(ctx, p, logs); err != nil && ctx.Err() == nil {
+			err := x.pull(ctx, p, logs)
+			if err != nil && ctx.Err() == nil {
 				x.cfg.Logger.Debug("pull failed", "peer", p.DID, "err", err)
 			}
+			x.pulled(p.DID, err)
 		}, "peer", p.DID)
 	}
 }

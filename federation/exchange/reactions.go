@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // Reactions travel like deletes: the node where a react or unreact was made files it in its
@@ -57,16 +58,17 @@ func (r Reaction) validate(pulled bool) error {
 	switch {
 	case (pulled && r.OriginSeq <= 0) || r.OriginSeq < 0 || r.AtMS <= 0:
 		return errors.New("bad sequence or time")
-	case r.EventID == "" || len(r.EventID) > 64 || r.Root == "" || len(r.Root) > 64:
+	case r.EventID == "" || len(r.EventID) > limits.MsgIDBytes || r.Root == "" || len(r.Root) > limits.MsgIDBytes:
 		return errors.New("bad msgid")
 	case !isChannel(r.Venue):
 		return errors.New("bad venue")
-	case r.Reactor == "" || len(r.Reactor) > 512 || len(r.ReactorNick) > 512 || len(r.Sender) > 512:
+	case r.Reactor == "" || len(r.Reactor) > limits.NameBytes || len(r.ReactorNick) > limits.NameBytes || len(r.Sender) > limits.NameBytes ||
+		len(r.SenderDID) > limits.NameBytes:
 		return errors.New("bad reactor")
 	case r.Emoji == "" || len(r.Emoji) > eventstore.MaxEmojiBytes:
 		return errors.New("bad emoji")
 	}
-	return nil
+	return checkTags(r.Tags)
 }
 
 func isChannel(venue string) bool {
@@ -86,7 +88,7 @@ func validateEphemeral(e Event) error {
 		return errors.New("bad venue")
 	case e.TimeMS <= 0:
 		return errors.New("bad time")
-	case len(e.Sender) > 512 || len(e.SenderNick) > 512 || len(e.Text) > 16<<10 || (e.Command == "TAGMSG" && e.Text != ""):
+	case len(e.Sender) > 512 || len(e.SenderNick) > 512 || len(e.Text) > limits.TextBytes || (e.Command == "TAGMSG" && e.Text != ""):
 		return errors.New("malformed ephemeral event")
 	}
 	return nil
@@ -109,15 +111,16 @@ func (x *Exchange) Relay(m eventstore.Message) {
 // applyReactions has the chat service file an origin's reactions in order and returns the origin
 // seq of the last one filed. On a pull (waitForRoot: the batch came from the origin's log), a
 // reaction whose root is not stored here yet stops the walk, so the cursor stays before it; on a
-// push it is skipped, left to the pull. A malformed reaction is skipped with a warning: one bad row
-// must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
+// push it is skipped, left to the pull. A malformed reaction, or one an acceptance rule refuses, is
+// a dead letter from peer (deadletters.go): one bad row must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
 // is published, so a reaction pushed and then pulled is delivered once.
-func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
+func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
 	valid := make([]eventstore.ReactionEvent, 0, len(rs))
 	at := make([]int, len(rs)) // index in valid, or -1
+	var dead []eventstore.DeadLetter
 	for i, r := range rs {
 		if err := r.validate(waitForRoot); err != nil {
-			x.cfg.Logger.Warn("skipping a malformed reaction", "origin", originName, "event", truncate(r.EventID, 64), "err", err)
+			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, reasonOf(err), err.Error()))
 			at[i] = -1
 			continue
 		}
@@ -126,21 +129,30 @@ func (x *Exchange) applyReactions(ctx context.Context, originName string, rs []R
 	}
 	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
 	var last int64
+	record := func() error { return x.recordDeadLetters(ctx, peer, dead) }
 	for i, r := range rs {
 		if at[i] < 0 {
 			last = max(last, r.OriginSeq)
 			continue
 		}
-		switch res.Reactions[at[i]] {
-		case "":
+		switch o := res.Reactions[at[i]]; {
+		case o == "":
+			if rerr := record(); rerr != nil {
+				return 0, rerr
+			}
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
-		case chat.Wait:
+		case o == chat.Wait:
 			if waitForRoot {
-				return last, nil
+				return last, record()
 			}
 			continue
+		case refused(o):
+			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, string(o), "refused by "+string(o)))
 		}
 		last = r.OriginSeq
+	}
+	if rerr := record(); rerr != nil {
+		return 0, rerr
 	}
 	return last, err
 }

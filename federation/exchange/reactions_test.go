@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // recorder collects what an exchange delivered.
@@ -168,7 +169,7 @@ func TestApplyReactions(t *testing.T) {
 			if err := n.store.Append(context.Background(), root); err != nil {
 				t.Fatal(err)
 			}
-			last, err := n.x.applyReactions(context.Background(), "o", tt.in, tt.pulled)
+			last, err := n.x.applyReactions(context.Background(), "did:web:o", "o", tt.in, tt.pulled)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +222,7 @@ func TestValidateEphemeral(t *testing.T) {
 		{"a status TAGMSG", func(e *Event) { e.Status = "%" }, true},
 		{"a status TAGMSG with text", func(e *Event) { e.Status, e.Text = "%", "hi" }, false},
 		{"an unknown status", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "~", "hi" }, false},
-		{"an oversized status message", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "@", strings.Repeat("x", 16<<10+1) }, false},
+		{"an oversized status message", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "@", strings.Repeat("x", limits.TextBytes+1) }, false},
 	}
 	for _, tt := range tests {
 		e := ok

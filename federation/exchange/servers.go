@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // Configured servers share the stream with the nodes of the cluster: the same frames (frame.go),
@@ -93,11 +94,11 @@ func VerifyRequest(h http.Header, keys KeyLookup, method, pathQuery string, body
 const ServerStreamPath = "/federation/v1/stream"
 
 // serverFrameItems caps the items of one frame to a server: the federation limit per second
-// (the receiver paces itself to it). maxServerFrame bounds its size: 100 items of 16 KiB of text
-// and their tags fit well within it.
+// (the receiver paces itself to it). maxServerFrame bounds its size: that many items at their
+// largest fit within it (limits_test.go).
 const (
-	serverFrameItems = 100
-	maxServerFrame   = 8 << 20
+	serverFrameItems = limits.ServerFrameItems
+	maxServerFrame   = limits.ServerFrameBytes
 )
 
 // MountPublic registers the stream route of configured servers on the public HTTP engine (GET

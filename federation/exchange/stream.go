@@ -21,6 +21,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // The stream: one long-lived connection per peer carries what this node originated, read from
@@ -65,7 +66,7 @@ const (
 	streamHeartbeat       = 3 * time.Second
 	streamAckTimeout      = 30 * time.Second
 	streamReadIdle        = 3 * streamHeartbeat
-	maxFrame              = 32 << 20
+	maxFrame              = limits.StreamFrameBytes
 	ackSize               = 24
 )
 
@@ -678,7 +679,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			return err
 		}
 		x.heard(signer)
-		if _, err := x.store(x.ctx, Batch{Origin: signer, Events: b.Events}); err != nil {
+		if _, err := x.store(x.ctx, signer, Batch{Origin: signer, Events: b.Events}); err != nil {
 			return err
 		}
 		// Everything through b.After was stored before (pos), and the frame holds every row of
@@ -693,13 +694,13 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			}
 		}
 		if err := x.applyLog(origin, LogDeletes, &pos.dels, b.Dels, len(b.Deletions), func() (int64, int64, error) {
-			last, err := x.applyDeletions(x.ctx, origin, b.Deletions)
+			last, err := x.applyDeletions(x.ctx, signer, origin, b.Deletions)
 			return last, b.Deletions[len(b.Deletions)-1].OriginSeq, err
 		}); err != nil {
 			return err
 		}
 		if err := x.applyLog(origin, LogReactions, &pos.reacts, b.Reacts, len(b.Reactions), func() (int64, int64, error) {
-			last, err := x.applyReactions(x.ctx, origin, b.Reactions, true)
+			last, err := x.applyReactions(x.ctx, signer, origin, b.Reactions, true)
 			return last, b.Reactions[len(b.Reactions)-1].OriginSeq, err
 		}); err != nil {
 			return err

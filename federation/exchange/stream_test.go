@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // TestStreamDeliversExactlyOnceAndMovesTheCursor: with the pull loop idle, the stream alone
@@ -121,24 +125,32 @@ func TestStreamFrames(t *testing.T) {
 		forged     bool
 		wantStored int64
 		wantCursor func(cursor int64) int64 // nil: the stream is ended
+		wantDead   []string                 // reasons of the dead letters recorded
 	}{
 		{"contiguous rows", func(cur int64) []byte {
 			return appendBatch(nil, streamBatch{After: cur, Last: cur + 3, Events: []Event{testEvent(cur + 1), testEvent(cur + 3)}})
-		}, false, 2, func(cur int64) int64 { return cur + 3 }},
+		}, false, 2, func(cur int64) int64 { return cur + 3 }, nil},
 		{"rows after a gap are stored, the cursor stays", func(cur int64) []byte {
 			return appendBatch(nil, streamBatch{After: cur + 10, Last: cur + 12, Events: []Event{testEvent(cur + 11)}})
-		}, false, 1, func(cur int64) int64 { return cur }},
+		}, false, 1, func(cur int64) int64 { return cur }, nil},
 		{"heartbeat", func(cur int64) []byte { return appendBatch(nil, streamBatch{After: cur, Last: cur}) },
-			false, 0, func(cur int64) int64 { return cur }},
+			false, 0, func(cur int64) int64 { return cur }, nil},
 		{"signed by another key", func(cur int64) []byte {
 			return appendBatch(nil, streamBatch{After: cur, Last: cur + 1, Events: []Event{testEvent(cur + 1)}})
-		}, true, 0, nil},
-		{"malformed batch", func(cur int64) []byte { return []byte{frameVersion, 0, 1, 9, 9} }, false, 0, nil},
+		}, true, 0, nil, nil},
+		{"malformed batch", func(cur int64) []byte { return []byte{frameVersion, 0, 1, 9, 9} }, false, 0, nil, nil},
+		// An event the receiver cannot accept is a dead letter: recorded, passed over, and the
+		// rows after it stored.
 		{"invalid event", func(cur int64) []byte {
 			e := testEvent(cur + 1)
 			e.Command = "KICK"
-			return appendBatch(nil, streamBatch{After: cur, Last: cur + 1, Events: []Event{e}})
-		}, false, 0, nil},
+			return appendBatch(nil, streamBatch{After: cur, Last: cur + 2, Events: []Event{e, testEvent(cur + 2)}})
+		}, false, 1, func(cur int64) int64 { return cur + 2 }, []string{ReasonMalformed}},
+		{"oversize event", func(cur int64) []byte {
+			e := testEvent(cur + 1)
+			e.Text = strings.Repeat("x", limits.TextBytes+1)
+			return appendBatch(nil, streamBatch{After: cur, Last: cur + 2, Events: []Event{e, testEvent(cur + 2)}})
+		}, false, 1, func(cur int64) int64 { return cur + 2 }, []string{ReasonOversize}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, "a", "b")
@@ -153,6 +165,18 @@ func TestStreamFrames(t *testing.T) {
 			stored, _ := b.store.Count(context.Background())
 			if stored != tc.wantStored {
 				t.Fatalf("stored %d rows, want %d", stored, tc.wantStored)
+			}
+			dead, _ := b.store.DeadLetters(context.Background(), "", 10)
+			if len(dead) != len(tc.wantDead) {
+				t.Fatalf("dead letters %+v, want %v", dead, tc.wantDead)
+			}
+			for i, d := range dead {
+				if d.Reason != tc.wantDead[i] || d.Peer != "did:web:a" || d.Origin != "a" || d.Log != string(LogMessages) || d.Seq != cursor+1 {
+					t.Fatalf("dead letter %+v, want reason %s for seq %d from did:web:a", d, tc.wantDead[i], cursor+1)
+				}
+			}
+			if got := deadLettersCounted(b.x, "did:web:a", ReasonOversize) + deadLettersCounted(b.x, "did:web:a", ReasonMalformed); int(got) != len(tc.wantDead) {
+				t.Fatalf("palaver_exchange_dead_letters_total: %v, want %d", got, len(tc.wantDead))
 			}
 			cur, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
 			if tc.wantCursor == nil {
@@ -241,4 +265,13 @@ func expectAllOnce(t *testing.T, from, to *testNode, ids []string) {
 			t.Fatalf("%s delivered %d times, want 1", id, got)
 		}
 	}
+}
+
+// deadLettersCounted reads palaver_exchange_dead_letters_total{peer,reason} of x.
+func deadLettersCounted(x *Exchange, peer, reason string) float64 {
+	var m dto.Metric
+	if err := x.deadLetters.WithLabelValues(peer, reason).Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
 }

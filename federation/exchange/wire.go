@@ -11,6 +11,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // Event is one stored chat event as it travels between nodes.
@@ -43,6 +44,9 @@ type Batch struct {
 	Deletions []Deletion `json:"deletions,omitempty"`
 	Reactions []Reaction `json:"reactions,omitempty"`
 	Ephemeral []Event    `json:"ephemeral,omitempty"`
+	// More (on pull answers): the answer stopped before limits.PullBytes with rows left in a log
+	// it was asked for; the puller asks again after what it got.
+	More bool `json:"more,omitempty"`
 }
 
 // Deletion is a delete made on the origin node of a batch.
@@ -73,19 +77,40 @@ func (e Event) message(originName string) *eventstore.Message {
 		ReplacesMsgID: e.ReplacesMsgID, Origin: originName, Incarnation: e.Incarnation, Public: e.Public, Status: e.Status}
 }
 
-// validate checks what a receiver relies on before storing an event.
+// validate checks what a receiver relies on before storing an event: its form, and the limits of
+// one item (node/limits). An error wraps errOversize when only a limit is passed.
 func (e Event) validate() error {
 	switch {
-	case e.MsgID == "" || len(e.MsgID) > 64:
+	case e.MsgID == "" || len(e.MsgID) > limits.MsgIDBytes:
 		return errors.New("bad msgid")
-	case e.Venue == "" || len(e.Venue) > 512 || !(strings.HasPrefix(e.Venue, "#") || strings.HasPrefix(e.Venue, "&") || strings.HasPrefix(e.Venue, "dm:")):
+	case e.Venue == "" || len(e.Venue) > limits.VenueBytes || !(strings.HasPrefix(e.Venue, "#") || strings.HasPrefix(e.Venue, "&") || strings.HasPrefix(e.Venue, "dm:")):
 		return errors.New("bad venue")
 	case e.Command != "PRIVMSG" && e.Command != "NOTICE" && e.Command != "TAGMSG":
 		return errors.New("bad command")
 	case e.OriginSeq <= 0 || e.TimeMS <= 0:
 		return errors.New("bad sequence or time")
-	case len(e.Text) > 16<<10 || len(e.Sender) > 512:
-		return errors.New("oversized event")
+	case len(e.Text) > limits.TextBytes:
+		return fmt.Errorf("%w: text of %d bytes, at most %d", errOversize, len(e.Text), limits.TextBytes)
+	case len(e.Sender) > limits.NameBytes || len(e.SenderNick) > limits.NameBytes || len(e.SenderDID) > limits.NameBytes ||
+		len(e.Incarnation) > limits.NameBytes:
+		return fmt.Errorf("%w: a name over %d bytes", errOversize, limits.NameBytes)
+	case len(e.ReplacesMsgID) > limits.MsgIDBytes || len(e.Status) > 1:
+		return errors.New("bad replaced msgid or status")
+	}
+	return checkTags(e.Tags)
+}
+
+// checkTags checks an item's tags against the limits of one item.
+func checkTags(tags map[string]string) error {
+	if len(tags) > limits.Tags {
+		return fmt.Errorf("%w: %d tags, at most %d", errOversize, len(tags), limits.Tags)
+	}
+	n := 0
+	for k, v := range tags {
+		n += len(k) + len(v)
+	}
+	if n > limits.TagBytes {
+		return fmt.Errorf("%w: tags of %d bytes, at most %d", errOversize, n, limits.TagBytes)
 	}
 	return nil
 }

@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // Limits on what one envelope may carry. MaxEnvelopeBytes is read only after the sender
 // authenticated (EnvelopeHeader), within the HTTP server's ReadTimeout. It holds the largest
-// batch an outbox composes with room to spare: 100 items of at most one 8 KiB IRC line each
-// (about 1.3 MiB once the payload is base64url), or a members snapshot of 12 linked channels of
+// batch an outbox composes with room to spare (node/limits): its state changes, topics and presence
+// (chat items travel by the stream, servers.go in federation/exchange), or a members snapshot of 12 linked channels of
 // 1,000 members (about 2.4 MiB).
 const (
-	MaxEnvelopeBytes = 4 << 20
-	MaxBatchItems    = 100 // also the per-second rate a peer may send at
+	MaxEnvelopeBytes = limits.EnvelopeBytes
+	MaxBatchItems    = limits.EnvelopeItems // also the per-second rate a peer may send at
 	maxClockSkew     = 5 * time.Minute
 )
 

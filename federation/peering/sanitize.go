@@ -3,11 +3,13 @@ package peering
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // Caps on strings that come from peers.
 const (
-	maxTextBytes  = 8 << 10
+	maxTextBytes  = limits.TextBytes
 	maxNameBytes  = 256
 	maxOrigin     = 64
 	maxTags       = 32

@@ -105,6 +105,12 @@ type SyncCursor struct {
 	Origin                       string
 	Messages, Deletes, Reactions int64
 	Queued                       int
+	// Stream: a healthy stream from the node carries its logs; Behind: none does and the latest
+	// pull failed (PullError); DeadLetters: its items this node refused and passed over.
+	Stream      bool
+	Behind      bool
+	PullError   string
+	DeadLetters int64
 }
 
 // AppliedStream is the stream of applied Raft entries (*stream.Applied is one).

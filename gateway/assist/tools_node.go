@@ -205,6 +205,13 @@ func (s *Service) diagnoseSync(ctx context.Context, who caller, body []byte) (*a
 			if c.Queued > 100 {
 				problems = append(problems, fmt.Sprintf("%d events queued for node %s", c.Queued, c.Origin))
 			}
+			if c.Behind {
+				problems = append(problems, fmt.Sprintf("node %s is behind: no stream from it is healthy and its latest pull failed (%s)", c.Origin, c.PullError))
+			}
+			if c.DeadLetters > 0 {
+				problems = append(problems, fmt.Sprintf("%s from node %s could not be accepted: recorded as dead letters and passed over",
+					plural(int(c.DeadLetters), "item", "items"), c.Origin))
+			}
 		}
 		if f.CursorError != "" {
 			a.fact("Exchange cursors could not be read: " + f.CursorError)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // limitRows are the rows of agents.md's limits table: a route's limits
@@ -68,6 +69,9 @@ func limitRows(ops table, l limitsView, hasMCP bool) []limitRow {
 	} else {
 		rows = append(rows, limitRow{"IRC flood limits", "off on this node"})
 	}
+	rows = append(rows,
+		limitRow{"IRC line", fmt.Sprintf("%d bytes with its tags and CRLF (417 beyond); client-only tags at most %d bytes", limits.LineBytes, limits.ClientTagBytes)},
+		limitRow{"draft/multiline message", fmt.Sprintf("%d bytes of text (newlines included) in at most %d lines; beyond: `FAIL BATCH MULTILINE_MAX_BYTES` or `MULTILINE_MAX_LINES`", limits.MultilineBytes, limits.MultilineLines)})
 	if l.ChallengeTTL > 0 {
 		rows = append(rows, limitRow{"SASL challenge", fmt.Sprintf("valid %s, single use; a new one for every attempt", window(l.ChallengeTTL))})
 	}

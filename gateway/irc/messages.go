@@ -7,12 +7,13 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/limits"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 const (
 	maxTargets       = 4
-	maxClientTagData = 4094 // IRCv3 message-tags: client-only tag bytes per message
+	maxClientTagData = limits.ClientTagBytes // IRCv3 message-tags: client-only tag bytes per message
 )
 
 func handlePRIVMSG(c *client, m ircmsg.Message, rb *respBuf) { c.message("PRIVMSG", m, rb) }

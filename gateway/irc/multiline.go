@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // IRCv3 draft/multiline: a client sends one message as a batch of lines
@@ -19,8 +20,8 @@ import (
 // capability receives it as such a batch (msgid and tags on the opening line); any other client
 // receives one line per line of text, the first carrying the msgid.
 const (
-	multilineMaxBytes = 40000 // the text of a multiline message, newlines included
-	multilineMaxLines = 100
+	multilineMaxBytes = limits.MultilineBytes // the text of a multiline message, newlines included
+	multilineMaxLines = limits.MultilineLines
 	multilineCap      = "draft/multiline"
 	multilineConcat   = "draft/multiline-concat"
 )

@@ -6,10 +6,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/palaver-chat/palaver/node/limits"
 )
 
 // MaxUploadBytes is the upload body limit of the contract (12 MB); a larger body is refused 413.
-const MaxUploadBytes = 12 << 20
+const MaxUploadBytes = limits.UploadBytes
 
 // Options are the media surface's settings.
 type Options struct {

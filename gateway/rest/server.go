@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/transport"
 )
@@ -35,6 +36,15 @@ type Health struct {
 	Node        string `json:"node"`
 	Role        string `json:"role"`
 	Term        uint64 `json:"term"`
+	// Replication: this node's copy of the other nodes' chat logs (absent when unclustered).
+	Replication *Replication `json:"replication,omitempty"`
+}
+
+// Replication is how a node's copies of its peers' chat logs stand. OK is false when a peer is
+// behind or sent items this node recorded as dead letters.
+type Replication struct {
+	OK    bool                       `json:"ok"`
+	Peers []exchange.PeerReplication `json:"peers"`
 }
 
 // FavoritesStore keeps each DID's list of favorite channels.

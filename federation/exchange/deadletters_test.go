@@ -1,0 +1,49 @@
+package exchange
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/palaver-chat/palaver/node/limits"
+)
+
+// TestPoisonRowsDoNotStopAPeer: rows their origin stored but a receiver cannot accept (over the
+// limits of one item, malformed) reach the receiver by the pull and by the stream, are recorded
+// as dead letters and counted, and every row after them arrives: the receiver's cursor moves past
+// them, and its health reports the peer's dead letters.
+func TestPoisonRowsDoNotStopAPeer(t *testing.T) {
+	for _, path := range []string{"pull", "stream"} {
+		t.Run(path, func(t *testing.T) {
+			c := newCluster(t, "a", "b")
+			a, b := c.nodes["did:web:a"], c.nodes["did:web:b"]
+			if path == "pull" {
+				b.noStream.Store(true)
+				a.noStream.Store(true)
+			}
+			before := a.say(t, "before")
+			a.say(t, strings.Repeat("x", limits.TextBytes+1))
+			a.say(t, "between")
+			after := a.say(t, "after")
+			if path == "pull" {
+				b.x.PullAll(context.Background())
+			}
+			waitFor(t, "the row after the poison on b", func() bool { return b.count(after) == 1 && b.count(before) == 1 })
+			dead, err := b.store.DeadLetters(context.Background(), "did:web:a", 10)
+			if err != nil || len(dead) != 1 || dead[0].Reason != ReasonOversize || dead[0].Seq != 2 || dead[0].Log != string(LogMessages) {
+				t.Fatalf("dead letters %+v, %v; want the oversize row 2", dead, err)
+			}
+			if got := deadLettersCounted(b.x, "did:web:a", ReasonOversize); got != 1 {
+				t.Fatalf("palaver_exchange_dead_letters_total = %v, want 1", got)
+			}
+			waitFor(t, "b's cursor past the poison", func() bool {
+				cur, _ := ReadCursor(context.Background(), b.store, inCursor("a", LogMessages))
+				return cur == 4
+			})
+			rep, err := b.x.Replication(context.Background())
+			if err != nil || len(rep) != 1 || rep[0].DeadLetters != 1 || rep[0].Messages != 4 {
+				t.Fatalf("replication %+v, %v", rep, err)
+			}
+		})
+	}
+}
