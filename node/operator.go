@@ -11,12 +11,12 @@ import (
 )
 
 // startOperator plugs the node into the operator plane (`palaver cluster status`, raft's
-// operator.go): its version and its place in the event exchange go into its report; and it
-// exports the gauges the alerting rules of deploy/prometheus need.
-func (n *Node) startOperator(context.Context) error {
+// operator.go): its version and its place in the event exchange go into its report, and it
+// writes backups (backup.go); and it exports the gauges the alerting rules of deploy/ watch.
+func (n *Node) startOperator(ctx context.Context) error {
 	n.raft.SetOperatorReport(n.operatorReport)
 	n.registerOperatorGauges()
-	return nil
+	return n.startBackups(ctx)
 }
 
 // ClusterAddr is the advertised address of the node's cluster listener ("" unclustered).

@@ -54,6 +54,8 @@ const (
 	// operatorAuthTimeout bounds the proof; operatorIdle closes a connection that carries no call.
 	operatorAuthTimeout = 10 * time.Second
 	operatorIdle        = 5 * time.Minute
+	// operatorMaxCall bounds one call; a backup of a large store takes a while.
+	operatorMaxCall = time.Hour
 	// nodeReportTimeout bounds one node's answer to a status call.
 	nodeReportTimeout = 2 * time.Second
 )
@@ -85,6 +87,7 @@ type operatorRequest struct {
 	Node      string `json:"node,omitempty"`
 	MAC       []byte `json:"mac,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	WithKeys  bool   `json:"with_keys,omitempty"` // backup: include the node's private keys
 }
 
 // operatorResponse is one answer.
@@ -94,6 +97,7 @@ type operatorResponse struct {
 	MAC    []byte         `json:"mac,omitempty"`
 	Status *ClusterStatus `json:"status,omitempty"`
 	Leader string         `json:"leader,omitempty"`
+	Size   int64          `json:"size,omitempty"` // backup: the archive's bytes follow the frame
 }
 
 // NodeExtra is what the node layer adds to this node's report: its version and its place in the
@@ -146,7 +150,8 @@ type ClusterStatus struct {
 
 // operatorState is the node layer's report hook.
 type operatorState struct {
-	extra atomic.Pointer[func(context.Context) NodeExtra]
+	extra  atomic.Pointer[func(context.Context) NodeExtra]
+	backup atomic.Pointer[backupHook]
 }
 
 // SetOperatorReport sets what the node layer adds to this node's report in `palaver cluster
@@ -216,14 +221,21 @@ func (s *Store) serveOperator(ctx context.Context, conn *tls.Conn) {
 		}
 		conn.SetReadDeadline(time.Time{})
 		timeout := time.Duration(req.TimeoutMS) * time.Millisecond
-		if timeout <= 0 || timeout > time.Minute {
+		if timeout <= 0 || timeout > operatorMaxCall {
 			timeout = rpcDefaultTimeout
 		}
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
-		resp := s.handleOperator(callCtx, &req)
+		var err error
+		if req.Op == operatorBackup {
+			conn.SetWriteDeadline(time.Now().Add(timeout))
+			err = s.serveBackup(callCtx, conn, &req)
+		} else {
+			resp := s.handleOperator(callCtx, &req)
+			conn.SetWriteDeadline(time.Now().Add(operatorAuthTimeout))
+			err = writeFrame(conn, resp)
+		}
 		cancel()
-		conn.SetWriteDeadline(time.Now().Add(operatorAuthTimeout))
-		if err := writeFrame(conn, resp); err != nil {
+		if err != nil {
 			return
 		}
 		conn.SetWriteDeadline(time.Time{})

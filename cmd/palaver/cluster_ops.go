@@ -81,12 +81,17 @@ func runClusterOp(ctx context.Context, cmd string, args []string, stdout, stderr
 	return 0
 }
 
-func clusterOp(ctx context.Context, cmd, target, addr, secretPath string, asJSON bool, stdout io.Writer) error {
+// dialOperator connects to the operator plane of the node at addr with the cluster secret's keys.
+func dialOperator(ctx context.Context, addr, secretPath string) (*raft.OperatorClient, error) {
 	s, err := trust.Load(secretPath)
 	if err != nil {
-		return fmt.Errorf("refused: no usable credentials: %w", err)
+		return nil, fmt.Errorf("refused: no usable credentials: %w", err)
 	}
-	client, err := raft.DialOperator(ctx, addr, s.GossipKeys)
+	return raft.DialOperator(ctx, addr, s.GossipKeys)
+}
+
+func clusterOp(ctx context.Context, cmd, target, addr, secretPath string, asJSON bool, stdout io.Writer) error {
+	client, err := dialOperator(ctx, addr, secretPath)
 	if err != nil {
 		return err
 	}

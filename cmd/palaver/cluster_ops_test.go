@@ -16,33 +16,43 @@ import (
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )
 
-// operatorCluster starts three clustered nodes sharing a secret file written ahead, and returns
-// them with the file's path.
-func operatorCluster(t *testing.T) ([]*node.Node, string) {
+// opCluster is a three-node cluster whose data directories and configurations a test knows.
+type opCluster struct {
+	nodes  []*node.Node
+	dirs   []string
+	mutate []func(*node.Config)
+	secret string // the secret file, written ahead
+}
+
+// operatorCluster starts three clustered nodes sharing a secret file written ahead.
+func operatorCluster(t *testing.T) *opCluster {
 	t.Helper()
-	secretPath := filepath.Join(t.TempDir(), "cluster.secret")
+	c := &opCluster{secret: filepath.Join(t.TempDir(), "cluster.secret")}
 	secret, err := trust.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := secret.Save(secretPath); err != nil {
+	if err := secret.Save(c.secret); err != nil {
 		t.Fatal(err)
 	}
-	clustered := func(name string, join []string) func(*node.Config) {
-		return func(c *node.Config) {
-			c.NodeName, c.ServerName = name+".op.test", "op.test"
-			c.GossipAddr, c.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
-			c.Join, c.ClusterSecret = join, secretPath
-			c.DeadNodeGrace = time.Hour // only the operator removes nodes here
+	var join []string
+	for _, name := range []string{"node-a", "node-b", "node-c"} {
+		seeds := join
+		mutate := func(cfg *node.Config) {
+			cfg.NodeName, cfg.ServerName = name+".op.test", "op.test"
+			cfg.GossipAddr, cfg.ClusterAddr = "127.0.0.1:0", "127.0.0.1:0"
+			cfg.Join, cfg.ClusterSecret = seeds, c.secret
+			cfg.DeadNodeGrace = time.Hour // only the operator removes nodes here
+		}
+		dir := t.TempDir()
+		n := nodetest.StartIn(t, dir, mutate)
+		c.nodes, c.dirs, c.mutate = append(c.nodes, n), append(c.dirs, dir), append(c.mutate, mutate)
+		if join == nil {
+			join = []string{n.GossipAddr()}
 		}
 	}
-	a := nodetest.Start(t, clustered("node-a", nil))
-	nodes := []*node.Node{a}
-	for _, name := range []string{"node-b", "node-c"} {
-		nodes = append(nodes, nodetest.Start(t, clustered(name, []string{a.GossipAddr()})))
-	}
-	poll.Within(t, nodetest.StartTimeout, "three live voters", func() bool { return aliveVoters(a) == 3 })
-	return nodes, secretPath
+	poll.Within(t, nodetest.StartTimeout, "three live voters", func() bool { return aliveVoters(c.nodes[0]) == 3 })
+	return c
 }
 
 func aliveVoters(n *node.Node) int {
@@ -67,7 +77,8 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // TestClusterOperatorCommands runs status, members, transfer-leadership and remove against a live
 // three-node cluster over its cluster listeners, and the refusals without credentials.
 func TestClusterOperatorCommands(t *testing.T) {
-	nodes, secretPath := operatorCluster(t)
+	c := operatorCluster(t)
+	nodes, secretPath := c.nodes, c.secret
 	addr := nodes[1].ClusterAddr()
 
 	otherPath := filepath.Join(t.TempDir(), "other.secret")

@@ -7,6 +7,7 @@
 //	palaver testcluster  chaos run of an in-process cluster with its verdict table
 //	palaver cluster  the cluster secret file (init, rotate, retire, show) and a running cluster
 //	                 (status, members, remove, transfer-leadership)
+//	palaver backup   a running node's backup archive; palaver restore builds a data directory from one
 //	palaver version  print the version
 package main
 
@@ -49,6 +50,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runClusterOp(ctx, args[1], args[2:], stdout, stderr)
 		}
 		return runCluster(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "palaver", version)
 		return 0
@@ -73,6 +78,8 @@ Commands:
             exactly-once delivery and equal state (palaver testcluster --nodes 3 --duration 60s --chaos)
   cluster   the cluster secret file (palaver cluster secret init|rotate|retire|show), and a running
             cluster (palaver cluster status|members|remove NODE|transfer-leadership [NODE])
+  backup    write a running node's backup archive (palaver backup --out FILE --cluster-secret FILE)
+  restore   build a node's data directory from a backup archive (palaver restore --in FILE --data-dir DIR)
   version   print the version
 
 Run 'palaver <command> --help' for the flags of a command.
