@@ -125,6 +125,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		{"leader jobs", n.startLeaderJobs},
 		{"registration", n.registerInstance}, // purge the previous process's sessions, publish the key
 		{"metrics", n.registerGauges},
+		{"operator", n.startOperator},  // the operator plane's report and gauges (operator.go)
 		{"irc listeners", n.listenIRC}, // bound now (discovery names them), served by "serve irc"
 		{"rest", n.buildREST},
 		{"signing api", n.mountSigning},

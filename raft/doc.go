@@ -32,7 +32,9 @@
 //     layer uses for the event exchange. The caller of the RPC and of the
 //     HTTP plane is the node its certificate names, and it must be a server
 //     of the current raft configuration (ClusterPeer); what a request says
-//     about its sender is not trusted.
+//     about its sender is not trusted. A third protocol, "palaver-operator", is the
+//     operator plane (operator.go): no client certificate, but a proof of a key derived
+//     from the gossip keys, bound to the TLS session, before any call.
 //
 // Holding the secret file is what makes a process a node of the cluster; the
 // raft configuration then decides which nodes may propose. A node that is

@@ -177,6 +177,9 @@ func (s *Store) handleRPC(ctx context.Context, peer string, req *rpcRequest) *rp
 	case opStatus:
 		return s.handleStatus(req.Body)
 	default:
+		if resp := s.handleOperatorRPC(ctx, req); resp != nil {
+			return resp
+		}
 		return &rpcResponse{Code: codeBadRequest, Error: fmt.Sprintf("unknown operation %q", req.Op)}
 	}
 }

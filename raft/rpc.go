@@ -46,6 +46,8 @@ type rpcResponse struct {
 	Error      string `json:"error,omitempty"`
 	LeaderID   string `json:"leader_id,omitempty"`
 	LeaderAddr string `json:"leader_addr,omitempty"`
+	// Body is an operation's structured answer (the operator plane's, operator.go).
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // Response codes; an empty code is success.

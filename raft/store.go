@@ -47,7 +47,8 @@ type Store struct {
 	clusterMu sync.Mutex
 	clusterID string
 
-	hooks testHooks
+	hooks    testHooks
+	operator operatorState // the node layer's report hook (operator.go)
 	// nudge tells followers about commits at once (commitnudge.go); nil
 	// unclustered, where there are no followers.
 	nudge *commitNudge
@@ -177,6 +178,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 	}
 	if cfg.Identity != nil {
 		s.mux = newClusterMux(listener, cfg.Identity, s.logger.With("component", "cluster-listener"))
+		s.mux.operator = s.serveOperator
 		s.clusterDial = dial
 		listener = s.mux.rpc
 		dial = func(ctx context.Context, addr string) (net.Conn, error) {

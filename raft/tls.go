@@ -117,6 +117,8 @@ type clusterMux struct {
 	logger *slog.Logger
 	rpc    *chanListener
 	http   *chanListener
+	// operator serves a connection that agreed on alpnOperator (operator.go).
+	operator func(context.Context, *tls.Conn)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -125,7 +127,7 @@ type clusterMux struct {
 
 func newClusterMux(raw net.Listener, id *trust.Identity, logger *slog.Logger) *clusterMux {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &clusterMux{raw: raw, config: id.ServerConfig(alpnRPC, alpnHTTP), logger: logger,
+	return &clusterMux{raw: raw, config: withOperatorPlane(id.ServerConfig(alpnRPC, alpnHTTP)), logger: logger,
 		rpc: newChanListener(raw.Addr()), http: newChanListener(raw.Addr()), ctx: ctx, cancel: cancel}
 }
 
@@ -161,8 +163,12 @@ func (m *clusterMux) dispatch(raw net.Conn) {
 		return
 	}
 	target := m.rpc
-	if conn.ConnectionState().NegotiatedProtocol == alpnHTTP {
+	switch conn.ConnectionState().NegotiatedProtocol {
+	case alpnHTTP:
 		target = m.http
+	case alpnOperator:
+		m.operator(m.ctx, conn)
+		return
 	}
 	if !target.deliver(m.ctx, conn) {
 		conn.Close()

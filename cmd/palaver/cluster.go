@@ -23,6 +23,9 @@ Commands:
 
 Rotation: rotate, give NEW to every node and restart them one by one; then retire, give that
 file to every node and restart them one by one.
+
+A running cluster: palaver cluster status|members|remove NODE|transfer-leadership [NODE]
+(palaver cluster status --help).
 `
 
 // runCluster runs `palaver cluster secret ...`.

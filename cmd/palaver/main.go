@@ -5,7 +5,9 @@
 //	palaver bench    load scenarios of the benchmark plan against any IRC server
 //	palaver verify   check an evidence bundle offline
 //	palaver testcluster  chaos run of an in-process cluster with its verdict table
-//	palaver cluster  the cluster secret file: init, rotate, retire, show
+//	palaver cluster  the cluster secret file (init, rotate, retire, show) and a running cluster
+//	                 (status, members, remove, transfer-leadership)
+//	palaver backup   a running node's backup archive; palaver restore builds a data directory from one
 //	palaver version  print the version
 package main
 
@@ -44,7 +46,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "testcluster":
 		return runTestCluster(ctx, args[1:], stdout, stderr)
 	case "cluster":
+		if len(args) > 1 && clusterOps[args[1]] {
+			return runClusterOp(ctx, args[1], args[2:], stdout, stderr)
+		}
 		return runCluster(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "palaver", version)
 		return 0
@@ -67,7 +76,10 @@ Commands:
   verify    check an evidence bundle offline (palaver verify bundle.json)
   testcluster  run N in-process nodes under a seeded nemesis and check linearizability,
             exactly-once delivery and equal state (palaver testcluster --nodes 3 --duration 60s --chaos)
-  cluster   the cluster secret file (palaver cluster secret init|rotate|retire|show)
+  cluster   the cluster secret file (palaver cluster secret init|rotate|retire|show), and a running
+            cluster (palaver cluster status|members|remove NODE|transfer-leadership [NODE])
+  backup    write a running node's backup archive (palaver backup --out FILE --cluster-secret FILE)
+  restore   build a node's data directory from a backup archive (palaver restore --in FILE --data-dir DIR)
   version   print the version
 
 Run 'palaver <command> --help' for the flags of a command.
