@@ -16,7 +16,9 @@ import (
 // week, until a channel has that name again), a JOIN of the former name is answered FAIL JOIN
 // CHANNEL_RENAMED <old> <new> to a client with the capability, which then joins the new name
 // itself; a client without it gets 470 (ERR_LINKCHANNEL) and is joined to the new name at once,
-// with the key it gave.
+// with the key it gave. Redirection is for the clients that were not present at the rename (the
+// spec's words): a member of the renamed channel saw it, so its JOIN of the former name is an
+// ordinary JOIN of that name, which makes a new channel and ends the redirection.
 
 const channelRenameCap = "draft/channel-rename"
 
@@ -112,12 +114,17 @@ func (r *renderedMembers) rename(old, name string) {
 }
 
 // redirectJoin answers a JOIN of a renamed channel's former name (raw as the client wrote it,
-// name folded) and reports whether it did.
+// name folded) by a client that is not in the renamed channel, and reports whether it did.
 func (c *client) redirectJoin(rb *respBuf, raw, name, key string) bool {
 	var to string
 	var ok bool
 	now := c.s.cfg.Now().UnixMilli()
-	c.s.state.Read(func(st *fsm.State) { to, ok = st.RenamedTo(name, now) })
+	c.s.state.Read(func(st *fsm.State) {
+		if to, ok = st.RenamedTo(name, now); ok {
+			ch := st.Channel(to)
+			ok = ch == nil || !ch.IsMember(c.id)
+		}
+	})
 	if !ok {
 		return false
 	}
