@@ -225,10 +225,11 @@ func commaChunks(items []string) []string {
 }
 
 // renderConf renders an event for the conformance features (MONITOR, metadata, channel renames)
-// after its channel lines. It runs on the render goroutine, with s.rendered.mu held.
-func (s *Server) renderConf(e *fsm.Event) {
+// after its channel lines (pos: its position in its log entry). It runs on the render goroutine,
+// with s.rendered.mu held.
+func (s *Server) renderConf(e *fsm.Event, pos int) {
 	if e.Kind == fsm.EvRename {
-		s.renderRename(e)
+		s.renderRename(e, pos)
 		return
 	}
 	s.notifyMonitors(e)

@@ -61,8 +61,8 @@ func handleRENAME(c *client, m ircmsg.Message, rb *respBuf) {
 }
 
 // renderRename moves the channel's rendered members to the new name and tells them. It runs on
-// the render goroutine with s.rendered.mu held.
-func (s *Server) renderRename(e *fsm.Event) {
+// the render goroutine with s.rendered.mu held; pos is the event's position in its log entry.
+func (s *Server) renderRename(e *fsm.Event, pos int) {
 	s.rendered.rename(e.OldChannel, e.Channel)
 	members := s.rendered.members(e.Channel)
 	if actor := s.localClient(e.Actor.ID); actor != nil && !s.rendered.has(e.Channel, actor.id) {
@@ -79,7 +79,7 @@ func (s *Server) renderRename(e *fsm.Event) {
 	s.state.Read(func(st *fsm.State) { masks = st.SessionHostmasks(ids) })
 	at := serverTimeMS(e.Time)
 	rename := &outMsg{msg: ircmsg.Message{Source: e.Actor.Hostmask(), Command: "RENAME", Params: []string{e.OldChannel, e.Channel, e.Text}, ForceTrailing: true},
-		time: at, account: e.Actor.DID}
+		time: at, account: e.Actor.DID, msgid: playbackID(e, pos, 0)}
 	for _, c := range members {
 		own := c.id == e.Actor.ID
 		if c.has(capChannelRename) {
