@@ -256,7 +256,10 @@ func (s *Server) notifyMonitors(e *fsm.Event) {
 			s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
 		}
 	case fsm.EvNick:
-		if fsm.Fold(e.OldNick) != fsm.Fold(e.Actor.Nick) && !s.remoteNickStillOnline(e, e.OldNick) {
+		if fsm.Fold(e.OldNick) == fsm.Fold(e.Actor.Nick) {
+			break // a change of case only: the monitored nick neither came online nor left
+		}
+		if !s.remoteNickStillOnline(e, e.OldNick) {
 			s.monitorNumeric(e.OldNick, "731", e.OldNick)
 		}
 		s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())
