@@ -37,6 +37,12 @@ func clientTags(m ircmsg.Message) map[string]string {
 }
 
 func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
+	c.composedMessage(cmd, m, "", rb)
+}
+
+// composedMessage sends a PRIVMSG, NOTICE or TAGMSG; composed is the line composition of a
+// multiline message (composedTag's value, multiline.go), kept with it, or "".
+func (c *client) composedMessage(cmd string, m ircmsg.Message, composed string, rb *respBuf) {
 	notice := cmd == "NOTICE"
 	if cmd != "TAGMSG" && (len(m.Params) < 2 || m.Param(1) == "") {
 		if !notice {
@@ -53,6 +59,12 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	tags := clientTags(m) // within maxClientTagData: longer tag data was answered 417 on input
+	if composed != "" {
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		tags[composedTag] = composed
+	}
 	targets := strings.Split(m.Param(0), ",")
 	if len(targets) > maxTargets {
 		rb.add(c.numericMsg("407", m.Param(0), "Too many targets"))
