@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: run build test vet race-free bench fuzz fuzz-short clean
+.PHONY: run build test vet race-free bench fuzz fuzz-short irctest clean
 
 run:
 	$(GO) run ./cmd/palaver serve
@@ -40,6 +40,22 @@ fuzz:
 # Every fuzz target for 2 s: a budget for CI (not part of `make test`).
 fuzz-short:
 	$(MAKE) fuzz FUZZTIME=2s
+
+# Runs the irctest conformance suite (a checkout of https://github.com/progval/irctest in IRCTEST,
+# with python3 and pytest) against a fresh build, with the controller in conformance/irctest.
+# IRCTEST_ARGS adds pytest arguments (e.g. `-n 2`, `-x`, a test file).
+IRCTEST ?=
+PYTHON ?= python3
+IRCTEST_MARKERS ?= not implementation-specific and not deprecated and not strict
+IRCTEST_SELECTORS ?= not ServicesLinksTestCase
+IRCTEST_ARGS ?=
+
+irctest:
+	@test -n "$(IRCTEST)" || { echo "usage: make irctest IRCTEST=<irctest checkout>"; exit 2; }
+	$(GO) build -o bin/palaver ./cmd/palaver
+	cd "$(IRCTEST)" && PALAVER_BIN="$(CURDIR)/bin/palaver" PYTHONPATH="$(CURDIR)/conformance/irctest$${PYTHONPATH:+:$$PYTHONPATH}" \
+	  $(PYTHON) -m pytest -p no:cacheprovider --controller palaver \
+	  -m '$(IRCTEST_MARKERS)' -k '$(IRCTEST_SELECTORS)' $(IRCTEST_ARGS)
 
 clean:
 	rm -rf bin data

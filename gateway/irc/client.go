@@ -203,7 +203,7 @@ func (c *client) closeReason() string {
 // and reports whether the session ends with it, and why.
 func (c *client) handleInput(raw []byte, readErr error) (reason string, stop bool) {
 	c.touch()
-	if readErr != nil { // transport.ErrLineTooLong: the line was dropped
+	if readErr != nil || tagDataTooLong(raw) { // transport.ErrLineTooLong: the line was dropped
 		c.pipe.wait()
 		c.sendNow(c.numericMsg("417", "Input line was too long"))
 		return "", false

@@ -18,8 +18,9 @@
 // (JOIN, PART, MODE, ...) are filed from the applied log on every node and replayed to
 // draft/event-playback clients within their history (playback.go).
 //
-// A draft/multiline batch is assembled into one message whose text holds newlines; outMsg.expand
-// renders such a message, and a delete for draft/message-redaction clients, for each client's caps.
+// A draft/multiline batch is assembled into one message whose text holds newlines, its concat
+// lines kept as offsets in a stored tag no client sees (multiline.go); outMsg.expand renders such
+// a message, and a delete for draft/message-redaction clients, for each client's caps.
 //
 // Output never blocks on a client: each connection has a bounded send queue (a byte budget); a
 // client that falls behind by more than the budget is disconnected with "SendQ exceeded". A channel

@@ -17,9 +17,9 @@ import (
 func (s *Server) Observe(events []fsm.Event) {
 	s.rendered.mu.Lock()
 	defer s.rendered.mu.Unlock()
-	for i := range events {
-		s.render(&events[i])
-		s.renderConf(&events[i])
+	for i := range events { // one entry's events: i is each one's position in it (playbackID)
+		s.render(&events[i], i)
+		s.renderConf(&events[i], i)
 	}
 }
 
@@ -100,27 +100,33 @@ func sendTo(list []*client, o *outMsg, want capBits, actorID string) {
 	}
 }
 
-// render delivers one event. s.rendered.mu is held.
-func (s *Server) render(e *fsm.Event) {
+// render delivers one event, at position pos of its log entry. s.rendered.mu is held.
+func (s *Server) render(e *fsm.Event, pos int) {
 	src := e.Actor.Hostmask()
 	msg := func(command string, params ...string) *outMsg {
 		return &outMsg{msg: ircmsg.Message{Source: src, Command: command, Params: params}, time: serverTimeMS(e.Time), account: e.Actor.DID}
 	}
+	// The lines event playback keeps carry the msgid they are kept under (playback.go).
+	line := func(command string, params ...string) *outMsg {
+		o := msg(command, params...)
+		o.msgid = playbackID(e, pos, 0)
+		return o
+	}
 	switch e.Kind {
 	case fsm.EvJoin:
-		s.renderJoin(e, msg)
+		s.renderJoin(e, pos, msg)
 	case fsm.EvPart:
 		params := []string{e.Channel}
 		if e.Text != "" {
 			params = append(params, e.Text)
 		}
-		s.sendChannel(msg("PART", params...), 0, e.Actor.ID, e.Channel, e.Actor.ID)
+		s.sendChannel(line("PART", params...), 0, e.Actor.ID, e.Channel, e.Actor.ID)
 		s.rendered.remove(e.Channel, e.Actor.ID)
 	case fsm.EvKick:
-		s.sendChannel(msg("KICK", e.Channel, e.Target.Nick, e.Text), 0, e.Actor.ID, e.Channel, e.Target.ID, e.Actor.ID)
+		s.sendChannel(line("KICK", e.Channel, e.Target.Nick, e.Text), 0, e.Actor.ID, e.Channel, e.Target.ID, e.Actor.ID)
 		s.rendered.remove(e.Channel, e.Target.ID)
 	case fsm.EvQuit:
-		sendTo(s.channelsAudience(e.Channels), msg("QUIT", e.Text), 0, e.Actor.ID)
+		sendTo(s.channelsAudience(e.Channels), line("QUIT", e.Text), 0, e.Actor.ID)
 		for _, name := range e.Channels {
 			s.rendered.remove(name, e.Actor.ID)
 		}
@@ -139,7 +145,7 @@ func (s *Server) render(e *fsm.Event) {
 		old.Nick = e.OldNick
 		s.whowas.record(old, time.UnixMilli(e.Time))
 		src = old.Hostmask()
-		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), msg("NICK", e.Actor.Nick), 0, e.Actor.ID)
+		sendTo(s.channelsAudience(e.Channels, e.Actor.ID), line("NICK", e.Actor.Nick), 0, e.Actor.ID)
 	case fsm.EvAccount:
 		sendTo(s.channelsAudience(e.Channels), msg("ACCOUNT", e.Actor.DID), capAccountNotify, e.Actor.ID)
 	case fsm.EvAway:
@@ -154,11 +160,11 @@ func (s *Server) render(e *fsm.Event) {
 			}
 		}
 	case fsm.EvTopic:
-		t := msg("TOPIC", e.Channel, e.Text)
+		t := line("TOPIC", e.Channel, e.Text)
 		t.msg.ForceTrailing = true
 		s.sendChannel(t, 0, e.Actor.ID, e.Channel)
 	case fsm.EvMode:
-		s.sendChannel(msg("MODE", append([]string{e.Channel}, modeParams(e.Modes)...)...), 0, e.Actor.ID, e.Channel)
+		s.sendChannel(line("MODE", append([]string{e.Channel}, modeParams(e.Modes)...)...), 0, e.Actor.ID, e.Channel)
 	case fsm.EvInvite:
 		if c := s.localClient(e.Target.ID); c != nil {
 			c.deliver(msg("INVITE", e.Target.Nick, e.Channel), false)
@@ -182,7 +188,7 @@ func (s *Server) render(e *fsm.Event) {
 // here). Each message is serialized once per capability variant; the member list is the
 // rendered one, so no per-event copy or set of all members is built. A joiner that was told its
 // JOIN's outcome was unknown gets the topic and names after the echo (see unsureJoins).
-func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
+func (s *Server) renderJoin(e *fsm.Event, pos int, msg func(string, ...string) *outMsg) {
 	actor := s.localClient(e.Actor.ID)
 	if actor != nil {
 		s.rendered.add(e.Channel, actor)
@@ -195,6 +201,8 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 	}
 	extended := msg("JOIN", e.Channel, account, e.Actor.Realname)
 	extended.msg.ForceTrailing = true
+	plain.msgid = playbackID(e, pos, 0)
+	extended.msgid = plain.msgid
 	if tags := s.joinTags(e.Channel, e.Actor.ID, e.Actor.DID); tags != nil {
 		plain.clientTags, extended.clientTags = tags, tags
 	}
@@ -220,7 +228,7 @@ func (s *Server) renderJoin(e *fsm.Event, msg func(string, ...string) *outMsg) {
 		}
 	}
 	if params := joinModeParams(e); params != nil {
-		m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: params}, time: serverTimeMS(e.Time)}
+		m := &outMsg{msg: ircmsg.Message{Source: s.cfg.ServerName, Command: "MODE", Params: params}, time: serverTimeMS(e.Time), msgid: playbackID(e, pos, 1)}
 		sendTo(members, m, 0, e.Actor.ID)
 	}
 	if actor != nil && actor.unsure.take(e.Channel) {

@@ -66,7 +66,7 @@ func TestIRCChannelRenameRedirection(t *testing.T) {
 		expectParams(t, op, "RENAME", "#redir-newest", "#redir-old", "")
 		sendLines(t, capped, "JOIN #redir-old sesame") // the channel's key, kept through the renames
 		expect(t, capped, "366", "#redir-old")
-		sendLines(t, capped, "JOIN #redir-new")
+		sendLines(t, capped, "PART #redir-old", "JOIN #redir-new") // a member would get a new #redir-new
 		expectParams(t, capped, "FAIL", "JOIN", "CHANNEL_RENAMED", "#redir-new", "#redir-old", "The channel has been renamed")
 	})
 	t.Run("a name never renamed", func(t *testing.T) {
@@ -95,5 +95,42 @@ func TestIRCChannelRenameRedirectionAcrossNodes(t *testing.T) {
 		sendLines(t, c, "JOIN #xredir-old")
 		expect(t, c, "470", "#xredir-old", "#xredir-new")
 		expect(t, c, "366", "#xredir-new")
+	}
+}
+
+// TestIRCChannelRenameMemberJoinsFormerName: redirection is for clients that were not present at
+// the rename; a member of the renamed channel, with the capability or without it, that JOINs the
+// former name gets that name: a new channel it operates, and the redirection ends for everyone.
+func TestIRCChannelRenameMemberJoinsFormerName(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	op, _ := guest(t, n, "memberop", "draft/channel-rename")
+	plain, _ := guest(t, n, "memberplain")
+	later, _ := guest(t, n, "memberlater")
+	chanOp(t, op, "#member-old")
+	joinChannels(t, plain, "#member-old")
+	sendLines(t, op, "RENAME #member-old #member-new :no reason")
+	expectParams(t, op, "RENAME", "#member-old", "#member-new", "no reason")
+	expectEndOfNames(t, plain, "#member-new") // the fallback's PART, JOIN and names
+
+	sendLines(t, plain, "JOIN #member-old")
+	msgs := readUntil(t, plain, "366 #member-old", func(m ircmsg.Message) bool { return m.Command == "366" })
+	if m := msgs[0]; m.Command != "JOIN" || m.Param(0) != "#member-old" || !isFrom(m, "memberplain") {
+		t.Fatalf("JOIN of the former name by a member: %v", lines(msgs))
+	}
+	refuteMsg(t, msgs, "470")
+	sendLines(t, plain, "MODE #member-old +k beer")
+	expect(t, plain, "MODE", "#member-old", "+k", "beer") // its operator: a new channel
+
+	sendLines(t, op, "RENAME #member-new #member-newer")
+	expectParams(t, op, "RENAME", "#member-new", "#member-newer", "")
+	sendLines(t, op, "JOIN #member-new")
+	expectFrom(t, op, "memberop", "JOIN", "#member-new")
+	refuteMsg(t, drain(t, op), "FAIL", "JOIN", "CHANNEL_RENAMED")
+
+	sendLines(t, later, "JOIN #member-old beer") // the name is a channel again: no redirection
+	msgs = readUntil(t, later, "366", func(m ircmsg.Message) bool { return m.Command == "366" })
+	refuteMsg(t, msgs, "470")
+	if _, ok := findMsg(msgs, "JOIN", "#member-old"); !ok {
+		t.Fatalf("JOIN of a retaken name: %v", lines(msgs))
 	}
 }

@@ -188,3 +188,49 @@ func slowConsumerScenario(t *testing.T) string {
 	}
 	return quitSeen
 }
+
+// TestIRCTagDataLimit follows IRCv3 message-tags: a client's tag data (between '@' and the space,
+// every tag counted, client-only or not) may be 4094 bytes; a line with more is answered 417 and
+// dropped, whatever its command, and its tags are never truncated.
+func TestIRCTagDataLimit(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, _ := guest(t, n, "tagalice", "message-tags", "echo-message")
+	bob, _ := guest(t, n, "tagbob", "message-tags")
+	joinChannels(t, alice, "#tags")
+	joinChannels(t, bob, "#tags")
+	const maxTagData = 4094
+	// "foo=bar;+baz=" is 13 bytes of the tag data, the rest is the value of +baz.
+	value := func(tagData int) string { return strings.Repeat("a", tagData-len("foo=bar;+baz=")) }
+	for _, tc := range []struct {
+		name, rest string
+		tagData    int
+		relayed    bool
+	}{
+		{"TAGMSG at the limit", "TAGMSG #tags", maxTagData, true},
+		{"PRIVMSG at the limit", "PRIVMSG #tags :hi", maxTagData, true},
+		{"TAGMSG one byte over", "TAGMSG #tags", maxTagData + 1, false},
+		{"PRIVMSG one byte over", "PRIVMSG #tags :hi", maxTagData + 1, false},
+		{"any command over", "PING over", maxTagData + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := value(tc.tagData)
+			sendLines(t, alice, "@foo=bar;+baz="+v+" "+tc.rest)
+			got := drain(t, alice)
+			if !tc.relayed {
+				if _, ok := findMsg(got, "417"); !ok {
+					t.Fatalf("no 417 for %d bytes of tag data: %v", tc.tagData, commandsOf(got))
+				}
+				refuteMsg(t, got, "PONG", "over")
+				if msgs := drain(t, bob); len(msgs) != 0 {
+					t.Fatalf("relayed: %v", commandsOf(msgs))
+				}
+				return
+			}
+			refuteMsg(t, got, "417")
+			m := expectFrom(t, bob, "tagalice", strings.Fields(tc.rest)[0], "#tags")
+			if m.Tags["+baz"] != v {
+				t.Fatalf("+baz relayed with %d bytes, want %d", len(m.Tags["+baz"]), len(v))
+			}
+		})
+	}
+}

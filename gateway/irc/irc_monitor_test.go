@@ -41,8 +41,13 @@ func TestIRCMonitor(t *testing.T) {
 	expectParams(t, w, "731", "watcher", "MonTarget")
 	sendLines(t, target, "NICK MonOther")
 	expect(t, w, "730", "MonOther!")
+	// A change of case only: the nick neither came online nor left, so no numeric.
+	sendLines(t, target, "NICK MONOTHER")
+	expectFrom(t, target, "MonOther", "NICK", "MONOTHER")
+	drain(t, target) // the NICK command, and so its rendering, is over
+	refuteMsg(t, drain(t, w), "730")
 	sendLines(t, target, "QUIT :bye")
-	expectParams(t, w, "731", "watcher", "MonOther")
+	expectParams(t, w, "731", "watcher", "MONOTHER")
 
 	sendLines(t, w, "MONITOR - montarget", "MONITOR L")
 	msgs = readUntil(t, w, "733", func(m ircmsg.Message) bool { return m.Command == "733" })

@@ -45,13 +45,16 @@ func TestIRCMultiline(t *testing.T) {
 	sendLines(t, alice, "@batch=b1;draft/multiline-concat PRIVMSG #ml : and the end", "BATCH -b1")
 	want := strings.Join(body, "\n") + " and the end"
 
-	t.Run("a client with the capability gets one batch", func(t *testing.T) {
+	t.Run("a client with the capability gets one batch, as composed", func(t *testing.T) {
 		start, lines := batchBody(t, bob, "draft/multiline")
-		if start.Param(2) != "#ml" || start.Tags["msgid"] == "" || len(lines) != 99 {
+		if start.Param(2) != "#ml" || start.Tags["msgid"] == "" || len(lines) != 100 {
 			t.Fatalf("batch %q with %d lines", start.String(), len(lines))
 		}
-		if got := strings.Join(texts(lines), "\n"); got != want {
+		if got := assemble(lines); got != want {
 			t.Fatalf("assembled %d bytes, want %d", len(got), len(want))
+		}
+		if _, ok := lines[99].Tags["draft/multiline-concat"]; !ok || lines[99].Param(1) != " and the end" {
+			t.Fatalf("last line %q, want the sender's concat line", lines[99].String())
 		}
 	})
 	t.Run("the sender's echo is a batch too, signed", func(t *testing.T) {
@@ -73,9 +76,10 @@ func TestIRCMultiline(t *testing.T) {
 		if first.Tags["msgid"] == "" {
 			t.Fatalf("first line %q has no msgid", first.String())
 		}
-		last := expectFrom(t, carol, "mlalice", "PRIVMSG", "98 xxx")
-		if last.Tags["msgid"] != "" || !strings.HasSuffix(last.Param(1), " and the end") {
-			t.Fatalf("last line %q", last.String())
+		expectFrom(t, carol, "mlalice", "PRIVMSG", "98 xxx")
+		last := expectFrom(t, carol, "mlalice", "PRIVMSG")
+		if last.Tags["msgid"] != "" || last.Param(1) != " and the end" {
+			t.Fatalf("last line %q, want the sender's concat line alone", last.String())
 		}
 	})
 	t.Run("history replays one message", func(t *testing.T) {
@@ -85,9 +89,9 @@ func TestIRCMultiline(t *testing.T) {
 		hist := readUntil(t, bob, "the end of the chathistory batch", func(m ircmsg.Message) bool {
 			return m.Command == "BATCH" && m.Param(0) == "-"+outer
 		})
-		// BATCH +ml (in the chathistory batch), 99 lines, BATCH -ml, BATCH -chathistory.
-		if len(hist) != 102 || hist[0].Command != "BATCH" || hist[0].Param(1) != "draft/multiline" || hist[0].Tags["batch"] != outer ||
-			hist[100].Command != "BATCH" || !strings.HasPrefix(hist[100].Param(0), "-") {
+		// BATCH +ml (in the chathistory batch), 100 lines, BATCH -ml, BATCH -chathistory.
+		if len(hist) != 103 || hist[0].Command != "BATCH" || hist[0].Param(1) != "draft/multiline" || hist[0].Tags["batch"] != outer ||
+			hist[101].Command != "BATCH" || !strings.HasPrefix(hist[101].Param(0), "-") {
 			t.Fatalf("history: %d lines, first %q", len(hist), hist[0].String())
 		}
 	})
@@ -98,8 +102,8 @@ func TestIRCMultiline(t *testing.T) {
 		}
 		sendLines(t, alice, "BATCH -b2")
 		msgs := drain(t, alice)
-		if _, ok := findMsg(msgs, "FAIL", "BATCH", "MULTILINE_MAX_LINES"); !ok {
-			t.Fatalf("no MULTILINE_MAX_LINES: %v", lines(msgs))
+		if m, ok := findMsg(msgs, "FAIL", "BATCH", "MULTILINE_MAX_LINES"); !ok || len(m.Params) != 4 || m.Param(2) != "100" {
+			t.Fatalf("no FAIL BATCH MULTILINE_MAX_LINES 100 :text: %v", lines(msgs))
 		}
 		refuteMsg(t, msgs, "FAIL", "MULTILINE_INVALID")
 		refuteMsg(t, msgs, "PRIVMSG", "too many")
@@ -107,11 +111,121 @@ func TestIRCMultiline(t *testing.T) {
 	})
 	t.Run("lines to another target break the batch", func(t *testing.T) {
 		sendLines(t, alice, "BATCH +b3 draft/multiline #ml", "@batch=b3 PRIVMSG #other :x")
-		expect(t, alice, "FAIL", "BATCH", "MULTILINE_INVALID_TARGET")
+		// MULTILINE_INVALID_TARGET <batch-target> <provided-target>
+		m := expect(t, alice, "FAIL", "BATCH", "MULTILINE_INVALID_TARGET")
+		if len(m.Params) != 5 || m.Param(2) != "#ml" || m.Param(3) != "#other" {
+			t.Fatalf("FAIL %q", m.String())
+		}
+	})
+	t.Run("MULTILINE_INVALID has no parameters but its text", func(t *testing.T) {
+		sendLines(t, alice, "BATCH +b4 draft/multiline #ml", "@batch=b4 PRIVMSG #ml :hi",
+			"@batch=b4;draft/multiline-concat PRIVMSG #ml :", "BATCH -b4")
+		m := expect(t, alice, "FAIL", "BATCH", "MULTILINE_INVALID")
+		if len(m.Params) != 3 {
+			t.Fatalf("FAIL %q", m.String())
+		}
+		sendLines(t, alice, "BATCH +b5 draft/multiline #ml", "@batch=b5 PRIVMSG #ml :", "@batch=b5 PRIVMSG #ml :", "BATCH -b5")
+		if m := expect(t, alice, "FAIL", "BATCH", "MULTILINE_INVALID"); len(m.Params) != 3 {
+			t.Fatalf("FAIL %q", m.String())
+		}
+		refuteMsg(t, drain(t, carol), "PRIVMSG")
 	})
 }
 
-// TestIRCMultilineLabeled: a label on the opening BATCH line labels the one response, the echo.
+// assemble joins a multiline batch's lines into its message: a newline between lines, nothing
+// before a draft/multiline-concat line.
+func assemble(lines []ircmsg.Message) string {
+	var b strings.Builder
+	for i, m := range lines {
+		if _, concat := m.Tags["draft/multiline-concat"]; i > 0 && !concat {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Param(1))
+	}
+	return b.String()
+}
+
+// TestIRCMultilineFallback follows draft/multiline's fallback: a client without the capability
+// gets the lines as the sender composed them (its concat lines as lines of their own), never a
+// blank line, live or in CHATHISTORY, the msgid on the first line it gets and the client-only
+// tags on every line; and no line over the 512-byte limit, even where the sender's lines,
+// concatenated, make one line of 1,500 bytes.
+func TestIRCMultilineFallback(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, _ := guest(t, n, "fballice", "draft/multiline", "batch", "echo-message", "message-tags", "server-time")
+	bob, _ := guest(t, n, "fbbob", "draft/multiline", "batch", "message-tags")
+	carol, _ := guest(t, n, "fbcarol", "message-tags", "batch", "server-time", "draft/chathistory")
+	joinChannels(t, alice, "#fb")
+	joinChannels(t, bob, "#fb")
+	joinChannels(t, carol, "#fb")
+
+	t.Run("blank lines and concat lines", func(t *testing.T) {
+		sendLines(t, alice, "@+client-only-tag=x BATCH +a draft/multiline #fb", "@batch=a PRIVMSG #fb :",
+			"@batch=a PRIVMSG #fb :#how is ", "@batch=a;draft/multiline-concat PRIVMSG #fb :everyone?", "BATCH -a")
+		start, batch := batchBody(t, bob, "draft/multiline")
+		if got := texts(batch); !slices.Equal(got, []string{"", "#how is ", "everyone?"}) {
+			t.Fatalf("batch lines %q", got)
+		}
+		msgid := start.Tags["msgid"]
+		syncClient(t, alice) // the echo follows the delivery to every member
+		got := drain(t, carol)
+		if len(got) != 2 || got[0].Param(1) != "#how is " || got[1].Param(1) != "everyone?" {
+			t.Fatalf("fallback %v", lines(got))
+		}
+		if got[0].Tags["msgid"] != msgid || got[1].Tags["msgid"] != "" {
+			t.Fatalf("fallback msgids %v, want %s on the first line only", lines(got), msgid)
+		}
+		for _, m := range got {
+			if m.Tags["+client-only-tag"] != "x" {
+				t.Fatalf("fallback line without the client-only tag: %s", m.String())
+			}
+			if _, ok := m.Tags["draft/multiline-concat"]; ok {
+				t.Fatalf("fallback line with the concat tag: %s", m.String())
+			}
+		}
+		hist := historyBatch(t, carol, "CHATHISTORY LATEST #fb * 1", "#fb")
+		if got := texts(hist); !slices.Equal(got, []string{"#how is ", "everyone?"}) {
+			t.Fatalf("history without the capability: %q", got)
+		}
+	})
+	t.Run("long concat lines", func(t *testing.T) {
+		sendLines(t, alice, "BATCH +b draft/multiline #fb")
+		var want strings.Builder
+		for i := 0; i < 3; i++ {
+			part := fmt.Sprintf("%d %s ", i, strings.Repeat("y", 496))
+			want.WriteString(part)
+			tag := "@batch=b"
+			if i > 0 {
+				tag += ";draft/multiline-concat"
+			}
+			sendLines(t, alice, tag+" PRIVMSG #fb :"+part)
+		}
+		sendLines(t, alice, "BATCH -b")
+		_, batch := batchBody(t, bob, "draft/multiline")
+		if got := assemble(batch); got != want.String() {
+			t.Fatalf("assembled %d bytes, want %d", len(got), want.Len())
+		}
+		syncClient(t, alice) // the echo follows the delivery to every member
+		got := drain(t, carol)
+		if len(got) < 3 {
+			t.Fatalf("fallback %d lines, want the three lines or more", len(got))
+		}
+		var text strings.Builder
+		for _, m := range got {
+			m.Tags = nil
+			if wire := len(m.AppendTo(nil)); wire > 512 {
+				t.Fatalf("fallback line of %d bytes: %.80s…", wire, m.String())
+			}
+			text.WriteString(m.Param(1))
+		}
+		if text.String() != want.String() {
+			t.Fatalf("fallback lines hold %d bytes, want %d", text.Len(), want.Len())
+		}
+	})
+}
+
+// TestIRCMultilineLabeled: a label on the opening BATCH line labels the one response, the echo,
+// on its opening BATCH line, not on a labeled-response batch around it.
 func TestIRCMultilineLabeled(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
 	c, _ := guest(t, n, "mllabel", "draft/multiline", "batch", "echo-message", "message-tags", "labeled-response")
@@ -122,7 +236,8 @@ func TestIRCMultilineLabeled(t *testing.T) {
 	for _, m := range msgs {
 		if m.Tags["label"] == "ml1" {
 			labeled++
-			if m.Command != "BATCH" || m.Param(1) != "labeled-response" {
+			// draft/multiline: the label only on the opening BATCH of the echo.
+			if m.Command != "BATCH" || m.Param(1) != "draft/multiline" || m.Param(2) != "#mllabel" {
 				t.Fatalf("labeled line %q", m.String())
 			}
 		}
@@ -130,7 +245,5 @@ func TestIRCMultilineLabeled(t *testing.T) {
 	if labeled != 1 {
 		t.Fatalf("%d labeled responses: %v", labeled, lines(msgs))
 	}
-	if _, ok := findMsg(msgs, "BATCH", "draft/multiline", "#mllabel"); !ok {
-		t.Fatalf("no multiline echo: %v", lines(msgs))
-	}
+	refuteMsg(t, msgs, "BATCH", "labeled-response")
 }

@@ -163,6 +163,57 @@ func TestIRCEventPlayback(t *testing.T) {
 	}
 }
 
+// TestIRCEventPlaybackLiveMsgid: the live JOIN, TOPIC, MODE, NICK, KICK, PART and QUIT lines
+// carry the msgid and time their replay under draft/event-playback carries, so a client can tell
+// a replayed event it saw live (the specification has every event in history keep its msgid).
+func TestIRCEventPlaybackLiveMsgid(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, _ := guest(t, n, "plalice", append(slices.Clone(playbackCaps), "message-tags", "extended-join")...)
+	bob, _ := guest(t, n, "plbob")
+	joinChannels(t, alice, "#pl")
+	live := []ircmsg.Message{}
+	see := func(nick, command string, params ...string) {
+		t.Helper()
+		m := expectFrom(t, alice, nick, command, params...)
+		if m.Tags["msgid"] == "" || m.Tags["time"] == "" {
+			t.Fatalf("live %s without msgid or time: %s", command, m.String())
+		}
+		live = append(live, m)
+	}
+	sendLines(t, alice, "TOPIC #pl :topic one")
+	see("plalice", "TOPIC", "#pl", "topic one")
+	sendLines(t, alice, "TOPIC #pl :topic two")
+	see("plalice", "TOPIC", "#pl", "topic two")
+	sendLines(t, bob, "JOIN #pl")
+	see("plbob", "JOIN", "#pl")
+	sendLines(t, alice, "MODE #pl +v plbob")
+	see("plalice", "MODE", "#pl", "+v", "plbob")
+	sendLines(t, bob, "NICK plbob2")
+	see("plbob", "NICK", "plbob2")
+	sendLines(t, alice, "KICK #pl plbob2 :out")
+	see("plalice", "KICK", "#pl", "plbob2", "out")
+	sendLines(t, bob, "JOIN #pl", "PART #pl :bye")
+	see("plbob2", "JOIN", "#pl")
+	see("plbob2", "PART", "#pl", "bye")
+	sendLines(t, bob, "JOIN #pl", "QUIT :gone")
+	see("plbob2", "JOIN", "#pl")
+	see("plbob2", "QUIT", "gone")
+
+	replay := historyUntil(t, alice, "CHATHISTORY LATEST #pl * 50", "#pl", len(live)+1) // and alice's JOIN
+	replay = replay[len(replay)-len(live):]
+	ids := map[string]bool{}
+	for i, m := range live {
+		r := replay[i]
+		if r.Command != m.Command || r.Tags["msgid"] != m.Tags["msgid"] || r.Tags["time"] != m.Tags["time"] {
+			t.Errorf("replayed %s, live %s", r.String(), m.String())
+		}
+		if ids[m.Tags["msgid"]] {
+			t.Errorf("msgid %s twice", m.Tags["msgid"])
+		}
+		ids[m.Tags["msgid"]] = true
+	}
+}
+
 // TestIRCEventPlaybackIncarnation: a channel created again under a former channel's name does
 // not replay the former channel's events. (A guest's channel without a topic is deleted when its
 // last member leaves.)

@@ -225,10 +225,11 @@ func commaChunks(items []string) []string {
 }
 
 // renderConf renders an event for the conformance features (MONITOR, metadata, channel renames)
-// after its channel lines. It runs on the render goroutine, with s.rendered.mu held.
-func (s *Server) renderConf(e *fsm.Event) {
+// after its channel lines (pos: its position in its log entry). It runs on the render goroutine,
+// with s.rendered.mu held.
+func (s *Server) renderConf(e *fsm.Event, pos int) {
 	if e.Kind == fsm.EvRename {
-		s.renderRename(e)
+		s.renderRename(e, pos)
 		return
 	}
 	s.notifyMonitors(e)
@@ -255,7 +256,10 @@ func (s *Server) notifyMonitors(e *fsm.Event) {
 			s.monitorNumeric(e.Actor.Nick, "731", e.Actor.Nick)
 		}
 	case fsm.EvNick:
-		if fsm.Fold(e.OldNick) != fsm.Fold(e.Actor.Nick) && !s.remoteNickStillOnline(e, e.OldNick) {
+		if fsm.Fold(e.OldNick) == fsm.Fold(e.Actor.Nick) {
+			break // a change of case only: the monitored nick neither came online nor left
+		}
+		if !s.remoteNickStillOnline(e, e.OldNick) {
 			s.monitorNumeric(e.OldNick, "731", e.OldNick)
 		}
 		s.monitorNumeric(e.Actor.Nick, "730", e.Actor.Hostmask())

@@ -1,6 +1,8 @@
 package irc
 
 import (
+	"strings"
+
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )
 
@@ -47,7 +49,9 @@ func (o *outMsg) forCaps(caps capBits) ircmsg.Message {
 	m.Tags = nil
 	if caps&capMessageTags != 0 {
 		for k, v := range o.clientTags {
-			m.SetTag(k, v)
+			if k != composedTag { // how expand splits a multiline message, for no client
+				m.SetTag(k, v)
+			}
 		}
 		if o.msgid != "" {
 			m.SetTag("msgid", o.msgid)
@@ -136,6 +140,19 @@ func (rb *respBuf) flush() {
 		m.SetTag("label", rb.label)
 		c.q.enqueue(m.AppendTo(nil))
 	default:
+		if oneBatch(rb.msgs) { // a batch of a type for the whole response: the label goes on it
+			lines := make([][]byte, 0, len(rb.msgs))
+			for i := range rb.msgs {
+				m := rb.msgs[i]
+				if i == 0 {
+					m.Tags = cloneTags(m.Tags)
+					m.SetTag("label", rb.label)
+				}
+				lines = append(lines, m.AppendTo(nil))
+			}
+			c.q.enqueue(lines...)
+			break
+		}
 		id := c.s.nextBatchID()
 		start := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "labeled-response"}}
 		start.SetTag("label", rb.label)
@@ -154,6 +171,28 @@ func (rb *respBuf) flush() {
 		c.q.enqueue(lines...)
 	}
 	rb.msgs = nil
+}
+
+// oneBatch reports whether msgs are one batch: its opening line, lines inside it (or inside
+// batches opened within it) and its closing line. IRCv3 labeled-response labels such a response
+// on its opening line ("an existing type applicable to the entire response"); draft/multiline
+// requires it for the echo of a multiline message.
+func oneBatch(msgs []ircmsg.Message) bool {
+	first, last := msgs[0], msgs[len(msgs)-1]
+	if first.Command != "BATCH" || len(first.Params) < 2 || !strings.HasPrefix(first.Param(0), "+") ||
+		last.Command != "BATCH" || last.Param(0) != "-"+first.Param(0)[1:] || first.Tags["batch"] != "" {
+		return false
+	}
+	open := map[string]bool{first.Param(0)[1:]: true}
+	for _, m := range msgs[1 : len(msgs)-1] {
+		if !open[m.Tags["batch"]] {
+			return false
+		}
+		if m.Command == "BATCH" && strings.HasPrefix(m.Param(0), "+") {
+			open[m.Param(0)[1:]] = true
+		}
+	}
+	return true
 }
 
 func cloneTags(t map[string]string) map[string]string {

@@ -25,9 +25,10 @@ import (
 // its current incarnation (fsm.State.ChannelLogStart), and a channel renamed onto a former
 // channel's name drops that channel's lines.
 //
-// Only clients that negotiated draft/event-playback and batch get them, interleaved with the
-// messages in CHATHISTORY batches and in the replay after JOIN, as the original lines with their
-// time and msgid; the others see messages only. They are never messages: the REST routes, search
+// The live lines carry the same msgid (render in events.go), so a client knows a replayed event
+// it saw. Only clients that negotiated draft/event-playback and batch get the kept lines,
+// interleaved with the messages in CHATHISTORY batches and in the replay after JOIN, as the
+// original lines with their time and msgid; the others see messages only. They are never messages: the REST routes, search
 // and export do not serve them. Lines are missing where a node skipped entries (it installed a
 // snapshot instead of applying them).
 

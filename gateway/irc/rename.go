@@ -16,7 +16,9 @@ import (
 // week, until a channel has that name again), a JOIN of the former name is answered FAIL JOIN
 // CHANNEL_RENAMED <old> <new> to a client with the capability, which then joins the new name
 // itself; a client without it gets 470 (ERR_LINKCHANNEL) and is joined to the new name at once,
-// with the key it gave.
+// with the key it gave. Redirection is for the clients that were not present at the rename (the
+// spec's words): a member of the renamed channel saw it, so its JOIN of the former name is an
+// ordinary JOIN of that name, which makes a new channel and ends the redirection.
 
 const channelRenameCap = "draft/channel-rename"
 
@@ -59,8 +61,8 @@ func handleRENAME(c *client, m ircmsg.Message, rb *respBuf) {
 }
 
 // renderRename moves the channel's rendered members to the new name and tells them. It runs on
-// the render goroutine with s.rendered.mu held.
-func (s *Server) renderRename(e *fsm.Event) {
+// the render goroutine with s.rendered.mu held; pos is the event's position in its log entry.
+func (s *Server) renderRename(e *fsm.Event, pos int) {
 	s.rendered.rename(e.OldChannel, e.Channel)
 	members := s.rendered.members(e.Channel)
 	if actor := s.localClient(e.Actor.ID); actor != nil && !s.rendered.has(e.Channel, actor.id) {
@@ -77,7 +79,7 @@ func (s *Server) renderRename(e *fsm.Event) {
 	s.state.Read(func(st *fsm.State) { masks = st.SessionHostmasks(ids) })
 	at := serverTimeMS(e.Time)
 	rename := &outMsg{msg: ircmsg.Message{Source: e.Actor.Hostmask(), Command: "RENAME", Params: []string{e.OldChannel, e.Channel, e.Text}, ForceTrailing: true},
-		time: at, account: e.Actor.DID}
+		time: at, account: e.Actor.DID, msgid: playbackID(e, pos, 0)}
 	for _, c := range members {
 		own := c.id == e.Actor.ID
 		if c.has(capChannelRename) {
@@ -112,12 +114,17 @@ func (r *renderedMembers) rename(old, name string) {
 }
 
 // redirectJoin answers a JOIN of a renamed channel's former name (raw as the client wrote it,
-// name folded) and reports whether it did.
+// name folded) by a client that is not in the renamed channel, and reports whether it did.
 func (c *client) redirectJoin(rb *respBuf, raw, name, key string) bool {
 	var to string
 	var ok bool
 	now := c.s.cfg.Now().UnixMilli()
-	c.s.state.Read(func(st *fsm.State) { to, ok = st.RenamedTo(name, now) })
+	c.s.state.Read(func(st *fsm.State) {
+		if to, ok = st.RenamedTo(name, now); ok {
+			ch := st.Channel(to)
+			ok = ch == nil || !ch.IsMember(c.id)
+		}
+	})
 	if !ok {
 		return false
 	}

@@ -1,5 +1,23 @@
 package irc
 
+import "bytes"
+
+// tagDataTooLong reports whether a client's raw line carries more tag data (the bytes between the
+// leading '@' and the space that ends the tags) than IRCv3 message-tags allows a client,
+// maxClientTagData, counting every tag, client-only or not. Such a line is answered 417
+// (ERR_INPUTTOOLONG) and dropped whatever its command: the specification has servers reject it,
+// never truncate its tags.
+func tagDataTooLong(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '@' {
+		return false
+	}
+	end := bytes.IndexByte(raw, ' ')
+	if end < 0 {
+		end = len(raw)
+	}
+	return end-1 > maxClientTagData
+}
+
 // serverOwnedTags are the client-only tags in freeq's namespace that only a server sets; a client
 // that sends one has it dropped before the message is signed, stored or relayed, so that it can
 // never pass for the server's word:
