@@ -97,6 +97,8 @@ type Config struct {
 	Disconnects DisconnectRecorder
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// Registration configures draft/account-registration (register.go).
+	Registration Registration
 }
 
 // Server is the IRC edge of one node.
@@ -132,12 +134,13 @@ type Server struct {
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
-	whowas        whowasLog    // former nicks for WHOWAS (whowas.go)
-	maxUsers      maxCounts    // the most users seen, for LUSERS (queries.go)
-	nickSkeletons skeletons    // confusable skeletons of owned nicks (nickname.go)
-	operGuard     operGuard    // failed OPERs per client address (oper.go)
-	monitors      monitorIndex // MONITOR lists by watched nick (monitor.go)
-	metaSubs      metadataSubs // metadata subscriptions per connection (metadata.go)
+	whowas        whowasLog     // former nicks for WHOWAS (whowas.go)
+	maxUsers      maxCounts     // the most users seen, for LUSERS (queries.go)
+	nickSkeletons skeletons     // confusable skeletons of owned nicks (nickname.go)
+	operGuard     operGuard     // failed OPERs per client address (oper.go)
+	monitors      monitorIndex  // MONITOR lists by watched nick (monitor.go)
+	metaSubs      metadataSubs  // metadata subscriptions per connection (metadata.go)
+	registrations registerGuard // accounts registered per client address (register.go)
 }
 
 // New builds the IRC edge.
@@ -173,6 +176,9 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 	}
 	if cfg.Federation != nil {
 		s.federation = cfg.Federation
+	}
+	if verifier != nil && verifier.Passwords == nil {
+		verifier.Passwords = s.loginCredentials // PLAIN and SCRAM-SHA-256 (logins.go)
 	}
 	s.isupport = buildISupport(cfg)
 	if err := s.subscribe(cfg.Streams); err != nil {
