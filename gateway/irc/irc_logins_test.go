@@ -9,6 +9,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
+	"github.com/palaver-chat/palaver/testcluster/irctest"
 )
 
 // saslEnd is the last line of a login: the bearer NOTICE after 903, or a failure.
@@ -259,5 +260,151 @@ func TestIRCPasswordRevokedOnEveryNode(t *testing.T) {
 			lines := scramLogin(t, c, res.DID, pw)
 			return loggedInAs(lines) == "" && hasCommand(lines, "904")
 		})
+	}
+}
+
+// registerReply sends REGISTER and returns the REGISTER or FAIL REGISTER line that answers it.
+func registerReply(t *testing.T, c *ircclient.Client, line string) ircmsg.Message {
+	t.Helper()
+	sendLines(t, c, line)
+	return irctest.ExpectMatch(t, c, "the answer to "+line, func(m ircmsg.Message) bool {
+		return m.Command == "REGISTER" || (m.Command == "FAIL" && m.Param(0) == "REGISTER")
+	})
+}
+
+func TestIRCAccountRegistration(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) {
+		c.AccountRegistration.Enabled, c.AccountRegistration.BeforeConnect = true, true
+		c.AccountRegistration.PerAddressPerHour = 5
+	})
+	const did = "did:web:palaver.test:u:bar"
+
+	t.Run("the cap is offered with before-connect", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302")
+		_, caps := expectCapLS(t, c)
+		if !strings.Contains(" "+strings.Join(caps, " ")+" ", " draft/account-registration=before-connect ") {
+			t.Fatalf("caps %q", caps)
+		}
+		sendLines(t, c, "CAP REQ :draft/account-registration")
+		expectParams(t, c, "CAP", "*", "ACK", "draft/account-registration")
+	})
+
+	t.Run("REGISTER after connecting logs in and owns the nick", func(t *testing.T) {
+		c, _ := guest(t, n, "bar", "draft/account-registration")
+		m := registerReply(t, c, "REGISTER * * shivarampassphrase")
+		if m.Command != "REGISTER" || m.Param(0) != "SUCCESS" || m.Param(1) != "bar" {
+			t.Fatalf("REGISTER: %q", m.String())
+		}
+		expect(t, c, "NOTICE", "*")
+		if !strings.HasPrefix(bearerOf(c.Seen()), "pw-") || loggedInAs(c.Seen()) != did {
+			t.Fatalf("no login: %v", lastSeen(c))
+		}
+		// The hosted account may mint client passwords with its password login.
+		mintPassword(t, c, "weechat")
+		sendLines(t, c, "REGISTER * * anotherpassphrase")
+		expect(t, c, "FAIL", "REGISTER", "ALREADY_AUTHENTICATED")
+		sendLines(t, c, "VERIFY bar 1234")
+		expect(t, c, "FAIL", "VERIFY", "ALREADY_AUTHENTICATED")
+	})
+
+	t.Run("the account's password logs in by name and by DID", func(t *testing.T) {
+		for _, login := range []string{"bar", "BAR", did} {
+			c := dial(t, n)
+			if lines := plainLogin(t, c, "", login, "shivarampassphrase"); loggedInAs(lines) != did {
+				t.Fatalf("PLAIN %s: %v", login, lines)
+			}
+			c = dial(t, n)
+			if lines := scramLogin(t, c, login, "shivarampassphrase"); loggedInAs(lines) != did {
+				t.Fatalf("SCRAM %s: %v", login, lines)
+			}
+		}
+	})
+
+	t.Run("REGISTER before connecting", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302", "CAP REQ :draft/account-registration", "NICK early")
+		m := registerReply(t, c, "REGISTER * * shivarampassphrase")
+		if m.Command != "REGISTER" || m.Param(0) != "SUCCESS" {
+			t.Fatalf("REGISTER: %q", m.String())
+		}
+		w := finishRegistration(t, c, "early")
+		if !strings.Contains(w.Param(1), "authenticated as did:web:palaver.test:u:early") {
+			t.Fatalf("welcome %q", w.String())
+		}
+	})
+
+	t.Run("refusals change nothing", func(t *testing.T) {
+		held, _ := guest(t, n, "root")
+		defer held.Close()
+		for _, tc := range []struct {
+			nick, line, code string
+		}{
+			{"", "REGISTER * * shivarampassphrase", "NEED_NICK"},
+			{"root", "REGISTER * * shivarampassphrase", "ACCOUNT_EXISTS"},
+			{"bar", "REGISTER * * shivarampassphrase", "ACCOUNT_EXISTS"},
+			{"zed", "REGISTER foo * shivarampassphrase", "ACCOUNT_NAME_MUST_BE_NICK"},
+			{"zed", "REGISTER zed * short", "WEAK_PASSWORD"},
+			{"zed[1]", "REGISTER * * shivarampassphrase", "BAD_ACCOUNT_NAME"},
+		} {
+			c := dial(t, n)
+			if tc.nick != "" {
+				sendLines(t, c, "NICK "+tc.nick)
+			}
+			m := registerReply(t, c, tc.line)
+			if m.Command != "FAIL" || m.Param(1) != tc.code {
+				t.Fatalf("%s %s: %q", tc.nick, tc.line, m.String())
+			}
+			c.Close()
+		}
+		c := dial(t, n)
+		if lines := plainLogin(t, c, "", "zed", "shivarampassphrase"); loggedInAs(lines) != "" {
+			t.Fatalf("a refused registration logs in: %v", lines)
+		}
+		c = dial(t, n)
+		sendLines(t, c, "VERIFY zed 1234")
+		expect(t, c, "FAIL", "VERIFY", "INVALID_CODE")
+	})
+
+	t.Run("registrations per address are limited", func(t *testing.T) {
+		// Two registered above; three more fit in the hour, the next does not.
+		for i, nick := range []string{"r1", "r2", "r3", "r4"} {
+			c := dial(t, n)
+			sendLines(t, c, "NICK "+nick)
+			m := registerReply(t, c, "REGISTER * * shivarampassphrase")
+			if ok := m.Command == "REGISTER"; ok != (i < 3) {
+				t.Fatalf("registration %d: %q", i, m.String())
+			}
+			if i == 3 && m.Param(1) != "TEMPORARILY_UNAVAILABLE" {
+				t.Fatalf("over the limit: %q", m.String())
+			}
+			c.Close()
+		}
+	})
+}
+
+func TestIRCAccountRegistrationOff(t *testing.T) {
+	n := startNode(t, t.TempDir(), func(c *Config) { c.AccountRegistration.Enabled = true })
+	off := startNode(t, t.TempDir(), nil)
+
+	c := dial(t, off)
+	sendLines(t, c, "CAP LS 302")
+	if _, caps := expectCapLS(t, c); strings.Contains(strings.Join(caps, " "), "account-registration") {
+		t.Fatalf("registration off, caps %q", caps)
+	}
+	sendLines(t, c, "NICK bar")
+	if m := registerReply(t, c, "REGISTER * * shivarampassphrase"); m.Param(1) != "TEMPORARILY_UNAVAILABLE" {
+		t.Fatalf("registration off: %q", m.String())
+	}
+
+	c = dial(t, n)
+	sendLines(t, c, "CAP LS 302")
+	_, caps := expectCapLS(t, c)
+	if !strings.Contains(" "+strings.Join(caps, " ")+" ", " draft/account-registration ") {
+		t.Fatalf("registration on without before-connect, caps %q", caps)
+	}
+	sendLines(t, c, "NICK bar")
+	if m := registerReply(t, c, "REGISTER * * shivarampassphrase"); m.Param(1) != "COMPLETE_CONNECTION_REQUIRED" {
+		t.Fatalf("before connecting: %q", m.String())
 	}
 }

@@ -132,14 +132,18 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("ALREADY_AUTHENTICATED", "You are already logged in")
 		return
 	}
+	nick := c.nick
+	if nick == "" {
+		nick = c.refusedNick // asked for, but held by another connection: no land grab
+	}
 	if account == "*" {
-		account = c.nick
+		account = nick
 	}
 	switch {
-	case c.nick == "":
+	case nick == "":
 		fail("NEED_NICK", "Choose a nick (NICK) first: the account is named after it")
 		return
-	case fsm.Fold(account) != fsm.Fold(c.nick):
+	case fsm.Fold(account) != fsm.Fold(nick):
 		fail("ACCOUNT_NAME_MUST_BE_NICK", "The account name must be your current nick")
 		return
 	case !fsm.ValidAccountName(account):

@@ -84,6 +84,7 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 		var inUse bool
 		c.s.state.Read(func(st *fsm.State) { inUse = st.SessionByNick(nick) != nil })
 		if inUse {
+			c.refusedNick = nick // REGISTER * names the account after it (register.go)
 			rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
 			return
 		}
