@@ -2,12 +2,15 @@ package irc_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/xdg-go/scram"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 	"github.com/palaver-chat/palaver/testcluster/irctest"
 )
@@ -406,5 +409,81 @@ func TestIRCAccountRegistrationOff(t *testing.T) {
 	sendLines(t, c, "NICK bar")
 	if m := registerReply(t, c, "REGISTER * * shivarampassphrase"); m.Param(1) != "COMPLETE_CONNECTION_REQUIRED" {
 		t.Fatalf("before connecting: %q", m.String())
+	}
+}
+
+// TestRESTClientPasswords mints, lists and revokes client passwords over REST, each answer
+// checked against the served contract, and logs in with what it minted.
+func TestRESTClientPasswords(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	base := "http://" + n.HTTPAddr()
+	contract := contracttest.Fetch(t, base)
+	_, res := login(t, n, "dora")
+	call := func(method, path, token, body string, want int) []byte {
+		t.Helper()
+		var r io.Reader
+		if body != "" {
+			r = strings.NewReader(body)
+		}
+		resp, data := httpDo(t, method, base+path, token, r)
+		contract.Check(t, method, base+path, resp, data)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, resp.StatusCode, data, want)
+		}
+		return data
+	}
+	var minted struct{ Name, Password, DID string }
+	if err := json.Unmarshal(call("POST", "/api/v1/me/passwords", res.Token, `{"name":"weechat"}`, 201), &minted); err != nil {
+		t.Fatal(err)
+	}
+	if minted.Name != "weechat" || minted.DID != res.DID || len(minted.Password) != 32 {
+		t.Fatalf("minted %+v", minted)
+	}
+	call("POST", "/api/v1/me/passwords", res.Token, `{"name":"weechat"}`, 409)
+	call("POST", "/api/v1/me/passwords", res.Token, `{"name":"no spaces"}`, 400)
+	call("POST", "/api/v1/me/passwords", res.Token, `{"nom":"x"}`, 400)
+	call("POST", "/api/v1/me/passwords", "", `{"name":"x"}`, 401)
+	if list := string(call("GET", "/api/v1/me/passwords", res.Token, "", 200)); !strings.Contains(list, `"name":"weechat"`) || strings.Contains(list, minted.Password) {
+		t.Fatalf("list %s", list)
+	}
+
+	c := dial(t, n)
+	lines := scramLogin(t, c, "dora", minted.Password)
+	pwToken := bearerOf(lines)
+	if loggedInAs(lines) != res.DID || !strings.HasPrefix(pwToken, "pw-") {
+		t.Fatalf("login with the minted password: %v", lines)
+	}
+	// The bearer of a password login lists but may not mint.
+	call("GET", "/api/v1/me/passwords", pwToken, "", 200)
+	call("POST", "/api/v1/me/passwords", pwToken, `{"name":"more"}`, 403)
+
+	call("DELETE", "/api/v1/me/passwords/weechat", res.Token, "", 204)
+	call("DELETE", "/api/v1/me/passwords/weechat", res.Token, "", 404)
+	if list := string(call("GET", "/api/v1/me/passwords", res.Token, "", 200)); strings.TrimSpace(list) != `{"passwords":[]}` {
+		t.Fatalf("after revocation: %s", list)
+	}
+	c = dial(t, n)
+	if lines := plainLogin(t, c, "", res.DID, minted.Password); loggedInAs(lines) != "" {
+		t.Fatalf("revoked password logs in: %v", lines)
+	}
+}
+
+// TestHostedAccountDocumentOnEveryNode registers an account on one node of a cluster and reads
+// its DID document on each.
+func TestHostedAccountDocumentOnEveryNode(t *testing.T) {
+	nodes := startNamedCluster(t, "test", func(c *Config) { c.AccountRegistration.Enabled = true })
+	c, _ := guest(t, nodes[1], "Quill")
+	if m := registerReply(t, c, "REGISTER * * quillpassphrase"); m.Command != "REGISTER" {
+		t.Fatalf("REGISTER: %q", m.String())
+	}
+	for i, n := range nodes {
+		var doc struct{ ID string }
+		eventually(t, "node "+string(rune('a'+i))+" serves /u/quill/did.json", func() bool {
+			resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+"/u/quill/did.json", "", nil)
+			return resp.StatusCode == 200 && json.Unmarshal(body, &doc) == nil
+		})
+		if doc.ID != "did:web:palaver.test:u:quill" {
+			t.Fatalf("node %d: id %q", i, doc.ID)
+		}
 	}
 }

@@ -25,15 +25,24 @@ import (
 // PasswordTokenPrefix starts the bearer tokens minted after a password login.
 const PasswordTokenPrefix = "pw-"
 
-// Errors of the password operations; the fsm code is wrapped for the others.
+// Refusals of the password operations. Each carries the HTTP status a REST route answers it
+// with (HTTPStatus), so that REST maps them without knowing this package.
 var (
-	ErrPasswordLogin     = errors.New("irc: a password login may not mint client passwords")
-	ErrBadPasswordName   = errors.New("irc: a password name is 1 to 32 letters, digits, '.', '_' or '-'")
-	ErrPasswordExists    = errors.New("irc: a client password of that name exists")
-	ErrNoSuchPassword    = errors.New("irc: no client password of that name")
-	ErrTooManyPasswords  = fmt.Errorf("irc: at most %d client passwords per DID", fsm.MaxClientPasswords)
-	ErrPasswordsDisabled = errors.New("irc: client passwords are not available")
+	ErrPasswordLogin     = &passwordRefusal{"irc: a password login may not mint client passwords; log in with ATPROTO-CHALLENGE", 403}
+	ErrBadPasswordName   = &passwordRefusal{"irc: a password name is 1 to 32 letters, digits, '.', '_' or '-'", 400}
+	ErrPasswordExists    = &passwordRefusal{"irc: a client password of that name exists; revoke it first", 409}
+	ErrNoSuchPassword    = &passwordRefusal{"irc: no client password of that name", 404}
+	ErrTooManyPasswords  = &passwordRefusal{fmt.Sprintf("irc: at most %d client passwords per DID; revoke one first", fsm.MaxClientPasswords), 409}
+	ErrPasswordsDisabled = &passwordRefusal{"irc: client passwords are not available on this server", 503}
 )
+
+type passwordRefusal struct {
+	msg    string
+	status int
+}
+
+func (e *passwordRefusal) Error() string   { return e.msg }
+func (e *passwordRefusal) HTTPStatus() int { return e.status }
 
 // loginCredentials is the sasl.Passwords lookup over the replicated state.
 func (s *Server) loginCredentials(login string) (sasl.Credential, bool) {
