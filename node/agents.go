@@ -37,6 +37,9 @@ func (n *Node) mountAgentSurfaces() error {
 		},
 		FreeFormSession: cfg.Assist.Configured(),
 		Logger:          n.log.With("component", "discovery"),
+		Accounts:        n.machine,
+		Registration: discovery.Registration{Enabled: cfg.AccountRegistration.Enabled,
+			BeforeConnect: cfg.AccountRegistration.BeforeConnect, PerAddressPerHour: cfg.AccountRegistration.PerAddressPerHour},
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: %w", err)

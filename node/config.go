@@ -12,6 +12,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
+	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft"
@@ -67,6 +68,9 @@ type Config struct {
 	Opers    map[string]string // OPER name → password
 	OperDIDs []string
 	NoGuests bool
+	// AccountRegistration offers draft/account-registration: REGISTER creates hosted accounts
+	// (did:web:<server>:u:<name>). Off unless set.
+	AccountRegistration irc.Registration
 
 	PLCDirectory    string
 	ChallengeTTL    time.Duration

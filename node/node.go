@@ -250,6 +250,7 @@ func (n *Node) startIRC(context.Context) error {
 		Federation: n.ircFederation(),
 		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),
+		Registration: cfg.AccountRegistration,
 	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
 	return nil
 }
@@ -331,7 +332,7 @@ func (n *Node) buildREST(context.Context) error {
 	})
 	n.rest = rest.New(rest.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
-		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: n.prop},
+		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: n.prop}, Passwords: n.irc,
 		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: n.ircLimiter, Logger: n.log.With("component", "http"),
 		State: n.machine, Events: n.events, Resolver: n.resolver, Evidence: n.signing,
 		Linearize:  n.linearize,

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -38,6 +39,7 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	nick := flags.String("nick", "", `nick to register (default "agent-" + 8 characters of the DID)`)
 	hold := flags.Duration("hold", 0, "keep the session open this long; 0 = until interrupted")
 	printDID := flags.Bool("print-did", false, "print the DID of the key on stdout and exit without connecting")
+	mintPassword := flags.String("mint-password", "", "mint a client password of this name for ordinary IRC clients (SASL PLAIN or SCRAM-SHA-256, user name the DID), print it on stdout instead of the token, and exit")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,6 +85,17 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "palaver login: %v\n", err)
 		return 1
 	}
+	if *mintPassword != "" {
+		password, err := mintClientPassword(loginCtx, client, *mintPassword)
+		if err != nil {
+			fmt.Fprintf(stderr, "palaver login: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "client password %q minted: log in with SASL PLAIN or SCRAM-SHA-256 as %s\n", *mintPassword, signer.DID())
+		fmt.Fprintln(stdout, password)
+		_ = client.Send("QUIT :palaver login done")
+		return 0
+	}
 	fmt.Fprintln(stdout, res.Token)
 
 	holdCtx := ctx
@@ -100,6 +113,24 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// mintClientPassword sends PASSWORD ADD name on a logged-in connection and returns the password
+// of the NOTE PASSWORD ADDED answer.
+func mintClientPassword(ctx context.Context, client *ircclient.Client, name string) (string, error) {
+	if err := client.Send("PASSWORD ADD " + name); err != nil {
+		return "", err
+	}
+	m, err := client.Expect(ctx, func(m ircmsg.Message) bool {
+		return (m.Command == "NOTE" || m.Command == "FAIL") && m.Param(0) == "PASSWORD"
+	})
+	if err != nil {
+		return "", fmt.Errorf("minting a client password: %w", err)
+	}
+	if m.Command == "FAIL" || m.Param(1) != "ADDED" || m.Param(2) != name || m.Param(3) == "" {
+		return "", fmt.Errorf("minting a client password: the server answered %q", m.String())
+	}
+	return m.Param(3), nil
 }
 
 func dialLogin(ctx context.Context, wsURL, server string, useTLS, insecure bool) (*ircclient.Client, error) {

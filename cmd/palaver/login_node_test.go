@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 
@@ -76,4 +78,45 @@ func get(t *testing.T, url, token string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestLoginMintsAClientPassword runs `palaver login --mint-password` against a node and logs in
+// with the printed password over SASL PLAIN as the key's DID.
+func TestLoginMintsAClientPassword(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := nodetest.Start(t, nil)
+	keyFile := filepath.Join(t.TempDir(), "agent.key")
+	var out, didOut strings.Builder
+	if code := runLogin(ctx, []string{"--key", keyFile, "--print-did"}, &didOut, io.Discard); code != 0 {
+		t.Fatalf("--print-did exited %d", code)
+	}
+	did := strings.TrimSpace(didOut.String())
+	args := []string{"--key", keyFile, "--server", n.IRCAddr(), "--tls=false", "--mint-password", "irssi"}
+	if code := runLogin(ctx, args, &out, io.Discard); code != 0 {
+		t.Fatalf("login --mint-password exited %d", code)
+	}
+	password := strings.TrimSpace(out.String())
+	if len(password) != 32 {
+		t.Fatalf("printed %q", out.String())
+	}
+	// A second password of the same name is refused.
+	if code := runLogin(ctx, args, io.Discard, io.Discard); code != 1 {
+		t.Fatalf("minting the same name again exited %d, want 1", code)
+	}
+	c, err := ircclient.Dial(ctx, n.IRCAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	payload := base64.StdEncoding.EncodeToString([]byte("\x00" + did + "\x00" + password))
+	for _, l := range []string{"AUTHENTICATE PLAIN", "AUTHENTICATE " + payload} {
+		if err := c.Send(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := c.ExpectCommand(ctx, "900", "904")
+	if err != nil || m.Command != "900" || m.Param(2) != did {
+		t.Fatalf("PLAIN with the minted password: %v %v", m, err)
+	}
 }

@@ -70,6 +70,18 @@ type Config struct {
 	FreeFormSession bool
 	// Logger receives build failures; nil discards.
 	Logger *slog.Logger
+	// Accounts is the replicated state whose hosted accounts get their DID documents at
+	// /u/{name}/did.json (accounts.go); nil leaves that route unmounted.
+	Accounts rest.StateReader
+	// Registration says whether REGISTER creates hosted accounts, for auth.md and agents.md.
+	Registration Registration
+}
+
+// Registration is what the documents say about hosted accounts.
+type Registration struct {
+	Enabled           bool
+	BeforeConnect     bool
+	PerAddressPerHour int
 }
 
 // Limits are the node's limits outside the REST server.
@@ -159,6 +171,9 @@ func (s *Service) Mount(r *rest.Server) error {
 		e.GET(p, s.serve)
 	}
 	e.GET("/", s.home)
+	if s.cfg.Accounts != nil {
+		e.GET("/u/:name/did.json", s.accountDocument)
+	}
 	if err := r.DescribeRoutes(contractFragment); err != nil {
 		return fmt.Errorf("discovery routes: %w", err)
 	}
@@ -267,6 +282,8 @@ type view struct {
 	SelfSigned             bool
 	ChallengeSecs          int64
 	HasMCP, HasAgentJSON   bool
+	HasPasswords           bool         // the client-password routes are mounted (auth.md)
+	Registration           Registration // hosted accounts (auth.md, agents.md)
 	Groups                 []group
 	LimitRows              []limitRow
 	Reads                  string
@@ -323,7 +340,8 @@ func (s *Service) view(ops table) view {
 		v.LoginFlags = "--ws " + wsURL(s.cfg.BaseURL) + "/irc"
 	}
 	v.Groups = groupRoutes(ops)
-	v.LimitRows = limitRows(ops, v.L, v.HasMCP)
+	v.LimitRows = append(limitRows(ops, v.L, v.HasMCP), loginRows(s.cfg.Registration)...)
+	v.HasPasswords, v.Registration = ops.has("POST", "/api/v1/me/passwords"), s.cfg.Registration
 	v.HasVerify = ops.has("GET", "/api/v1/verify/{msgid}")
 	v.Reads = readsOf(ops)
 	for _, r := range s.rest.RetiredVersions() {

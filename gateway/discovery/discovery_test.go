@@ -21,6 +21,8 @@ import (
 	"github.com/palaver-chat/palaver/gateway/mcp"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
+	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
 // server is a REST server with the discovery documents (and, when asked,
@@ -35,6 +37,23 @@ type options struct {
 	terms  []byte
 	extra  func(r *rest.Server) // mounts more routes before the documents are built
 	limits discovery.Limits
+	reg    discovery.Registration
+}
+
+// accountsState is the state behind /u/{name}/did.json in these tests: the hosted account bar
+// (did:web:docs.test:u:bar) with one live and one retired session key.
+func accountsState(t *testing.T) *fsmtest.Machine {
+	t.Helper()
+	m := fsmtest.New()
+	did := fsm.HostedAccountDID("docs.test", "Bar")
+	m.MustOK(t,
+		fsm.RegisterAccount{Name: "Bar", DID: did, Salt: bytes.Repeat([]byte{1}, 16), Iterations: 4096,
+			StoredKey: bytes.Repeat([]byte{2}, 32), ServerKey: bytes.Repeat([]byte{3}, 32)},
+		fsm.RegisterKey{DID: did, KID: "k-live", PublicKey: bytes.Repeat([]byte{4}, 32), Source: "local-session"},
+		fsm.RegisterKey{DID: did, KID: "k-old", PublicKey: bytes.Repeat([]byte{5}, 32), Source: "local-session"},
+		fsm.RetireKey{DID: did, KID: "k-old"},
+	)
+	return m
 }
 
 func newServer(t *testing.T, o options) *server {
@@ -52,7 +71,8 @@ func newServer(t *testing.T, o options) *server {
 			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes}
 	}
 	d, err := discovery.New(discovery.Config{ServerName: "docs.test", BaseURL: base, Version: "0.1.0",
-		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", TLSSelfSigned: true, Terms: o.terms, Limits: o.limits})
+		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", TLSSelfSigned: true, Terms: o.terms, Limits: o.limits,
+		Accounts: accountsState(t), Registration: o.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,11 @@ const maxLine = 510
 // budget bytes (the room the line's prefix leaves), all but the last to be marked with "*"
 // (IRCv3 capability negotiation, multiline replies).
 func capLSLines(v302 bool, budget int) []string {
-	names := capLS(v302)
+	return fillCapLSLines(capLS(v302), v302, budget)
+}
+
+// fillCapLSLines fills CAP LS lines of at most budget bytes with names, in order.
+func fillCapLSLines(names []string, v302 bool, budget int) []string {
 	if list := strings.Join(names, " "); !v302 || len(list) <= budget {
 		return []string{list}
 	}

@@ -1,6 +1,7 @@
 // Package irc owns Palaver's IRC edge: one handler for every transport (TCP, TLS, WebSocket), client
-// registration and capability negotiation, SASL ATPROTO-CHALLENGE sessions and bearer tokens, the
-// command table, channel and private messaging, CHATHISTORY, and rendering replicated state changes
+// registration and capability negotiation, SASL sessions (ATPROTO-CHALLENGE, and PLAIN or
+// SCRAM-SHA-256 with a DID's client passwords: PASSWORD in logins.go) and bearer tokens, hosted
+// accounts (REGISTER/VERIFY, register.go), the command table, channel and private messaging, CHATHISTORY, and rendering replicated state changes
 // into lines for the sessions connected to this node.
 //
 // Shared state (nicks, sessions, channels, modes, topics, lists) is never changed here directly:

@@ -21,8 +21,8 @@ func TestIRCCapNegotiation(t *testing.T) {
 			wantSASL string
 			notSASL  string
 		}{
-			{"CAP LS 302", "sasl=ATPROTO-CHALLENGE", "sasl"},
-			{"CAP LS", "sasl", "sasl=ATPROTO-CHALLENGE"},
+			{"CAP LS 302", "sasl=ATPROTO-CHALLENGE,PLAIN,SCRAM-SHA-256", "sasl"},
+			{"CAP LS", "sasl", "sasl=ATPROTO-CHALLENGE,PLAIN,SCRAM-SHA-256"},
 		}
 		for _, tc := range cases {
 			c := dial(t, n)

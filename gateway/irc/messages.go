@@ -23,23 +23,27 @@ func handleTAGMSG(c *client, m ircmsg.Message, rb *respBuf)  { c.message("TAGMSG
 // clientTags keeps the client-only (+) tags of a received message; every other tag a client sends
 // (account, time, msgid, batch, label), and the client-only tags only a server sets
 // (serverOwnedTags), are dropped so they can never be relayed as if the server set them.
-func clientTags(m ircmsg.Message) (map[string]string, bool) {
+func clientTags(m ircmsg.Message) map[string]string {
 	var out map[string]string
-	size := 0
 	for k, v := range m.Tags {
 		if (!strings.HasPrefix(k, "+") && k != "freeq.at/sig") || serverOwnedTags[k] {
 			continue
 		}
-		size += len(k) + len(v) + 2
 		if out == nil {
 			out = make(map[string]string, len(m.Tags))
 		}
 		out[k] = v
 	}
-	return out, size <= maxClientTagData
+	return out
 }
 
 func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
+	c.composedMessage(cmd, m, "", rb)
+}
+
+// composedMessage sends a PRIVMSG, NOTICE or TAGMSG; composed is the line composition of a
+// multiline message (composedTag's value, multiline.go), kept with it, or "".
+func (c *client) composedMessage(cmd string, m ircmsg.Message, composed string, rb *respBuf) {
 	notice := cmd == "NOTICE"
 	if cmd != "TAGMSG" && (len(m.Params) < 2 || m.Param(1) == "") {
 		if !notice {
@@ -55,10 +59,12 @@ func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.failMsg(cmd, "INVALID_UTF8", "Message text must be valid UTF-8 (UTF8ONLY)"))
 		return
 	}
-	tags, ok := clientTags(m)
-	if !ok {
-		rb.add(c.numericMsg("417", "Input line was too long")) // client tag data over 4094 bytes
-		return
+	tags := clientTags(m) // within maxClientTagData: longer tag data was answered 417 on input
+	if composed != "" {
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		tags[composedTag] = composed
 	}
 	targets := strings.Split(m.Param(0), ",")
 	if len(targets) > maxTargets {

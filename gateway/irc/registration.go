@@ -29,7 +29,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		if m.Param(1) >= "302" {
 			c.cap302 = true
 		}
-		lines := capLSLines(c.cap302, capLSBudget(c.s.cfg.ServerName, c.displayNick()))
+		lines := c.s.capLSLines(c.cap302, capLSBudget(c.s.cfg.ServerName, c.displayNick()))
 		for i, line := range lines {
 			if i < len(lines)-1 {
 				reply("LS", "*", line)
@@ -84,6 +84,7 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 		var inUse bool
 		c.s.state.Read(func(st *fsm.State) { inUse = st.SessionByNick(nick) != nil })
 		if inUse {
+			c.refusedNick = nick // REGISTER * names the account after it (register.go)
 			rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
 			return
 		}
@@ -271,7 +272,9 @@ func handleAUTHENTICATE(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(ircmsg.Message{Command: "AUTHENTICATE", Params: []string{res.Payload}})
 	case sasl.OutcomeContinue, sasl.OutcomeIgnored:
 	case sasl.OutcomeSuccess:
-		c.saslSuccess(res.DID, rb)
+		c.saslSuccess(res.DID, res.Method, rb)
+	case sasl.OutcomeTooLong:
+		rb.add(c.numericMsg("905", res.Text))
 	case sasl.OutcomeFailure:
 		if res.Counted {
 			c.countSASL("failure")
@@ -280,7 +283,7 @@ func handleAUTHENTICATE(c *client, m ircmsg.Message, rb *respBuf) {
 	case sasl.OutcomeAborted:
 		fail(res.Text)
 	case sasl.OutcomeUnknownMechanism:
-		rb.add(c.numericMsg("908", sasl.Mechanism, "are available SASL mechanisms"))
+		rb.add(c.numericMsg("908", res.Payload, "are available SASL mechanisms"))
 		fail(res.Text)
 	case sasl.OutcomeTooManyFailures:
 		c.countSASL("failure")
@@ -297,15 +300,39 @@ func (c *client) countSASL(result string) {
 	}
 }
 
-func (c *client) saslSuccess(did string, rb *respBuf) {
+func (c *client) saslSuccess(did, method string, rb *respBuf) {
+	token, ok := c.logIn(did, method, rb)
+	if !ok {
+		return
+	}
+	rb.add(c.numericMsg("903", "SASL authentication successful"))
+	c.bearerNotice(token, rb)
+	c.countSASL("success")
+}
+
+// bearerNotice sends the REST bearer token of a login.
+func (c *client) bearerNotice(token string, rb *respBuf) {
+	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", "API-BEARER " + token}})
+}
+
+// logIn binds did to the connection (registered or not) with a new bearer token and sends 900;
+// the caller sends the token (bearerNotice). A login by client password (method "plain" or
+// "scram-sha-256", or a hosted account's registration) gets a token marked with
+// PasswordTokenPrefix.
+func (c *client) logIn(did, method string, rb *respBuf) (string, bool) {
 	s := c.s
 	token, hash := newToken()
+	c.passwordLogin = method != "crypto" && method != "atproto" && method != "pds-session"
+	if c.passwordLogin {
+		token = PasswordTokenPrefix + token
+		hash = HashToken(token)
+	}
 	oper := s.isOperDID(did)
 	if c.registered.Load() {
 		res, err := c.propose(fsm.Authenticate{Session: c.id, DID: did, TokenHash: hash, Host: cloak(did), Oper: oper})
 		if err != nil {
 			rb.add(c.numericMsg("904", "SASL authentication failed"))
-			return
+			return "", false
 		}
 		c.host = cloak(did)
 		c.authMu.Lock()
@@ -344,7 +371,5 @@ func (c *client) saslSuccess(did string, rb *respBuf) {
 		user = "user"
 	}
 	rb.add(c.numericMsg("900", c.displayNick()+"!"+user+"@"+c.host, did, "You are now logged in as "+did))
-	rb.add(c.numericMsg("903", "SASL authentication successful"))
-	rb.add(ircmsg.Message{Source: s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", "API-BEARER " + token}})
-	c.countSASL("success")
+	return token, true
 }

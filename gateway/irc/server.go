@@ -100,6 +100,8 @@ type Config struct {
 	Disconnects DisconnectRecorder
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
 	Now func() time.Time
+	// Registration configures draft/account-registration (register.go).
+	Registration Registration
 }
 
 // Server is the IRC edge of one node.
@@ -141,6 +143,7 @@ type Server struct {
 	operGuard     operGuard        // failed OPERs per client address (oper.go)
 	monitors      monitorIndex     // MONITOR lists by watched nick (monitor.go)
 	metaSubs      metadataSubs     // metadata subscriptions per connection (metadata.go)
+	registrations registerGuard    // accounts registered per client address (register.go)
 }
 
 // New builds the IRC edge.
@@ -169,6 +172,9 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 	}
 	if cfg.Federation != nil {
 		s.federation = cfg.Federation
+	}
+	if verifier != nil && verifier.Passwords == nil {
+		verifier.Passwords = s.loginCredentials // PLAIN and SCRAM-SHA-256 (logins.go)
 	}
 	s.isupport = buildISupport(cfg)
 	if err := s.subscribe(cfg.Streams); err != nil {

@@ -84,6 +84,8 @@ type Config struct {
 	Health HealthSource
 	// Favorites backs /api/v1/favorites; nil answers 503.
 	Favorites FavoritesStore
+	// Passwords backs /api/v1/me/passwords (passwords.go); nil answers 503.
+	Passwords PasswordStore
 	// Metrics feeds the request metrics and serves /metrics; nil disables both.
 	Metrics *metrics.Set
 	// IRC handles a WebSocket IRC connection at GET /irc and returns when it
@@ -205,6 +207,7 @@ func (s *Server) mountRoutes() {
 	favorites := e.Group("/api/v1/favorites", s.RequireBearer())
 	favorites.GET("", s.getFavorites)
 	favorites.PUT("", s.putFavorites)
+	s.mountPasswords()
 	if s.cfg.Metrics != nil {
 		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
 	}

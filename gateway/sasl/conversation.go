@@ -26,6 +26,7 @@ const (
 	TextUnsupported   = "Unsupported SASL mechanism"
 	TextAborted       = "SASL authentication aborted"
 	TextNotAuthorized = "Not authorized to connect to this server"
+	TextTooLong       = "SASL message too long"
 )
 
 // Outcome tells the gateway what to send for one AUTHENTICATE line.
@@ -41,6 +42,7 @@ const (
 	OutcomeUnknownMechanism                // send 908 <Result.Payload = mechanism list> then 904 Result.Text
 	OutcomeTooManyFailures                 // the MaxFailures-th counted failure: send 904 Result.Text, then ERROR :Too many SASL failures, and close
 	OutcomeIgnored                         // the connection already hit MaxFailures: send nothing
+	OutcomeTooLong                         // a password mechanism's chunk was over ChunkSize bytes: send 905 Result.Text
 )
 
 // Result is the answer to one AUTHENTICATE line.
@@ -48,7 +50,7 @@ type Result struct {
 	Outcome Outcome
 	Payload string // OutcomeChallenge: the encoded challenge; OutcomeUnknownMechanism: the mechanism list for 908
 	DID     string // OutcomeSuccess: the authenticated DID
-	Method  string // OutcomeSuccess: "crypto", "atproto" or "pds-session"
+	Method  string // OutcomeSuccess: "crypto", "atproto", "pds-session", "plain" or "scram-sha-256"
 	Text    string // 904/906 text for failures, aborts and unknown mechanisms
 	Counted bool   // the failure counted towards MaxFailures
 	Err     error  // the underlying cause of a failure, for logs only: never send it to the client
@@ -61,7 +63,9 @@ type Conversation struct {
 	sessionID string
 	random    io.Reader
 
-	challenge *Challenge // the outstanding challenge (nil: none); taken when an answer completes
+	mech      string      // the mechanism in progress, "" for none
+	challenge *Challenge  // ATPROTO-CHALLENGE: the outstanding challenge; taken when an answer completes
+	scram     *scramState // SCRAM-SHA-256: the exchange in progress
 	buf       bytes.Buffer
 	failures  int
 }
@@ -81,12 +85,14 @@ func (c *Conversation) Failures() int { return c.failures }
 
 // Handle processes the single argument of one AUTHENTICATE line received at now.
 //
-// The mechanism name (any case) issues a challenge, replacing any outstanding
-// one. "*" aborts. While a challenge is outstanding, other arguments are
-// response chunks: a 400-byte chunk means more follows, a shorter one (or a
-// single longer line) ends the response, and "+" ends a response whose length
-// is a multiple of 400. A complete response takes the challenge, so each
-// challenge is answered at most once; the conversation can then start again.
+// A mechanism name (any case) starts that mechanism, replacing any exchange in progress:
+// ATPROTO-CHALLENGE issues a challenge, PLAIN and SCRAM-SHA-256 (when the Verifier has
+// Passwords) answer "+". "*" aborts. While a mechanism is in progress, other arguments are
+// response chunks: a 400-byte chunk means more follows, a shorter one ends the response, and "+"
+// ends a response whose length is a multiple of 400 (or is empty). ATPROTO-CHALLENGE also takes
+// a single longer line as a whole response; the password mechanisms answer one with 905. A
+// complete ATPROTO-CHALLENGE response takes the challenge, so each challenge is answered at
+// most once; the conversation can then start again.
 func (c *Conversation) Handle(ctx context.Context, param string, now time.Time) Result {
 	if c.failures >= MaxFailures {
 		return Result{Outcome: OutcomeIgnored}
@@ -97,11 +103,22 @@ func (c *Conversation) Handle(ctx context.Context, param string, now time.Time) 
 		return Result{Outcome: OutcomeAborted, Text: TextAborted}
 	case strings.EqualFold(param, Mechanism):
 		return c.issue(now)
-	case c.challenge == nil:
-		return Result{Outcome: OutcomeUnknownMechanism, Payload: Mechanism, Text: TextUnsupported}
+	case c.verifier.PasswordMechanisms() && (strings.EqualFold(param, MechPlain) || strings.EqualFold(param, MechSCRAM)):
+		c.reset()
+		c.mech = strings.ToUpper(param)
+		if c.mech == MechSCRAM {
+			c.scram = &scramState{}
+		}
+		return Result{Outcome: OutcomeChallenge, Payload: "+"}
+	case c.mech == "":
+		return Result{Outcome: OutcomeUnknownMechanism, Payload: c.verifier.Mechanisms(), Text: TextUnsupported}
 	}
 
 	if param != "+" {
+		if c.mech != Mechanism && len(param) > ChunkSize {
+			c.reset()
+			return Result{Outcome: OutcomeTooLong, Text: TextTooLong}
+		}
 		if c.buf.Len()+len(param) > MaxPayloadBytes {
 			c.reset()
 			return Result{Outcome: OutcomeFailure, Text: TextBadResponse,
@@ -112,8 +129,17 @@ func (c *Conversation) Handle(ctx context.Context, param string, now time.Time) 
 			return Result{Outcome: OutcomeContinue}
 		}
 	}
+	payload := c.buf.String()
+	switch c.mech {
+	case MechPlain:
+		c.reset()
+		return c.completePlain(payload)
+	case MechSCRAM:
+		c.wipe()
+		return c.stepSCRAM(payload)
+	}
 	// Taking the challenge here makes it single-use, whatever the verdict.
-	payload, ch := c.buf.String(), *c.challenge
+	ch := *c.challenge
 	c.reset()
 	return c.complete(ctx, payload, ch, now)
 }
@@ -125,14 +151,19 @@ func (c *Conversation) issue(now time.Time) Result {
 	if err != nil {
 		return Result{Outcome: OutcomeFailure, Text: TextFailed, Err: err}
 	}
-	c.challenge = &ch
+	c.mech, c.challenge = Mechanism, &ch
 	return Result{Outcome: OutcomeChallenge, Payload: ch.Encoded()}
 }
 
-// reset forgets the outstanding challenge and any buffered chunks, wiping
-// them: a response may carry a PDS access token, which is never kept.
+// reset forgets the mechanism in progress, its challenge or exchange and any buffered
+// chunks, wiping them: a response may carry a PDS access token or a password, never kept.
 func (c *Conversation) reset() {
-	c.challenge = nil
+	c.mech, c.challenge, c.scram = "", nil, nil
+	c.wipe()
+}
+
+// wipe clears the buffered chunks.
+func (c *Conversation) wipe() {
 	b := c.buf.Bytes()
 	clear(b[:cap(b)])
 	c.buf.Reset()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/palaver-chat/palaver/keyresolver"
@@ -28,6 +29,11 @@ type Verifier struct {
 	Resolver     *keyresolver.Resolver
 	ChallengeTTL time.Duration         // default DefaultChallengeTTL; expiry is |now − timestamp| > TTL
 	Allow        func(did string) bool // optional connect allow-list; nil lets every DID in
+	// Passwords looks up client passwords for PLAIN and SCRAM-SHA-256; nil offers neither.
+	Passwords Passwords
+
+	decoyOnce sync.Once // draws decoyKey, which salts the stand-in credential of unknown logins
+	decoyKey  []byte
 }
 
 // Verify checks that r answers ch at time now:

@@ -41,6 +41,8 @@ type State struct {
 	av *AVState
 	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.
 	redirects *Redirects
+	// logins are client passwords and hosted accounts (logins.go); nil until the first password.
+	logins *Logins
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

@@ -24,6 +24,7 @@ type stateWire struct {
 	Media         *MediaState                      `json:"media,omitempty"`
 	AV            *AVState                         `json:"av,omitempty"`
 	Redirects     *Redirects                       `json:"redirects,omitempty"`
+	Logins        *Logins                          `json:"logins,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -47,6 +48,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		Media:         s.media,
 		AV:            s.av,
 		Redirects:     s.redirects,
+		Logins:        s.logins,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -74,6 +76,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.media = w.Media
 	s.av = w.AV
 	s.redirects = w.Redirects
+	s.logins = w.Logins
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index
