@@ -75,6 +75,37 @@ func (c *Cluster) StorePoison(ctx context.Context, i int) error {
 	return nil
 }
 
+// DeadLetters counts, for each in-process node that is up, the items it recorded as dead letters
+// from its peers (nil for processes).
+func (c *Cluster) DeadLetters() map[string]int64 {
+	if c.network == nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for i := range c.N() {
+		n := c.Node(i)
+		if n == nil {
+			continue
+		}
+		var total int64
+		if r := n.Health().Replication; r != nil {
+			for _, p := range r.Peers {
+				total += p.DeadLetters
+			}
+		}
+		out[c.addrs[i].Name] = total
+	}
+	return out
+}
+
+func sum(m map[string]int64) int64 {
+	var t int64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
 // TransferLeadership moves leadership off the current leader without stopping it, and waits
 // until another node leads. It returns the old and the new leader.
 func (c *Cluster) TransferLeadership(ctx context.Context) (from, to int, err error) {

@@ -25,8 +25,11 @@ type Report struct {
 	Pins     ObjectVerdict // pin lists: PIN, UNPIN, fenced PINS and strong REST reads
 	Delivery DeliveryVerdict
 
-	HashesEqual   bool
-	States        []NodeState
+	HashesEqual bool
+	States      []NodeState
+	// DeadLetters: items each node recorded as dead letters from its peers (in-process nodes),
+	// by node name; the poison fault's rows end there.
+	DeadLetters   map[string]int64
 	ConvergeError string
 
 	// Phases are how long each step after the traffic took.
@@ -186,6 +189,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		hashes += fmt.Sprintf("\t(%d nodes at index %d, hash %x)", len(r.States), r.States[0].AppliedIndex, r.States[0].Hash[:6])
 	}
 	fmt.Fprintf(tw, "state hashes equal\t%s\n", hashes)
+	if r.DeadLetters != nil {
+		fmt.Fprintf(tw, "dead letters recorded\t%d\t(items from peers passed over, on %d nodes)\n", sum(r.DeadLetters), len(r.DeadLetters))
+	}
 	verdict := "PASS"
 	if !r.Passed() {
 		verdict = "FAIL"

@@ -171,6 +171,10 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	}
 	r.rep.HashesEqual = r.rep.ConvergeError == ""
 	r.rep.States = c.States()
+	r.rep.DeadLetters = c.DeadLetters()
+	if r.poisoned() && r.rep.DeadLetters != nil && sum(r.rep.DeadLetters) == 0 {
+		r.rep.Problems = append(r.rep.Problems, "poison rows were stored but no node recorded a dead letter")
+	}
 	ops, echoes := r.rec.topicHistory()
 	r.rep.Topics = CheckTopics(ops, echoes, opts.CheckTimeout)
 	r.rep.Nicks = CheckNicks(r.rec.objectHistory(nickSpec.kind), opts.CheckTimeout)
@@ -201,6 +205,18 @@ type runner struct {
 
 // rng returns a new random stream derived from the seed: every client and the nemesis draw from
 // their own, so one's pace does not change another's choices.
+// poisoned reports whether a poison round stored its rows.
+func (r *runner) poisoned() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.rep.Events {
+		if e.Kind == "poison" && e.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *runner) rng() *rand.Rand {
 	r.streams++
 	return rand.New(rand.NewPCG(uint64(r.opts.Seed), r.streams))

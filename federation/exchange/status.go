@@ -35,8 +35,10 @@ type PeerReplication struct {
 	Reactions int64 `json:"reactions"`
 	// Stream: a healthy stream from the peer carries its logs now.
 	Stream bool `json:"stream"`
-	// PullError: why the latest pull from the peer failed, if it did.
-	PullError string `json:"pull_error,omitempty"`
+	// PullError: why the latest pull from the peer failed, if it did. It may name cluster
+	// addresses, so it is not part of the public health answer (diagnose_sync shows it to a
+	// signed-in caller).
+	PullError string `json:"-"`
 	// Behind: no healthy stream carries the peer's logs and the latest pull failed, so this node
 	// may lack rows the peer has.
 	Behind bool `json:"behind"`
