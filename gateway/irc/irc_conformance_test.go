@@ -287,6 +287,39 @@ func TestIRCRedact(t *testing.T) {
 	if resp.StatusCode != 200 || strings.Contains(string(body), "regrettable") {
 		t.Fatalf("history after REDACT = %d %s", resp.StatusCode, body)
 	}
+
+	t.Run("the reason is relayed", func(t *testing.T) {
+		sendLines(t, author, "PRIVMSG #redact :wrong channel")
+		id := expectFrom(t, author, "redauthor", "PRIVMSG", "wrong channel").Tags["msgid"]
+		sendLines(t, author, "REDACT #redact "+id+" :wrong channel, sorry")
+		expectParams(t, author, "REDACT", "#redact", id, "wrong channel, sorry")
+		expectParams(t, modern, "REDACT", "#redact", id, "wrong channel, sorry")
+		if del := expect(t, older, "TAGMSG", "#redact"); len(del.Tags) != 2 || del.Tags["+draft/delete"] != id || del.Tags["msgid"] == "" {
+			t.Fatalf("delete for a client without the capability: %q", del.String())
+		}
+	})
+	t.Run("a target one cannot delete in", func(t *testing.T) {
+		for _, target := range []string{"#nowhere", "#redact-elsewhere", "nobodyhere"} {
+			if target == "#redact-elsewhere" {
+				joinChannels(t, older, target)
+			}
+			sendLines(t, author, "REDACT "+target+" "+msgid)
+			// FAIL REDACT INVALID_TARGET <target> :text
+			if m := expect(t, author, "FAIL", "REDACT"); len(m.Params) != 4 || m.Param(1) != "INVALID_TARGET" || m.Param(2) != target {
+				t.Fatalf("REDACT %s: %q", target, m.String())
+			}
+		}
+	})
+	t.Run("a react tag without +reply is an ordinary TAGMSG", func(t *testing.T) {
+		sendLines(t, author, "@+draft/react=👍 TAGMSG #redact")
+		echo := expectFrom(t, author, "redauthor", "TAGMSG", "#redact")
+		if echo.Tags["+draft/react"] != "👍" || echo.Tags["msgid"] == "" {
+			t.Fatalf("echo %q", echo.String())
+		}
+		if got := expectFrom(t, modern, "redauthor", "TAGMSG", "#redact"); got.Tags["msgid"] != echo.Tags["msgid"] {
+			t.Fatalf("relayed %q", got.String())
+		}
+	})
 }
 
 // TestIRCSetname: SETNAME (setname) changes the real name everywhere and tells the clients with the

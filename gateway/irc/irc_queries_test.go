@@ -1,12 +1,14 @@
 package irc_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 func TestIRCQueries(t *testing.T) {
@@ -183,4 +185,55 @@ func TestIRCOperators(t *testing.T) {
 			t.Fatalf("252 = %q", m.String())
 		}
 	})
+}
+
+// TestIRCUserModeInvisible follows user mode +i (RFC 2812 3.1.5, modern IRC): MODE nick +i makes
+// the user invisible: a WHO by mask, or of a channel one is not in, lists it only to someone who
+// shares a channel with it (a WHO of its exact nick still does); 221 shows it; -i undoes it; an
+// unknown user mode letter is 501 and changes nothing.
+func TestIRCUserModeInvisible(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	evan, _ := guest(t, n, "invevan")
+	other, _ := guest(t, n, "invother")
+	who := func(c *ircclient.Client, mask string) []string {
+		t.Helper()
+		sendLines(t, c, "WHO "+mask)
+		var nicks []string
+		for _, m := range readUntil(t, c, "315", func(m ircmsg.Message) bool { return m.Command == "315" }) {
+			if m.Command == "352" {
+				nicks = append(nicks, m.Param(5))
+			}
+		}
+		return nicks
+	}
+	joinChannels(t, evan, "#invchan")
+	sendLines(t, evan, "MODE invevan +i")
+	expectParams(t, evan, "MODE", "invevan", "+i")
+	sendLines(t, evan, "MODE invevan")
+	expectParams(t, evan, "221", "invevan", "+i")
+	if got := who(other, "inveva*"); len(got) != 0 {
+		t.Fatalf("WHO by mask lists an invisible user: %q", got)
+	}
+	if got := who(other, "#invchan"); len(got) != 0 {
+		t.Fatalf("WHO of a channel one is not in lists an invisible user: %q", got)
+	}
+	if got := who(other, "invevan"); !slices.Equal(got, []string{"invevan"}) {
+		t.Fatalf("WHO of the exact nick: %q", got)
+	}
+	if got := who(evan, "inveva*"); !slices.Equal(got, []string{"invevan"}) {
+		t.Fatalf("WHO of oneself by mask: %q", got)
+	}
+	joinChannels(t, other, "#invchan")
+	if got := who(other, "inveva*"); !slices.Equal(got, []string{"invevan"}) {
+		t.Fatalf("WHO by mask sharing a channel: %q", got)
+	}
+
+	sendLines(t, evan, "MODE invevan +iZ")
+	expect(t, evan, "501")
+	sendLines(t, evan, "MODE invevan -i")
+	expectParams(t, evan, "MODE", "invevan", "-i")
+	sendLines(t, other, "PART #invchan")
+	if got := who(other, "inveva*"); !slices.Equal(got, []string{"invevan"}) {
+		t.Fatalf("WHO by mask after -i: %q", got)
+	}
 }

@@ -1,6 +1,7 @@
 package irc_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -49,9 +50,53 @@ func TestIRCReadMarkersFollowTheDID(t *testing.T) {
 		sendLines(t, first, "MARKREAD #markers yesterday", "MARKREAD")
 		expect(t, first, "FAIL", "MARKREAD", "INVALID_PARAMS")
 		expect(t, first, "FAIL", "MARKREAD", "NEED_MORE_PARAMS")
-		sendLines(t, guestOnly, "MARKREAD #markers "+t1)
-		expect(t, guestOnly, "FAIL", "MARKREAD", "ACCOUNT_REQUIRED")
+		sendLines(t, guestOnly, "MARKREAD #markers "+t0) // a guest's own marker, not the DID's
+		expectParams(t, guestOnly, "MARKREAD", "#markers", t0)
 		sendLines(t, first, "MARKREAD #markers")
 		expectParams(t, first, "MARKREAD", "#markers", t1)
 	})
+}
+
+// TestIRCReadMarkersForAGuest: the specification has read markers for every client; a guest's
+// are kept for its session: "*" before any, sent on JOIN before the end of names, moved forward
+// only (an older time is answered with the stored one), for channels and nicks; a bad timestamp,
+// "*" included, is INVALID_PARAMS; a new session starts with none.
+func TestIRCReadMarkersForAGuest(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	g, _ := guest(t, n, "rmguest", "draft/read-marker")
+	guest(t, n, "rmpeer")
+	const t1, t0 = "timestamp=2026-01-02T03:04:05.678Z", "timestamp=2025-01-01T00:00:00.000Z"
+
+	sendLines(t, g, "MARKREAD #rmnone")
+	expectParams(t, g, "MARKREAD", "#rmnone", "*")
+	sendLines(t, g, "JOIN #rm")
+	msgs := readUntil(t, g, "366", func(m ircmsg.Message) bool { return m.Command == "366" })
+	if got := commandsOf(msgs); !slices.Contains(got, "MARKREAD") || slices.Index(got, "MARKREAD") > slices.Index(got, "366") {
+		t.Fatalf("JOIN replies %v, want MARKREAD before 366", got)
+	}
+	if m, _ := findMsg(msgs, "MARKREAD"); m.Param(0) != "#rm" || m.Param(1) != "*" {
+		t.Fatalf("MARKREAD on JOIN %q", m.String())
+	}
+	for _, tc := range []struct{ send, want string }{
+		{"MARKREAD #rm " + t1, t1},
+		{"MARKREAD #rm " + t0, t1},
+		{"MARKREAD #rm", t1},
+		{"MARKREAD rmpeer " + t0, t0},
+		{"MARKREAD RMPEER", t0},
+	} {
+		sendLines(t, g, tc.send)
+		if m := expect(t, g, "MARKREAD"); m.Param(1) != tc.want {
+			t.Fatalf("%s: %q, want %s", tc.send, m.String(), tc.want)
+		}
+	}
+	for _, bad := range []string{"*", "timestamp=not-a-timestamp", "2026-01-02T03:04:05.678Z"} {
+		sendLines(t, g, "MARKREAD #rm "+bad)
+		expect(t, g, "FAIL", "MARKREAD", "INVALID_PARAMS")
+	}
+	sendLines(t, g, "PART #rm", "JOIN #rm")
+	expectParams(t, g, "MARKREAD", "#rm", t1)
+
+	again, _ := guest(t, n, "rmguest2", "draft/read-marker")
+	sendLines(t, again, "MARKREAD #rm")
+	expectParams(t, again, "MARKREAD", "#rm", "*")
 }

@@ -38,12 +38,12 @@ func clientTags(m ircmsg.Message) map[string]string {
 }
 
 func (c *client) message(cmd string, m ircmsg.Message, rb *respBuf) {
-	c.composedMessage(cmd, m, "", rb)
+	c.messageWith(cmd, m, nil, rb)
 }
 
-// composedMessage sends a PRIVMSG, NOTICE or TAGMSG; composed is the line composition of a
-// multiline message (composedTag's value, multiline.go), kept with it, or "".
-func (c *client) composedMessage(cmd string, m ircmsg.Message, composed string, rb *respBuf) {
+// messageWith sends a PRIVMSG, NOTICE or TAGMSG with the server's own tags (serverOnlyTags) to
+// keep with it beside the client's: a multiline message's composition, a redaction's reason.
+func (c *client) messageWith(cmd string, m ircmsg.Message, server map[string]string, rb *respBuf) {
 	notice := cmd == "NOTICE"
 	if cmd != "TAGMSG" && (len(m.Params) < 2 || m.Param(1) == "") {
 		if !notice {
@@ -60,11 +60,14 @@ func (c *client) composedMessage(cmd string, m ircmsg.Message, composed string, 
 		return
 	}
 	tags := clientTags(m) // within maxClientTagData: longer tag data was answered 417 on input
-	if composed != "" {
+	for k, v := range server {
+		if v == "" {
+			continue
+		}
 		if tags == nil {
 			tags = map[string]string{}
 		}
-		tags[composedTag] = composed
+		tags[k] = v
 	}
 	targets := strings.Split(m.Param(0), ",")
 	if len(targets) > maxTargets {

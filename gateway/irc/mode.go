@@ -196,21 +196,25 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	rb.add(c.numericMsg(end, channel, endText))
 }
 
-// userMode handles MODE on a nick: a user may query their own modes; +B (bot, replicated) can be
-// set and cleared; +i and +w are accepted and have no effect; nothing else can be set.
+// userMode handles MODE on a nick: a user may query their own modes and set or clear +B (bot)
+// and +i (invisible), both replicated; +w is accepted and has no effect; any other letter is
+// answered 501 and changes nothing.
 func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	if fsm.Fold(m.Param(0)) != fsm.Fold(c.nick) {
 		rb.add(c.numericMsg("502", "Can't change mode for other users"))
 		return
 	}
-	var bot bool
+	var bot, invisible bool
 	c.s.state.Read(func(st *fsm.State) {
 		if se := st.Session(c.id); se != nil {
-			bot = se.Bot
+			bot, invisible = se.Bot, se.Invisible
 		}
 	})
 	if len(m.Params) < 2 {
 		modes := "+"
+		if invisible {
+			modes += "i"
+		}
 		if c.oper {
 			modes += "o"
 		}
@@ -220,30 +224,46 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.numericMsg("221", modes))
 		return
 	}
-	add, wantBot := true, bot
+	add, wantBot, wantInvisible := true, bot, invisible
 	for _, r := range m.Params[1] {
 		switch r {
 		case '+', '-':
 			add = r == '+'
 		case 'B':
 			wantBot = add
-		case 'i', 'w':
+		case 'i':
+			wantInvisible = add
+		case 'w':
 		default:
 			rb.add(c.numericMsg("501", "Unknown MODE flag"))
 			return
 		}
 	}
-	if wantBot == bot {
-		return
+	var changes []string // "+i", "-B", …
+	if wantInvisible != invisible {
+		res, err := c.propose(fsm.SetInvisible{Session: c.id, Invisible: wantInvisible})
+		if err != nil || res.Code != fsm.OK {
+			rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
+			return
+		}
+		changes = append(changes, modeChange(wantInvisible, 'i'))
 	}
-	res, err := c.propose(fsm.SetBot{Session: c.id, Bot: wantBot})
-	if err != nil || res.Code != fsm.OK {
-		rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
-		return
+	if wantBot != bot {
+		res, err := c.propose(fsm.SetBot{Session: c.id, Bot: wantBot})
+		if err != nil || res.Code != fsm.OK {
+			rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
+		} else {
+			changes = append(changes, modeChange(wantBot, 'B'))
+		}
 	}
-	change := "-B"
-	if wantBot {
-		change = "+B"
+	if len(changes) > 0 {
+		rb.add(ircmsg.Message{Source: c.nick, Command: "MODE", Params: []string{c.nick, strings.Join(changes, "")}})
 	}
-	rb.add(ircmsg.Message{Source: c.nick, Command: "MODE", Params: []string{c.nick, change}})
+}
+
+func modeChange(add bool, letter rune) string {
+	if add {
+		return "+" + string(letter)
+	}
+	return "-" + string(letter)
 }

@@ -32,8 +32,7 @@ const (
 	multilineCap      = "draft/multiline"
 	multilineConcat   = "draft/multiline-concat"
 	// composedTag is the stored tag holding the text offsets of a multiline message's concat
-	// lines (comma-separated, increasing). Clients cannot set it (clientTags keeps + tags only)
-	// and never see it (outMsg.forCaps leaves it out); the signature does not cover it.
+	// lines (comma-separated, increasing), one of serverOnlyTags.
 	composedTag = "palaver/multiline-concat"
 	// lineLimit is the length of an IRC line without its tags, CRLF included (RFC 1459).
 	lineLimit = 512
@@ -89,7 +88,7 @@ func handleBATCH(c *client, m ircmsg.Message, rb *respBuf) {
 			rb.label = b.label
 		}
 		msg := ircmsg.Message{Command: b.command, Tags: b.tags, Params: []string{b.target, b.text.String()}}
-		c.composedMessage(b.command, msg, formatOffsets(b.concatAt), rb)
+		c.messageWith(b.command, msg, map[string]string{composedTag: formatOffsets(b.concatAt)}, rb)
 	default:
 		fail("INVALID_PARAMS", "A batch reference starts with + or -", ref)
 	}

@@ -49,7 +49,7 @@ func (o *outMsg) forCaps(caps capBits) ircmsg.Message {
 	m.Tags = nil
 	if caps&capMessageTags != 0 {
 		for k, v := range o.clientTags {
-			if k != composedTag { // how expand splits a multiline message, for no client
+			if !serverOnlyTags[k] {
 				m.SetTag(k, v)
 			}
 		}

@@ -215,8 +215,9 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			if ch == nil || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
 				return
 			}
+			inside := ch.IsMember(c.id) || c.oper
 			for _, id := range ch.MemberIDs() {
-				if se := st.Session(id); se != nil {
+				if se := st.Session(id); se != nil && (inside || !se.Invisible) {
 					rows = append(rows, row(ch.Name, se, ch.Prefixes(id, multi)))
 				}
 			}
@@ -236,6 +237,9 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 		for se := range st.Sessions() {
 			if len(rows) == maxWhoRows {
 				break
+			}
+			if se.Invisible && se.ID != c.id && !c.oper && !st.SharesChannel(se.ID, c.id) {
+				continue // +i: a mask finds it only for those who share a channel with it
 			}
 			if fsm.MatchMask(mask, se.Nick, se.DID) || fsm.MatchMask(mask, se.User, "") || fsm.MatchMask(mask, se.Host, "") ||
 				fsm.MatchMask(mask, se.Realname, "") {

@@ -2,6 +2,7 @@ package irc
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
@@ -12,6 +13,9 @@ import (
 // marker of the client's DID for a channel or a direct conversation. Markers are replicated
 // (fsm.SetReadMarker) and every session of the DID with the capability, on any node, is told
 // when one moves; a client with the capability gets the marker of a channel when it joins.
+// The specification has markers for every client: a guest's markers, and a DID's markers for a
+// nick that has no DID (a guest's, which has no lasting conversation), are kept for the session
+// alone (sessionMarkers), with the same rules and the same bound, and end with it.
 
 // markerKey is where a target's marker is filed: the folded channel name, or the DID of the
 // other side of a direct conversation ("" when the nick names nobody known).
@@ -64,26 +68,40 @@ func handleMARKREAD(c *client, m ircmsg.Message, rb *respBuf) {
 		rb.add(c.failMsg("MARKREAD", "NEED_MORE_PARAMS", "Missing target"))
 		return
 	}
-	did := c.currentDID()
-	if did == "" {
-		rb.add(c.failMsg("MARKREAD", "ACCOUNT_REQUIRED", "Read markers are kept for authenticated users", target))
-		return
-	}
-	key := c.markerKey(target)
-	if key == "" {
+	if len(target) > fsm.MaxReadMarkerTarget {
 		rb.add(c.failMsg("MARKREAD", "INVALID_PARAMS", "No such nick or channel", target))
 		return
 	}
-	if len(m.Params) < 2 {
-		var at int64
-		c.s.state.Read(func(st *fsm.State) { at = st.ReadMarker(did, key) })
-		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{target, markreadValue(at)}})
+	var at time.Time
+	if len(m.Params) >= 2 {
+		raw, ok := strings.CutPrefix(m.Param(1), "timestamp=")
+		var err error
+		if at, err = time.Parse(time.RFC3339Nano, raw); !ok || err != nil || at.UnixMilli() <= 0 {
+			rb.add(c.failMsg("MARKREAD", "INVALID_PARAMS", "The timestamp must be timestamp=YYYY-MM-DDThh:mm:ss.sssZ", target, m.Param(1)))
+			return
+		}
+	}
+	did, key := c.currentDID(), c.markerKey(target)
+	if did == "" || key == "" { // kept for this session alone
+		if key == "" {
+			key = "nick:" + fsm.Fold(target)
+		}
+		var ms int64 // 0: a get
+		if !at.IsZero() {
+			ms = at.UnixMilli()
+		}
+		stored, ok := c.markers.set(key, ms)
+		if !ok {
+			rb.add(c.failMsg("MARKREAD", "INTERNAL_ERROR", "Too many read markers for this session", target))
+			return
+		}
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{target, markreadValue(stored)}})
 		return
 	}
-	raw, ok := strings.CutPrefix(m.Param(1), "timestamp=")
-	at, err := time.Parse(time.RFC3339Nano, raw)
-	if !ok || err != nil || at.UnixMilli() <= 0 {
-		rb.add(c.failMsg("MARKREAD", "INVALID_PARAMS", "The timestamp must be timestamp=YYYY-MM-DDThh:mm:ss.sssZ", target, m.Param(1)))
+	if at.IsZero() {
+		var stored int64
+		c.s.state.Read(func(st *fsm.State) { stored = st.ReadMarker(did, key) })
+		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{target, markreadValue(stored)}})
 		return
 	}
 	res, err := c.propose(fsm.SetReadMarker{DID: did, Target: key, At: at.UnixMilli(), Session: c.id})
@@ -119,15 +137,47 @@ func (s *Server) renderReadMarker(e *fsm.Event) {
 
 // joinMarker sends the client's marker for a channel it just joined.
 func (c *client) joinMarker(rb *respBuf, channel string) {
-	did := c.currentDID()
-	if !c.has(capReadMarker) || did == "" {
+	if !c.has(capReadMarker) {
 		return
 	}
+	did := c.currentDID()
 	var at int64
 	var name string
 	c.s.state.Read(func(st *fsm.State) {
-		at = st.ReadMarker(did, channel)
+		if did != "" {
+			at = st.ReadMarker(did, channel)
+		}
 		name = markerTarget(st, channel)
 	})
+	if did == "" {
+		at, _ = c.markers.set(channel, 0)
+	}
 	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{name, markreadValue(at)}})
+}
+
+// sessionMarkers are the read markers kept for one session: by folded channel name, DID, or
+// "nick:" and the folded nick of a user without a DID. At most fsm.MaxReadMarkers.
+type sessionMarkers struct {
+	// lock tier 9 (leaf)
+	mu sync.Mutex
+	at map[string]int64 // unix ms
+}
+
+// set moves the marker of key to at (unix ms) if that is later, and returns the marker then;
+// at 0 only reads it. ok is false when a new key would pass the bound.
+func (m *sessionMarkers) set(key string, at int64) (stored int64, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stored, known := m.at[key]
+	if at <= stored {
+		return stored, true
+	}
+	if !known && len(m.at) >= fsm.MaxReadMarkers {
+		return stored, false
+	}
+	if m.at == nil {
+		m.at = map[string]int64{}
+	}
+	m.at[key] = at
+	return at, true
 }

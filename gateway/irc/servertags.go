@@ -42,3 +42,12 @@ var serverOwnedTags = map[string]bool{
 	"+freeq.at/commit-verified": true,
 	"+freeq.at/commit-mismatch": true,
 }
+
+// serverOnlyTags are the tags the edge stores with a message for itself: clients cannot set them
+// (clientTags keeps + tags only), no client receives them as tags (outMsg.forCaps leaves them
+// out), and no signature covers them. composedTag is a multiline message's line composition;
+// redactReasonTag is the reason a REDACT gave, which the REDACT lines carry.
+var serverOnlyTags = map[string]bool{
+	composedTag:     true,
+	redactReasonTag: true,
+}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -87,9 +88,12 @@ func IsDeletion(tags map[string]string) bool {
 	return draft || plain
 }
 
-// IsReaction reports whether a message reacts to another (or takes a reaction back).
+// IsReaction reports whether a message reacts to another (or takes a reaction back): a TAGMSG
+// with a react tag and the +reply naming that message. A react tag without +reply reacts to
+// nothing (the react client tag is to be used with +reply); such a TAGMSG is an ordinary one,
+// relayed with its client-only tags.
 func IsReaction(command string, tags map[string]string) bool {
-	if command != "TAGMSG" {
+	if command != "TAGMSG" || signing.ReplyFromTags(tags) == "" {
 		return false
 	}
 	for _, k := range []string{"+react", "+draft/react", "+freeq.at/unreact"} {

@@ -227,7 +227,7 @@ func (s *Service) prepareMutation(ctx context.Context, d Draft, tags map[string]
 // the reaction event to file (without its msgid and time yet), or nil for a TAGMSG that is no
 // reaction. Reactions are filed by the root message, once per reactor and emoji.
 func (s *Service) prepareReaction(ctx context.Context, d Draft, tags map[string]string) (*eventstore.ReactionEvent, *Refusal) {
-	if d.Command != "TAGMSG" || d.Venue == "" {
+	if !IsReaction(d.Command, tags) || d.Venue == "" {
 		return nil, nil
 	}
 	emoji, remove := tags["+react"], false
@@ -244,9 +244,6 @@ func (s *Service) prepareReaction(ctx context.Context, d Draft, tags map[string]
 		return nil, fail("TAGMSG", "INVALID_REACTION", "That reaction is too long")
 	}
 	subject := signing.ReplyFromTags(tags)
-	if subject == "" {
-		return nil, fail("TAGMSG", "INVALID_REACTION", "A reaction names its message with +reply")
-	}
 	root, r := s.resolveRoot(ctx, "TAGMSG", d.Venue, subject)
 	if r != nil {
 		return nil, r

@@ -187,8 +187,6 @@ func TestPrepareRefusals(t *testing.T) {
 		{"unsigned edit by a DID", Draft{Sender: f.alice, Command: "PRIVMSG", Venue: "#c", Text: "x",
 			Tags: map[string]string{"+draft/edit": root}}, "", "SIGNATURE_REQUIRED", "EDIT"},
 		{"a signature over another text", badSig, "", "SIGNATURE_INVALID", "PRIVMSG"},
-		{"reaction without +reply", Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c",
-			Tags: map[string]string{"+react": "👍"}}, "", "INVALID_REACTION", "TAGMSG"},
 		{"reaction by a non-member", Draft{Sender: operOutsider, Command: "TAGMSG", Venue: "#c",
 			Tags: map[string]string{"+react": "👍", "+reply": root}}, "442", "", "TAGMSG"},
 	} {
@@ -419,5 +417,18 @@ func TestCommitSplitsInvalidBatches(t *testing.T) {
 	}
 	if items := pub.take(); len(items) != 2 {
 		t.Errorf("published %d items, want 2", len(items))
+	}
+}
+
+// TestReactWithoutReply: a react tag that names no message (+reply) reacts to nothing; the TAGMSG
+// is an ordinary one, relayed with its tags and filed as no reaction.
+func TestReactWithoutReply(t *testing.T) {
+	f := newFixture(t)
+	w := f.send(Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+draft/react": "👍"}})
+	if w.Kind == Reaction || w.Reaction != nil || w.Event.Tags["+draft/react"] != "👍" || w.Event.MsgID == "" {
+		t.Fatalf("prepared %+v", w)
+	}
+	if IsReaction("TAGMSG", map[string]string{"+react": "👍"}) || !IsReaction("TAGMSG", map[string]string{"+react": "👍", "+reply": "x"}) {
+		t.Fatal("IsReaction without or with +reply")
 	}
 }

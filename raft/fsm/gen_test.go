@@ -150,6 +150,9 @@ func randomCommand(c chooser) Command {
 		if c.intn(4) == 0 {
 			return SetBot{Session: sess(), Bot: c.intn(2) == 0}
 		}
+		if c.intn(4) == 0 {
+			return SetInvisible{Session: sess(), Invisible: c.intn(2) == 0}
+		}
 		if c.intn(3) == 0 {
 			return SetReadMarker{DID: pick(c, genDIDs), Target: ch(), At: pick(c, []int64{0, 1_700_000_000_000, 1_800_000_000_000})}
 		}

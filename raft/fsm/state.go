@@ -74,6 +74,7 @@ type Session struct {
 	Secure      bool            `json:"secure,omitempty"`
 	SigningKID  string          `json:"signing_kid,omitempty"` // session key registered with MSGSIG
 	Bot         bool            `json:"bot,omitempty"`         // user mode +B (botmode.go)
+	Invisible   bool            `json:"invisible,omitempty"`   // user mode +i (invisible.go)
 	ConnectedAt int64           `json:"connected_at"`          // unix ms
 	channels    map[string]bool // folded channel names
 }

@@ -98,6 +98,7 @@ type sessionWire struct {
 	Secure      bool            `json:"secure,omitempty"`
 	SigningKID  string          `json:"signing_kid,omitempty"`
 	Bot         bool            `json:"bot,omitempty"`
+	Invisible   bool            `json:"invisible,omitempty"`
 	ConnectedAt int64           `json:"connected_at"`
 	Channels    map[string]bool `json:"channels"`
 }
@@ -119,6 +120,7 @@ func (s *Session) MarshalJSON() ([]byte, error) {
 		Secure:      s.Secure,
 		SigningKID:  s.SigningKID,
 		Bot:         s.Bot,
+		Invisible:   s.Invisible,
 		ConnectedAt: s.ConnectedAt,
 		Channels:    s.channels,
 	})
@@ -144,6 +146,7 @@ func (s *Session) UnmarshalJSON(data []byte) error {
 	s.Secure = w.Secure
 	s.SigningKID = w.SigningKID
 	s.Bot = w.Bot
+	s.Invisible = w.Invisible
 	s.ConnectedAt = w.ConnectedAt
 	s.channels = w.Channels
 	return nil
