@@ -61,8 +61,9 @@ type Config struct {
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
 	// request's body is read. Nil refuses every request.
 	Authenticate func(r *http.Request) (did string, err error)
-	// Client reaches the peers' cluster HTTP planes (mutual TLS). Client, PullEvery, PageSize and
-	// QueueSize are required: the node's configuration (node.DefaultConfig) gives them.
+	// Client reaches the peers' cluster HTTP planes (mutual TLS); nil on an unclustered node, which
+	// has no node peers. PullEvery, PageSize and QueueSize are required: the node's configuration
+	// (node.DefaultConfig) gives them.
 	Client    *http.Client
 	PullEvery time.Duration // how often each peer is pulled beside the streams
 	PageSize  int           // rows per pull and per stream frame
@@ -111,9 +112,9 @@ type Exchange struct {
 
 // New builds an Exchange; Start begins pushing and pulling.
 func New(cfg Config) *Exchange {
-	if cfg.Client == nil || cfg.PullEvery <= 0 || cfg.PageSize <= 0 || cfg.QueueSize <= 0 {
-		panic(fmt.Sprintf("exchange: a client (%v) and a positive pull interval (%s), page size (%d) and queue size (%d) are required",
-			cfg.Client != nil, cfg.PullEvery, cfg.PageSize, cfg.QueueSize)) // a wiring bug
+	if cfg.PullEvery <= 0 || cfg.PageSize <= 0 || cfg.QueueSize <= 0 {
+		panic(fmt.Sprintf("exchange: a positive pull interval (%s), page size (%d) and queue size (%d) are required",
+			cfg.PullEvery, cfg.PageSize, cfg.QueueSize)) // a wiring bug
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
