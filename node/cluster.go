@@ -81,6 +81,7 @@ func (n *Node) startExchange(context.Context) error {
 		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 		BeforeFrame: n.cfg.Faults.beforeFrame(),
+		PullEvery:   n.cfg.ExchangePullEvery, PageSize: n.cfg.ExchangePageSize, QueueSize: n.cfg.ExchangeQueueSize,
 	})
 	if err := n.metrics.Registry.Register(n.exchange.Metrics()); err != nil {
 		return fmt.Errorf("exchange metrics: %w", err)

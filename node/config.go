@@ -122,6 +122,11 @@ type Config struct {
 	FederationSendEvery time.Duration
 	// FederationCatchUpWindow bounds catch-up: events older than it are not sent to a peer.
 	FederationCatchUpWindow time.Duration
+
+	// The exchange of chat events between the cluster's nodes: how often each node is pulled
+	// beside its stream, the rows of a pull or stream frame, and the pushed events queued per node.
+	ExchangePullEvery                   time.Duration
+	ExchangePageSize, ExchangeQueueSize int
 	// PeerAllowPrivate lets federation reach configured peers at private and loopback addresses
 	// (--peer-allow-private); the SSRF guard otherwise refuses them.
 	PeerAllowPrivate bool
@@ -173,6 +178,9 @@ func DefaultConfig() Config {
 
 		FederationSendEvery:     time.Second,
 		FederationCatchUpWindow: 24 * time.Hour,
+		ExchangePullEvery:       time.Second,
+		ExchangePageSize:        500,
+		ExchangeQueueSize:       4096,
 
 		ChannelSweepEvery:    time.Hour,
 		UnownedChannelExpiry: 7 * 24 * time.Hour,
@@ -278,7 +286,7 @@ func (c *Config) Validate() error {
 		{"dead node grace", c.DeadNodeGrace}, {"peer key retry", c.PeerKeyRetry}, {"key sweep interval", c.KeySweepEvery},
 		{"signing key lifetime", c.SigningKeyLifetime}, {"ping interval", c.PingAfter}, {"ping timeout", c.PingTimeout},
 		{"federation send interval", c.FederationSendEvery}, {"federation catch-up window", c.FederationCatchUpWindow},
-		{"channel sweep interval", c.ChannelSweepEvery},
+		{"channel sweep interval", c.ChannelSweepEvery}, {"exchange pull interval", c.ExchangePullEvery},
 	} {
 		if d.d <= 0 {
 			bad("%s %s: must be positive", d.name, d.d)
@@ -289,6 +297,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JoinHistory < -1 {
 		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)
+	}
+	if c.ExchangePageSize <= 0 || c.ExchangeQueueSize <= 0 {
+		bad("exchange page size %d, queue size %d: must be positive", c.ExchangePageSize, c.ExchangeQueueSize)
 	}
 	if c.SendQBytes <= 0 {
 		bad("send queue %d bytes: must be positive", c.SendQBytes)

@@ -63,11 +63,13 @@ type Config struct {
 	// listener's TLS peer, a server of the Raft configuration), or fails; it runs before the
 	// request's body is read. Nil refuses every request.
 	Authenticate func(r *http.Request) (did string, err error)
-	// Client reaches the peers' cluster HTTP planes (mutual TLS); default: 10 s timeout.
+	// Client reaches the peers' cluster HTTP planes (mutual TLS); nil on an unclustered node, which
+	// has no node peers. PullEvery, PageSize and QueueSize are required: the node's configuration
+	// (node.DefaultConfig) gives them.
 	Client    *http.Client
-	PullEvery time.Duration // default 1 s
-	PageSize  int           // default 500
-	QueueSize int           // pushed events queued per peer; default 4096
+	PullEvery time.Duration // how often each peer is pulled beside the streams
+	PageSize  int           // rows per pull and per stream frame
+	QueueSize int           // pushed events queued per peer
 	Logger    *slog.Logger
 	Now       func() time.Time
 	// BeforeFrame, when set, runs before each frame a stream sends (fault injection: a panic
@@ -115,17 +117,12 @@ type Exchange struct {
 
 // New builds an Exchange; Start begins pushing and pulling.
 func New(cfg Config) *Exchange {
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	if cfg.PullEvery <= 0 || cfg.PageSize <= 0 || cfg.QueueSize <= 0 {
+		panic(fmt.Sprintf("exchange: a positive pull interval (%s), page size (%d) and queue size (%d) are required",
+			cfg.PullEvery, cfg.PageSize, cfg.QueueSize)) // a wiring bug
 	}
-	if cfg.PullEvery <= 0 {
-		cfg.PullEvery = time.Second
-	}
-	if cfg.PageSize <= 0 || cfg.PageSize > limits.PageItems {
-		cfg.PageSize = limits.PageItems
-	}
-	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = 4096
+	if cfg.PageSize > limits.PageItems {
+		cfg.PageSize = limits.PageItems // a frame section holds at most this many rows
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

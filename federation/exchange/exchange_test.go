@@ -127,7 +127,7 @@ func newCluster(t *testing.T, names ...string) *cluster {
 			t.Fatal(err)
 		}
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour,
+		n.x = New(Config{Self: n.did, Key: key, Store: store, Keys: c.keys, PullEvery: time.Hour, Client: testClient(), PageSize: 500, QueueSize: 4096,
 			Accept:       chat.New(chat.Config{Store: store, Stored: n.stored, NodeName: name, Logger: quiet}),
 			Authenticate: headerPeer, Stored: n.stored, Logger: quiet})
 		n.x.Mount(e)
@@ -172,7 +172,8 @@ func (r *readFlag) Read([]byte) (int, error) { r.read.Store(true); return 0, io.
 func TestUnauthenticatedRequestsAreRefusedUnread(t *testing.T) {
 	c := newCluster(t, "a")
 	a := c.nodes["did:web:a"]
-	noAuth := New(Config{Self: "did:web:z", Store: a.store, Keys: c.keys, Logger: a.x.cfg.Logger})
+	noAuth := New(Config{Self: "did:web:z", Store: a.store, Keys: c.keys, Logger: a.x.cfg.Logger,
+		Client: testClient(), PullEvery: time.Second, PageSize: 500, QueueSize: 4096})
 	defer noAuth.Close()
 	for _, tc := range []struct {
 		name string
@@ -373,7 +374,7 @@ func TestContractFragmentDescribesTheMountedRoutes(t *testing.T) {
 		}
 	}
 	e := gin.New()
-	New(Config{}).Mount(e)
+	New(Config{Client: testClient(), PullEvery: time.Second, PageSize: 500, QueueSize: 4096}).Mount(e)
 	mounted := map[string]bool{}
 	for _, r := range e.Routes() {
 		mounted[r.Method+" "+r.Path] = true
@@ -382,3 +383,6 @@ func TestContractFragmentDescribesTheMountedRoutes(t *testing.T) {
 		t.Fatalf("documented %v, mounted %v", documented, mounted)
 	}
 }
+
+// testClient is the HTTP client of the exchanges tests build (the node gives its cluster client).
+func testClient() *http.Client { return &http.Client{Timeout: 10 * time.Second} }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSafelySkipsOnlyWhatPanicked(t *testing.T) {
@@ -20,7 +21,7 @@ func TestSafelySkipsOnlyWhatPanicked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			x := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			x := New(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Client: testClient(), PullEvery: time.Second, PageSize: 500, QueueSize: 4096})
 			ran := false
 			got := x.safely("deliver", func() { ran = true; tt.fn() }, "msgid", "m1")
 			if got != tt.panicked || !ran {

@@ -5,8 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +21,11 @@ import (
 
 func quietServer(t *testing.T, cfg Config, state State, h storeHistory) *Server {
 	t.Helper()
-	cfg.ServerName = "irc.test"
+	unit := unitConfig(256 << 10)
+	cfg.ServerName = unit.ServerName
 	cfg.NodeName = "n1"
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = unit.Logger
+	cfg.SendQBytes, cfg.PingAfter, cfg.PingTimeout, cfg.KeySweepEvery = unit.SendQBytes, unit.PingAfter, unit.PingTimeout, unit.KeySweepEvery
 	if cfg.Messages == nil {
 		cfg.Messages = testMessages(cfg, state, h, nil)
 	}
