@@ -54,8 +54,9 @@ func (n *Node) mountAV(context.Context) error {
 			ObserveForward: func(d time.Duration) { forward.Observe(d.Seconds()) },
 		})
 		if err != nil {
-			n.log.Error("the forwarding unit did not start: calls are unavailable", "err", err)
-			unavailable = "the media forwarding unit failed to start"
+			unavailable = fmt.Sprintf("the media forwarding unit could not start on UDP %s (%v); every node needs a UDP address of its own (--av-udp-addr)", opts.UDPAddr, err)
+			n.log.Error("CALLS ARE UNAVAILABLE ON THIS NODE: the forwarding unit did not start; this node still serves the calls other nodes host",
+				"udp", opts.UDPAddr, "err", err, "fix", "give every node its own --av-udp-addr")
 		} else {
 			surface.sfu = s
 			n.log.Info("forwarding unit started", "udp", s.Addr())
@@ -105,6 +106,14 @@ func (n *Node) mountAV(context.Context) error {
 
 // avRunning reports whether calls can be made on this node (health av).
 func (n *Node) avRunning() bool { a := n.av.Load(); return a != nil && a.gateway.Running() }
+
+// avError says why this node's forwarding unit is not running ("" when it runs): health av_error.
+func (n *Node) avError() string {
+	if a := n.av.Load(); a != nil {
+		return a.gateway.Unavailable()
+	}
+	return ""
+}
 
 // closeAV ends the signalling sessions, then every call's connections and the UDP socket.
 func (n *Node) closeAV() {

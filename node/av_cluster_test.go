@@ -1,10 +1,14 @@
 package node
 
 import (
+	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/palaver-chat/palaver/gateway/av"
 )
 
 // TestAVCallInCluster: a call hosted by node a; a member on node b is sent to node a's
@@ -80,4 +84,59 @@ func TestAVCallInCluster(t *testing.T) {
 	if tok := callToken(t, baseC, bres.Token, next.ID, http.StatusOK); !strings.HasPrefix(tok.SignalingURL, "ws://"+b.HTTPAddr()+"/") {
 		t.Fatalf("signalling %q", tok.SignalingURL)
 	}
+}
+
+// TestAVClusterOnOneUDPAddress: three nodes given one UDP address (as three nodes on one machine
+// would be without --av-udp-addr each): node a's forwarding unit binds it, b's and c's cannot.
+// Their health says why, and they still serve the calls node a hosts: the roster's routes, tokens
+// that send their members to node a, and joining over IRC. Only what needs their own unit answers
+// 503.
+func TestAVClusterOnOneUDPAddress(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := pc.LocalAddr().String()
+	pc.Close()
+	nodes := startNamedCluster(t, "avudp", func(c *Config) { c.AV.UDPAddr = shared })
+	a, b := nodes[0], nodes[1]
+	baseA, baseB := "http://"+a.HTTPAddr(), "http://"+b.HTTPAddr()
+	if a.SFU() == nil {
+		t.Skipf("node a could not bind %s either (taken meanwhile)", shared)
+	}
+	var health struct {
+		AV      bool   `json:"av"`
+		AVError string `json:"av_error"`
+	}
+	if _, body := httpDo(t, http.MethodGet, baseB+"/api/v1/health", "", nil); json.Unmarshal(body, &health) != nil || health.AV ||
+		!strings.Contains(health.AVError, "--av-udp-addr") || !strings.Contains(health.AVError, shared) {
+		t.Fatalf("node b health %s", body)
+	}
+	alice, ares := login(t, a, "alice", "message-tags")
+	bob, bres := login(t, b, "bob", "message-tags")
+	joinChannels(t, alice, "#call")
+	joinChannels(t, bob, "#call")
+	call := startCall(t, baseA, ares.Token, "#call")
+	expectAVState(t, bob, "started", call.ID, "alice")
+
+	for _, path := range []string{"/api/v1/channels/%23call/sessions", "/api/v1/sessions/" + call.ID, "/api/v1/sessions?channel=%23call"} {
+		if resp, body := httpDo(t, http.MethodGet, baseB+path, "", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), call.ID) {
+			t.Fatalf("node b %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	tok := callToken(t, baseB, bres.Token, call.ID, http.StatusOK)
+	if !strings.HasPrefix(tok.SignalingURL, "ws://"+a.HTTPAddr()+"/") || tok.HostNode != a.cfg.NodeName {
+		t.Fatalf("bob is sent to %q, want node a", tok.SignalingURL)
+	}
+	sendLines(t, bob, "@+freeq.at/av-join TAGMSG #call")
+	expectAVState(t, bob, "joined", call.ID, "bob")
+
+	// Starting a call here needs this node's own unit.
+	if resp, body := httpDo(t, http.MethodPost, baseB+"/api/v1/sessions", bres.Token, strings.NewReader(`{"channel":"#other"}`)); resp.StatusCode != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), "--av-udp-addr") {
+		t.Fatalf("start on node b: %d %s", resp.StatusCode, body)
+	}
+	joinChannels(t, bob, "#other")
+	sendLines(t, bob, "@+freeq.at/av-start TAGMSG #other")
+	expectFail(t, bob, "TAGMSG", av.FailUnavailable, "#other")
 }

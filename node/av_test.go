@@ -290,14 +290,18 @@ func TestAVOffAnswers503(t *testing.T) {
 	if _, body := httpDo(t, http.MethodGet, base+"/api/v1/health", "", nil); json.Unmarshal(body, &health) != nil || health["av"] != false {
 		t.Fatalf("health %s", body)
 	}
-	for _, tc := range []struct{ method, path, token, body string }{
-		{http.MethodGet, "/api/v1/sessions", "", ""},
-		{http.MethodPost, "/api/v1/sessions", ares.Token, `{"channel":"#c"}`},
-		{http.MethodGet, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV", "", ""},
-		{http.MethodPost, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/end", ares.Token, ""},
-		{http.MethodGet, "/api/v1/channels/%23c/sessions", "", ""},
-		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/token", ares.Token, ""},
-		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/ws?token=x", "", ""},
+	// The roster's routes answer as usual; those that need this node's forwarding unit, 503.
+	for _, tc := range []struct {
+		method, path, token, body string
+		want                      int
+	}{
+		{http.MethodGet, "/api/v1/sessions", "", "", http.StatusOK},
+		{http.MethodPost, "/api/v1/sessions", ares.Token, `{"channel":"#c"}`, http.StatusServiceUnavailable},
+		{http.MethodGet, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV", "", "", http.StatusNotFound},
+		{http.MethodPost, "/api/v1/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/end", ares.Token, "", http.StatusNotFound},
+		{http.MethodGet, "/api/v1/channels/%23c/sessions", "", "", http.StatusOK},
+		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/token", ares.Token, "", http.StatusNotFound},
+		{http.MethodGet, "/api/v1/av/sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV/ws?token=x", "", "", http.StatusServiceUnavailable},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			var body *strings.Reader
@@ -312,8 +316,8 @@ func TestAVOffAnswers503(t *testing.T) {
 				resp, data = httpDo(t, tc.method, base+tc.path, tc.token, nil)
 			}
 			var e struct{ Error, Message string }
-			if resp.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(data, &e) != nil || e.Error != "Service Unavailable" ||
-				!strings.Contains(e.Message, "--no-av") {
+			if resp.StatusCode != tc.want || tc.want == http.StatusServiceUnavailable && (json.Unmarshal(data, &e) != nil ||
+				e.Error != "Service Unavailable" || !strings.Contains(e.Message, "--no-av")) {
 				t.Fatalf("%d %s", resp.StatusCode, data)
 			}
 		})

@@ -482,7 +482,7 @@ func (n *Node) Health() rest.Health {
 	st := n.raft.Status()
 	return rest.Health{
 		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
-		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), Version: n.cfg.Version,
+		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), AVError: n.avError(), Version: n.cfg.Version,
 		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term, Replication: n.replication(),
 	}
 }

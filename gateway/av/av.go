@@ -54,8 +54,9 @@ type Config struct {
 	State   State
 	Propose Proposer
 	Keys    Keys
-	// SFU is the forwarding unit; nil when calls are off or it failed to start: every route
-	// answers 503 then (Unavailable says why).
+	// SFU is the forwarding unit; nil when calls are off or it failed to start: the routes that
+	// need it (start, signalling) answer 503 then and starting a call over IRC is refused
+	// (Unavailable says why); the roster's routes still serve.
 	SFU         *sfu.SFU
 	Unavailable string
 	// HostURL gives the public base URL of a cluster node by name.
@@ -137,14 +138,17 @@ func (g *Gateway) Mount(r *rest.Server) error {
 	g.rest = r
 	e := r.Engine()
 	limited := r.RateLimit(rest.RecordRoutes)
-	e.GET("/api/v1/sessions", g.available, r.OptionalBearer(), g.listSessions)
+	// The roster is replicated: a node whose own forwarding unit is not running still lists and
+	// shows calls, ends them, files artifacts and gives tokens for calls other nodes host. Only
+	// starting a call (hosted here) and the signalling socket need this node's unit.
+	e.GET("/api/v1/sessions", r.OptionalBearer(), g.listSessions)
 	e.POST("/api/v1/sessions", g.available, r.RequireBearer(), limited, g.startSession)
-	e.GET("/api/v1/sessions/:id", g.available, r.OptionalBearer(), g.getSession)
-	e.POST("/api/v1/sessions/:id/end", g.available, r.RequireBearer(), limited, g.endSession)
-	e.GET("/api/v1/sessions/:id/artifacts", g.available, r.OptionalBearer(), g.listArtifacts)
-	e.POST("/api/v1/sessions/:id/artifacts", g.available, r.RequireBearer(), limited, g.addArtifact)
-	e.GET("/api/v1/channels/:name/sessions", g.available, r.OptionalBearer(), g.channelSessions)
-	e.GET("/api/v1/av/sessions/:id/token", g.available, r.RequireBearer(), limited, g.token)
+	e.GET("/api/v1/sessions/:id", r.OptionalBearer(), g.getSession)
+	e.POST("/api/v1/sessions/:id/end", r.RequireBearer(), limited, g.endSession)
+	e.GET("/api/v1/sessions/:id/artifacts", r.OptionalBearer(), g.listArtifacts)
+	e.POST("/api/v1/sessions/:id/artifacts", r.RequireBearer(), limited, g.addArtifact)
+	e.GET("/api/v1/channels/:name/sessions", r.OptionalBearer(), g.channelSessions)
+	e.GET("/api/v1/av/sessions/:id/token", r.RequireBearer(), limited, g.token)
 	e.GET("/api/v1/av/sessions/:id/ws", g.available, g.serveSignal)
 	if err := r.DescribeRoutes(contractFragment); err != nil {
 		return fmt.Errorf("av routes: %w", err)
@@ -152,16 +156,29 @@ func (g *Gateway) Mount(r *rest.Server) error {
 	return nil
 }
 
-// available answers 503 on every route while calls are off.
+// available answers 503 on the routes that need this node's forwarding unit while it is not
+// running.
 func (g *Gateway) available(c *gin.Context) {
 	if g.cfg.SFU == nil {
-		why := g.cfg.Unavailable
-		if why == "" {
-			why = "calls are switched off on this server (--no-av)"
-		}
-		rest.WriteError(c, http.StatusServiceUnavailable, "Audio and video are not available: "+why)
+		rest.WriteError(c, http.StatusServiceUnavailable, "Audio and video are not available on this node: "+g.unavailable())
 		c.Abort()
 	}
+}
+
+// Unavailable says why this node's forwarding unit is not running; "" when it runs.
+func (g *Gateway) Unavailable() string {
+	if g.cfg.SFU != nil {
+		return ""
+	}
+	return g.unavailable()
+}
+
+// unavailable says why this node's forwarding unit is not running.
+func (g *Gateway) unavailable() string {
+	if g.cfg.Unavailable != "" {
+		return g.cfg.Unavailable
+	}
+	return "calls are switched off here (--no-av)"
 }
 
 // Session is a call as the routes show it.
@@ -521,6 +538,10 @@ func (g *Gateway) token(c *gin.Context) {
 		return
 	}
 	base := g.cfg.BaseURL
+	if call.Host == g.cfg.Node && g.cfg.SFU == nil {
+		rest.WriteError(c, http.StatusServiceUnavailable, "Audio and video are not available on this node: "+g.unavailable())
+		return
+	}
 	if call.Host != g.cfg.Node {
 		var ok bool
 		if g.cfg.HostURL == nil {

@@ -105,8 +105,8 @@ func (g *Gateway) CheckMessage(m ChannelMessage) *Refusal {
 	if m.Command != "TAGMSG" || m.Status != "" {
 		return &Refusal{FailInvalidTag, "Call actions (" + action + ") travel on a TAGMSG to the whole channel"}
 	}
-	if g.cfg.SFU == nil {
-		return &Refusal{FailUnavailable, "Audio and video are not available on this server"}
+	if g.cfg.SFU == nil && action == TagStart {
+		return &Refusal{FailUnavailable, "Audio and video are not available on this node: " + g.unavailable()}
 	}
 	reason := m.Tags[TagReason]
 	if why := validReason(reason); why != "" {

@@ -32,6 +32,7 @@ type Health struct {
 	Channels    int    `json:"channels"`
 	UptimeSecs  int64  `json:"uptime_secs"`
 	AV          bool   `json:"av"`
+	AVError     string `json:"av_error,omitempty"` // why the forwarding unit is not running
 	Version     string `json:"version"`
 	Node        string `json:"node"`
 	Role        string `json:"role"`
