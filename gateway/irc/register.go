@@ -3,6 +3,7 @@ package irc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -30,14 +31,15 @@ type Registration struct {
 	// PerAddressPerHour bounds the accounts registered from one client address (an IP, or an
 	// IPv6 /64) on this node per hour; 0 means DefaultRegistrationsPerHour.
 	PerAddressPerHour int
+	// MinPassword is the shortest password accepted, in bytes; 0 means 8.
+	MinPassword int
 }
 
 // DefaultRegistrationsPerHour is Registration.PerAddressPerHour's default.
 const DefaultRegistrationsPerHour = 3
 
-// minAccountPassword is the shortest password REGISTER accepts, in bytes.
 const (
-	minAccountPassword = 8
+	defaultMinPassword = 8
 	maxAccountPassword = 300
 	maxRegisterAddrs   = 4096
 )
@@ -108,6 +110,13 @@ func (g *registerGuard) allow(addr string, perHour int, now time.Time) bool {
 	return l.AllowN(now, 1)
 }
 
+func (r Registration) minPassword() int {
+	if r.MinPassword > 0 {
+		return r.MinPassword
+	}
+	return defaultMinPassword
+}
+
 // handleREGISTER is REGISTER <account> <email> <password>.
 func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	account, password := m.Param(0), m.Param(2)
@@ -141,8 +150,8 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	case !fsm.ValidAccountName(account):
 		fail("BAD_ACCOUNT_NAME", "An account name is 1 to 32 ASCII letters, digits, '_' or '-', starting with a letter")
 		return
-	case len(password) < minAccountPassword:
-		fail("WEAK_PASSWORD", "The password must have at least 8 characters")
+	case len(password) < reg.minPassword():
+		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.minPassword()))
 		return
 	case len(password) > maxAccountPassword:
 		fail("UNACCEPTABLE_PASSWORD", "The password is over 300 bytes")
