@@ -12,9 +12,11 @@ build:
 	$(GO) build -o bin/palaver ./cmd/palaver
 
 # gofmt, vet and go.mod tidiness, then every test with the race detector (fuzz targets run their
-# seed corpora).
+# seed corpora), then the alerting rules and dashboard through Prometheus' parsers (a module of
+# its own, deploy/rulescheck, so that Prometheus stays out of go.mod).
 test: vet
 	$(GO) test -race -count=1 -timeout 18m $(PKGS)
+	cd deploy/rulescheck && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
