@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: run build test vet race-free bench fuzz fuzz-short clean
+.PHONY: run build test vet race-free bench fuzz fuzz-short clean dist dist-check
 
 run:
 	$(GO) run ./cmd/palaver serve
@@ -40,5 +40,17 @@ fuzz:
 fuzz-short:
 	$(MAKE) fuzz FUZZTIME=2s
 
+# Release files in dist/: palaver_<version>_linux_amd64.tar.gz, palaver_<version>_amd64.deb (a
+# systemd unit, a default configuration, the documentation) and SHA256SUMS. The packaging program
+# is a module of its own (deploy/dist) so that nfpm stays out of go.mod.
+dist:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w' -o bin/palaver-linux-amd64 ./cmd/palaver
+	cd deploy/dist && $(GO) run . --binary ../../bin/palaver-linux-amd64 --root ../.. --out ../../dist --arch amd64
+
+# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the installed binary,
+# systemd-analyze verify on the unit (a few minutes; CI runs it).
+dist-check:
+	cd deploy/dist && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+
 clean:
-	rm -rf bin data
+	rm -rf bin data dist
