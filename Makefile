@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: run build test vet race-free bench fuzz fuzz-short irctest clean
+.PHONY: run build test vet race-free bench fuzz fuzz-short irctest clean dist dist-check
 
 run:
 	$(GO) run ./cmd/palaver serve
@@ -18,6 +18,7 @@ test: vet
 	@if [ -n "$(RACE)" ] && ! command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
 	  echo "make test: go test -race needs a C compiler ($$($(GO) env CC) not found): install gcc, or run 'make test RACE=' without the race detector"; exit 1; fi
 	$(GO) test $(RACE) -count=1 -timeout 18m $(PKGS)
+	cd deploy/rulescheck && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -57,5 +58,17 @@ irctest:
 	  $(PYTHON) -m pytest -p no:cacheprovider --controller palaver \
 	  -m '$(IRCTEST_MARKERS)' -k '$(IRCTEST_SELECTORS)' $(IRCTEST_ARGS)
 
+# Release files in dist/: palaver_<version>_linux_amd64.tar.gz, palaver_<version>_amd64.deb (a
+# systemd unit, a default configuration, the documentation) and SHA256SUMS. The packaging program
+# is a module of its own (deploy/dist) so that nfpm stays out of go.mod.
+dist:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w' -o bin/palaver-linux-amd64 ./cmd/palaver
+	cd deploy/dist && $(GO) run . --binary ../../bin/palaver-linux-amd64 --root ../.. --out ../../dist --arch amd64
+
+# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the installed binary,
+# systemd-analyze verify on the unit (a few minutes; CI runs it).
+dist-check:
+	cd deploy/dist && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+
 clean:
-	rm -rf bin data
+	rm -rf bin data dist

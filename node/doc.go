@@ -18,4 +18,9 @@
 // cluster listener carries the cluster RPC and, over HTTP, the event exchange between nodes
 // (federation/exchange), whose requests are accepted only from servers of the Raft configuration.
 // The exchange is not on the public HTTP server. An unclustered node opens no cluster port.
+//
+// Operators: the raft operator plane (`palaver cluster status`, `backup`) asks the node for its
+// report (operator.go: version, its own messages log head, its exchange cursors, and the gauges the
+// alerting rules watch) and for backup archives (backup.go: Raft snapshot, message store by
+// VACUUM INTO, media, keys only when asked); RestoreArchive builds a data directory from one.
 package node
