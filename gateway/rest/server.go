@@ -236,7 +236,7 @@ func (s *Server) mountedRoutes() []string {
 func (s *Server) Engine() *gin.Engine { return s.engine }
 
 // Handler is the server as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) health(c *gin.Context) {
 	h := Health{ServerName: s.cfg.ServerName}
