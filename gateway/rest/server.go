@@ -196,7 +196,7 @@ func (s *Server) mountRoutes() {
 	favorites.GET("", s.getFavorites)
 	favorites.PUT("", s.putFavorites)
 	if s.cfg.Metrics != nil {
-		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
+		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.PublicHandler()))
 	}
 	if s.cfg.IRC != nil {
 		e.GET("/irc", s.serveIRC)
