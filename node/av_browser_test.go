@@ -127,6 +127,29 @@ func TestAVBrowserReceivesVideo(t *testing.T) {
 	// Alice leaves first, while the browser still answers: the renegotiation her leaving causes
 	// goes to the browser, not to a peer being closed.
 	ac.Leave()
+
+	// Removed from the channel, the browser's signalling closes with 4001 and the reason: one
+	// Close frame each way, so that the page sees the code rather than an abnormal 1006.
+	sendLines(t, alice, "KICK #call bob :enough")
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		var err error
+		if res, err = chromedp.Run(bctx, chromedp.Evaluate[browserResult](`window.result`)); err != nil {
+			t.Fatalf("read the page's result: %v", err)
+		}
+		if res.Closed != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's signalling WebSocket is still open after the kick: %+v", res)
+		}
+		if err := waitCtx(bctx, 200*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.Closed != "4001 left the channel" || len(res.Errors) > 0 {
+		t.Fatalf("the page saw the close as %q with errors %v, want \"4001 left the channel\" and none", res.Closed, res.Errors)
+	}
 }
 
 // waitCtx waits d unless ctx ends first.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/pion/webrtc/v4"
-	"nhooyr.io/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/av"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"

@@ -54,12 +54,13 @@ func TestFederationCatchUp(t *testing.T) {
 	betaURL := newForwarder(t) // alpha reaches beta through it: cutting it cuts the link
 	alpha := startNode(t, t.TempDir(), func(c *Config) {
 		federated("alpha.test", betaDID, betaURL.addr())(c)
-		c.NoFloodLimits = true // the load is paced by the test
+		c.NoFloodLimits = true      // the load is paced by the test
+		c.PprofAddr = "127.0.0.1:0" // the operator's listener: the peers' metrics are not public
 	})
 	beta := startNode(t, t.TempDir(), federated("beta.test", alphaDID, alpha.HTTPAddr()))
 	betaURL.to(beta)
 
-	_, body := httpDo(t, "GET", "http://"+alpha.HTTPAddr()+"/metrics", "", nil)
+	_, body := httpDo(t, "GET", "http://"+alpha.PprofAddr()+"/metrics", "", nil)
 	if want := `palaver_exchange_peer{peer="did:web:beta.test",trust="full"} 1`; !strings.Contains(string(body), want) {
 		t.Fatalf("alpha's metrics lack %s", want)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"nhooyr.io/websocket"
+	"github.com/coder/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 )

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// startPprof serves the runtime profiles (net/http/pprof) and the replica's state
-// (/debug/palaver/state) on their own listener, never on the public HTTP server: --pprof-addr is
-// for operators, benchmarks and test harnesses, and should name a loopback address.
+// startPprof serves the runtime profiles (net/http/pprof), the replica's state
+// (/debug/palaver/state) and every metric (/metrics; the public port's /metrics leaves out the
+// families that map the deployment) on their own listener, never on the public HTTP server:
+// --pprof-addr is for operators, benchmarks and test harnesses, and should name a loopback address.
 func (n *Node) startPprof(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -26,6 +27,7 @@ func (n *Node) startPprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /debug/palaver/state", n.serveReplicaState)
+	mux.Handle("GET /metrics", n.metrics.Handler())
 	n.pprofSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.pprofAddr = ln.Addr().String()
 	n.wg.Add(1)

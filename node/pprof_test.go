@@ -69,6 +69,17 @@ func TestReplicaStateOnDemand(t *testing.T) {
 	if strings.Contains(string(getBody("http://"+n.HTTPAddr()+"/metrics")), "state_hash") {
 		t.Error("/metrics exposes a state hash")
 	}
+	// The operator's listener serves every metric; the public port leaves out the Raft term and
+	// applied index.
+	public, full := string(getBody("http://"+n.HTTPAddr()+"/metrics")), string(getBody("http://"+n.PprofAddr()+"/metrics"))
+	for _, name := range []string{"palaver_raft_term", "palaver_raft_applied_index"} {
+		if strings.Contains(public, name) || !strings.Contains(full, name) {
+			t.Errorf("%s: on the public port %v, on the operator's %v", name, strings.Contains(public, name), strings.Contains(full, name))
+		}
+	}
+	if !strings.Contains(public, "palaver_raft_voters") || !strings.Contains(public, "palaver_channels") {
+		t.Error("the public /metrics lacks palaver_raft_voters or palaver_channels")
+	}
 	// An entry applied between the answer and the local read makes them differ: ask again.
 	var rs ReplicaState
 	var index uint64

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
-	"nhooyr.io/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"

@@ -183,8 +183,9 @@ func robots(base string) []byte {
 	return b.Bytes()
 }
 
-// sitemapXML lists the anonymous GET routes without path parameters that
-// serve documents or data (not transports, metrics or node-to-node).
+// sitemapXML lists the anonymous GET routes without path parameters or
+// required query parameters that serve documents or data (not transports,
+// metrics or node-to-node): pages a plain GET of the listed URL answers 200.
 func sitemapXML(base string, ops table) ([]byte, error) {
 	type url struct {
 		Loc        string `xml:"loc"`
@@ -197,7 +198,7 @@ func sitemapXML(base string, ops table) ([]byte, error) {
 		URLs    []url    `xml:"url"`
 	}{NS: "http://www.sitemaps.org/schemas/sitemap/0.9"}
 	for _, o := range ops {
-		if o.Method != "GET" || strings.Contains(o.Path, "{") || o.Auth == "bearer" || !sitemapWorthy(o.Path) {
+		if o.Method != "GET" || strings.Contains(o.Path, "{") || o.Auth == "bearer" || o.RequiredQuery || !sitemapWorthy(o.Path) {
 			continue
 		}
 		freq := "weekly"

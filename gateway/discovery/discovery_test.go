@@ -136,8 +136,8 @@ func TestDocuments(t *testing.T) {
 		{"/.well-known/agent-card.json", "application/json", []string{`"skills"`, `"join_and_speak"`, `"securitySchemes"`}},
 		{"/.well-known/agent.json", "application/json", []string{`"capabilities": []`}},
 		{"/.well-known/api-catalog", "application/json", []string{`"linkset"`, `"service-desc"`, b + "/api/v1/openapi.json", b + "/api/v1/health"}},
-		{"/.well-known/mcp", "application/json", []string{`"url": "` + b + `/mcp"`, `"transport": "streamable-http"`, `"protocolVersion": "2025-06-18"`}},
-		{"/.well-known/mcp/server-card.json", "application/json", []string{`"published": false`, `"protocolVersion": "2025-06-18"`}},
+		{"/.well-known/mcp", "application/json", []string{`"url": "` + b + `/mcp"`, `"transport": "streamable-http"`, `"protocolVersion": "2025-11-25"`}},
+		{"/.well-known/mcp/server-card.json", "application/json", []string{`"published": false`, `"protocolVersion": "2025-11-25"`}},
 		{"/.well-known/http-message-signatures-directory", "application/json", []string{`"keys": []`}},
 		{"/.well-known/oauth-protected-resource", "application/json; charset=utf-8", []string{`"resource_documentation":"` + b + `/auth.md"`}},
 	}
@@ -284,6 +284,13 @@ paths:
 		if p == u.Loc || strings.ContainsAny(p, "{}") || p == "/mcp" || p == "/api/v1/favorites" || strings.HasPrefix(p, "/agent/") || u.LastMod != discovery.Updated || u.ChangeFreq == "" {
 			t.Errorf("sitemap entry %+v", u)
 		}
+		// A page: a plain GET of the listed URL answers 200.
+		if resp, _ := withTool.get(t, p); resp.StatusCode != http.StatusOK {
+			t.Errorf("sitemap lists %s, which answers %d to a plain GET", p, resp.StatusCode)
+		}
+	}
+	if strings.Contains(string(body), "/api/v1/search<") {
+		t.Error("the sitemap lists /api/v1/search, which needs its query parameters")
 	}
 }
 

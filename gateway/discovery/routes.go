@@ -15,6 +15,9 @@ type Operation struct {
 	OperationID string
 	Summary     string
 	Auth        string // "none", "bearer" or "none or bearer"
+	// RequiredQuery: the operation takes a required query parameter, so a plain GET of its
+	// path is refused.
+	RequiredQuery bool
 }
 
 // methodOrder is the order of an OpenAPI path item's operations.
@@ -24,8 +27,11 @@ var methodOrder = []string{"get", "put", "post", "delete", "options", "head", "p
 // and then method. Operation ids must be unique.
 func routeTable(contract []byte) ([]Operation, error) {
 	var doc struct {
-		Security []map[string]any                      `json:"security"`
-		Paths    map[string]map[string]json.RawMessage `json:"paths"`
+		Security   []map[string]any                      `json:"security"`
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Parameters map[string]parameter `json:"parameters"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(contract, &doc); err != nil {
 		return nil, fmt.Errorf("decoding the contract document: %w", err)
@@ -33,6 +39,12 @@ func routeTable(contract []byte) ([]Operation, error) {
 	var ops []Operation
 	seen := map[string]string{}
 	for path, item := range doc.Paths {
+		var shared []parameter
+		if raw, ok := item["parameters"]; ok {
+			if err := json.Unmarshal(raw, &shared); err != nil {
+				return nil, fmt.Errorf("decoding the parameters of %s: %w", path, err)
+			}
+		}
 		for _, m := range methodOrder {
 			raw, ok := item[m]
 			if !ok {
@@ -42,6 +54,7 @@ func routeTable(contract []byte) ([]Operation, error) {
 				OperationID string           `json:"operationId"`
 				Summary     string           `json:"summary"`
 				Security    []map[string]any `json:"security"`
+				Parameters  []parameter      `json:"parameters"`
 			}
 			if err := json.Unmarshal(raw, &op); err != nil {
 				return nil, fmt.Errorf("decoding %s %s: %w", strings.ToUpper(m), path, err)
@@ -58,8 +71,14 @@ func routeTable(contract []byte) ([]Operation, error) {
 			if security == nil {
 				security = doc.Security
 			}
+			required := slices.ContainsFunc(append(slices.Clone(shared), op.Parameters...), func(p parameter) bool {
+				if name, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
+					p = doc.Components.Parameters[name]
+				}
+				return p.In == "query" && p.Required
+			})
 			ops = append(ops, Operation{Method: strings.ToUpper(m), Path: path, OperationID: op.OperationID,
-				Summary: strings.TrimSpace(op.Summary), Auth: authOf(security)})
+				Summary: strings.TrimSpace(op.Summary), Auth: authOf(security), RequiredQuery: required})
 		}
 	}
 	slices.SortFunc(ops, func(a, b Operation) int {
@@ -69,6 +88,13 @@ func routeTable(contract []byte) ([]Operation, error) {
 		return slices.Index(methodOrder, strings.ToLower(a.Method)) - slices.Index(methodOrder, strings.ToLower(b.Method))
 	})
 	return ops, nil
+}
+
+// parameter is an OpenAPI parameter object or a reference to one.
+type parameter struct {
+	Ref      string `json:"$ref"`
+	In       string `json:"in"`
+	Required bool   `json:"required"`
 }
 
 // authOf summarizes a security requirement list: an empty requirement

@@ -1,5 +1,5 @@
 // Package mcp owns the node's remote MCP endpoint, POST /mcp: a JSON-RPC
-// 2.0 server (MCP protocol version 2025-06-18, streamable HTTP answered
+// 2.0 server (MCP protocol versions 2025-11-25 and 2025-06-18, streamable HTTP answered
 // with JSON, no sessions and no server-initiated stream) whose tools read
 // the chat through the REST routes of this node.
 //
@@ -15,8 +15,12 @@
 // methods over five read-only tools, small enough to own. Both SDKs'
 // clients are used in the tests as interoperability checks.
 //
-// Wire rules: the answer to initialize is always protocol version
-// 2025-06-18, whatever the client asked. The body is one JSON-RPC object
+// Wire rules: initialize answers the version the client asked for when it
+// is 2025-11-25 or 2025-06-18, else 2025-11-25. A request whose
+// MCP-Protocol-Version header is 2025-11-25 gets that version's answers:
+// arguments that do not fit a tool's schema are a tool result with isError
+// true (SEP-1303) instead of -32602; any other header value (a newer client
+// probing with server/discover included) is answered as 2025-06-18. The body is one JSON-RPC object
 // or a batch array, at most MaxBodyBytes (413 beyond); Accept and
 // Content-Type are not checked. An entry without an id member is a
 // notification and gets no answer ("id": null does get one); a request of
@@ -40,6 +44,16 @@
 // a per-client-address limit of its own (error -32000 beyond it) and logged
 // on its own, so a batch cannot multiply one HTTP request past the limits.
 //
-// Cross-origin: /mcp admits any origin without credentials (freeq's rule
-// for this endpoint), unlike the rest of the REST surface.
+// Bounds: a batch holds at most MaxBatchEntries entries (one -32600 error
+// beyond) and its answers at most MaxBatchResponseBytes (entries past it are
+// answered with -32000), and a node serves at most Config.MaxConcurrent POSTs
+// at once (503 with Retry-After beyond), so that a small body cannot ask for
+// tens of megabytes. The resources are fixed once the node serves and their
+// encoded contents are cached after the first read.
+//
+// Origin: servers must validate it (MCP transports, DNS rebinding). A
+// request whose Origin is not the node's base URL, an --allowed-origin or,
+// on a local node, a localhost page is refused with 403 and the Error
+// object; a request without Origin passes. Admitted origins may read the
+// answers, without credentials.
 package mcp

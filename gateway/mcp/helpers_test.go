@@ -82,7 +82,7 @@ func newEndpoint(t *testing.T, cfg mcp.Config) *endpoint {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	r := rest.New(rest.Config{ServerName: "mcp.test", BaseURL: base, Tokens: tokens{"alice-token": aliceDID, "mallory-token": malloryDID},
-		State: state{st}, Events: store})
+		State: state{st}, Events: store, AllowedOrigins: []string{"https://app.example"}})
 	cfg.ServerName, cfg.Version, cfg.BaseURL = "mcp.test", "0.1.0", base
 	if err := mcp.New(cfg).Mount(r); err != nil {
 		t.Fatal(err)
@@ -100,6 +100,13 @@ func newEndpoint(t *testing.T, cfg mcp.Config) *endpoint {
 	e.url = srv.URL + "/mcp"
 	e.contract = contracttest.Fetch(t, srv.URL)
 	return e
+}
+
+// base is the server's base URL (its origin); port its port.
+func (e *endpoint) base() string { return strings.TrimSuffix(e.url, "/mcp") }
+
+func (e *endpoint) port() string {
+	return e.url[strings.LastIndex(e.url, ":")+1 : len(e.url)-len("/mcp")]
 }
 
 // post sends a body to /mcp with optional header pairs.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,11 +19,25 @@ import (
 	"github.com/palaver-chat/palaver/gateway/rest"
 )
 
-// ProtocolVersion is the MCP protocol version this endpoint speaks.
-const ProtocolVersion = "2025-06-18"
+// ProtocolVersion is the latest MCP protocol version this endpoint speaks, the answer to an
+// initialize that asks for a version it does not speak.
+const ProtocolVersion = "2025-11-25"
+
+// ProtocolVersions are the versions spoken: initialize answers the one asked for when it is
+// one of them.
+var ProtocolVersions = []string{ProtocolVersion, "2025-06-18"}
 
 // MaxBodyBytes caps a POST /mcp body.
 const MaxBodyBytes = 1 << 20
+
+// Bounds of one node's MCP work: a batch holds at most MaxBatchEntries entries, its answers at
+// most MaxBatchResponseBytes (entries past it are answered with -32000 instead), and at most
+// DefaultMaxConcurrent POSTs run at once (503 and -32000 beyond).
+const (
+	MaxBatchEntries       = 50
+	MaxBatchResponseBytes = 1 << 20
+	DefaultMaxConcurrent  = 8
+)
 
 // DefaultLimit is the default per-client-address limit on request entries.
 var DefaultLimit = rest.RateLimit{Requests: 240, Window: time.Minute}
@@ -45,6 +60,9 @@ type Config struct {
 	LimitOff bool
 	// Logger receives one Debug record per entry; nil discards.
 	Logger *slog.Logger
+	// MaxConcurrent caps the POSTs served at once on this node (DefaultMaxConcurrent when
+	// zero).
+	MaxConcurrent int
 }
 
 // Server is the MCP endpoint.
@@ -53,12 +71,19 @@ type Server struct {
 	rest    *rest.Server
 	limiter *rest.Limiter // nil when off
 	logger  *slog.Logger
+	// slots holds one token per POST being served.
+	slots chan struct{}
+	// resources caches each resource's encoded contents, built on first read.
+	resources resourceCache
 }
 
 // New makes the endpoint; Mount puts it on a REST server.
 func New(cfg Config) *Server {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	s := &Server{cfg: cfg, logger: cfg.Logger}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger, slots: make(chan struct{}, cfg.MaxConcurrent)}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -82,10 +107,10 @@ func (s *Server) Mount(r *rest.Server) error {
 	s.rest = r
 	e := r.Engine()
 	r.ExemptFromCORS(Path)
-	e.POST(Path, corsAnyOrigin, s.serve)
-	e.OPTIONS(Path, corsAnyOrigin, preflight)
+	e.POST(Path, s.checkOrigin, corsAllowed, s.serve)
+	e.OPTIONS(Path, s.checkOrigin, corsAllowed, preflight)
 	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead} {
-		e.Handle(m, Path, corsAnyOrigin, s.notAllowed)
+		e.Handle(m, Path, s.checkOrigin, corsAllowed, s.notAllowed)
 	}
 	if err := r.DescribeRoutes(contractFragment); err != nil {
 		return fmt.Errorf("mcp routes: %w", err)
@@ -98,8 +123,22 @@ const (
 	corsExposeHeaders = "Mcp-Session-Id, WWW-Authenticate, Retry-After"
 )
 
-// corsAnyOrigin admits any origin, without credentials.
-func corsAnyOrigin(c *gin.Context) {
+// checkOrigin refuses a request whose Origin is neither the node's own base URL nor an allowed
+// origin (the REST server's WebSocket rule: a DNS-rebinding page names its own host, so the
+// Host is never compared), with 403 and the Error object. A request without Origin
+// (not from a browser) passes.
+func (s *Server) checkOrigin(c *gin.Context) {
+	origin := c.GetHeader("Origin")
+	if origin == "" || s.rest.AllowsBrowserOrigin(origin) {
+		return
+	}
+	c.Header("Vary", "Origin")
+	rest.WriteError(c, http.StatusForbidden, "Requests from origin "+origin+
+		" are not allowed on this MCP endpoint (DNS rebinding protection); allowed: this server's base URL and its configured origins")
+}
+
+// corsAllowed marks an admitted origin's answers readable, without credentials.
+func corsAllowed(c *gin.Context) {
 	if c.GetHeader("Origin") != "" {
 		h := c.Writer.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
@@ -123,6 +162,16 @@ func (s *Server) notAllowed(c *gin.Context) {
 
 // serve answers one POST.
 func (s *Server) serve(c *gin.Context) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		c.Header("Retry-After", "1")
+		rest.WriteError(c, http.StatusServiceUnavailable, fmt.Sprintf(
+			"Server busy: this node answers at most %d MCP requests at once; retry in 1 s", cap(s.slots)))
+		return
+	}
+	version := requestVersion(c)
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -144,21 +193,64 @@ func (s *Server) serve(c *gin.Context) {
 		s.reply(c, errorResponse(nullID, codeInvalidRequest, "Invalid Request: an empty batch"))
 		return
 	}
-	var out []*response
+	if len(entries) > MaxBatchEntries {
+		s.logEntry(c, "", nil, codeInvalidRequest)
+		s.reply(c, errorResponse(nullID, codeInvalidRequest,
+			fmt.Sprintf("Invalid Request: a batch of %d entries; at most %d are taken", len(entries), MaxBatchEntries)))
+		return
+	}
+	var out []json.RawMessage
+	size := 0
 	for _, raw := range entries {
-		if resp := s.handle(c, raw); resp != nil {
-			out = append(out, resp)
+		resp := s.handle(c, raw, version)
+		if resp == nil {
+			continue
 		}
+		data, err := json.Marshal(resp)
+		if err != nil {
+			data, _ = json.Marshal(errorResponse(resp.ID, codeInternalError, "Internal error: the answer could not be encoded"))
+		}
+		if size+len(data) > MaxBatchResponseBytes {
+			data, _ = json.Marshal(&response{JSONRPC: "2.0", ID: resp.ID, Error: &rpcError{Code: codeRateLimited,
+				Message: fmt.Sprintf("Response too large: the answers of one request are at most %d bytes; send this entry again in another request", MaxBatchResponseBytes),
+				Data:    map[string]int{"status": http.StatusRequestEntityTooLarge, "max_bytes": MaxBatchResponseBytes}}})
+		}
+		size += len(data)
+		out = append(out, data)
 	}
 	switch {
 	case len(out) == 0:
 		c.Status(http.StatusAccepted)
 		c.Writer.WriteHeaderNow()
 	case batch:
-		s.reply(c, out)
+		c.Data(http.StatusOK, "application/json", joinArray(out, size))
 	default:
-		s.reply(c, out[0])
+		c.Data(http.StatusOK, "application/json", out[0])
 	}
+}
+
+// joinArray writes encoded answers as one JSON array.
+func joinArray(items []json.RawMessage, size int) []byte {
+	buf := make([]byte, 0, size+len(items)+2)
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, it...)
+	}
+	return append(buf, ']')
+}
+
+// requestVersion is the version a request is answered under: its MCP-Protocol-Version when
+// that is one spoken here, else "" (2025-06-18's answers; a header naming another version is
+// not refused, so that a client probing a newer version with server/discover gets -32601 and
+// falls back to initialize).
+func requestVersion(c *gin.Context) string {
+	if v := c.GetHeader("MCP-Protocol-Version"); slices.Contains(ProtocolVersions, v) {
+		return v
+	}
+	return ""
 }
 
 func (s *Server) reply(c *gin.Context, v any) {
@@ -171,7 +263,7 @@ func (s *Server) reply(c *gin.Context, v any) {
 }
 
 // handle answers one entry; nil for a notification.
-func (s *Server) handle(c *gin.Context, raw json.RawMessage) *response {
+func (s *Server) handle(c *gin.Context, raw json.RawMessage, version string) *response {
 	call, bad := parseEntry(raw)
 	if bad != nil {
 		s.logEntry(c, "", bad.ID, bad.Error.Code)
@@ -188,7 +280,7 @@ func (s *Server) handle(c *gin.Context, raw json.RawMessage) *response {
 			Message: fmt.Sprintf("Rate limit exceeded: too many requests from your address; retry in %d s", retry),
 			Data:    map[string]int{"status": http.StatusTooManyRequests, "retry_after": retry}}}
 	}
-	result, rerr := s.dispatch(c, call)
+	result, rerr := s.dispatch(c, call, version)
 	code := 0
 	if rerr != nil {
 		code = rerr.Code
@@ -209,16 +301,16 @@ func (s *Server) logEntry(c *gin.Context, method string, id json.RawMessage, cod
 }
 
 // dispatch runs a request's method.
-func (s *Server) dispatch(c *gin.Context, call call) (any, *rpcError) {
+func (s *Server) dispatch(c *gin.Context, call call, version string) (any, *rpcError) {
 	switch call.method {
 	case "initialize":
-		return s.initialize(), nil
+		return s.initialize(call.params), nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
 		return map[string]any{"tools": toolList()}, nil
 	case "tools/call":
-		return s.callTool(c, call.params)
+		return s.callTool(c, call.params, version)
 	case "resources/list":
 		return map[string]any{"resources": resourceList()}, nil
 	case "resources/read":
@@ -227,13 +319,22 @@ func (s *Server) dispatch(c *gin.Context, call call) (any, *rpcError) {
 	return nil, &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + call.method}
 }
 
-func (s *Server) initialize() map[string]any {
+// initialize answers the version the client asked for when it is spoken here, else the latest.
+func (s *Server) initialize(raw json.RawMessage) map[string]any {
+	var params struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(raw, &params) // a malformed params asks for no version
+	version := ProtocolVersion
+	if slices.Contains(ProtocolVersions, params.ProtocolVersion) {
+		version = params.ProtocolVersion
+	}
 	return map[string]any{
-		"protocolVersion": ProtocolVersion,
+		"protocolVersion": version,
 		"capabilities":    map[string]any{"tools": map[string]any{}, "resources": map[string]any{}},
 		"serverInfo": map[string]any{
 			"name": "palaver", "title": "Palaver chat on " + s.cfg.ServerName, "version": s.cfg.Version,
-			"websiteUrl": s.cfg.BaseURL,
+			"websiteUrl": s.cfg.BaseURL, "description": "Read-only MCP tools over the chat of " + s.cfg.ServerName,
 		},
 		"instructions": "Read-only tools over the chat of " + s.cfg.ServerName + ". Public channels need no credentials; " +
 			"send Authorization: Bearer <token> (see " + s.cfg.BaseURL + "/auth.md) to read the restricted channels you are a member of. " +

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func TestHTTPRules(t *testing.T) {
 		{"PUT is 405", "PUT", "{}", nil, 405, errorObject},
 		{"PATCH is 405", "PATCH", "{}", nil, 405, errorObject},
 		{"DELETE is 405", "DELETE", "", nil, 405, errorObject},
-		{"preflight", "OPTIONS", "", []string{"Origin", "https://elsewhere.example", "Access-Control-Request-Method", "POST"}, 204,
+		{"preflight from the server's own origin", "OPTIONS", "", []string{"Origin", "{base}", "Access-Control-Request-Method", "POST"}, 204,
 			func(t *testing.T, h http.Header, _ []byte) {
 				if h.Get("Access-Control-Allow-Origin") != "*" || h.Get("Access-Control-Allow-Credentials") != "" ||
 					!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") ||
@@ -38,12 +39,16 @@ func TestHTTPRules(t *testing.T) {
 					t.Fatalf("CORS headers %v", h)
 				}
 			}},
-		{"any origin on POST", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "https://elsewhere.example"}, 200,
+		{"the server's own origin on POST", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "{base}"}, 200,
 			func(t *testing.T, h http.Header, _ []byte) {
 				if h.Get("Access-Control-Allow-Origin") != "*" || h.Get("X-Frame-Options") != "DENY" || h.Get("Content-Security-Policy") == "" {
 					t.Fatalf("headers %v", h)
 				}
 			}},
+		{"a configured origin on POST", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "https://app.example"}, 200, jsonBody},
+		{"an unknown origin on POST (DNS rebinding)", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://evil.example.com"}, 403, errorObject},
+		{"an unknown origin's preflight", "OPTIONS", "", []string{"Origin", "https://elsewhere.example", "Access-Control-Request-Method", "POST"}, 403, errorObject},
+		{"an origin naming the request's own host is not enough", "POST", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, []string{"Origin", "http://localhost:{port}"}, 403, errorObject},
 		{"one notification", "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, 202, empty},
 		{"unknown notification", "POST", `{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}`, nil, 202, empty},
 		{"batch of notifications", "POST", `[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled"}]`, nil, 202, empty},
@@ -53,7 +58,11 @@ func TestHTTPRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := e.do(t, tt.method, tt.body, tt.header...)
+			header := slices.Clone(tt.header)
+			for i := range header {
+				header[i] = strings.NewReplacer("{base}", e.base(), "{port}", e.port()).Replace(header[i])
+			}
+			resp, body := e.do(t, tt.method, tt.body, header...)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
 			}
@@ -181,9 +190,11 @@ func TestJSONRPCRules(t *testing.T) {
 }
 
 // TestInitializeAnswers2025_06_18 whatever the client asks.
-func TestInitializeAnswers2025_06_18(t *testing.T) {
+// TestInitializeNegotiatesTheVersion: initialize answers the version asked for when it is
+// 2025-11-25 or 2025-06-18, and the latest otherwise.
+func TestInitializeNegotiatesTheVersion(t *testing.T) {
 	e := newEndpoint(t, mcp.Config{})
-	for _, asked := range []string{"2025-06-18", "2025-11-25", "2024-11-05", "1999-01-01", ""} {
+	for _, asked := range []string{"2025-06-18", "2025-11-25", "2024-11-05", "2026-07-28", "1999-01-01", ""} {
 		r := e.call(t, "initialize", `{"protocolVersion":"`+asked+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 		var res struct {
 			ProtocolVersion string                         `json:"protocolVersion"`
@@ -194,7 +205,11 @@ func TestInitializeAnswers2025_06_18(t *testing.T) {
 		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
 			t.Fatalf("asked %q: %+v", asked, r)
 		}
-		if res.ProtocolVersion != mcp.ProtocolVersion || res.Capabilities["tools"] == nil || res.Capabilities["resources"] == nil ||
+		want := mcp.ProtocolVersion
+		if asked == "2025-06-18" || asked == "2025-11-25" {
+			want = asked
+		}
+		if res.ProtocolVersion != want || res.Capabilities["tools"] == nil || res.Capabilities["resources"] == nil ||
 			res.ServerInfo.Name == "" || res.ServerInfo.Version != "0.1.0" || !strings.Contains(res.Instructions, "/auth.md") {
 			t.Fatalf("asked %q: %s", asked, r.Result)
 		}

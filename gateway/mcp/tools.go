@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 )
@@ -192,7 +193,11 @@ func invalidParams(msg string) *rpcError {
 }
 
 // callTool runs tools/call.
-func (s *Server) callTool(c *gin.Context, raw json.RawMessage) (any, *rpcError) {
+//
+// Arguments that do not match the tool's schema are a protocol error (-32602) under 2025-06-18
+// and, from 2025-11-25 on (SEP-1303), a tool result with isError true, which a model can read
+// and correct.
+func (s *Server) callTool(c *gin.Context, raw json.RawMessage, version string) (any, *rpcError) {
 	var params struct {
 		Name      *string         `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -206,6 +211,9 @@ func (s *Server) callTool(c *gin.Context, raw json.RawMessage) (any, *rpcError) 
 	}
 	args, bad := t.validate(params.Arguments)
 	if bad != nil {
+		if version >= "2025-11-25" {
+			return toolError(bad.Message, nil), nil
+		}
 		return nil, bad
 	}
 	status, header, body := s.restCall(c, t.target(args))
@@ -280,6 +288,30 @@ func resourceList() []map[string]any {
 	return out
 }
 
+// resourceCache keeps each resource's encoded resources/read result: the documents are fixed
+// once the node serves (its configuration and mounted routes), so a read, or a batch of them,
+// costs a copy of cached bytes rather than a rebuild of the contract document.
+type resourceCache struct {
+	mu      sync.Mutex
+	encoded map[string]json.RawMessage
+}
+
+func (rc *resourceCache) get(uri string) (json.RawMessage, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	v, ok := rc.encoded[uri]
+	return v, ok
+}
+
+func (rc *resourceCache) put(uri string, v json.RawMessage) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.encoded == nil {
+		rc.encoded = make(map[string]json.RawMessage, len(resources))
+	}
+	rc.encoded[uri] = v
+}
+
 func (s *Server) readResource(c *gin.Context, raw json.RawMessage) (any, *rpcError) {
 	var params struct {
 		URI *string `json:"uri"`
@@ -291,11 +323,22 @@ func (s *Server) readResource(c *gin.Context, raw json.RawMessage) (any, *rpcErr
 		if r.uri != *params.URI {
 			continue
 		}
+		if cached, ok := s.resources.get(r.uri); ok {
+			return cached, nil
+		}
 		status, _, body := s.restCall(c, r.path)
 		if status != http.StatusOK {
 			return nil, &rpcError{Code: codeInternalError, Message: fmt.Sprintf("Reading %s answered %d", r.path, status)}
 		}
-		return map[string]any{"contents": []map[string]any{{"uri": r.uri, "mimeType": r.mimeType, "text": string(body)}}}, nil
+		encoded, err := json.Marshal(map[string]any{"contents": []map[string]any{{"uri": r.uri, "mimeType": r.mimeType, "text": string(body)}}})
+		if err != nil {
+			return nil, &rpcError{Code: codeInternalError, Message: "Reading " + r.path + ": the contents could not be encoded"}
+		}
+		// Without a configured base URL the documents name the request's host: not cached.
+		if s.cfg.BaseURL != "" {
+			s.resources.put(r.uri, encoded)
+		}
+		return json.RawMessage(encoded), nil
 	}
 	return nil, &rpcError{Code: codeResourceNotFound, Message: "Resource not found: " + *params.URI, Data: map[string]string{"uri": *params.URI}}
 }

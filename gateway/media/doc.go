@@ -17,7 +17,12 @@
 // Retry-After; the upload comes back with its holder. (Replicating bytes to peers would survive a
 // lost disk, at the cost of N copies of every upload; it is left for when the need is shown.)
 // A miss in the replica is checked again after a read index, so a URL minted on one node a moment
-// ago works at once on another.
+// ago works at once on another. A download's Range is normalized before it is served or passed
+// on (ranges.go: overlapping and adjacent ranges merged, at most MaxRanges parts, more coalesced
+// into one covering range), so a header of thousands of ranges costs no more than the object;
+// downloads without a live bearer are counted per client address (--media-downloads-per-minute,
+// 429 beyond). An unsatisfiable range is a 416 with the Error object (the REST server replaces
+// net/http's text).
 //
 // # Capability URLs
 //

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,14 +139,34 @@ func validCapability(key []byte, id, sig string) bool {
 	return subtle.ConstantTimeCompare([]byte(want), []byte(sig)) == 1
 }
 
+// downloadLimit counts the downloads of callers without a live bearer per client address
+// (Options.DownloadsPerMinute; 429 with Retry-After beyond it).
+func (s *Service) downloadLimit(r *rest.Server) gin.HandlerFunc {
+	if s.opts.DownloadsPerMinute <= 0 {
+		return func(*gin.Context) {}
+	}
+	limiter := rest.NewLimiter(rest.RateLimit{Requests: s.opts.DownloadsPerMinute, Window: time.Minute})
+	return func(c *gin.Context) {
+		if r.BearerDID(c) != "" {
+			return
+		}
+		if ok, retry := limiter.Allow(c.ClientIP()); !ok {
+			s.metrics.served.WithLabelValues("none", "rate_limited").Inc()
+			c.Header("Retry-After", strconv.Itoa(retry))
+			rest.WriteError(c, http.StatusTooManyRequests, "Too many downloads from your address; retry in "+strconv.Itoa(retry)+" s")
+		}
+	}
+}
+
 // Mount adds the routes to the REST server and describes them in its contract document.
 func (s *Service) Mount(r *rest.Server) error {
 	e := r.Engine()
 	media := r.RateLimit(rest.MediaRoutes)
 	records := r.RateLimit(rest.RecordRoutes)
 	e.POST("/api/v1/upload", r.RequireBearer(), media, s.upload)
-	e.GET("/api/v1/media/:id/:sig", s.servePublic)
-	e.GET("/api/v1/media/:id/:sig/:filename", s.serveCapability)
+	downloads := s.downloadLimit(r)
+	e.GET("/api/v1/media/:id/:sig", downloads, s.servePublic)
+	e.GET("/api/v1/media/:id/:sig/:filename", downloads, s.serveCapability)
 	e.GET("/api/v1/blob", media, s.blob)
 	e.GET("/api/v1/og", media, s.preview)
 	e.GET("/api/v1/media-space", r.RequireBearer(), s.mediaSpace)

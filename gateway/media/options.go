@@ -32,6 +32,9 @@ type Options struct {
 	FetchTimeout time.Duration
 	// MaxProxyBytes bounds a body the blob and space-media proxies relay.
 	MaxProxyBytes int64
+	// DownloadsPerMinute caps the media downloads of one client address without a live bearer
+	// (0: no limit).
+	DownloadsPerMinute int
 
 	// AllowLoopbackFetch lets the guarded fetches reach loopback addresses. Tests only: no flag.
 	AllowLoopbackFetch bool
@@ -45,6 +48,8 @@ func Defaults() Options {
 		MaxSpaces:     1000,
 		FetchTimeout:  15 * time.Second,
 		MaxProxyBytes: 64 << 20,
+
+		DownloadsPerMinute: 600,
 	}
 }
 
@@ -67,6 +72,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxSpaces == 0 {
 		o.MaxSpaces = d.MaxSpaces
 	}
+	if o.DownloadsPerMinute == 0 {
+		o.DownloadsPerMinute = d.DownloadsPerMinute
+	}
 	return o
 }
 
@@ -76,6 +84,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.QuotaBytes, "media-quota-bytes", o.QuotaBytes, "bytes one DID may upload in total, across the cluster (0: no quota)")
 	fs.Int64Var(&o.DiskBytes, "media-disk-bytes", o.DiskBytes, "bytes of uploaded media this node keeps on disk; uploads beyond are refused 507 (0: no cap)")
 	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
+	fs.IntVar(&o.DownloadsPerMinute, "media-downloads-per-minute", o.DownloadsPerMinute, "media downloads one client address without a live bearer may make per minute; more are refused 429 (0: no limit)")
 	fs.IntVar(&o.MaxSpaces, "max-media-spaces", o.MaxSpaces, "media spaces the server holds at most; more are refused 507 (0: no maximum)")
 	fs.Func("blob-origin", "extra origin (https://host[:port]) of a PDS whose com.atproto.sync.getBlob URLs /api/v1/blob relays (repeatable; a comma-separated list in the environment)", func(v string) error {
 		for _, item := range strings.Split(v, ",") {

@@ -74,7 +74,15 @@ func (s *Service) lookup(c *gin.Context, id string) (fsm.MediaObject, bool) {
 }
 
 // serve sends an object from this node's disk or from its holder.
+//
+// A Range header is normalized first (normalizeRange: merged, at most MaxRanges parts), for
+// this node's file server and for the holder alike.
 func (s *Service) serve(c *gin.Context, obj fsm.MediaObject) {
+	if h := c.GetHeader("Range"); h != "" {
+		if norm, ok := normalizeRange(h, obj.Size); ok {
+			c.Request.Header.Set("Range", norm)
+		}
+	}
 	setMediaHeaders(c.Writer.Header(), obj)
 	if obj.Holder == s.cfg.Node {
 		s.serveLocal(c, obj)

@@ -1,16 +1,21 @@
 // Package metrics owns the gateway's Prometheus collectors: one Set per
 // server, on its own registry (never the global default), with every
-// metric named under the palaver_ prefix, plus the HTTP handler that
-// exposes them.
+// metric named under the palaver_ prefix, plus the HTTP handlers that
+// expose them: Handler, every metric, for the operator's listener
+// (--pprof-addr), and PublicHandler, for the public /metrics the contract
+// lists, without what maps the deployment (families labelled by peer, node,
+// holder or server, and the Raft term and applied index).
 package metrics
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Prefix starts the name of every metric in a Set.
@@ -110,4 +115,37 @@ func (s *Set) GaugeFunc(name, help string, f func() float64) {
 // Handler serves the registry in the Prometheus text exposition format.
 func (s *Set) Handler() http.Handler {
 	return promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{Registry: s.Registry})
+}
+
+// operatorOnly are the families the public /metrics leaves out by name.
+var operatorOnly = []string{Prefix + "raft_term", Prefix + "raft_applied_index"}
+
+// operatorLabels mark a family as operator-only: its series name other nodes or servers.
+var operatorLabels = []string{"peer", "node", "holder", "server"}
+
+// Public reports whether a metric family may be shown on the public port.
+func Public(mf *dto.MetricFamily) bool {
+	if slices.Contains(operatorOnly, mf.GetName()) {
+		return false
+	}
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if slices.Contains(operatorLabels, l.GetName()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// PublicHandler serves the families Public admits, in the Prometheus text exposition format.
+func (s *Set) PublicHandler() http.Handler {
+	return promhttp.HandlerFor(publicGatherer{s.Registry}, promhttp.HandlerOpts{})
+}
+
+type publicGatherer struct{ g prometheus.Gatherer }
+
+func (p publicGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := p.g.Gather()
+	return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return !Public(mf) }), err
 }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func scrape(t *testing.T, s *Set) string {
@@ -80,4 +82,37 @@ func TestGaugeFuncDuplicatePanics(t *testing.T) {
 		}
 	}()
 	s.GaugeFunc("palaver_raft_term", "Term.", func() float64 { return 1 })
+}
+
+// TestPublicHandlerLeavesOutTheDeploymentMap: the public exposition drops the families that name
+// peers, nodes, holders or servers and the Raft term and index; Handler keeps them.
+func TestPublicHandlerLeavesOutTheDeploymentMap(t *testing.T) {
+	s := New()
+	s.Messages.Inc()
+	s.GaugeFunc("raft_term", "Term.", func() float64 { return 3 })
+	s.GaugeFunc("raft_applied_index", "Index.", func() float64 { return 99 })
+	s.GaugeFunc("raft_voters", "Voters.", func() float64 { return 3 })
+	peers := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "palaver_exchange_peer", Help: "Peers."}, []string{"peer", "trust"})
+	peers.WithLabelValues("did:web:other.example", "full").Set(1)
+	holders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "palaver_fetch_total", Help: "Fetches."}, []string{"holder"})
+	holders.WithLabelValues("node-b").Inc()
+	s.Registry.MustRegister(peers, holders)
+
+	rec := httptest.NewRecorder()
+	s.PublicHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	public := rec.Body.String()
+	full := scrape(t, s)
+	for _, hidden := range []string{"palaver_raft_term", "palaver_raft_applied_index", "palaver_exchange_peer", "other.example", "node-b"} {
+		if strings.Contains(public, hidden) {
+			t.Errorf("the public exposition shows %s", hidden)
+		}
+		if !strings.Contains(full, hidden) {
+			t.Errorf("the full exposition lacks %s", hidden)
+		}
+	}
+	for _, kept := range []string{"palaver_messages_total 1", "palaver_raft_voters 3", "go_goroutines"} {
+		if !strings.Contains(public, kept) {
+			t.Errorf("the public exposition lacks %s", kept)
+		}
+	}
 }

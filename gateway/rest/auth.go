@@ -64,6 +64,18 @@ func bearerToken(header string) (token string, present bool) {
 	return strings.TrimSpace(rest), true
 }
 
+// BearerDID is the DID of the request's bearer token when it is live, else ""; unlike
+// OptionalBearer it never refuses the request (for routes that only treat anonymous callers
+// differently, such as the download limit of media).
+func (s *Server) BearerDID(c *gin.Context) string {
+	token, present := bearerToken(c.GetHeader("Authorization"))
+	if !present || token == "" || s.cfg.Tokens == nil {
+		return ""
+	}
+	did, _ := s.cfg.Tokens.ResolveToken(token)
+	return did
+}
+
 // DID is the identity RequireBearer or OptionalBearer admitted, or "" for
 // an anonymous request.
 func DID(c *gin.Context) string {

@@ -146,3 +146,10 @@ func (s *Server) ExemptFromCORS(routes ...string) {
 		s.corsExempt[r] = true
 	}
 }
+
+// AllowsBrowserOrigin reports whether a page of origin may use the endpoints that check the
+// Origin header themselves (WebSocket IRC, MCP): BaseURL's origin, the allowed list and, when
+// the node itself is local, pages on localhost at any port.
+func (s *Server) AllowsBrowserOrigin(origin string) bool {
+	return s.origins.allowsWebSocket(origin, s.cfg.LocalWebSocketOrigins)
+}

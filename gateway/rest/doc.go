@@ -8,7 +8,14 @@
 // On every response, errors and unknown paths included, it sets the
 // security headers, the discovery Link header and the CORS headers; every
 // 401 gets WWW-Authenticate and every 429 Retry-After. Errors under /api are
-// the four-field Error object (WriteError). The header rules are applied by
+// the four-field Error object (WriteError); an error some handler writes in
+// another type under /api (net/http's file server's text/plain 416) is
+// replaced by it, and net/http's own answers before routing (a malformed
+// percent-escape in the path, headers over the limit) are rewritten to it
+// by SecurityHeadersListener. HEAD is answered on every route that has a GET
+// and no HEAD of its own, in Handler: the GET handler runs, its status and
+// headers are sent with the Content-Length of its body, the body is not.
+// The header rules are applied by
 // a gin middleware that wraps the response writer, so that they hold
 // whether the lead serves Handler() or mounts more routes on Engine(). gin's
 // automatic trailing-slash redirect is off because gin writes it before any

@@ -2,8 +2,12 @@ package rest
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 )
@@ -29,7 +33,11 @@ func (s *Server) responseHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	setSecurityHeaders(h)
 	h.Set("Link", discoveryLink)
-	c.Writer = &headerFinisher{ResponseWriter: c.Writer, wwwAuthenticate: s.wwwAuthenticate(c)}
+	hf := &headerFinisher{ResponseWriter: c.Writer, wwwAuthenticate: s.wwwAuthenticate(c)}
+	if isAPIPath(c.Request.URL.Path) {
+		hf.errorDocs = s.baseURL(c) + "/api/v1/openapi.json"
+	}
+	c.Writer = hf
 	c.Next()
 }
 
@@ -41,14 +49,25 @@ func (s *Server) responseHeaders(c *gin.Context) {
 // Flush and (for a WebSocket upgrade) before Hijack, so each is intercepted;
 // its Write calls its own WriteHeaderNow directly, which is why the hook
 // cannot live in WriteHeaderNow alone.
+//
+// Under /api (errorDocs set) it also keeps every 4xx and 5xx the Error object: an error some
+// handler wrote as something else (net/http's file server answers an unsatisfiable Range with a
+// text/plain 416, a relayed upstream answer carries its own type) is replaced by the Error
+// object, its text becoming the message, and the handler's own bytes are dropped.
 type headerFinisher struct {
 	gin.ResponseWriter
 	wwwAuthenticate string
+	errorDocs       string
+	// replaced: the handler's error body is being dropped for the Error object.
+	replaced bool
 }
 
-func (w *headerFinisher) finish() {
+// finish completes the header before it is sent; first is the first body bytes the handler
+// writes (nil from WriteHeaderNow, Flush or Hijack). It reports whether those bytes are to be
+// dropped.
+func (w *headerFinisher) finish(first []byte) bool {
 	if w.Written() {
-		return
+		return w.replaced
 	}
 	h := w.Header()
 	if h.Get("Content-Security-Policy") == "" {
@@ -64,29 +83,68 @@ func (w *headerFinisher) finish() {
 			h.Set("Retry-After", defaultRetryAfter)
 		}
 	}
+	if w.errorDocs != "" && w.Status() >= 400 && !isJSON(h.Get("Content-Type")) {
+		w.replaced = true
+		w.writeErrorObject(h, first)
+	}
+	return w.replaced
+}
+
+// writeErrorObject sends the Error object in place of a non-JSON error body.
+func (w *headerFinisher) writeErrorObject(h http.Header, text []byte) {
+	status := w.Status()
+	msg := strings.TrimSpace(string(text))
+	if msg == "" || len(msg) > maxReplacedMessage || !utf8.ValidString(msg) {
+		msg = http.StatusText(status)
+	}
+	if status == http.StatusRequestedRangeNotSatisfiable {
+		msg = "The requested range cannot be satisfied (" + msg + ")"
+		if cr := h.Get("Content-Range"); cr != "" {
+			msg += "; the resource is " + strings.TrimPrefix(cr, "bytes */") + " bytes long"
+		}
+	}
+	body, _ := json.Marshal(ErrorObject{Error: http.StatusText(status), Status: status, Message: msg, Documentation: w.errorDocs})
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Del("Content-Encoding")
+	h.Del("Content-Disposition")
+	_, _ = w.ResponseWriter.Write(body)
+}
+
+// maxReplacedMessage bounds a handler's error text kept as the Error object's message.
+const maxReplacedMessage = 200
+
+func isJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(strings.ToLower(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
 func (w *headerFinisher) WriteHeaderNow() {
-	w.finish()
+	w.finish(nil)
 	w.ResponseWriter.WriteHeaderNow()
 }
 
 func (w *headerFinisher) Write(p []byte) (int, error) {
-	w.finish()
+	if w.finish(p) {
+		return len(p), nil
+	}
 	return w.ResponseWriter.Write(p)
 }
 
 func (w *headerFinisher) WriteString(s string) (int, error) {
-	w.finish()
+	if w.finish([]byte(s)) {
+		return len(s), nil
+	}
 	return w.ResponseWriter.WriteString(s)
 }
 
 func (w *headerFinisher) Flush() {
-	w.finish()
+	w.finish(nil)
 	w.ResponseWriter.Flush()
 }
 
 func (w *headerFinisher) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	w.finish()
+	w.finish(nil)
 	return w.ResponseWriter.Hijack()
 }

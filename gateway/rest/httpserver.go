@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -119,19 +121,22 @@ func setSecurityHeaders(h http.Header) {
 
 // SecurityHeadersListener wraps the HTTP listener so that the answers
 // net/http writes itself, without calling a handler, carry the security
-// headers too: the 400 to a request it cannot parse (bad request line,
-// header syntax, Host or Content-Length), the 431 beyond twice
-// MaxHeaderBytes, the 501 to an unsupported Transfer-Encoding and the 505
-// to an unsupported HTTP version. net/http offers no hook for those: it
+// headers and the Error object too: the 400 to a request it cannot parse
+// (bad request line, a malformed percent-escape in the path, header syntax,
+// Host or Content-Length), the 431 beyond twice MaxHeaderBytes, the 501 to
+// an unsupported Transfer-Encoding and the 505 to an unsupported HTTP
+// version. These are raised before routing, so the path is not known and
+// every such answer is the Error object (its documentation link relative:
+// the Host is not known either). net/http offers no hook for those: it
 // writes each, in one Write on the connection, as a status line, exactly
 // "Content-Type: text/plain; charset=utf-8" and "Connection: close", and a
 // short text, then closes. The wrapped connection recognises that exact
-// form and adds the headers. A handler's answer does not match it: net/http
-// sends a handler's headers sorted and with Date. A body would have to
-// carry that status line and those headers, with raw CR LF, as the last
-// flush of its buffered writer (at most 512 bytes); the bodies served here
-// are JSON, which escapes CR and LF, or text built from IRC lines, which
-// cannot hold them.
+// form and writes the answer anew. A handler's answer does not match it:
+// net/http sends a handler's headers sorted and with Date. A body would
+// have to carry that status line and those headers, with raw CR LF, as the
+// last flush of its buffered writer (at most 512 bytes); the bodies served
+// here are JSON, which escapes CR and LF, or text built from IRC lines,
+// which cannot hold them.
 func SecurityHeadersListener(ln net.Listener) net.Listener {
 	return &securityHeadersListener{Listener: ln}
 }
@@ -174,8 +179,8 @@ func (c *securityHeadersConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// withSecurityHeaders returns p with the security headers added when p is
-// one of net/http's own error answers.
+// withSecurityHeaders returns, when p is one of net/http's own error
+// answers, the same status as an Error object with the security headers.
 func withSecurityHeaders(p []byte) ([]byte, bool) {
 	if len(p) > maxNetHTTPError || !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
 		return nil, false
@@ -184,13 +189,29 @@ func withSecurityHeaders(p []byte) ([]byte, bool) {
 	if end < 0 || bytes.IndexByte(p[:end], '\n') >= 0 || bytes.IndexByte(p[:end], '\r') >= 0 {
 		return nil, false
 	}
-	// After the status line's CRLF and the two header lines, before the
-	// blank line.
-	insert := end + len(netHTTPErrorHeaders) - 2
-	out := make([]byte, 0, len(p)+len(securityHeaderLines))
-	out = append(out, p[:insert]...)
+	statusLine := p[:end]
+	code, err := strconv.Atoi(string(statusLine[len("HTTP/1.1 "):min(len("HTTP/1.1 ")+3, len(statusLine))]))
+	if err != nil || code < 400 || code > 599 {
+		return nil, false
+	}
+	text := strings.TrimSpace(string(bytes.ToValidUTF8(p[end+len(netHTTPErrorHeaders):], nil)))
+	if text == "" {
+		text = strconv.Itoa(code) + " " + http.StatusText(code)
+	}
+	body, _ := json.Marshal(ErrorObject{
+		Error:         http.StatusText(code),
+		Status:        code,
+		Message:       "The request could not be read: " + text,
+		Documentation: "/api/v1/openapi.json",
+	})
+	out := make([]byte, 0, len(statusLine)+len(securityHeaderLines)+len(body)+128)
+	out = append(out, statusLine...)
+	out = append(out, "\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\nContent-Length: "...)
+	out = strconv.AppendInt(out, int64(len(body)), 10)
+	out = append(out, "\r\n"...)
 	out = append(out, securityHeaderLines...)
-	out = append(out, p[insert:]...)
+	out = append(out, "\r\n"...)
+	out = append(out, body...)
 	return out, true
 }
 

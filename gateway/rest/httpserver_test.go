@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"nhooyr.io/websocket"
+	"github.com/coder/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/transport"
@@ -115,16 +115,20 @@ func TestOwnErrorAnswersCarrySecurityHeaders(t *testing.T) {
 		name       string
 		request    string
 		wantStatus int
-		wantJSON   bool // the Error object (answered by the server, not net/http)
+		wantJSON   bool // the Error object
 	}{
 		{"headers over the limit", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" + big(limit) + "\r\n", 431, true},
-		{"headers over net/http's own limit", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" + big(3*limit+8192) + "\r\n", 431, false},
-		{"malformed request line", "GARBAGE\r\n\r\n", 400, false},
-		{"malformed header", "GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, false},
-		{"missing Host", "GET / HTTP/1.1\r\n\r\n", 400, false},
-		{"bad Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400, false},
-		{"unsupported Transfer-Encoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, false},
-		{"unsupported version", "GET / HTTP/2.5\r\nHost: x\r\n\r\n", 505, false},
+		{"headers over net/http's own limit", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" + big(3*limit+8192) + "\r\n", 431, true},
+		{"malformed request line", "GARBAGE\r\n\r\n", 400, true},
+		{"malformed header", "GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, true},
+		{"missing Host", "GET / HTTP/1.1\r\n\r\n", 400, true},
+		{"bad Content-Length", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400, true},
+		{"malformed percent-escape in the path", "GET /api/v1/channels/%zz/history HTTP/1.1\r\nHost: x\r\n\r\n", 400, true},
+		{"truncated percent-escape in the path", "GET /api/v1/users/a% HTTP/1.1\r\nHost: x\r\n\r\n", 400, true},
+		{"unsupported Transfer-Encoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, true},
+		{"unsupported version", "GET / HTTP/2.5\r\nHost: x\r\n\r\n", 505, true},
+		{"unknown route under /api/v1", "GET /api/v1/nothing-here HTTP/1.1\r\nHost: x\r\n\r\n", 404, true},
+		{"wrong method under /api/v1", "DELETE /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", 405, true},
 		{"within the limit", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n" + big(limit/2) + "\r\n", 200, false},
 	}
 	for _, tt := range tests {
@@ -140,8 +144,10 @@ func TestOwnErrorAnswersCarrySecurityHeaders(t *testing.T) {
 			}
 			if tt.wantJSON {
 				var e rest.ErrorObject
-				if err := json.Unmarshal([]byte(body), &e); err != nil || e.Status != tt.wantStatus {
-					t.Fatalf("body %q is not the Error object (%v)", body, err)
+				if err := json.Unmarshal([]byte(body), &e); err != nil || e.Status != tt.wantStatus ||
+					e.Error != http.StatusText(tt.wantStatus) || e.Message == "" || e.Documentation == "" ||
+					!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+					t.Fatalf("body %q (%s) is not the Error object (%v)", body, resp.Header.Get("Content-Type"), err)
 				}
 			}
 		})

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
-	"nhooyr.io/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/transport"
 )
@@ -21,7 +21,7 @@ import (
 // allowed origin (allowsWebSocket); clients that send no Origin
 // (non-browser) are admitted.
 func (s *Server) serveIRC(c *gin.Context) {
-	if origin := c.GetHeader("Origin"); origin != "" && !s.origins.allowsWebSocket(origin, s.cfg.LocalWebSocketOrigins) {
+	if origin := c.GetHeader("Origin"); origin != "" && !s.AllowsBrowserOrigin(origin) {
 		WriteError(c, http.StatusForbidden, "WebSocket connections from origin "+origin+" are not allowed")
 		return
 	}
@@ -60,7 +60,7 @@ func (s *Server) serveIRC(c *gin.Context) {
 	}()
 }
 
-// smallBuffers hands nhooyr.io/websocket the hijacked connection with small bufio buffers: the
+// smallBuffers hands github.com/coder/websocket the hijacked connection with small bufio buffers: the
 // library keeps the reader and writer it is given for the connection's life, and net/http's are
 // 4 KiB each, which an idle IRC connection does not need (B1). Bytes the client sent after its
 // upgrade request and net/http already read stay in front of the new reader.

@@ -210,7 +210,7 @@ func (s *Server) mountRoutes() {
 	favorites.PUT("", s.putFavorites)
 	s.mountPasswords()
 	if s.cfg.Metrics != nil {
-		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
+		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.PublicHandler()))
 	}
 	if s.cfg.IRC != nil {
 		e.GET("/irc", s.serveIRC)
@@ -250,7 +250,7 @@ func (s *Server) mountedRoutes() []string {
 func (s *Server) Engine() *gin.Engine { return s.engine }
 
 // Handler is the server as an http.Handler.
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) health(c *gin.Context) {
 	h := Health{ServerName: s.cfg.ServerName}

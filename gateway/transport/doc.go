@@ -12,7 +12,10 @@
 // syscall.RawConn, waiting for input without a buffer (rawread_unix.go), and writes go through
 // shared pooled buffers. Its goroutine, parked in that wait, keeps a call chain short enough for
 // the runtime's smallest stack (benchmark B1). WebSocket connections are served by
-// nhooyr.io/websocket, which keeps net/http's buffers of the hijacked connection.
+// github.com/coder/websocket (nhooyr.io/websocket under its maintained path), which keeps
+// net/http's buffers of the hijacked connection. A close the server starts is one Close
+// frame each way (RFC 6455 §5.5.1): the library does not answer the client's echo with a
+// second Close, which browsers report as "Close received after close" and an abnormal 1006.
 //
 // Line framing for streams is hand-written on top of bufio.Reader.ReadSlice
 // rather than bufio.Scanner because the IRC rule for an over-long line (reply

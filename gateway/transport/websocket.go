@@ -9,7 +9,7 @@ import (
 	"net"
 	"unicode/utf8"
 
-	"nhooyr.io/websocket"
+	"github.com/coder/websocket"
 )
 
 // IRCv3 WebSocket subprotocols (https://ircv3.net/specs/extensions/websocket).

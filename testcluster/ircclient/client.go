@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"nhooyr.io/websocket"
+	"github.com/coder/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )

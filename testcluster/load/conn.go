@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"nhooyr.io/websocket"
+	"github.com/coder/websocket"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 )

@@ -23,7 +23,7 @@
 // meant to measure in the server (both share one small machine). Instead a
 // lean line connection (conn.go) reads with a small buffer on the calling
 // goroutine and writes each batch of lines with one system call; WebSocket
-// connections use nhooyr.io/websocket directly, one IRC line per message.
+// connections use github.com/coder/websocket directly, one IRC line per message.
 // Signing reuses ircclient's did:key signers, so the SASL response is the
 // one the client package produces.
 //
