@@ -90,6 +90,7 @@ var failCodes = map[fsm.Code]struct{ code, text string }{
 	fsm.ErrActWrongVenue:          {"WRONG_VENUE", "The action lives in another venue"},
 	fsm.ErrActImmutableEvent:      {"IMMUTABLE_EVENT", "An event with this id is already filed"},
 	fsm.ErrCoordFull:              {"LIMIT_REACHED", "A coordination limit of this server is reached"},
+	fsm.ErrCoordBudget:            {"LIMIT_REACHED", "The coordination budget of this identity or venue is used up"},
 	fsm.ErrInvalid:                {"INVALID_TARGET", "The event is malformed"},
 }
 

@@ -135,14 +135,22 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if co.Tasks[ref] != nil {
 			return Result{Code: ErrActImmutableEvent}
 		}
-		if len(co.Tasks) >= MaxTasks && !a.evictFinishedTask() || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
+		if len(co.Tasks) >= MaxTasks && !hasFinishedTask(co) || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
 			return Result{Code: ErrCoordFull}
+		}
+		t := &CoordTask{TaskID: ref, Description: describe(c.Payload), Status: TaskInProgress,
+			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
+		if !a.admit(c.ActorDID, c.Venue, taskHeadCost(t).plus(c.taskCost(a.env.Time)), "") {
+			return Result{Code: ErrCoordBudget}
+		}
+		if len(co.Tasks) >= MaxTasks {
+			a.evictFinishedTask()
 		}
 		if co.Tasks == nil {
 			co.Tasks = map[string]*CoordTask{}
 		}
-		co.Tasks[ref] = &CoordTask{TaskID: ref, Description: describe(c.Payload), Status: TaskInProgress,
-			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
+		co.Tasks[ref] = t
+		co.chargeUnit(c.ActorDID, c.Venue, taskHeadCost(t), 1)
 		fallthrough
 	case EventTaskUpdate, EventTaskComplete, EventTaskFailed, EventEvidenceAttach:
 		t := co.Tasks[ref]
@@ -152,11 +160,16 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if len(t.Events) >= MaxTaskEvents {
 			return Result{Code: ErrCoordFull}
 		}
+		if c.Type == EventEvidenceAttach && len(t.Evidence) >= MaxTaskEvidence {
+			return Result{Code: ErrCoordFull}
+		}
+		if c.Type != EventTaskRequest && !a.admit(c.ActorDID, c.Venue, c.taskCost(a.env.Time), "t:"+ref) {
+			return Result{Code: ErrCoordBudget}
+		}
 		if c.Type == EventEvidenceAttach {
-			if len(t.Evidence) >= MaxTaskEvidence {
-				return Result{Code: ErrCoordFull}
-			}
-			t.Evidence = append(t.Evidence, TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload, Timestamp: a.env.Time})
+			ev := TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload, Timestamp: a.env.Time}
+			t.Evidence = append(t.Evidence, ev)
+			co.chargeUnit(c.ActorDID, c.Venue, evidenceUsage(ev), 1)
 		}
 		switch c.Type {
 		case EventTaskComplete:
@@ -164,8 +177,9 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		case EventTaskFailed:
 			t.Status = TaskFailed
 		}
-		t.Events = append(t.Events, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
-			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time})
+		te := c.taskEvent(a.env.Time)
+		t.Events = append(t.Events, te)
+		co.chargeUnit(c.ActorDID, c.Venue, taskEventUsage(te), 1)
 	}
 	details := map[string]string{}
 	if c.Payload != "" {
@@ -200,8 +214,32 @@ func (a *applier) evictFinishedTask() bool {
 	if oldest == nil {
 		return false
 	}
-	delete(co.Tasks, oldest.TaskID)
+	a.forgetTask(oldest)
 	return true
+}
+
+// hasFinishedTask reports whether some task is finished (evictFinishedTask would succeed).
+func hasFinishedTask(co *Coord) bool {
+	for _, t := range co.Tasks {
+		if t.Status != TaskInProgress {
+			return true
+		}
+	}
+	return false
+}
+
+// taskEvent is the task event c files.
+func (c FileCoordEvent) taskEvent(at int64) TaskEvent {
+	return TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID, Payload: c.Payload, Signature: c.Signature, Timestamp: at}
+}
+
+// taskCost is what c adds to its task: the event and, for evidence_attach, the evidence.
+func (c FileCoordEvent) taskCost(at int64) usage {
+	cost := taskEventUsage(c.taskEvent(at))
+	if c.Type == EventEvidenceAttach {
+		cost = cost.plus(evidenceUsage(TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload}))
+	}
+	return cost
 }
 
 // describe takes a task's description from its payload: the "description" (or "task") of a
