@@ -115,6 +115,13 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 			return rafttest.AppendEntries(target.raft.Addr(), cfg(), st.Term+1, target.raft.AppliedIndex(), st.Term, [][]byte{forgedCommand(t)})
 		}
 	}
+	// raftAppendFrom is raftAppend from another host (127.0.0.2; every node is on 127.0.0.1).
+	raftAppendFrom := func(cfg func() *tls.Config) func(*Node) error {
+		return func(target *Node) error {
+			st := target.raft.Status()
+			return rafttest.AppendEntriesFrom("127.0.0.2", target.raft.Addr(), cfg(), st.Term+1, target.raft.AppliedIndex(), st.Term, [][]byte{forgedCommand(t)})
+		}
+	}
 	raftVote := func(cfg func() *tls.Config) func(*Node) error {
 		return func(target *Node) error {
 			granted, err := rafttest.RequestVote(target.raft.Addr(), cfg(), target.raft.Status().Term+100)
@@ -210,6 +217,9 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		{"raft AppendEntries in the clear", raftAppend(plain)},
 		{"raft AppendEntries with a self-signed certificate", raftAppend(selfSigned("palaver-raft"))},
 		{"raft AppendEntries with another cluster's certificate", raftAppend(withID(foreignAsA, "palaver-raft"))},
+		{"raft AppendEntries from a certified node outside the configuration", raftAppend(withID(intruder, "palaver-raft"))},
+		{"raft AppendEntries with a member's certificate from another host", raftAppendFrom(withID(memberCert, "palaver-raft"))},
+		{"raft RequestVote from a certified node outside the configuration", raftVote(withID(intruder, "palaver-raft"))},
 		{"raft RequestVote in the clear", raftVote(plain)},
 		{"raft RequestVote with another cluster's certificate", raftVote(withID(foreignAsA, "palaver-raft"))},
 		{"gossip join without a key", gossip(nil, `{"v":1,"r":"127.0.0.1:1","c":"127.0.0.1:2"}`)},
