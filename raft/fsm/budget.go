@@ -241,15 +241,15 @@ func (co *Coord) finishedUnits() []finishedUnit {
 // admit makes room for cost, filed by did in venue: it forgets finished tasks and actions until
 // the DID, the venue and the total fit their budgets, and reports false (having changed nothing)
 // when they cannot all fit. keep names the task or action the cost is added to, never forgotten.
-// An empty did is the server's own step (expire, auto-accept): it has no DID budget to keep, as
-// each action takes at most a few of them.
+// An empty did is the server's own step (expire, auto-accept): always admitted (and charged), as
+// each action takes at most a few of them and they finish actions, which makes room.
 func (a *applier) admit(did, venue string, cost usage, keep string) bool {
+	if did == "" {
+		return true
+	}
 	co := a.coord()
 	u := co.usage()
 	b := coordBudget
-	if did == "" {
-		b.DIDItems, b.DIDBytes = int(^uint(0)>>1), int(^uint(0)>>1)
-	}
 	needDID := u.did[did].plus(cost)
 	needVenue := u.venue[venue].plus(cost)
 	needTotal := u.total.plus(cost)
