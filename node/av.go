@@ -45,7 +45,8 @@ func (n *Node) mountAV(context.Context) error {
 	n.metrics.Registry.MustRegister(forward)
 	if !opts.Off {
 		s, err := sfu.New(sfu.Config{
-			UDPAddr: opts.UDPAddr, PublicIPs: opts.PublicIPs, Logger: n.log.With("component", "sfu"),
+			UDPAddr: opts.UDPAddr, PublicIPs: opts.PublicIPs, AllowPrivateCandidates: opts.AllowPrivateCandidates,
+			Logger: n.log.With("component", "sfu"),
 			OnLeave: func(channel, callID, account, reason string) {
 				if surface.gateway != nil {
 					surface.gateway.OnLeave(channel, callID, account, reason)

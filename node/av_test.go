@@ -18,7 +18,7 @@ import (
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
-func avLoopback(c *Config) { c.AV.UDPAddr = "127.0.0.1:0" }
+func avLoopback(c *Config) { c.AV.UDPAddr, c.AV.AllowPrivateCandidates = "127.0.0.1:0", true }
 
 func avAPI(t *testing.T) *webrtc.API {
 	t.Helper()

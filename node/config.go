@@ -199,7 +199,7 @@ func LoopbackConfig(dir string) Config {
 	cfg := DefaultConfig()
 	cfg.ServerName, cfg.DataDir = "palaver.test", dir
 	cfg.IRCAddr, cfg.TLSAddr, cfg.HTTPAddr, cfg.RaftAddr = "127.0.0.1:0", "", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.AV.UDPAddr = "127.0.0.1:0"
+	cfg.AV.UDPAddr, cfg.AV.AllowPrivateCandidates = "127.0.0.1:0", true
 	cfg.Raft = raft.MustProfile(raft.ProfileTest)
 	cfg.MaxConnsPerIP, cfg.NoFloodLimits = -1, true
 	return cfg

@@ -102,6 +102,8 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 	// Holds the secret but is not a server of the configuration: the RPC and the exchange still
 	// refuse it (the configuration decides, not the certificate alone).
 	intruder := newIdentity(t, secret, "intruder.test")
+	// A certificate minted with the secret in a member's name.
+	memberCert := newIdentity(t, secret, b.cfg.NodeName)
 
 	type attempt struct {
 		name string
@@ -111,6 +113,13 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		return func(target *Node) error {
 			st := target.raft.Status()
 			return rafttest.AppendEntries(target.raft.Addr(), cfg(), st.Term+1, target.raft.AppliedIndex(), st.Term, [][]byte{forgedCommand(t)})
+		}
+	}
+	// raftAppendFrom is raftAppend from another host (127.0.0.2; every node is on 127.0.0.1).
+	raftAppendFrom := func(cfg func() *tls.Config) func(*Node) error {
+		return func(target *Node) error {
+			st := target.raft.Status()
+			return rafttest.AppendEntriesFrom("127.0.0.2", target.raft.Addr(), cfg(), st.Term+1, target.raft.AppliedIndex(), st.Term, [][]byte{forgedCommand(t)})
 		}
 	}
 	raftVote := func(cfg func() *tls.Config) func(*Node) error {
@@ -176,6 +185,23 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 			return fmt.Errorf("every request refused")
 		}
 	}
+	// media asks for an upload's bytes on the cluster plane without a node's signature: the
+	// certificate alone (even one naming a member) must not pass.
+	media := func(cfg func() *tls.Config) func(*Node) error {
+		return func(target *Node) error {
+			client := &http.Client{Timeout: rafttest.Timeout, Transport: &http.Transport{TLSClientConfig: cfg()}}
+			defer client.CloseIdleConnections()
+			resp, err := client.Get("https://" + target.raft.ClusterAddr() + "/internal/v1/media/01ARZ3NDEKTSV4RRFFQ69G5FAV")
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				return nil // past authentication (a 404 says it looked the id up)
+			}
+			return fmt.Errorf("answered %d", resp.StatusCode)
+		}
+	}
 	clusterURL := func(scheme string) func(*Node) string {
 		return func(n *Node) string { return scheme + "://" + n.raft.ClusterAddr() }
 	}
@@ -191,6 +217,9 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		{"raft AppendEntries in the clear", raftAppend(plain)},
 		{"raft AppendEntries with a self-signed certificate", raftAppend(selfSigned("palaver-raft"))},
 		{"raft AppendEntries with another cluster's certificate", raftAppend(withID(foreignAsA, "palaver-raft"))},
+		{"raft AppendEntries from a certified node outside the configuration", raftAppend(withID(intruder, "palaver-raft"))},
+		{"raft AppendEntries with a member's certificate from another host", raftAppendFrom(withID(memberCert, "palaver-raft"))},
+		{"raft RequestVote from a certified node outside the configuration", raftVote(withID(intruder, "palaver-raft"))},
 		{"raft RequestVote in the clear", raftVote(plain)},
 		{"raft RequestVote with another cluster's certificate", raftVote(withID(foreignAsA, "palaver-raft"))},
 		{"gossip join without a key", gossip(nil, `{"v":1,"r":"127.0.0.1:1","c":"127.0.0.1:2"}`)},
@@ -204,6 +233,8 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		{"exchange with another cluster's certificate", exchange(clusterURL("https"), withID(foreignAsA, "http/1.1"))},
 		{"exchange from a certified node outside the configuration", exchange(clusterURL("https"), withID(intruder, "http/1.1"))},
 		{"exchange on the public port", exchange(public, plain)},
+		{"media bytes from a certified node outside the configuration", media(withID(intruder, "http/1.1"))},
+		{"media bytes with a member's certificate, unsigned", media(withID(memberCert, "http/1.1"))},
 	}
 	for _, at := range attempts {
 		t.Run(at.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft"
@@ -25,13 +27,13 @@ func (n *Node) mountMedia(ctx context.Context) error {
 	cfg := media.Config{
 		Options: opts, Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine,
 		Proposer: n.prop, Linearize: n.linearize, Registerer: n.metrics.Registry,
-		PDS: pdsResolver{n.resolver}, Logger: n.log.With("component", "media"),
+		PDS: pdsResolver{n.resolver}, OperDIDs: n.cfg.OperDIDs, Logger: n.log.With("component", "media"),
 	}
 	if client := n.raft.ClusterHTTPClient(); client != nil {
 		// Uploads are up to 12 MB: the exchange client's 10 s bound is too tight on a slow link.
 		c := *client
 		c.Timeout = 2 * time.Minute
-		cfg.Holders = &holders{raft: n.raft, client: &c}
+		cfg.Holders = &holders{raft: n.raft, client: &c, key: n.serverKey, did: "did:web:" + n.cfg.NodeName}
 	}
 	svc, err := media.New(cfg)
 	if err != nil {
@@ -43,6 +45,7 @@ func (n *Node) mountMedia(ctx context.Context) error {
 		return err
 	}
 	n.media = svc
+	n.wg.Go(func() { svc.Run(n.runCtx) }) // retention and the bytes of deleted uploads
 	return svc.Mount(n.rest)
 }
 
@@ -52,15 +55,30 @@ func (n *Node) mountMediaInternal(e *gin.Engine) {
 		return
 	}
 	n.media.MountInternal(e, func(r *http.Request) error {
-		_, err := n.raft.ClusterPeer(r.TLS)
-		return err
+		// As on the exchange's routes: a server of the configuration, over its own connection,
+		// whose request its server key signed.
+		peer, err := n.clusterPeer(r)
+		if err != nil {
+			return err
+		}
+		signer, _, err := exchange.VerifyRequest(r.Header, n.serverKeyOf, r.Method, r.URL.RequestURI(), nil, time.Now())
+		if err != nil {
+			return fmt.Errorf("media request: %w", err)
+		}
+		if signer != peer {
+			return fmt.Errorf("media request signed by %s over %s's connection", signer, peer)
+		}
+		return nil
 	})
 }
 
-// holders reads uploads from the nodes that hold them, over the cluster plane.
+// holders reads uploads from the nodes that hold them, over the cluster plane; each request is
+// signed with this node's server key.
 type holders struct {
 	raft   *raft.Store
 	client *http.Client
+	key    ed25519.PrivateKey
+	did    string
 }
 
 func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error) {
@@ -80,6 +98,7 @@ func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (
 	if rangeHeader != "" {
 		req.Header.Set("Range", rangeHeader)
 	}
+	exchange.SignRequest(req.Header, h.key, h.did, http.MethodGet, req.URL.RequestURI(), nil, time.Now())
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("media request to %s: %w", node, err)

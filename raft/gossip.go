@@ -78,6 +78,7 @@ type gossipOptions struct {
 	keys        [][]byte // newest first; nil: no encryption (in-process only)
 	logger      *slog.Logger
 	onChange    func()
+	guard       *connGuard // bounds incoming streams over TCP
 }
 
 // startGossip creates the memberlist (bound and running, but alone until
@@ -149,6 +150,14 @@ func (g *gossip) memberlistConfig(opts gossipOptions) (*memberlist.Config, error
 		host, port, err := splitHostPort(opts.bindAddr)
 		if err != nil {
 			return nil, fmt.Errorf("raft: GossipAddr: %w", err)
+		}
+		if opts.guard != nil {
+			transport, err := newGuardedGossip(host, port, opts.guard, opts.logger)
+			if err != nil {
+				return nil, err
+			}
+			port = transport.GetAutoBindPort()
+			mc.Transport = transport
 		}
 		mc.BindAddr, mc.BindPort = host, port
 		mc.AdvertisePort = port

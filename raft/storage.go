@@ -135,7 +135,7 @@ func writeFileSynced(path string, data []byte) error {
 // in-memory network, in memory and alone (also an unclustered node on disk:
 // it has no peers, so it opens no port), or mutual TLS over TCP. It returns
 // the transport and how to release it.
-func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() error, error) {
+func openTransport(cfg Config, guard *connGuard, allow func(string, net.Addr) error, logger hclog.Logger) (hraft.Transport, func() error, error) {
 	if cfg.Network != nil || cfg.InMemory || !cfg.clustered() {
 		addr := cfg.AdvertiseAddr
 		if addr == "" {
@@ -162,10 +162,11 @@ func openTransport(cfg Config, logger hclog.Logger) (hraft.Transport, func() err
 		}
 		advertise = resolved
 	}
-	stream, err := newTLSStreamLayer(cfg.BindAddr, advertise, cfg.Identity)
+	stream, err := newTLSStreamLayer(cfg.BindAddr, advertise, cfg.Identity, guard)
 	if err != nil {
 		return nil, nil, fmt.Errorf("raft: listen on %s: %w", cfg.BindAddr, err)
 	}
+	stream.allow = allow
 	transport := hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
 		Stream:  stream,
 		MaxPool: tcpMaxPool,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hraft "github.com/hashicorp/raft"
@@ -22,6 +23,10 @@ type Store struct {
 	transport      hraft.Transport
 	closeTransport func() error
 	stores         *stores
+	// guard bounds the connections of the cluster ports (connguard.go).
+	guard *connGuard
+	// running is raft once started, for the transport's goroutines (raftpeers.go).
+	running atomic.Pointer[hraft.Raft]
 
 	leader     *leaderWatch
 	leadership *leadership
@@ -119,7 +124,8 @@ func (s *Store) open(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.transport, s.closeTransport, err = openTransport(cfg, hlog.Named("raft-transport")); err != nil {
+	s.guard = openConnGuard(s.logger.With("component", "cluster-ports"))
+	if s.transport, s.closeTransport, err = openTransport(cfg, s.guard, s.raftPeerAllowed, hlog.Named("raft-transport")); err != nil {
 		return err
 	}
 	if cfg.clustered() {
@@ -133,6 +139,7 @@ func (s *Store) open(ctx context.Context) error {
 		return fmt.Errorf("raft: start: %w", err)
 	}
 	s.raft = r
+	s.running.Store(r)
 	s.leader = watchLeader(r)
 	if bootstrap {
 		if err := s.bootstrap(ctx); err != nil {
@@ -209,6 +216,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 			Meta:     cfg.Meta,
 		},
 		keys:        cfg.Identity.GossipKeys(),
+		guard:       s.guard,
 		joinTimeout: cfg.JoinTimeout,
 		deadGrace:   cfg.DeadNodeGrace,
 		logger:      s.logger,
@@ -245,6 +253,7 @@ func (s *Store) openClusterListener() (net.Listener, func(context.Context, strin
 	if err != nil {
 		return nil, nil, fmt.Errorf("raft: cluster RPC listen on %s: %w", cfg.ClusterAddr, err)
 	}
+	listener = s.guard.listener("cluster", listener)
 	var dialer net.Dialer
 	dial := func(ctx context.Context, addr string) (net.Conn, error) {
 		return dialer.DialContext(ctx, "tcp", addr)

@@ -36,14 +36,20 @@ type tlsStreamLayer struct {
 	advertise net.Addr
 	server    *tls.Config
 	client    *tls.Config
+	// allow decides, after the handshake, whether the node the certificate names may speak raft
+	// from its address (Store.raftPeerAllowed); nil allows every certificate of the cluster.
+	allow func(node string, remote net.Addr) error
 }
 
 var _ hraft.StreamLayer = (*tlsStreamLayer)(nil)
 
-func newTLSStreamLayer(bind string, advertise net.Addr, id *trust.Identity) (*tlsStreamLayer, error) {
+func newTLSStreamLayer(bind string, advertise net.Addr, id *trust.Identity, guard *connGuard) (*tlsStreamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, err
+	}
+	if guard != nil {
+		ln = guard.listener("raft", ln)
 	}
 	if advertise == nil {
 		advertise = ln.Addr()
@@ -61,7 +67,7 @@ func (l *tlsStreamLayer) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handshakingConn{Conn: tls.Server(conn, l.server)}, nil
+	return &handshakingConn{Conn: tls.Server(conn, l.server), raw: conn, allow: l.allow}, nil
 }
 
 func (l *tlsStreamLayer) Addr() net.Addr { return l.advertise }
@@ -80,16 +86,32 @@ func (l *tlsStreamLayer) Dial(address hraft.ServerAddress, timeout time.Duration
 // never holds up the accept loop.
 type handshakingConn struct {
 	*tls.Conn
-	once sync.Once
-	err  error
+	raw   net.Conn // the accepted connection, guarded
+	allow func(node string, remote net.Addr) error
+	once  sync.Once
+	err   error
 }
 
 func (c *handshakingConn) handshake() error {
 	c.once.Do(func() {
 		c.Conn.SetDeadline(time.Now().Add(handshakeTimeout))
-		if c.err = c.Conn.Handshake(); c.err == nil {
-			c.err = c.Conn.SetDeadline(time.Time{})
+		if c.err = c.Conn.Handshake(); c.err != nil {
+			return
 		}
+		if c.allow != nil {
+			st := c.Conn.ConnectionState()
+			node, err := trust.PeerNode(&st)
+			if err == nil {
+				err = c.allow(node, c.raw.RemoteAddr())
+			}
+			if err != nil {
+				c.err = err
+				c.Conn.Close()
+				return
+			}
+		}
+		handshakeDone(c.raw)
+		c.err = c.Conn.SetDeadline(time.Time{})
 	})
 	return c.err
 }
@@ -162,6 +184,7 @@ func (m *clusterMux) dispatch(raw net.Conn) {
 		raw.Close()
 		return
 	}
+	handshakeDone(raw)
 	target := m.rpc
 	switch conn.ConnectionState().NegotiatedProtocol {
 	case alpnHTTP:

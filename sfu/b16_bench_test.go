@@ -32,7 +32,7 @@ func BenchmarkB16(b *testing.B) {
 }
 
 func runB16(b *testing.B, subscribers int, dur time.Duration) {
-	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", MaxParticipants: subscribers + 1})
+	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", AllowPrivateCandidates: true, MaxParticipants: subscribers + 1})
 	if err != nil {
 		b.Fatal(err)
 	}

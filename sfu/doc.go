@@ -21,7 +21,10 @@
 // All peer connections share one webrtc.API (media engine, interceptor registry, setting
 // engine) and one UDP socket through an ICE UDP mux; mDNS is off; a public address can replace
 // the host candidate's (Config.PublicIPs, for 1:1 NAT). With the mux bound to a loopback
-// address only loopback candidates are gathered (tests).
+// address only loopback candidates are gathered (tests). A client's candidates at loopback,
+// private, link-local or named addresses are dropped, trickled or in an answer, so that the unit
+// never sends UDP into its own host or network (candidates.go; Config.AllowPrivateCandidates for a
+// LAN deployment and tests).
 //
 // Locking: a call's lock guards only its maps; a participant's negotiation lock serializes its
 // offer/answer exchange; no lock is held across a blocking pion call that could wait on

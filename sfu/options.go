@@ -20,6 +20,9 @@ type Options struct {
 	UDPAddr string
 	// PublicIPs replace the host candidates' address in what clients are told (1:1 NAT).
 	PublicIPs []string
+	// AllowPrivateCandidates accepts clients' ICE candidates at loopback, private and
+	// link-local addresses (Config.AllowPrivateCandidates).
+	AllowPrivateCandidates bool
 }
 
 // Defaults returns the options of `palaver serve`.
@@ -29,6 +32,8 @@ func Defaults() Options { return Options{UDPAddr: DefaultUDPAddr} }
 func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Off, "no-av", o.Off, "disable calls (the AV endpoints answer 503)")
 	fs.StringVar(&o.UDPAddr, "av-udp-addr", o.UDPAddr, "UDP address of all call media (ICE through one port)")
+	fs.BoolVar(&o.AllowPrivateCandidates, "av-allow-private-candidates", o.AllowPrivateCandidates,
+		"accept clients' ICE candidates at loopback, private and link-local addresses (a LAN deployment; otherwise dropped)")
 	fs.Func("av-public-ip", "public IP address announced for call media instead of the host's (1:1 NAT); repeatable or comma-separated",
 		func(v string) error {
 			for _, ip := range strings.Split(v, ",") {

@@ -145,7 +145,7 @@ func (p *Participant) answer(sdp string) error {
 		p.negMu.Unlock()
 		return fmt.Errorf("%w: no offer is waiting for an answer", ErrBadSignal)
 	}
-	if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: sdp}); err != nil {
+	if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: p.call.sfu.filterSDP(sdp)}); err != nil {
 		p.negMu.Unlock()
 		return fmt.Errorf("%w: answer: %v", ErrBadSignal, err)
 	}
@@ -166,6 +166,11 @@ func (p *Participant) answer(sdp string) error {
 }
 
 func (p *Participant) remoteCandidate(c webrtc.ICECandidateInit) error {
+	if !p.call.sfu.candidateAllowed(c.Candidate) {
+		// Dropped, not refused: browsers offer private and .local candidates beside public ones.
+		p.call.sfu.log.Debug("remote candidate dropped", "participant", p.id, "candidate", c.Candidate)
+		return nil
+	}
 	p.negMu.Lock()
 	if p.pc.RemoteDescription() == nil {
 		defer p.negMu.Unlock()

@@ -28,6 +28,10 @@ type Config struct {
 	UDPAddr string
 	// PublicIPs replace the address of host candidates (1:1 NAT).
 	PublicIPs []string
+	// AllowPrivateCandidates lets clients name loopback, private and link-local addresses as
+	// their candidates (a LAN deployment, tests on loopback); otherwise those are dropped
+	// (candidates.go).
+	AllowPrivateCandidates bool
 	// MaxParticipants bounds one call (0: DefaultMaxParticipants).
 	MaxParticipants int
 	// NegotiationDelay debounces renegotiation (0: 20 ms; negative: none).
@@ -54,6 +58,9 @@ type SFU struct {
 	api  *webrtc.API
 	conn net.PacketConn
 	mux  ice.UDPMux
+
+	// allowAddr replaces remoteAddrAllowed in tests, which run on loopback only.
+	allowAddr func(addr string) bool
 
 	mu     sync.Mutex
 	calls  map[string]*call // by channel

@@ -25,7 +25,7 @@ func clientAPI(t testing.TB) *webrtc.API {
 
 func newSFU(t testing.TB) *sfu.SFU {
 	t.Helper()
-	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", KeyframeInterval: 200 * time.Millisecond})
+	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", AllowPrivateCandidates: true, KeyframeInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestSignalsRefused(t *testing.T) {
 
 func TestCallFull(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", MaxParticipants: 1})
+	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", AllowPrivateCandidates: true, MaxParticipants: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

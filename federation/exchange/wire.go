@@ -146,6 +146,12 @@ func sign(h http.Header, priv ed25519.PrivateKey, did, method, pathQuery string,
 	h.Set(headerSignature, signing.FormatSigTag(signing.KID(pub), sig))
 }
 
+// SignRequest sets the signature headers of a node's request on the cluster plane that is not the
+// exchange's own (media bytes): what VerifyRequest checks.
+func SignRequest(h http.Header, priv ed25519.PrivateKey, did, method, pathQuery string, body []byte, now time.Time) {
+	sign(h, priv, did, method, pathQuery, body, now)
+}
+
 // KeyLookup finds a cluster node's registered server key by DID and kid.
 type KeyLookup func(did, kid string) (ed25519.PublicKey, bool)
 

@@ -35,7 +35,7 @@ type told struct {
 
 func newControlGateway(t *testing.T, operDIDs ...string) (*Gateway, *fsmtest.Machine, *gatedProposer, chan told) {
 	t.Helper()
-	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0"})
+	s, err := sfu.New(sfu.Config{UDPAddr: "127.0.0.1:0", AllowPrivateCandidates: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,6 +92,7 @@ var failCodes = map[fsm.Code]struct{ code, text string }{
 	fsm.ErrCoordFull:              {"LIMIT_REACHED", "A coordination limit of this server is reached"},
 	fsm.ErrCoordNotYours:          {"WRONG_SENDER", "It belongs to another account: only a task's requester or assignee, or an agent's parent, may do this"},
 	fsm.ErrCoordNotFound:          {"NOT_FOUND", "There is no such entry"},
+	fsm.ErrCoordBudget:            {"LIMIT_REACHED", "The coordination budget of this identity or venue is used up"},
 	fsm.ErrInvalid:                {"INVALID_TARGET", "The event is malformed"},
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/munnerz/goautoneg"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 //go:embed templates/*.tmpl
@@ -101,6 +102,8 @@ type Limits struct {
 	MCP          rest.RateLimit
 	MCPLimitsOff bool
 	MCPBodyBytes int
+	// Coordination is the budget of the replicated coordination state; zero states none.
+	Coordination fsm.CoordBudget
 }
 
 // Terms reads an operator's terms of service: UTF-8 text without NUL, at

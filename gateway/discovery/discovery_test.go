@@ -68,7 +68,7 @@ func newServer(t *testing.T, o options) *server {
 	}
 	if o.limits == (discovery.Limits{}) {
 		o.limits = discovery.Limits{FloodLimits: true, MaxConnsPerIP: 20, ChallengeTTL: time.Minute, SigningKeyLifetime: 90 * 24 * time.Hour,
-			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes}
+			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes, Coordination: fsm.DefaultCoordBudget}
 	}
 	d, err := discovery.New(discovery.Config{ServerName: "docs.test", BaseURL: base, Version: "0.1.0",
 		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", TLSSelfSigned: true, Terms: o.terms, Limits: o.limits,
@@ -122,7 +122,9 @@ func TestDocuments(t *testing.T) {
 	}{
 		{"/llms.txt", "text/markdown; charset=utf-8", []string{"# Palaver", b + "/api/v1/openapi.json", b + "/api/v1/channels", "`POST /mcp`", "`GET /api/v1/health` (none)", "No version is deprecated at present."}},
 		{"/agents.md", "text/markdown; charset=utf-8", []string{"## Restricted channels", "## Limits", "## Signing", "| `limit` on history (`/api/v1/channels/{name}/history`) | default 50, at most 200 |",
-			"| MCP requests | 240 JSON-RPC requests per 60 s per client address", "| IRC connections | 20 at once", "+freeq.at/sig"}},
+			"| MCP requests | 240 JSON-RPC requests per 60 s per client address", "| IRC connections | 20 at once", "+freeq.at/sig",
+			"| coordination state per identity (the tasks, task events, evidence, ACT actions and events it files) | 1 MiB and 2000 items",
+			"| worst case, however many identities and addresses | 64 identities at their budget fill the server's; at most 80 MiB of coordination state (160 MiB in memory) |"}},
 		{"/AGENTS.md", "text/markdown; charset=utf-8", []string{"## Restricted channels"}},
 		{"/auth.md", "text/markdown; charset=utf-8", []string{"C: AUTHENTICATE ATPROTO-CHALLENGE", "API-BEARER", "0xed 0x01", b + "/api/v1/favorites", "TLS at `127.0.0.1:6697`", "palaver login --server 127.0.0.1:6697 --insecure --hold 1h"}},
 		{"/.well-known/welcome.md", "text/markdown; charset=utf-8", []string{"## requirements", "## endpoints", "## enrollment flow", "## deviations",

@@ -72,6 +72,16 @@ func limitRows(ops table, l limitsView, hasMCP bool) []limitRow {
 	rows = append(rows,
 		limitRow{"IRC line", fmt.Sprintf("%d bytes with its tags and CRLF (417 beyond); client-only tags at most %d bytes", limits.LineBytes, limits.ClientTagBytes)},
 		limitRow{"draft/multiline message", fmt.Sprintf("%d bytes of text (newlines included) in at most %d lines; beyond: `FAIL BATCH MULTILINE_MAX_BYTES` or `MULTILINE_MAX_LINES`", limits.MultilineBytes, limits.MultilineLines)})
+	if b := l.Coordination; b.TotalBytes > 0 {
+		rows = append(rows,
+			limitRow{"coordination state per identity (the tasks, task events, evidence, ACT actions and events it files)",
+				fmt.Sprintf("%s and %d items; beyond, its finished tasks and actions are forgotten oldest first, else `FAIL TAGMSG LIMIT_REACHED`", mib(b.DIDBytes), b.DIDItems)},
+			limitRow{"coordination state per channel", fmt.Sprintf("%s and %d items, the same way", mib(b.VenueBytes), b.VenueItems)},
+			limitRow{"coordination state of the server", fmt.Sprintf("%s and %d items, the same way; work in progress is never forgotten", mib(b.TotalBytes), b.TotalItems)},
+			limitRow{"audit timelines", fmt.Sprintf("%s per channel and %s in all; the oldest items drop first", mib(b.TimelineBytes), mib(b.TimelineTotalBytes))},
+			limitRow{"worst case, however many identities and addresses", fmt.Sprintf("%d identities at their budget fill the server's; at most %s of coordination state (%s in memory)",
+				b.TotalBytes/b.DIDBytes, mib(b.TotalBytes+b.TimelineTotalBytes), mib(2*(b.TotalBytes+b.TimelineTotalBytes)))})
+	}
 	if l.ChallengeTTL > 0 {
 		rows = append(rows, limitRow{"SASL challenge", fmt.Sprintf("valid %s, single use; a new one for every attempt", window(l.ChallengeTTL))})
 	}
@@ -89,6 +99,14 @@ func mounted(ops table, path string) []string {
 		}
 	}
 	return nil
+}
+
+// mib writes a byte count in MiB or KiB.
+func mib(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func window(d time.Duration) string {

@@ -52,7 +52,12 @@
 // tmp is emptied at start). The type is sniffed from the bytes (http.DetectContentType), image
 // dimensions read with image.DecodeConfig (png, jpeg, gif, webp). Limits: a per-DID quota
 // (--media-quota-bytes, enforced in the state machine with the limit the proposer stamps, so all
-// nodes agree; 413) and this node's disk cap (--media-disk-bytes; 507). Served media carry
+// nodes agree; 413), the deployment's total (--media-total-bytes, stamped the same way; 507),
+// the bytes per client address and hour on this node (--media-address-bytes; 429), a free-disk
+// floor checked with statfs (--media-min-free-bytes; 507) and this node's disk cap
+// (--media-disk-bytes; 507). DELETE /api/v1/media/{id} deletes an upload (its uploader or a server
+// operator; fsm.DeleteMedia); with --media-retention the holder deletes its uploads older than
+// that, and its sweep removes the bytes no record names (budget.go). Served media carry
 // nosniff, a sandboxing Content-Security-Policy and a Content-Disposition that is inline only for
 // images, audio, video and PDF; text is served as text/plain and other types as downloads.
 //

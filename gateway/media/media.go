@@ -61,6 +61,12 @@ type Config struct {
 	// Linearize waits until the replica has applied everything committed before the call (a
 	// read index); used once before answering that an upload is unknown.
 	Linearize func(ctx context.Context) error
+	// OperDIDs are the server operators' DIDs (--oper-did): they delete any upload.
+	OperDIDs []string
+	// Now is the clock of budgets and retention (nil: time.Now).
+	Now func() time.Time
+	// FreeBytes reports the free space of the media directory's file system (nil: statfs).
+	FreeBytes func(dir string) (int64, error)
 	// Registerer receives the metrics (nil: not registered).
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -76,6 +82,9 @@ type Service struct {
 	log     *slog.Logger
 	metrics metricSet
 	spaces  *http.Client
+	// addr is the per-address upload budget (budget.go).
+	addr      *addressBudget
+	freeBytes func(dir string) (int64, error)
 }
 
 // New opens the media directory and builds the service; Mount puts its routes on a REST server.
@@ -96,6 +105,11 @@ func New(cfg Config) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.addr = newAddressBudget(opts.AddressBytes)
+	s.freeBytes = cfg.FreeBytes
+	if s.freeBytes == nil {
+		s.freeBytes = freeBytes
+	}
 	s.metrics = newMetrics(cfg.Registerer)
 	return s, nil
 }
@@ -115,6 +129,14 @@ func (s *Service) EnsureKey(ctx context.Context) error {
 		return errors.New("media capability key: not installed")
 	}
 	return nil
+}
+
+// now is the service's clock.
+func (s *Service) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }
 
 func (s *Service) capKey() []byte {
@@ -164,6 +186,7 @@ func (s *Service) Mount(r *rest.Server) error {
 	media := r.RateLimit(rest.MediaRoutes)
 	records := r.RateLimit(rest.RecordRoutes)
 	e.POST("/api/v1/upload", r.RequireBearer(), media, s.upload)
+	e.DELETE("/api/v1/media/:id", r.RequireBearer(), records, s.deleteUpload)
 	downloads := s.downloadLimit(r)
 	e.GET("/api/v1/media/:id/:sig", downloads, s.servePublic)
 	e.GET("/api/v1/media/:id/:sig/:filename", downloads, s.serveCapability)

@@ -21,6 +21,16 @@ type Options struct {
 	QuotaBytes int64
 	// DiskBytes caps the bytes of objects on this node's disk (0: no cap).
 	DiskBytes int64
+	// TotalBytes caps the bytes of every upload of the deployment, recorded in Raft (0: no cap).
+	TotalBytes int64
+	// AddressBytes caps the bytes one client address uploads through this node in an hour
+	// (0: no cap).
+	AddressBytes int64
+	// MinFreeBytes is the free space an upload must leave on the media directory's file system
+	// (0: no floor).
+	MinFreeBytes int64
+	// Retention deletes uploads older than it (0: kept until deleted).
+	Retention time.Duration
 	// SpaceAuthority is the base URL of the media space authority; empty: media spaces are off.
 	SpaceAuthority string
 	// MaxSpaces is the most media spaces the server holds (0: no maximum).
@@ -45,6 +55,9 @@ func Defaults() Options {
 	return Options{
 		QuotaBytes:    1 << 30,
 		DiskBytes:     20 << 30,
+		TotalBytes:    100 << 30,
+		AddressBytes:  2 << 30,
+		MinFreeBytes:  1 << 30,
 		MaxSpaces:     1000,
 		FetchTimeout:  15 * time.Second,
 		MaxProxyBytes: 64 << 20,
@@ -64,7 +77,8 @@ func (o Options) withDefaults() Options {
 	for _, f := range []struct {
 		dst *int64
 		def int64
-	}{{&o.QuotaBytes, d.QuotaBytes}, {&o.DiskBytes, d.DiskBytes}, {&o.MaxProxyBytes, d.MaxProxyBytes}} {
+	}{{&o.QuotaBytes, d.QuotaBytes}, {&o.DiskBytes, d.DiskBytes}, {&o.MaxProxyBytes, d.MaxProxyBytes},
+		{&o.TotalBytes, d.TotalBytes}, {&o.AddressBytes, d.AddressBytes}, {&o.MinFreeBytes, d.MinFreeBytes}} {
 		if *f.dst == 0 {
 			*f.dst = f.def
 		}
@@ -83,6 +97,10 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Dir, "media-dir", o.Dir, "directory of this node's uploaded media, encrypted at rest (default <data>/media)")
 	fs.Int64Var(&o.QuotaBytes, "media-quota-bytes", o.QuotaBytes, "bytes one DID may upload in total, across the cluster (0: no quota)")
 	fs.Int64Var(&o.DiskBytes, "media-disk-bytes", o.DiskBytes, "bytes of uploaded media this node keeps on disk; uploads beyond are refused 507 (0: no cap)")
+	fs.Int64Var(&o.TotalBytes, "media-total-bytes", o.TotalBytes, "bytes of uploads the whole deployment keeps; uploads beyond are refused 507 (0: no cap)")
+	fs.Int64Var(&o.AddressBytes, "media-address-bytes", o.AddressBytes, "bytes one client address may upload through this node per hour; beyond, 429 (0: no cap)")
+	fs.Int64Var(&o.MinFreeBytes, "media-min-free-bytes", o.MinFreeBytes, "free space an upload must leave on the media directory's file system; otherwise 507 (0: no floor)")
+	fs.DurationVar(&o.Retention, "media-retention", o.Retention, "delete uploads older than this (0: keep them until their uploader or an operator deletes them)")
 	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
 	fs.IntVar(&o.DownloadsPerMinute, "media-downloads-per-minute", o.DownloadsPerMinute, "media downloads one client address without a live bearer may make per minute; more are refused 429 (0: no limit)")
 	fs.IntVar(&o.MaxSpaces, "max-media-spaces", o.MaxSpaces, "media spaces the server holds at most; more are refused 507 (0: no maximum)")

@@ -79,10 +79,29 @@ func (s *Service) upload(c *gin.Context) {
 		return
 	}
 	expect := max(c.Request.ContentLength, 0)
-	if s.store.full(expect) {
+	if s.store.full(expect) || s.belowFloor(expect) {
 		fail(http.StatusInsufficientStorage, "disk_full", "This server's media storage is full")
 		return
 	}
+	var total int64
+	s.cfg.State.Read(func(st *fsm.State) { total = st.MediaTotal() })
+	if t := s.opts.TotalBytes; t > 0 && total+expect > t+1024 {
+		fail(http.StatusInsufficientStorage, "disk_full", "This server holds all the media it keeps")
+		return
+	}
+	addr := c.ClientIP()
+	reserved := max(expect, 1)
+	if ok, wait := s.addr.take(addr, reserved, s.now()); !ok {
+		c.Header("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		fail(http.StatusTooManyRequests, "address_budget", fmt.Sprintf("Your address has uploaded its %d bytes for this hour", s.opts.AddressBytes))
+		return
+	}
+	stored := false
+	defer func() {
+		if !stored {
+			s.addr.give(addr, reserved)
+		}
+	}()
 	var used int64
 	s.cfg.State.Read(func(st *fsm.State) { used = st.MediaUsage(did) })
 	if q := s.opts.QuotaBytes; q > 0 && used+expect > q+1024 { // the multipart framing is not file bytes
@@ -135,6 +154,10 @@ func (s *Service) upload(c *gin.Context) {
 		form.channel = name
 		form.private = form.private || acc.Restricted
 	}
+	if s.belowFloor(form.size) {
+		fail(http.StatusInsufficientStorage, "disk_full", "This server's media storage is full")
+		return
+	}
 	mime := sniff(form.head)
 	width, height := dimensions(mime, form.head)
 	if err := w.commit(); err != nil {
@@ -148,7 +171,7 @@ func (s *Service) upload(c *gin.Context) {
 	}
 	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Size: form.size, MIME: mime, Filename: form.filename,
 		Private: form.private, Uploader: did, Channel: form.channel, Width: width, Height: height}
-	res, ok := s.propose(c, fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes})
+	res, ok := s.propose(c, fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes})
 	if !ok || res.Code != fsm.OK {
 		s.store.remove(id)
 		switch {
@@ -163,6 +186,7 @@ func (s *Service) upload(c *gin.Context) {
 		}
 		return
 	}
+	stored = true
 	s.metrics.uploads.WithLabelValues("stored").Inc()
 	s.metrics.uploadBytes.Add(float64(form.size))
 	c.JSON(http.StatusOK, s.describe(obj))

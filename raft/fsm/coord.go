@@ -141,6 +141,8 @@ type Coord struct {
 	// running counts each offerer's unfinished actions: derived from Actions, never encoded,
 	// rebuilt on first use (runningActionsOf).
 	running map[string]int
+	// budget is the accounting of budget.go: derived, never encoded, rebuilt on first use.
+	budget *coordUsage
 }
 
 // ActAction is one ACT action: the checker's state plus what the REST surface shows.
@@ -320,7 +322,8 @@ func (a *applier) coord() *Coord {
 	return a.st.coord
 }
 
-// record appends an item to a venue's timeline, dropping the oldest beyond MaxTimeline.
+// record appends an item to a venue's timeline, dropping the oldest beyond MaxTimeline and the
+// timeline budgets (fitTimeline).
 func (a *applier) record(venue string, it TimelineItem) {
 	c := a.coord()
 	if c.Timeline == nil {
@@ -336,13 +339,18 @@ func (a *applier) record(venue string, it TimelineItem) {
 				drop, at = v, last
 			}
 		}
-		delete(c.Timeline, drop)
+		a.forgetTimeline(drop)
 	}
-	list := append(c.Timeline[venue], it)
+	n := timelineItemBytes(it)
+	list := append(a.fitTimeline(venue, n), it)
 	if len(list) > MaxTimeline {
+		for _, old := range list[:len(list)-MaxTimeline] {
+			a.dropTimelineBytes(venue, timelineItemBytes(old))
+		}
 		list = append(list[:0:0], list[len(list)-MaxTimeline:]...)
 	}
 	c.Timeline[venue] = list
+	a.addTimelineBytes(venue, n)
 }
 
 // actor returns the record of did, creating it; nil when the actor table is full.

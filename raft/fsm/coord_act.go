@@ -126,13 +126,41 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 	if v.Code != OK {
 		return Result{Code: v.Code}
 	}
+	if receipt != nil && (!validID(receipt.EventID) || len(receipt.Canonical) > 4*MaxCoordValue || len(receipt.Signature) > 256) {
+		receipt = nil
+	}
+	filed := ActEvent{
+		EventID: ev.ID, Verb: ev.Verb(), ActorDID: ev.Sender, Fields: maps.Clone(ev.Fields), Canonical: canonical,
+		Signature: sig, ConfirmState: ConfirmConfirmed, Receipt: receipt, State: v.Next.State, Timestamp: a.env.Time,
+	}
 	var ac *ActAction
+	var cost usage
+	keep := ""
 	if v.Opened {
-		if len(co.Actions) >= MaxActions && !a.evictFinishedAction() {
+		if len(co.Actions) >= MaxActions && !hasFinishedAction(co) {
 			return Result{Code: ErrCoordFull}
 		}
 		ac = &ActAction{Action: v.Next, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
 			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: v.ReplacesUnknown, Created: a.env.Time}
+		cost = actionHeadCost(ac)
+	} else {
+		ac = co.Actions[ev.Fields[act.FieldID]]
+		next := *ac
+		next.Action = v.Next
+		cost = actionHeadCost(&next).minus(actionHeadCost(ac)) // the head grows with bids and the assignee
+		keep = "a:" + ac.ID
+	}
+	payer := ev.Sender
+	if ev.System {
+		payer = ""
+	}
+	if !a.admit(payer, venue, cost.plus(actEventUsage(filed)), keep) {
+		return Result{Code: ErrCoordBudget}
+	}
+	if v.Opened {
+		if len(co.Actions) >= MaxActions {
+			a.evictFinishedAction()
+		}
 		if co.Actions == nil {
 			co.Actions = map[string]*ActAction{}
 		}
@@ -140,28 +168,25 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 		if !finished(ac.Kind, ac.State) {
 			countRunning(co, ac.Offerer, 1)
 		}
+		co.chargeUnit(ac.Offerer, venue, actionHeadCost(ac), 1)
 	} else {
-		ac = co.Actions[ev.Fields[act.FieldID]]
 		if !finished(ac.Kind, ac.State) && finished(ac.Kind, v.Next.State) {
 			countRunning(co, ac.Offerer, -1)
 		}
+		co.chargeUnit(ac.Offerer, venue, actionHeadCost(ac), -1)
 		ac.Action = v.Next
+		co.chargeUnit(ac.Offerer, venue, actionHeadCost(ac), 1)
 	}
 	if co.ActEvents == nil {
 		co.ActEvents = map[string]string{}
 	}
 	co.ActEvents[ev.ID] = ac.ID
-	if receipt != nil && (!validID(receipt.EventID) || len(receipt.Canonical) > 4*MaxCoordValue || len(receipt.Signature) > 256) {
-		receipt = nil
-	}
 	if receipt != nil {
 		co.ActEvents[receipt.EventID] = ac.ID
 	}
 	ac.Updated = a.env.Time
-	ac.Events = append(ac.Events, ActEvent{
-		EventID: ev.ID, Verb: ev.Verb(), ActorDID: ev.Sender, Fields: maps.Clone(ev.Fields), Canonical: canonical,
-		Signature: sig, ConfirmState: ConfirmConfirmed, Receipt: receipt, State: ac.State, Timestamp: a.env.Time,
-	})
+	ac.Events = append(ac.Events, filed)
+	co.chargeUnit(ev.Sender, venue, actEventUsage(filed), 1)
 	a.record(venue, TimelineItem{Category: CategoryCoordination, Event: "act:" + ev.Verb(), ActorDID: ev.Sender,
 		RefID: ac.ID, EventID: ev.ID, Signature: sig,
 		Details: map[string]string{"kind": ac.Kind, "state": ac.State, "act_id": ac.ID}})
@@ -185,14 +210,18 @@ func (a *applier) evictFinishedAction() bool {
 	if oldest == nil {
 		return false
 	}
-	for _, e := range oldest.Events {
-		delete(co.ActEvents, e.EventID)
-		if e.Receipt != nil {
-			delete(co.ActEvents, e.Receipt.EventID)
+	a.forgetAction(oldest)
+	return true
+}
+
+// hasFinishedAction reports whether some action is finished (evictFinishedAction would succeed).
+func hasFinishedAction(co *Coord) bool {
+	for _, ac := range co.Actions {
+		if finished(ac.Kind, ac.State) {
+			return true
 		}
 	}
-	delete(co.Actions, oldest.ID)
-	return true
+	return false
 }
 
 // runningActionsOf counts the actions did offered that are not finished. The counts are derived

@@ -136,22 +136,29 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if co.Tasks[ref] != nil {
 			return Result{Code: ErrActImmutableEvent}
 		}
-		if len(co.Tasks) >= MaxTasks && !a.evictFinishedTask() || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
+		if len(co.Tasks) >= MaxTasks && !hasFinishedTask(co) || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
 			return Result{Code: ErrCoordFull}
+		}
+		t := &CoordTask{TaskID: ref, Description: DescribeTask(c.Payload), Status: TaskInProgress,
+			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
+		if !a.admit(c.ActorDID, c.Venue, taskHeadCost(t).plus(c.taskCost(a.env.Time)), "") {
+			return Result{Code: ErrCoordBudget}
+		}
+		if len(co.Tasks) >= MaxTasks {
+			a.evictFinishedTask()
 		}
 		if co.Tasks == nil {
 			co.Tasks = map[string]*CoordTask{}
 		}
-		t := &CoordTask{TaskID: ref, Description: DescribeTask(c.Payload), Status: TaskInProgress,
-			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
 		co.Tasks[ref] = t
-		t.Events = append(t.Events, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
-			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time})
+		te := c.taskEvent(a.env.Time)
+		t.Events = append(t.Events, te)
+		co.chargeUnit(c.ActorDID, c.Venue, taskHeadCost(t).plus(taskEventUsage(te)), 1)
 		// Events about this task that were filed before its request (another node's member
 		// answered the relayed request first) join it now, judged as if they came after it.
 		for _, it := range co.Timeline[c.Venue] {
 			if it.RefID == ref && it.Category == CategoryCoordination && isTaskStep(it.Event) {
-				_ = stepTask(t, TaskEvent{EventID: it.EventID, EventType: it.Event, ActorDID: it.ActorDID,
+				_ = a.stepTask(t, TaskEvent{EventID: it.EventID, EventType: it.Event, ActorDID: it.ActorDID,
 					Payload: it.Details["payload"], Signature: it.Signature, Timestamp: it.Timestamp}, it.Details["evidence_type"])
 			}
 		}
@@ -160,8 +167,13 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if t == nil || t.Channel != c.Venue {
 			break // an event about a task not filed here stays on the timeline only
 		}
-		if code := stepTask(t, TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID,
-			Payload: c.Payload, Signature: c.Signature, Timestamp: a.env.Time}, c.Evidence); code != OK {
+		if code := judgeTaskStep(t, c.Type, c.ActorDID); code != OK {
+			return Result{Code: code}
+		}
+		if !a.admit(c.ActorDID, c.Venue, c.taskCost(a.env.Time), "t:"+ref) {
+			return Result{Code: ErrCoordBudget}
+		}
+		if code := a.stepTask(t, c.taskEvent(a.env.Time), c.Evidence); code != OK {
 			return Result{Code: code}
 		}
 	}
@@ -186,27 +198,42 @@ func isTaskStep(typ string) bool {
 	return false
 }
 
-// stepTask judges ev on task t (taskStep, then the bounds) and, when it passes, applies it:
-// the assignee, evidence, status and history.
-func stepTask(t *CoordTask, ev TaskEvent, evidenceType string) Code {
-	if code := taskStep(t, ev.EventType, ev.ActorDID); code != OK {
+// judgeTaskStep says whether an event of type typ by actor may move task t on: taskStep, then
+// the task's bounds.
+func judgeTaskStep(t *CoordTask, typ, actor string) Code {
+	if code := taskStep(t, typ, actor); code != OK {
 		return code
 	}
-	if len(t.Events) >= MaxTaskEvents || ev.EventType == EventEvidenceAttach && len(t.Evidence) >= MaxTaskEvidence {
+	if len(t.Events) >= MaxTaskEvents || typ == EventEvidenceAttach && len(t.Evidence) >= MaxTaskEvidence {
 		return ErrCoordFull
 	}
+	return OK
+}
+
+// stepTask judges ev on task t (judgeTaskStep) and, when it passes, applies it: the assignee,
+// evidence, status and history, charged to the event's DID.
+func (a *applier) stepTask(t *CoordTask, ev TaskEvent, evidenceType string) Code {
+	if code := judgeTaskStep(t, ev.EventType, ev.ActorDID); code != OK {
+		return code
+	}
+	co := a.coord()
+	co.usage() // counted before the task changes, so the charge below is counted once
 	if t.Assignee == "" && ev.ActorDID != t.ActorDID {
 		t.Assignee = ev.ActorDID
 	}
+	cost := taskEventUsage(ev)
 	switch ev.EventType {
 	case EventEvidenceAttach:
-		t.Evidence = append(t.Evidence, TaskEvidence{EventID: ev.EventID, Type: evidenceType, Payload: ev.Payload, Timestamp: ev.Timestamp})
+		evidence := TaskEvidence{EventID: ev.EventID, Type: evidenceType, Payload: ev.Payload, Timestamp: ev.Timestamp}
+		t.Evidence = append(t.Evidence, evidence)
+		cost = cost.plus(evidenceUsage(evidence))
 	case EventTaskComplete:
 		t.Status = TaskComplete
 	case EventTaskFailed:
 		t.Status = TaskFailed
 	}
 	t.Events = append(t.Events, ev)
+	co.chargeUnit(ev.ActorDID, t.Channel, cost, 1)
 	return OK
 }
 
@@ -268,8 +295,32 @@ func (a *applier) evictFinishedTask() bool {
 	if oldest == nil {
 		return false
 	}
-	delete(co.Tasks, oldest.TaskID)
+	a.forgetTask(oldest)
 	return true
+}
+
+// hasFinishedTask reports whether some task is finished (evictFinishedTask would succeed).
+func hasFinishedTask(co *Coord) bool {
+	for _, t := range co.Tasks {
+		if t.Status != TaskInProgress {
+			return true
+		}
+	}
+	return false
+}
+
+// taskEvent is the task event c files.
+func (c FileCoordEvent) taskEvent(at int64) TaskEvent {
+	return TaskEvent{EventID: c.EventID, EventType: c.Type, ActorDID: c.ActorDID, Payload: c.Payload, Signature: c.Signature, Timestamp: at}
+}
+
+// taskCost is what c adds to its task: the event and, for evidence_attach, the evidence.
+func (c FileCoordEvent) taskCost(at int64) usage {
+	cost := taskEventUsage(c.taskEvent(at))
+	if c.Type == EventEvidenceAttach {
+		cost = cost.plus(evidenceUsage(TaskEvidence{EventID: c.EventID, Type: c.Evidence, Payload: c.Payload}))
+	}
+	return cost
 }
 
 // DescribeTask takes a task's description from its payload: the "description" (or "task", or

@@ -84,6 +84,9 @@ type MediaState struct {
 	// usage is each uploader's recorded bytes: derived from Objects, never encoded, rebuilt when
 	// nil (after a restore).
 	usage map[string]int64
+	// total is the bytes of every upload (media_delete.go): derived, never encoded.
+	total      int64
+	totalKnown bool
 }
 
 // MediaObject is one upload's metadata. The bytes live on Holder's disk, encrypted at rest.
@@ -132,6 +135,9 @@ type SetMediaKey struct {
 type RecordMedia struct {
 	Object MediaObject `json:"object"`
 	Quota  int64       `json:"quota,omitempty"`
+	// Total (bytes, 0 for none) is the deployment's media budget the proposer applies: beyond
+	// it, ErrMediaFull.
+	Total int64 `json:"total,omitempty"`
 }
 
 // SetPreKeyBundle stores (replaces) a DID's pre-key bundle.
@@ -200,7 +206,7 @@ func (a *applier) recordMedia(c RecordMedia) Result {
 	o := c.Object
 	if o.ID == "" || len(o.ID) > MaxMediaIDLen || o.Holder == "" || o.Uploader == "" || o.Size < 0 ||
 		len(o.Filename) > MaxMediaFilename || len(o.MIME) > MaxMediaMIME || len(o.Channel) > MaxChannelLen ||
-		o.Width < 0 || o.Height < 0 || c.Quota < 0 {
+		o.Width < 0 || o.Height < 0 || c.Quota < 0 || c.Total < 0 {
 		return Result{Code: ErrInvalid}
 	}
 	m := a.media()
@@ -214,12 +220,17 @@ func (a *applier) recordMedia(c RecordMedia) Result {
 	if c.Quota > 0 && usage[o.Uploader]+o.Size > c.Quota {
 		return Result{Code: ErrMediaQuota}
 	}
+	if c.Total > 0 && m.totalBytes()+o.Size > c.Total {
+		return Result{Code: ErrMediaFull}
+	}
 	if m.Objects == nil {
 		m.Objects = map[string]*MediaObject{}
 	}
+	m.totalBytes()
 	o.At = a.env.Time
 	m.Objects[o.ID] = &o
 	usage[o.Uploader] += o.Size
+	m.total += o.Size
 	return Result{Code: OK}
 }
 

@@ -1,6 +1,9 @@
 package fsm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sort"
+)
 
 // Reads of the media state and of the channel facts the media routes need, for callers outside
 // this package. Each returns copies.
@@ -124,4 +127,34 @@ func (s *State) MediaSpaceCount() int {
 		return 0
 	}
 	return len(s.media.Spaces)
+}
+
+// MediaObjectsHeldBy lists the uploads node holds, by id.
+func (s *State) MediaObjectsHeldBy(node string) []MediaObject {
+	if s.media == nil {
+		return nil
+	}
+	var out []MediaObject
+	for _, o := range s.media.Objects {
+		if o.Holder == node {
+			out = append(out, *o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// MediaTotal is the bytes of every upload recorded.
+func (s *State) MediaTotal() int64 {
+	if s.media == nil {
+		return 0
+	}
+	if s.media.totalKnown { // derived by Apply, which holds the write lock
+		return s.media.total
+	}
+	var total int64
+	for _, o := range s.media.Objects {
+		total += o.Size
+	}
+	return total
 }

@@ -29,10 +29,14 @@ const Timeout = 5 * time.Second
 type dialLayer struct {
 	net.Listener
 	tls *tls.Config
+	src string // the local IP to dial from; "" any
 }
 
 func (l *dialLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	dialer := &net.Dialer{Timeout: timeout}
+	if l.src != "" {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(l.src)}
+	}
 	if l.tls == nil {
 		return dialer.Dial("tcp", string(address))
 	}
@@ -40,19 +44,25 @@ func (l *dialLayer) Dial(address hraft.ServerAddress, timeout time.Duration) (ne
 }
 
 // transport is a NetworkTransport of an attacker at a loopback port.
-func transport(tlsConfig *tls.Config) (*hraft.NetworkTransport, error) {
+func transport(tlsConfig *tls.Config, src string) (*hraft.NetworkTransport, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	return hraft.NewNetworkTransport(&dialLayer{Listener: ln, tls: tlsConfig}, 1, Timeout, io.Discard), nil
+	return hraft.NewNetworkTransport(&dialLayer{Listener: ln, tls: tlsConfig, src: src}, 1, Timeout, io.Discard), nil
 }
 
 // AppendEntries sends the raft server at addr one AppendEntries as the leader "attacker" of
 // term, whose entries (after prevIndex/prevTerm) are the given state machine commands and whose
 // commit index covers them all. tlsConfig nil sends it in the clear.
 func AppendEntries(addr string, tlsConfig *tls.Config, term, prevIndex, prevTerm uint64, commands [][]byte) error {
-	t, err := transport(tlsConfig)
+	return AppendEntriesFrom("", addr, tlsConfig, term, prevIndex, prevTerm, commands)
+}
+
+// AppendEntriesFrom is AppendEntries dialled from the local IP src (another loopback address
+// plays another host).
+func AppendEntriesFrom(src, addr string, tlsConfig *tls.Config, term, prevIndex, prevTerm uint64, commands [][]byte) error {
+	t, err := transport(tlsConfig, src)
 	if err != nil {
 		return err
 	}
@@ -78,7 +88,7 @@ func AppendEntries(addr string, tlsConfig *tls.Config, term, prevIndex, prevTerm
 // RequestVote asks the raft server at addr for its vote in term, as candidate "attacker"; it
 // returns whether the vote was granted.
 func RequestVote(addr string, tlsConfig *tls.Config, term uint64) (bool, error) {
-	t, err := transport(tlsConfig)
+	t, err := transport(tlsConfig, "")
 	if err != nil {
 		return false, err
 	}

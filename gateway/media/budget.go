@@ -1,0 +1,204 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
+
+// Budgets beyond the per-DID quota, since a DID costs nothing to mint:
+//
+//   - per client address, the bytes uploaded through this node within an hour
+//     (--media-address-bytes; 429 with Retry-After beyond);
+//   - per deployment, the bytes of every upload recorded (--media-total-bytes, stamped into
+//     RecordMedia so that every replica decides alike; 507 beyond);
+//   - a free-disk floor: an upload that would leave less than --media-min-free-bytes free on the
+//     media directory's file system is refused 507 before a byte is written (statfs).
+//
+// Uploads are deleted by their uploader or a server operator (DELETE /api/v1/media/{id}) and, with
+// --media-retention, by their holder once that old; the holder drops the bytes of every object no
+// record names (Sweep).
+
+// addressWindow is the period of the per-address budget.
+const addressWindow = time.Hour
+
+// addressBudget counts the bytes each client address uploaded in its current window.
+type addressBudget struct {
+	limit int64 // 0: none
+	mu    sync.Mutex
+	used  map[string]*addressUse
+}
+
+type addressUse struct {
+	start time.Time
+	bytes int64
+}
+
+func newAddressBudget(limit int64) *addressBudget {
+	return &addressBudget{limit: limit, used: map[string]*addressUse{}}
+}
+
+// take reserves n bytes for addr at now; false, with the wait until its window ends, when they
+// would pass the limit.
+func (b *addressBudget) take(addr string, n int64, now time.Time) (bool, time.Duration) {
+	if b.limit <= 0 {
+		return true, 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.used) > 10000 {
+		for a, u := range b.used {
+			if now.Sub(u.start) >= addressWindow {
+				delete(b.used, a)
+			}
+		}
+	}
+	u := b.used[addr]
+	if u == nil || now.Sub(u.start) >= addressWindow {
+		u = &addressUse{start: now}
+		b.used[addr] = u
+	}
+	if u.bytes+n > b.limit {
+		return false, addressWindow - now.Sub(u.start)
+	}
+	u.bytes += n
+	return true, 0
+}
+
+// give returns n bytes reserved for addr (an upload that was refused after all).
+func (b *addressBudget) give(addr string, n int64) {
+	if b.limit <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if u := b.used[addr]; u != nil {
+		u.bytes = max(u.bytes-n, 0)
+	}
+}
+
+// freeBytes is the space available to this process on the file system of dir.
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("media: statfs %s: %w", dir, err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// belowFloor reports whether storing n more bytes would leave less than the free-disk floor.
+func (s *Service) belowFloor(n int64) bool {
+	if s.opts.MinFreeBytes <= 0 {
+		return false
+	}
+	free, err := s.freeBytes(s.store.dir)
+	if err != nil {
+		s.log.Warn("media: free disk space unknown", "err", err)
+		return false
+	}
+	return free-bytesOnDisk(n) < s.opts.MinFreeBytes
+}
+
+// deleteUpload runs DELETE /api/v1/media/{id}: the uploader or a server operator deletes it.
+func (s *Service) deleteUpload(c *gin.Context) {
+	did := rest.DID(c)
+	id := c.Param("id")
+	if !validID(id) {
+		rest.WriteError(c, http.StatusNotFound, "No such upload")
+		return
+	}
+	oper := false
+	for _, d := range s.cfg.OperDIDs {
+		oper = oper || d == did
+	}
+	res, ok := s.propose(c, fsm.DeleteMedia{ID: id, DID: did, ServerOper: oper})
+	if !ok {
+		return
+	}
+	switch res.Code {
+	case fsm.OK:
+		s.dropIfHeld(id)
+		c.Status(http.StatusNoContent)
+	case fsm.ErrMediaNotFound:
+		rest.WriteError(c, http.StatusNotFound, "No such upload")
+	case fsm.ErrMediaNotYours:
+		rest.WriteError(c, http.StatusForbidden, "Only the uploader or a server operator may delete an upload")
+	default:
+		rest.WriteError(c, http.StatusBadRequest, "Refused: "+res.Code.String())
+	}
+}
+
+// dropIfHeld removes an object's bytes from this node's disk when it holds them and no record
+// names it any more.
+func (s *Service) dropIfHeld(id string) {
+	var recorded bool
+	s.cfg.State.Read(func(st *fsm.State) { _, recorded = st.MediaObject(id) })
+	if !recorded {
+		s.store.remove(id)
+	}
+}
+
+// orphanAge is how old a file without a record must be before Sweep removes it: an upload is
+// committed to disk before its record is applied.
+const orphanAge = 10 * time.Minute
+
+// Sweep runs one pass of the holder's upkeep: it proposes the deletion of this node's uploads
+// older than the retention (when one is set) and removes the bytes of objects no record names.
+func (s *Service) Sweep(ctx context.Context) error {
+	now := s.now()
+	if r := s.opts.Retention; r > 0 {
+		var expired []string
+		cutoff := now.Add(-r).UnixMilli()
+		s.cfg.State.Read(func(st *fsm.State) {
+			for _, o := range st.MediaObjectsHeldBy(s.cfg.Node) {
+				if o.At < cutoff {
+					expired = append(expired, o.ID)
+				}
+			}
+		})
+		for _, id := range expired {
+			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: id, Expired: true, Holder: s.cfg.Node}); err != nil {
+				return fmt.Errorf("media retention: %w", err)
+			}
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(s.store.dir, "objects"))
+	if err != nil {
+		return fmt.Errorf("media sweep: %w", err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < orphanAge {
+			continue
+		}
+		s.dropIfHeld(e.Name())
+	}
+	return nil
+}
+
+// Run sweeps every minute until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Warn("media sweep", "err", err)
+			}
+		}
+	}
+}
