@@ -22,19 +22,19 @@ import (
 
 // Command types of this file.
 const (
-	TypeSetClientPassword    CommandType = 80
-	TypeRevokeClientPassword CommandType = 81
-	TypeRegisterAccount      CommandType = 82
+	TypeSetClientPassword    CommandType = 84
+	TypeRevokeClientPassword CommandType = 85
+	TypeRegisterAccount      CommandType = 86
 )
 
 // Result codes of this file.
 const (
-	ErrPasswordExists   Code = 40 // a client password of that name exists
-	ErrNoSuchPassword   Code = 41 // no client password of that name
-	ErrTooManyPasswords Code = 42 // the DID holds MaxClientPasswords already
-	ErrAccountExists    Code = 43 // the account name is registered, owned by another DID or in use
-	ErrSaltMismatch     Code = 44 // the verifier was made with a salt that is not the DID's (retry)
-	ErrTooManyAccounts  Code = 45 // the deployment holds MaxHostedAccounts
+	ErrPasswordExists   Code = 80 // a client password of that name exists
+	ErrNoSuchPassword   Code = 81 // no client password of that name
+	ErrTooManyPasswords Code = 82 // the DID holds MaxClientPasswords already
+	ErrAccountExists    Code = 83 // the account name is registered, owned by another DID or in use
+	ErrSaltMismatch     Code = 84 // the verifier was made with a salt that is not the DID's (retry)
+	ErrTooManyAccounts  Code = 85 // the deployment holds MaxHostedAccounts
 )
 
 func init() {
