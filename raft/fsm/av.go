@@ -70,11 +70,11 @@ func init() {
 		TypeAVEndNode:     spec("av-end-node", (*applier).avEndNode),
 		TypeAVAddArtifact: spec("av-add-artifact", (*applier).avAddArtifact),
 	})
-	codeNames[ErrAVNoCall] = "av-no-call"
-	codeNames[ErrAVFull] = "av-full"
-	codeNames[ErrAVActive] = "av-active"
-	codeNames[ErrAVNeedsAccount] = "av-needs-account"
-	codeNames[ErrAVArtifactsFull] = "av-artifacts-full"
+	nameCode(ErrAVNoCall, "av-no-call")
+	nameCode(ErrAVFull, "av-full")
+	nameCode(ErrAVActive, "av-active")
+	nameCode(ErrAVNeedsAccount, "av-needs-account")
+	nameCode(ErrAVArtifactsFull, "av-artifacts-full")
 }
 
 // AVState is the replicated state of calls.

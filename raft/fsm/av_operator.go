@@ -18,7 +18,7 @@ func init() {
 	registerCommands(map[CommandType]commandSpec{
 		TypeAVOperatorEnd: spec("av-operator-end", (*applier).avOperatorEnd),
 	})
-	codeNames[ErrAVNotOperator] = "av-not-operator"
+	nameCode(ErrAVNotOperator, "av-not-operator")
 }
 
 // AVOperatorEnd ends a live call. Whoever ends it is a channel operator of the call's channel

@@ -30,7 +30,7 @@ import (
 // 70 is the budgets'.
 const ErrCoordBudget Code = 70
 
-func init() { codeNames[ErrCoordBudget] = "coord-budget" }
+func init() { nameCode(ErrCoordBudget, "coord-budget") }
 
 // CoordBudget is the coordination state's budget.
 type CoordBudget struct {

@@ -96,14 +96,14 @@ func init() {
 	for i, r := range act.Refusals {
 		c := ErrActUnknownKind + Code(i)
 		refusalCodes[r] = c
-		codeNames[c] = "act-" + string(r)
+		nameCode(c, "act-"+string(r))
 	}
 	for c, name := range map[Code]string{
 		ErrActUnknownTask: "act-unknown-task", ErrActWrongVenue: "act-wrong-venue",
 		ErrActImmutableEvent: "act-immutable-event", ErrCoordFull: "coord-full", ErrCoordNotFound: "coord-not-found",
 		ErrApprovalResolved: "approval-resolved", ErrCoordNotYours: "coord-not-yours",
 	} {
-		codeNames[c] = name
+		nameCode(c, name)
 	}
 	registerCommands(map[CommandType]commandSpec{
 		TypeFileAct:          spec("file-act", (*applier).fileAct),

@@ -43,12 +43,12 @@ func init() {
 		TypeRevokeClientPassword: spec("revoke-client-password", (*applier).revokeClientPassword),
 		TypeRegisterAccount:      spec("register-account", (*applier).registerAccount),
 	})
-	codeNames[ErrPasswordExists] = "password-exists"
-	codeNames[ErrNoSuchPassword] = "no-such-password"
-	codeNames[ErrTooManyPasswords] = "too-many-passwords"
-	codeNames[ErrAccountExists] = "account-exists"
-	codeNames[ErrSaltMismatch] = "salt-mismatch"
-	codeNames[ErrTooManyAccounts] = "too-many-accounts"
+	nameCode(ErrPasswordExists, "password-exists")
+	nameCode(ErrNoSuchPassword, "no-such-password")
+	nameCode(ErrTooManyPasswords, "too-many-passwords")
+	nameCode(ErrAccountExists, "account-exists")
+	nameCode(ErrSaltMismatch, "salt-mismatch")
+	nameCode(ErrTooManyAccounts, "too-many-accounts")
 }
 
 // Limits of logins, enforced in Apply.

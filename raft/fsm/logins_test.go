@@ -15,9 +15,9 @@ func init() {
 		RegisterAccount{Name: "Bar", DID: "did:web:x:u:bar", Salt: []byte{1}, Iterations: 4096, StoredKey: []byte{2}, ServerKey: []byte{3}, Session: "s1"})
 	const env = `{"rid":"r1","node":"n1","ts":1700000000000,"body":`
 	extraGolden = append(extraGolden,
-		"\x50\x00"+env+`{"did":"did:plc:alice","name":"irssi","salt":"AQI=","iterations":4096,"stored_key":"Aw==","server_key":"BA=="}}`,
-		"\x51\x00"+env+`{"did":"did:plc:alice","name":"irssi"}}`,
-		"\x52\x00"+env+`{"name":"Bar","did":"did:web:x:u:bar","salt":"AQ==","iterations":4096,"stored_key":"Ag==","server_key":"Aw==","session":"s1"}}`)
+		"\x54\x00"+env+`{"did":"did:plc:alice","name":"irssi","salt":"AQI=","iterations":4096,"stored_key":"Aw==","server_key":"BA=="}}`,
+		"\x55\x00"+env+`{"did":"did:plc:alice","name":"irssi"}}`,
+		"\x56\x00"+env+`{"name":"Bar","did":"did:web:x:u:bar","salt":"AQ==","iterations":4096,"stored_key":"Ag==","server_key":"Aw==","session":"s1"}}`)
 	extraGenerators = append(extraGenerators, func(c chooser) Command {
 		salt := func() []byte {
 			return pick(c, [][]byte{bytes.Repeat([]byte{1}, SCRAMSaltLen), bytes.Repeat([]byte{2}, SCRAMSaltLen), {3}})

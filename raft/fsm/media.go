@@ -64,7 +64,7 @@ func init() {
 		ErrMediaExists: "media-exists", ErrMediaQuota: "media-quota", ErrMediaFull: "media-full",
 		ErrMediaSpacesFull: "media-spaces-full", ErrGroupKeyNotFound: "group-key-not-found",
 	} {
-		codeNames[code] = name
+		nameCode(code, name)
 	}
 }
 

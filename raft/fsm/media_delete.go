@@ -18,8 +18,8 @@ func init() {
 	registerCommands(map[CommandType]commandSpec{
 		TypeDeleteMedia: spec("delete-media", (*applier).deleteMedia),
 	})
-	codeNames[ErrMediaNotFound] = "media-not-found"
-	codeNames[ErrMediaNotYours] = "media-not-yours"
+	nameCode(ErrMediaNotFound, "media-not-found")
+	nameCode(ErrMediaNotYours, "media-not-yours")
 }
 
 // DeleteMedia deletes the record of upload ID, on DID's word (the uploader or a server operator),

@@ -32,9 +32,9 @@ func init() {
 		TypeSetMetadata:   spec("set-metadata", (*applier).setMetadata),
 		TypeClearMetadata: spec("clear-metadata", (*applier).clearMetadata),
 	})
-	codeNames[ErrMetadataLimit] = "metadata-limit"
-	codeNames[ErrKeyNotSet] = "key-not-set"
-	codeNames[ErrKeyNoPermission] = "key-no-permission"
+	nameCode(ErrMetadataLimit, "metadata-limit")
+	nameCode(ErrKeyNotSet, "key-not-set")
+	nameCode(ErrKeyNoPermission, "key-no-permission")
 }
 
 // SetMetadata sets (or with Delete, removes) one key on the session's own user, or on Channel

@@ -17,8 +17,8 @@ const (
 
 func init() {
 	registerCommands(map[CommandType]commandSpec{TypeRenameChannel: spec("rename-channel", (*applier).renameChannel)})
-	codeNames[ErrChannelNameInUse] = "channel-name-in-use"
-	codeNames[ErrCannotRename] = "cannot-rename"
+	nameCode(ErrChannelNameInUse, "channel-name-in-use")
+	nameCode(ErrCannotRename, "cannot-rename")
 }
 
 // RenameChannel renames Channel to NewName (both folded). Channel operators only.

@@ -1,5 +1,7 @@
 package fsm
 
+import "fmt"
+
 // Code is the stable outcome of a command. Persisted in snapshots (the results of remembered
 // requests): every code has an explicit number; never renumber or reuse one.
 type Code uint16
@@ -103,4 +105,13 @@ type Event struct {
 	Metadata   []MetadataChange // EvMetadata: the keys changed (metadata.go)
 	OldChannel string           // EvRename: the channel's former name (rename.go)
 	Presence   PresenceChange   // EvJoin, EvPart of a peer server's user: it came into or went out of view (presence.go)
+}
+
+// nameCode names a result code of a feature file; a number taken twice is a programming error
+// caught when the package loads, as registerCommands does for command types.
+func nameCode(c Code, name string) {
+	if old, taken := codeNames[c]; taken {
+		panic(fmt.Sprintf("fsm: result code %d named twice (%s, %s)", c, old, name))
+	}
+	codeNames[c] = name
 }
