@@ -25,6 +25,7 @@ import (
 	"github.com/mr-tron/base58"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/mcp"
 )
 
 // TestDiscoveryRoutes: a node answers every route of the contract's discovery table with its
@@ -291,7 +292,7 @@ func TestMCPWithTheOfficialGoSDK(t *testing.T) {
 		if err != nil {
 			t.Fatalf("connect (bearer %v): %v", bearer, err)
 		}
-		if v := session.InitializeResult().ProtocolVersion; v != "2025-06-18" {
+		if v := session.InitializeResult().ProtocolVersion; v != mcp.ProtocolVersion {
 			t.Errorf("negotiated %q", v)
 		}
 		tools, err := session.ListTools(ctx, nil)
@@ -351,7 +352,7 @@ func TestMCPWithMark3labsClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("initialize (bearer %v): %v", bearer, err)
 		}
-		if ir.ProtocolVersion != "2025-06-18" {
+		if ir.ProtocolVersion != mcp.ProtocolVersion {
 			t.Errorf("negotiated %q", ir.ProtocolVersion)
 		}
 		tools, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
