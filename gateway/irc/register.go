@@ -41,7 +41,7 @@ const DefaultRegistrationsPerHour = 3
 
 const (
 	defaultMinPassword = 8
-	maxAccountPassword = 255 // RFC 4616 caps a PLAIN password at 255 bytes
+	maxAccountPassword = 400 // keeps a REGISTER line within 512 bytes; PLAIN carries as much (sasl)
 	maxRegisterAddrs   = 4096
 )
 
@@ -162,7 +162,7 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.minPassword()))
 		return
 	case len(password) > maxAccountPassword:
-		fail("UNACCEPTABLE_PASSWORD", "The password is over 255 bytes (the most SASL PLAIN carries)")
+		fail("UNACCEPTABLE_PASSWORD", "The password is over 400 bytes")
 		return
 	}
 	var taken bool
