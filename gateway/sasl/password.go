@@ -25,7 +25,7 @@ const (
 const (
 	DefaultIterations = 4096 // RFC 7677's minimum; every verifier of a DID shares its count
 	SaltBytes         = 16
-	passwordBytes     = 20 // 160 random bits, 32 base32 characters
+	passwordBytes     = 20  // 160 random bits, 32 base32 characters
 	maxPlainField     = 400 // RFC 4616: at least 255 bytes must be accepted; REGISTER takes passwords up to 400
 )
 
