@@ -348,6 +348,7 @@ func TestIRCAccountRegistration(t *testing.T) {
 			{"bar", "REGISTER * * shivarampassphrase", "ACCOUNT_EXISTS"},
 			{"zed", "REGISTER foo * shivarampassphrase", "ACCOUNT_NAME_MUST_BE_NICK"},
 			{"zed", "REGISTER zed * short", "WEAK_PASSWORD"},
+			{"zed", "REGISTER zed * " + strings.Repeat("p", 401), "UNACCEPTABLE_PASSWORD"},
 			{"zed[1]", "REGISTER * * shivarampassphrase", "BAD_ACCOUNT_NAME"},
 		} {
 			c := dial(t, n)

@@ -40,7 +40,7 @@ const DefaultRegistrationsPerHour = 3
 
 const (
 	defaultMinPassword = 8
-	maxAccountPassword = 300
+	maxAccountPassword = 400 // keeps a REGISTER line within 512 bytes; PLAIN carries as much (sasl)
 	maxRegisterAddrs   = 4096
 )
 
@@ -154,7 +154,7 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.minPassword()))
 		return
 	case len(password) > maxAccountPassword:
-		fail("UNACCEPTABLE_PASSWORD", "The password is over 300 bytes")
+		fail("UNACCEPTABLE_PASSWORD", "The password is over 400 bytes")
 		return
 	}
 	var taken bool

@@ -25,8 +25,8 @@ const (
 const (
 	DefaultIterations = 4096 // RFC 7677's minimum; every verifier of a DID shares its count
 	SaltBytes         = 16
-	passwordBytes     = 20 // 160 random bits, 32 base32 characters
-	maxPlainField     = 255
+	passwordBytes     = 20  // 160 random bits, 32 base32 characters
+	maxPlainField     = 400 // RFC 4616: at least 255 bytes must be accepted; REGISTER takes passwords up to 400
 )
 
 // ErrBadPassword is returned for a password that SASLprep refuses or that prepares to nothing.
@@ -114,7 +114,7 @@ type Plain struct {
 }
 
 // ParsePlain decodes a PLAIN message. It refuses anything but exactly three fields, an empty
-// authcid or password, a field over 255 bytes and text that is not UTF-8.
+// authcid or password, a field over 400 bytes and text that is not UTF-8.
 func ParsePlain(msg []byte) (Plain, error) {
 	parts := strings.Split(string(msg), "\x00")
 	if len(parts) != 3 {

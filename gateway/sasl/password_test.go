@@ -354,3 +354,19 @@ func FuzzSCRAMMessages(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePlainLimits(t *testing.T) {
+	for _, tc := range []struct {
+		msg string
+		ok  bool
+	}{
+		{"\x00u\x00" + strings.Repeat("p", 400), true},
+		{"\x00u\x00" + strings.Repeat("p", 401), false},
+		{strings.Repeat("z", 401) + "\x00u\x00p", false},
+		{"\x00u\x00p\xff", false},
+	} {
+		if _, err := ParsePlain([]byte(tc.msg)); (err == nil) != tc.ok {
+			t.Errorf("%d bytes: %v", len(tc.msg), err)
+		}
+	}
+}
