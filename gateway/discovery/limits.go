@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // limitRows are the rows of agents.md's limits table: a route's limits
@@ -67,6 +68,15 @@ func limitRows(ops table, l limitsView, hasMCP bool) []limitRow {
 			limitRow{"IRC messages (PRIVMSG, NOTICE, TAGMSG)", "5 per 2 seconds per connection; beyond: numeric 404 `Flood protection: sending too fast`"})
 	} else {
 		rows = append(rows, limitRow{"IRC flood limits", "off on this node"})
+	}
+	if ops.has("GET", "/api/v1/agents/spawned") {
+		rows = append(rows,
+			limitRow{"spawned agents (`AGENT SPAWN`)", fmt.Sprintf("%d at a time per parent DID (%d on the server); an agent whose `ttl` ran out frees its slot, "+
+				"`AGENT DESPAWN <nick>` (the parent only) at once; its DID `did:web:<server>:agents:<scope>:<nick>` (scope: 16 hex digits of SHA-256 of the parent's DID) is its parent's alone",
+				fsm.MaxSpawnedPerDID, fsm.MaxSpawned)},
+			limitRow{"agent manifests", fmt.Sprintf("one per DID, %d on the server; when full, the manifest registered longest ago by a DID with no live session makes room", fsm.MaxManifests)},
+			limitRow{"tasks (`+freeq.at/event`)", "only the requester and the assignee (the first other DID that claims or reports on a task) move it on; others get `FAIL TAGMSG WRONG_SENDER`, a finished task `TERMINAL_TASK`"},
+		)
 	}
 	if l.ChallengeTTL > 0 {
 		rows = append(rows, limitRow{"SASL challenge", fmt.Sprintf("valid %s, single use; a new one for every attempt", window(l.ChallengeTTL))})
