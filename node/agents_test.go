@@ -78,6 +78,13 @@ func TestDiscoveryRoutes(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" || !json.Valid(body) {
 		t.Errorf("GET /mcp: %d %q %s", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
+	// agents.md states the coordination limits.
+	_, doc := httpDo(t, "GET", base+"/agents.md", "", nil)
+	for _, want := range []string{"| spawned agents (`AGENT SPAWN`) | 16 at a time per parent DID", "| agent manifests | one per DID", "`FAIL TAGMSG WRONG_SENDER`"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("agents.md lacks %q", want)
+		}
+	}
 }
 
 // TestAuthWalkthroughWorksVerbatim follows the node's own /auth.md: mint a did:key as it says,

@@ -10,9 +10,12 @@
 //
 // Disclosure tiers, lowest first: public (no bearer), account (the bearer's own DID), channel
 // member, channel operator, server operator (--oper-did, or a session that is an operator). A
-// tool asked about another account answers a *_SELF_ONLY diagnosis; a channel the caller may not
-// read answers *_REQUIRES_MEMBERSHIP. What a tool leaves out for the caller's tier is named in
-// redactions; no msgid or text of a channel the caller cannot read appears in any answer.
+// tool asked about another account answers <TOOL>_SELF_ONLY (freeq's codes, e.g.
+// DIAGNOSE_JOIN_FAILURE_SELF_ONLY); a channel the caller may not read, and for
+// diagnose_message_ordering one it is not a member of, answers <TOOL>_REQUIRES_MEMBERSHIP. A
+// secret channel (+s) the caller is not in is answered as a missing one (CHANNEL_DOES_NOT_EXIST).
+// What a tool leaves out for the caller's tier is named in redactions; no msgid or text of a
+// channel the caller cannot read appears in any answer.
 //
 // Every answer is 200 with the envelope, malformed input included (INVALID_INPUT); unknown
 // input fields are ignored.

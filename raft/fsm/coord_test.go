@@ -490,3 +490,34 @@ func TestTaskEarlyEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestManifestsBounded: at MaxManifests a new DID's manifest takes the place of the one
+// registered longest ago by a DID with no live session; while every holder is online it is
+// refused.
+func TestManifestsBounded(t *testing.T) {
+	st := NewState()
+	a := &applier{st: st}
+	did := func(i int) string { return fmt.Sprintf("did:plc:m%05d", i) }
+	for i := range MaxManifests {
+		a.env.Time = int64(i)
+		if r := a.registerManifest(RegisterManifest{DID: did(i), Manifest: `{}`}); r.Code != OK {
+			t.Fatalf("manifest %d: %v", i, r.Code)
+		}
+	}
+	// The oldest holder is online, the second oldest is not: the second goes.
+	st.sessions = map[string]*Session{"s0": {ID: "s0", DID: did(0)}}
+	a.env.Time = MaxManifests
+	if r := a.registerManifest(RegisterManifest{DID: "did:plc:new", Manifest: `{}`}); r.Code != OK {
+		t.Fatalf("manifest past the cap: %v", r.Code)
+	}
+	if st.coord.Manifests[did(0)] == nil || st.coord.Manifests[did(1)] != nil || len(st.coord.Manifests) != MaxManifests {
+		t.Fatalf("evicted the wrong manifest (%d kept)", len(st.coord.Manifests))
+	}
+	for i := range MaxManifests {
+		st.sessions[fmt.Sprint("s", i)] = &Session{ID: fmt.Sprint("s", i), DID: did(i)}
+	}
+	st.sessions["snew"] = &Session{ID: "snew", DID: "did:plc:new"}
+	if r := a.registerManifest(RegisterManifest{DID: "did:plc:another", Manifest: `{}`}); r.Code != ErrCoordFull {
+		t.Fatalf("manifest with every holder online: %v", r.Code)
+	}
+}
