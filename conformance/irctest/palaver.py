@@ -45,6 +45,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     # (PALAVER_IRCTEST_ACCOUNT_REGISTRATION=1), for the tests that need a registered account.
     account_registration = os.environ.get("PALAVER_IRCTEST_ACCOUNT_REGISTRATION") == "1"
     supports_sts = False
+    extban_mute_char = "m"  # ISUPPORT EXTBAN=,m: +b m:<mask> mutes
 
     capabilities = frozenset(
         (
