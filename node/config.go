@@ -67,6 +67,9 @@ type Config struct {
 	Opers    map[string]string // OPER name → password
 	OperDIDs []string
 	NoGuests bool
+	// IRCPasswordFile holds the connection password (its first line) every IRC client must send
+	// with PASS before registering; empty: none.
+	IRCPasswordFile string
 
 	PLCDirectory    string
 	ChallengeTTL    time.Duration

@@ -107,8 +107,6 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     ) -> None:
         if ssl:
             raise NotImplementedByController("TLS listener in this controller")
-        if password is not None:
-            raise NotImplementedByController("connection password")
         if faketime:
             raise NotImplementedByController("faketime")
         assert self.proc is None
@@ -155,7 +153,9 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             "debug" if self.debug_mode else "error",
         ]
         if password is not None:
-            args += ["--irc-password", password]
+            password_file = Path(self.directory) / "irc-password"
+            password_file.write_text(password + "\n")
+            args += ["--irc-password-file", str(password_file)]
         self.proc = self.execute(args)
 
     def wait_for_services(self) -> None:

@@ -393,6 +393,7 @@ func init() {
 		"AUTHENTICATE": {fn: handleAUTHENTICATE, minParams: 1, preReg: true, exempt: true},
 		"NICK":         {fn: handleNICK, preReg: true, exempt: true},
 		"USER":         {fn: handleUSER, minParams: 4, preReg: true, exempt: true},
+		"PASS":         {fn: handlePASS, minParams: 1, preReg: true, exempt: true},
 		"PING":         {fn: handlePING, minParams: 1, preReg: true, exempt: true},
 		"PONG":         {fn: handlePONG, preReg: true, exempt: true},
 		"QUIT":         {fn: handleQUIT, preReg: true, exempt: true},
