@@ -69,6 +69,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     optional_behaviors = frozenset(
         (
             OptionalBehaviors.BAN_EXCEPTION_MODE,
+            OptionalBehaviors.ELIST_U,
             OptionalBehaviors.INVITE_EXCEPTION_MODE,
             OptionalBehaviors.MULTI_KICK,
         )
@@ -77,6 +78,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     isupport = {
         "BOT": "B",
         "CASEMAPPING": "ascii",
+        "ELIST": patma.StrRe(".*U.*"),
         "INVEX": "I",
         "MONITOR": patma.ANYSTR,
         "MSGREFTYPES": patma.StrRe("(timestamp,msgid|msgid,timestamp)"),

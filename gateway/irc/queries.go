@@ -17,7 +17,7 @@ func buildISupport(cfg Config) []string {
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "EXCEPTS=e", "EXTBAN=,m", "STATUSMSG=@%+", "UTF8ONLY", "WHOX", "BOT=B", "MONITOR=" + strconv.Itoa(maxMonitor), "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "EXCEPTS=e", "EXTBAN=,m", "STATUSMSG=@%+", "UTF8ONLY", "WHOX", "ELIST=U", "BOT=B", "MONITOR=" + strconv.Itoa(maxMonitor), "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {
