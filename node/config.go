@@ -71,6 +71,9 @@ type Config struct {
 	// AccountRegistration offers draft/account-registration: REGISTER creates hosted accounts
 	// (did:web:<server>:u:<name>). Off unless set.
 	AccountRegistration irc.Registration
+	// IRCPasswordFile holds the connection password (its first line) every IRC client must send
+	// with PASS before registering; empty: none.
+	IRCPasswordFile string
 
 	PLCDirectory    string
 	ChallengeTTL    time.Duration

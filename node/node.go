@@ -241,9 +241,13 @@ func (n *Node) startIRC(context.Context) error {
 	if err != nil {
 		return err
 	}
+	password, err := readPasswordFile(cfg.IRCPasswordFile)
+	if err != nil {
+		return err
+	}
 	n.irc = irc.New(irc.Config{
 		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: n.incarnation, Version: cfg.Version,
-		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests,
+		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests, Password: password,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
 		Messages: n.chat, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
@@ -546,6 +550,23 @@ func readMOTD(path string) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(text, "\n"), nil
+}
+
+// readPasswordFile reads the IRC connection password: the file's first line ("" for no file).
+func readPasswordFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("irc password: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if line == "" {
+		return "", fmt.Errorf("irc password: %s has an empty first line", path)
+	}
+	return line, nil
 }
 
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.

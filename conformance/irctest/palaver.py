@@ -45,6 +45,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     # (PALAVER_IRCTEST_ACCOUNT_REGISTRATION=1), for the tests that need a registered account.
     account_registration = os.environ.get("PALAVER_IRCTEST_ACCOUNT_REGISTRATION") == "1"
     supports_sts = False
+    extban_mute_char = "m"  # ISUPPORT EXTBAN=,m: +b m:<mask> mutes
 
     capabilities = frozenset(
         (
@@ -68,6 +69,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     optional_behaviors = frozenset(
         (
             OptionalBehaviors.BAN_EXCEPTION_MODE,
+            OptionalBehaviors.ELIST_U,
             OptionalBehaviors.INVITE_EXCEPTION_MODE,
             OptionalBehaviors.MULTI_KICK,
         )
@@ -76,6 +78,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     isupport = {
         "BOT": "B",
         "CASEMAPPING": "ascii",
+        "ELIST": patma.StrRe(".*U.*"),
         "INVEX": "I",
         "MONITOR": patma.ANYSTR,
         "MSGREFTYPES": patma.StrRe("(timestamp,msgid|msgid,timestamp)"),
@@ -106,8 +109,6 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     ) -> None:
         if ssl:
             raise NotImplementedByController("TLS listener in this controller")
-        if password is not None:
-            raise NotImplementedByController("connection password")
         if faketime:
             raise NotImplementedByController("faketime")
         assert self.proc is None
@@ -154,7 +155,9 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             "debug" if self.debug_mode else "error",
         ]
         if password is not None:
-            args += ["--irc-password", password]
+            password_file = Path(self.directory) / "irc-password"
+            password_file.write_text(password + "\n")
+            args += ["--irc-password-file", str(password_file)]
         self.proc = self.execute(args)
 
     def wait_for_services(self) -> None:

@@ -1,6 +1,7 @@
 package irc
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -342,12 +343,26 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 		name, topic, modes string
 		count              int
 	}
+	// LIST [channel,…] and ELIST=U's user-count conditions, ">n" (more than n members) and "<n"
+	// (fewer than n), which may be combined; a condition that is not a number is ignored.
 	var filter map[string]bool
-	if p := m.Param(0); p != "" && !strings.HasPrefix(p, ">") && !strings.HasPrefix(p, "<") {
-		filter = map[string]bool{}
-		for _, n := range strings.Split(p, ",") {
-			filter[fsm.Fold(n)] = true
+	more, fewer := -1, math.MaxInt
+	for _, term := range strings.Split(m.Param(0), ",") {
+		if term == "" {
+			continue
 		}
+		if term[0] == '>' || term[0] == '<' {
+			if n, err := strconv.Atoi(term[1:]); err == nil && term[0] == '>' {
+				more = max(more, n)
+			} else if err == nil {
+				fewer = min(fewer, n)
+			}
+			continue
+		}
+		if filter == nil {
+			filter = map[string]bool{}
+		}
+		filter[fsm.Fold(term)] = true
 	}
 	var rows []row
 	c.s.state.Read(func(st *fsm.State) {
@@ -358,7 +373,7 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 				continue
 			}
-			if ch.MemberCount() == 0 && ch.Topic == "" {
+			if ch.MemberCount() == 0 && ch.Topic == "" || ch.MemberCount() <= more || ch.MemberCount() >= fewer {
 				continue
 			}
 			rows = append(rows, row{name: ch.Name, topic: ch.Topic, modes: ch.ModeString(), count: ch.MemberCount()})

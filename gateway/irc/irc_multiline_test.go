@@ -247,3 +247,31 @@ func TestIRCMultilineLabeled(t *testing.T) {
 	}
 	refuteMsg(t, msgs, "BATCH", "labeled-response")
 }
+
+// TestIRCMultilineCompositionAcrossNodes: the sender's concat lines reach a client on another node
+// as composed, and its history there too.
+func TestIRCMultilineCompositionAcrossNodes(t *testing.T) {
+	nodes := startCluster(t)
+	caps := []string{"draft/multiline", "batch", "message-tags", "draft/chathistory", "server-time"}
+	x, _ := guest(t, nodes[0], "mlcompx", caps...)
+	y, _ := guest(t, nodes[2], "mlcompy", caps...)
+	joinChannels(t, x, "#mlcomp")
+	joinChannels(t, y, "#mlcomp")
+	sendLines(t, x, "BATCH +c draft/multiline #mlcomp", "@batch=c PRIVMSG #mlcomp :how is ",
+		"@batch=c;draft/multiline-concat PRIVMSG #mlcomp :everyone?", "@batch=c PRIVMSG #mlcomp :fine", "BATCH -c")
+	for _, batch := range [][]ircmsg.Message{
+		func() []ircmsg.Message { _, b := batchBody(t, y, "draft/multiline"); return b }(),
+		func() []ircmsg.Message {
+			sendLines(t, y, "CHATHISTORY LATEST #mlcomp * 1")
+			_, b := batchBody(t, y, "draft/multiline")
+			return b
+		}(),
+	} {
+		if got := texts(batch); !slices.Equal(got, []string{"how is ", "everyone?", "fine"}) {
+			t.Fatalf("lines %q", got)
+		}
+		if _, ok := batch[1].Tags["draft/multiline-concat"]; !ok {
+			t.Fatalf("second line %q without the concat tag", batch[1].String())
+		}
+	}
+}

@@ -237,3 +237,42 @@ func TestIRCUserModeInvisible(t *testing.T) {
 		t.Fatalf("WHO by mask after -i: %q", got)
 	}
 }
+
+// TestIRCListUserCount follows ELIST=U (modern IRC, ISUPPORT ELIST): LIST >n lists the channels
+// with more than n users, LIST <n those with fewer than n, and the two combine.
+func TestIRCListUserCount(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	a, _ := guest(t, n, "elista")
+	b, _ := guest(t, n, "elistb")
+	sendLines(t, a, "VERSION")
+	expect(t, a, "005", "ELIST=U")
+	joinChannels(t, a, "#elist-one", "#elist-two")
+	joinChannels(t, b, "#elist-two")
+	list := func(arg string) []string {
+		t.Helper()
+		sendLines(t, a, "LIST "+arg)
+		var names []string
+		for _, m := range readUntil(t, a, "323", func(m ircmsg.Message) bool { return m.Command == "323" }) {
+			if m.Command == "322" && strings.HasPrefix(m.Param(1), "#elist-") {
+				names = append(names, m.Param(1))
+			}
+		}
+		slices.Sort(names)
+		return names
+	}
+	for _, tc := range []struct {
+		arg  string
+		want []string
+	}{
+		{">0", []string{"#elist-one", "#elist-two"}},
+		{">1", []string{"#elist-two"}},
+		{"<2", []string{"#elist-one"}},
+		{"<1", nil},
+		{">0,<2", []string{"#elist-one"}},
+		{"#elist-two,>0", []string{"#elist-two"}},
+	} {
+		if got := list(tc.arg); !slices.Equal(got, tc.want) {
+			t.Errorf("LIST %s: %q, want %q", tc.arg, got, tc.want)
+		}
+	}
+}

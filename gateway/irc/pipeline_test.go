@@ -254,8 +254,9 @@ func TestPipelinable(t *testing.T) {
 		{"@+draft/delete=01HXZ3K9Q8W2ABCDEFGHJKMNPQ TAGMSG #a", false},
 		{"@+delete=01HXZ3K9Q8W2ABCDEFGHJKMNPQ TAGMSG #a", false},
 		{"@+react=👍;+reply=01HXZ3K9Q8W2ABCDEFGHJKMNPQ TAGMSG #a", false},
-		{"@+draft/react=👍 TAGMSG #a", false},
-		{"@+freeq.at/unreact=👍 TAGMSG #a", false},
+		{"@+draft/react=👍;+draft/reply=01HXZ3K9Q8W2ABCDEFGHJKMNPQ TAGMSG #a", false},
+		{"@+freeq.at/unreact=👍;+reply=01HXZ3K9Q8W2ABCDEFGHJKMNPQ TAGMSG #a", false},
+		{"@+draft/react=👍 TAGMSG #a", true}, // no +reply: reacts to nothing, an ordinary TAGMSG
 		{"JOIN #a", false},
 		{"PRIVMSG", false},
 	} {

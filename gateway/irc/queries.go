@@ -17,7 +17,7 @@ func buildISupport(cfg Config) []string {
 		"MODES=" + strconv.Itoa(maxModeArgs), "NICKLEN=64", "CHANNELLEN=64", "TOPICLEN=512",
 		"AWAYLEN=300", "KICKLEN=300", "TARGMAX=PRIVMSG:4,NOTICE:4,TAGMSG:4,JOIN:,PART:,KICK:4",
 		"NETWORK=" + strings.ReplaceAll(cfg.Network, " ", "_"), "CHATHISTORY=" + strconv.Itoa(maxHistoryLimit),
-		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "EXCEPTS=e", "EXTBAN=,m", "STATUSMSG=@%+", "UTF8ONLY", "WHOX", "BOT=B", "MONITOR=" + strconv.Itoa(maxMonitor), "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
+		"MSGREFTYPES=timestamp,msgid", "INVEX=I", "EXCEPTS=e", "EXTBAN=,m", "STATUSMSG=@%+", "UTF8ONLY", "WHOX", "ELIST=U", "BOT=B", "MONITOR=" + strconv.Itoa(maxMonitor), "NAMELEN=" + strconv.Itoa(fsm.MaxRealnameLen),
 	}
 	var out []string
 	for len(tokens) > 0 {
@@ -393,6 +393,7 @@ func init() {
 		"AUTHENTICATE": {fn: handleAUTHENTICATE, minParams: 1, preReg: true, exempt: true},
 		"NICK":         {fn: handleNICK, preReg: true, exempt: true},
 		"USER":         {fn: handleUSER, minParams: 4, preReg: true, exempt: true},
+		"PASS":         {fn: handlePASS, minParams: 1, preReg: true, exempt: true},
 		"PING":         {fn: handlePING, minParams: 1, preReg: true, exempt: true},
 		"PONG":         {fn: handlePONG, preReg: true, exempt: true},
 		"QUIT":         {fn: handleQUIT, preReg: true, exempt: true},

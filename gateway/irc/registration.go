@@ -157,6 +157,9 @@ func (c *client) tryRegister(rb *respBuf) {
 	if c.registered.Load() || c.nick == "" || c.user == "" || c.capBusy {
 		return
 	}
+	if !c.passwordAccepted(rb) {
+		return
+	}
 	did := c.currentDID()
 	if did == "" && c.s.cfg.NoGuests {
 		rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"This server requires authentication (guest connections disabled)"}})

@@ -76,6 +76,7 @@ type Config struct {
 	Opers       map[string]string // OPER name → bcrypt hash of the password (oper.go)
 	OperDIDs    []string          // DIDs that become server operators when they authenticate
 	NoGuests    bool
+	Password    string // connection password clients send with PASS before registering (pass.go); "" for none
 	// FloodLimits enables the per-connection command and message limits. Only benchmarks turn it off.
 	FloodLimits bool
 	SendQBytes  int           // per-connection output budget

@@ -23,12 +23,23 @@ func (c *Channel) IsBanExcepted(hostmask, did string) bool {
 	return matchAny(c.BanExceptions, hostmask, did)
 }
 
-// IsMuted reports whether a user matches a mute entry (m:<mask>) of the ban list and no +e mask.
-// Whether voiced members and operators are exempt is the sender's check.
+// IsMuted reports whether a user matches a mute entry (m:<mask>) of the ban list and no +e mask,
+// plain or in the mute form (+e m:<mask> lifts a mute only). Whether voiced members and operators
+// are exempt is the sender's check.
 func (c *Channel) IsMuted(hostmask, did string) bool {
 	for _, e := range c.Bans {
 		if inner, mute := muteMask(e.Mask); mute && MatchMask(inner, hostmask, did) {
-			return !c.IsBanExcepted(hostmask, did)
+			return !c.IsBanExcepted(hostmask, did) && !c.muteExcepted(hostmask, did)
+		}
+	}
+	return false
+}
+
+// muteExcepted reports whether a user matches a +e entry in the mute form, m:<mask>.
+func (c *Channel) muteExcepted(hostmask, did string) bool {
+	for _, e := range c.BanExceptions {
+		if inner, mute := muteMask(e.Mask); mute && MatchMask(inner, hostmask, did) {
+			return true
 		}
 	}
 	return false

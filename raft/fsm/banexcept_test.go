@@ -59,6 +59,8 @@ func TestIsMuted(t *testing.T) {
 		{name: "a mute DID needs the DID", bans: []string{"m:did:plc:x"}, hostmask: "a!u@h"},
 		{name: "another host", bans: []string{"m:*!*@other"}, hostmask: "a!u@h"},
 		{name: "lifted by +e", bans: []string{"m:*!*@*"}, exc: []string{"a!*@*"}, hostmask: "a!u@h"},
+		{name: "lifted by +e in the mute form", bans: []string{"m:*!*@*"}, exc: []string{"m:*!u@*"}, hostmask: "a!u@h"},
+		{name: "+e in the mute form does not lift a ban", bans: []string{"*!*@h"}, exc: []string{"m:*!u@*"}, hostmask: "a!u@h", banned: true},
 		{name: "a plain ban is no mute", bans: []string{"*!*@h"}, hostmask: "a!u@h", banned: true},
 		{name: "a bare prefix is a plain mask", bans: []string{"m:"}, hostmask: "a!u@h"},
 		{name: "a ban lifted by +e", bans: []string{"*!*@h"}, exc: []string{"did:plc:x"}, hostmask: "a!u@h", did: "did:plc:x"},
