@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )
@@ -135,11 +136,13 @@ func TestMetricNames(t *testing.T) {
 	}
 }
 
-// exported scrapes every node of a live three-node cluster and returns the names of the series
-// they export (a histogram's as name_bucket, name_sum and name_count).
+// exported scrapes every node of a live three-node cluster where an operator's Prometheus does,
+// on the --pprof-addr listener's /metrics (the public /metrics leaves out the series that name
+// other nodes, which the rules compare), and returns the names of the series they export (a
+// histogram's as name_bucket, name_sum and name_count).
 func exported(t *testing.T) map[string]bool {
 	t.Helper()
-	nodes := nodetest.StartCluster(t, "deploy.test", nil)
+	nodes := nodetest.StartCluster(t, "deploy.test", func(c *node.Config) { c.PprofAddr = "127.0.0.1:0" })
 	// Some series exist once there is traffic: an IRC connection and a REST request per node.
 	for _, n := range nodes {
 		conn, err := net.Dial("tcp", n.IRCAddr())
@@ -156,7 +159,7 @@ func exported(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	scrape := func() {
 		for _, n := range nodes {
-			resp, err := http.Get("http://" + n.HTTPAddr() + "/metrics")
+			resp, err := http.Get("http://" + n.PprofAddr() + "/metrics")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,10 +180,11 @@ func exported(t *testing.T) map[string]bool {
 			}
 		}
 	}
-	// A node lists its cursors over the others once it knows them as peers.
-	poll.Within(t, time.Minute, "every node exporting its exchange cursors", func() bool {
+	// A node lists its cursors over the others, and its dead-letter counters for them, once it
+	// knows them as peers.
+	poll.Within(t, time.Minute, "every node exporting its exchange cursors and dead-letter counters", func() bool {
 		scrape()
-		return names["palaver_exchange_in_cursor"] && names["palaver_connections"]
+		return names["palaver_exchange_in_cursor"] && names["palaver_exchange_dead_letters_total"] && names["palaver_connections"]
 	})
 	return names
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestTrustLevels(t *testing.T) {
@@ -106,18 +107,9 @@ func TestAllowListHoldsNodesAndServers(t *testing.T) {
 		t.Fatal("a departed node is still listed")
 	}
 
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(a)
-	families, err := reg.Gather()
-	if err != nil || len(families) != 1 || families[0].GetName() != "palaver_exchange_peer" {
-		t.Fatalf("gathered %v, %v", families, err)
-	}
 	var series []string
-	for _, m := range families[0].GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
+	for _, m := range gatherOne(t, a, "palaver_exchange_peer") {
+		labels := labelsOf(m)
 		series = append(series, fmt.Sprintf("%s=%s:%g", labels["peer"], labels["trust"], m.GetGauge().GetValue()))
 	}
 	if got, want := strings.Join(series, " "), "did:web:b.example=relay:1 did:web:n3=cluster:1 did:web:z.example=readonly:1"; got != want {
@@ -128,4 +120,25 @@ func TestAllowListHoldsNodesAndServers(t *testing.T) {
 	if len(empty.Members()) != 0 || len(empty.Nodes()) != 0 {
 		t.Fatal("a nil allow-list lists peers")
 	}
+}
+
+// gatherOne collects c, which must export the one family name, and returns its series.
+func gatherOne(t *testing.T, c prometheus.Collector, name string) []*dto.Metric {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil || len(families) != 1 || families[0].GetName() != name {
+		t.Fatalf("gathered %v, %v; want the family %s", families, err, name)
+	}
+	return families[0].GetMetric()
+}
+
+// labelsOf maps a series' label names to their values.
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels
 }

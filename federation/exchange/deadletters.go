@@ -49,8 +49,28 @@ func newDeadLetterCounter() *prometheus.CounterVec {
 	}, []string{"peer", "reason"})
 }
 
-// Metrics is the exchange's collector: palaver_exchange_dead_letters_total.
-func (x *Exchange) Metrics() prometheus.Collector { return x.deadLetters }
+// deadLetterReasons are the reasons a peer's item can be refused for: a live peer's counter
+// exports each of them from 0, so an alert on its increase sees the first dead letter too (a
+// series that appears at 1 has no increase).
+var deadLetterReasons = []string{ReasonOversize, ReasonMalformed, string(chat.NotAuthor), string(chat.NotOp),
+	string(chat.Unsigned), string(chat.NoRoot), string(NotAllowed)}
+
+// Metrics is the exchange's collector: palaver_exchange_dead_letters_total, with a series for
+// every live peer and reason.
+func (x *Exchange) Metrics() prometheus.Collector { return deadLetterMetrics{x} }
+
+type deadLetterMetrics struct{ x *Exchange }
+
+func (m deadLetterMetrics) Describe(ch chan<- *prometheus.Desc) { m.x.deadLetters.Describe(ch) }
+
+func (m deadLetterMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range m.x.cfg.Peers() {
+		for _, reason := range deadLetterReasons {
+			m.x.deadLetters.WithLabelValues(p.DID, reason)
+		}
+	}
+	m.x.deadLetters.Collect(ch)
+}
 
 // reasonOf is the dead-letter reason of a validation error.
 func reasonOf(err error) string {

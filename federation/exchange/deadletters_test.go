@@ -2,6 +2,8 @@ package exchange
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,5 +47,35 @@ func TestPoisonRowsDoNotStopAPeer(t *testing.T) {
 				t.Fatalf("replication %+v, %v", rep, err)
 			}
 		})
+	}
+}
+
+// TestDeadLetterSeriesStartAtZero: the exchange's collector exports a dead-letter series for
+// every live peer and reason before any item is refused (an alert on the counter's increase
+// then sees the first one), and counts what is refused.
+func TestDeadLetterSeriesStartAtZero(t *testing.T) {
+	c := newCluster(t, "a", "b", "c")
+	a := c.nodes["did:web:a"]
+	series := func() []string {
+		var out []string
+		for _, m := range gatherOne(t, a.x.Metrics(), "palaver_exchange_dead_letters_total") {
+			labels := labelsOf(m)
+			out = append(out, fmt.Sprintf("%s/%s=%g", labels["peer"], labels["reason"], m.GetCounter().GetValue()))
+		}
+		return out
+	}
+	var want []string
+	for _, peer := range []string{"did:web:b", "did:web:c"} {
+		for _, reason := range deadLetterReasons {
+			want = append(want, fmt.Sprintf("%s/%s=0", peer, reason))
+		}
+	}
+	slices.Sort(want)
+	if got := series(); !slices.Equal(got, want) {
+		t.Fatalf("series %v, want %v", got, want)
+	}
+	a.x.deadLetters.WithLabelValues("did:web:b", ReasonOversize).Inc()
+	if got := series(); !slices.Contains(got, "did:web:b/oversize=1") || len(got) != len(want) {
+		t.Fatalf("after a dead letter: %v", got)
 	}
 }

@@ -47,7 +47,8 @@
 // No item stops a log: an item a receiver cannot accept (over the limits of one item in node/limits,
 // malformed, or refused by an acceptance rule) is a dead letter (deadletters.go): recorded in the
 // store's dead_letters table with its peer, origin, log, seq, msgid and reason, counted in
-// palaver_exchange_dead_letters_total{peer,reason}, and passed over, the cursor moving past it as
+// palaver_exchange_dead_letters_total{peer,reason} (a series from 0 for every live peer and
+// reason, so an alert on its increase sees the first), and passed over, the cursor moving past it as
 // past a stored item. Only a delete or reaction waiting for its message holds its log. The sizes of
 // every hop come from node/limits, and limits_test.go checks that a page of items at their
 // largest, as encoded, fits a stream frame, a pull's answer (cut by bytes, with "more") and a
