@@ -174,7 +174,7 @@ func TestAssistToolsDiagnoseRealState(t *testing.T) {
 		{"predict too large", "predict_message_outcome", alice, map[string]any{"target": "#pub", "draft_size_bytes": 9000}, "PREDICTED_REJECTED", []check{summary("417")}},
 		{"predict edit unsigned", "predict_message_outcome", alice, map[string]any{"target": "#pub", "text": "fixed", "tags": map[string]string{"+draft/edit": w.pub[0]}},
 			"PREDICTED_REJECTED", []check{summary("SIGNATURE_REQUIRED")}},
-		{"predict reaction outside", "predict_message_outcome", bob, map[string]any{"target": "#open", "command": "TAGMSG", "tags": map[string]string{"+draft/react": "x"}},
+		{"predict reaction outside", "predict_message_outcome", bob, map[string]any{"target": "#open", "command": "TAGMSG", "tags": map[string]string{"+draft/react": "x", "+reply": w.pub[0]}},
 			"PREDICTED_REJECTED", []check{summary("442")}},
 		{"predict no channel", "predict_message_outcome", bob, map[string]any{"target": "#nowhere"}, "PREDICT_CHANNEL_DOES_NOT_EXIST", nil},
 		{"predict nick", "predict_message_outcome", bob, map[string]any{"target": "alice"}, "PREDICTED_ACCEPTED", nil},
