@@ -39,10 +39,10 @@ class PalaverController(BaseServerController, DirectoryBasedController):
     _port_wait_interval = 0.05
 
     # SASL mechanisms irctest may try besides Palaver's own ATPROTO-CHALLENGE (which irctest does
-    # not speak). PALAVER_IRCTEST_SASL=PLAIN,SCRAM-SHA-256 switches them on once the server has them.
+    # not speak): PALAVER_IRCTEST_SASL=PLAIN,SCRAM-SHA-256 declares the client-password logins.
     supported_sasl_mechanisms: Set[str] = _env_set("PALAVER_IRCTEST_SASL")
-    # Whether registerUser may create accounts with draft/account-registration's REGISTER
-    # (PALAVER_IRCTEST_ACCOUNT_REGISTRATION=1), for the tests that need a registered account.
+    # PALAVER_IRCTEST_ACCOUNT_REGISTRATION=1: the node offers draft/account-registration and
+    # registerUser creates hosted accounts with REGISTER, for the tests that need an account.
     account_registration = os.environ.get("PALAVER_IRCTEST_ACCOUNT_REGISTRATION") == "1"
     supports_sts = False
     extban_mute_char = "m"  # ISUPPORT EXTBAN=,m: +b m:<mask> mutes
@@ -154,6 +154,14 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             "--log-level",
             "debug" if self.debug_mode else "error",
         ]
+        if self.account_registration:
+            if self.test_config.account_registration_requires_email:
+                raise NotImplementedByController("e-mail verification of registrations")
+            # irctest registers many accounts from one address, with short passwords.
+            args += ["--account-registration", "--account-registration-per-hour", "1000",
+                     "--account-registration-min-password", "1"]
+            if self.test_config.account_registration_before_connect:
+                args += ["--account-registration-before-connect"]
         if password is not None:
             password_file = Path(self.directory) / "irc-password"
             password_file.write_text(password + "\n")
