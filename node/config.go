@@ -153,12 +153,14 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		ServerName: "localhost",
-		DataDir:    "./data",
-		IRCAddr:    "127.0.0.1:6667",
-		TLSAddr:    "127.0.0.1:6697",
-		HTTPAddr:   "127.0.0.1:8080",
-		RaftAddr:   "127.0.0.1:6670",
-		Raft:       raft.MustProfile(raft.ProfileProduction),
+		AccountRegistration: irc.Registration{PerAddressPerHour: irc.DefaultRegistrationsPerHour,
+			MinPassword: irc.DefaultAccountMinPassword},
+		DataDir:  "./data",
+		IRCAddr:  "127.0.0.1:6667",
+		TLSAddr:  "127.0.0.1:6697",
+		HTTPAddr: "127.0.0.1:8080",
+		RaftAddr: "127.0.0.1:6670",
+		Raft:     raft.MustProfile(raft.ProfileProduction),
 
 		MaxVoters:     3,
 		DeadNodeGrace: 60 * time.Second,
@@ -297,6 +299,10 @@ func (c *Config) Validate() error {
 	}
 	if c.UnownedChannelExpiry == 0 || c.FoundedChannelExpiry == 0 {
 		bad("channel expiry %s, founded channel expiry %s: must be positive, or negative to keep empty channels", c.UnownedChannelExpiry, c.FoundedChannelExpiry)
+	}
+	if r := c.AccountRegistration; r.PerAddressPerHour < 1 || r.MinPassword < 1 || r.MinPassword > irc.MaxAccountPassword {
+		bad("account registration: %d a client address per hour, passwords of at least %d bytes: must be positive, and at most %d bytes",
+			r.PerAddressPerHour, r.MinPassword, irc.MaxAccountPassword)
 	}
 	if c.JoinHistory < -1 {
 		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)

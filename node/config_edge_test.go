@@ -62,7 +62,9 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 	}{
 		{"zero config", func(c *Config) { *c = Config{} }, []string{"server name", "data directory", "challenge lifetime", "http address", "raft address",
 			"max voters 0", "raft heartbeat timeout 0s", "raft commit timeout 0s", "max connections per IP 0", "dead node grace 0s",
-			"ping interval 0s", "federation catch-up window 0s", "exchange pull interval 0s", "channel expiry", "exchange page size 0", "send queue 0", "version"}},
+			"ping interval 0s", "federation catch-up window 0s", "exchange pull interval 0s", "channel expiry", "exchange page size 0", "send queue 0", "version", "account registration: 0 a client address per hour"}},
+		{"registration password longer than a REGISTER line allows", func(c *Config) { c.AccountRegistration.MinPassword = 401 },
+			[]string{"passwords of at least 401 bytes"}},
 		{"join history below -1", func(c *Config) { c.JoinHistory = -2 }, []string{"join history -2"}},
 		{"several at once", func(c *Config) {
 			c.MaxVoters, c.ChallengeTTL, c.Raft.CommitTimeout, c.Join = 4, 2*time.Minute, 0, []string{"a:1"}

@@ -75,9 +75,5 @@ func loginRows(r Registration) []limitRow {
 	if !r.Enabled {
 		return append(rows, limitRow{"hosted accounts (REGISTER)", "registration is off on this deployment"})
 	}
-	per := r.PerAddressPerHour
-	if per <= 0 {
-		per = 3
-	}
-	return append(rows, limitRow{"hosted accounts (REGISTER)", fmt.Sprintf("%d per client address (IPv6 per /64) per hour on each node; %d in all", per, fsm.MaxHostedAccounts)})
+	return append(rows, limitRow{"hosted accounts (REGISTER)", fmt.Sprintf("%d per client address (IPv6 per /64) per hour on each node; %d in all", r.PerAddressPerHour, fsm.MaxHostedAccounts)})
 }

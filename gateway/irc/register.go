@@ -29,19 +29,18 @@ type Registration struct {
 	// BeforeConnect lets a connection register before its IRC registration completes.
 	BeforeConnect bool
 	// PerAddressPerHour bounds the accounts registered from one client address (an IP, or an
-	// IPv6 /64) on this node per hour; 0 means DefaultRegistrationsPerHour.
+	// IPv6 /64) on this node per hour (at least 1).
 	PerAddressPerHour int
-	// MinPassword is the shortest password accepted, in bytes; 0 means 8.
+	// MinPassword is the shortest password accepted, in bytes (1 to MaxAccountPassword).
 	MinPassword int
 }
 
-// DefaultRegistrationsPerHour is Registration.PerAddressPerHour's default.
-const DefaultRegistrationsPerHour = 3
-
+// The node's defaults for Registration (its DefaultConfig) and the longest password accepted.
 const (
-	defaultMinPassword = 8
-	maxAccountPassword = 400 // keeps a REGISTER line within 512 bytes; PLAIN carries as much (sasl)
-	maxRegisterAddrs   = 4096
+	DefaultRegistrationsPerHour = 3
+	DefaultAccountMinPassword   = 8
+	MaxAccountPassword          = 400 // keeps a REGISTER line within 512 bytes; PLAIN carries as much (sasl)
+	maxRegisterAddrs            = 4096
 )
 
 func init() {
@@ -110,13 +109,6 @@ func (g *registerGuard) allow(addr string, perHour int, now time.Time) bool {
 	return l.AllowN(now, 1)
 }
 
-func (r Registration) minPassword() int {
-	if r.MinPassword > 0 {
-		return r.MinPassword
-	}
-	return defaultMinPassword
-}
-
 // handleREGISTER is REGISTER <account> <email> <password>.
 func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	account, password := m.Param(0), m.Param(2)
@@ -150,10 +142,10 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	case !fsm.ValidAccountName(account):
 		fail("BAD_ACCOUNT_NAME", "An account name is 1 to 32 ASCII letters, digits, '_' or '-', starting with a letter")
 		return
-	case len(password) < reg.minPassword():
-		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.minPassword()))
+	case len(password) < reg.MinPassword:
+		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.MinPassword))
 		return
-	case len(password) > maxAccountPassword:
+	case len(password) > MaxAccountPassword:
 		fail("UNACCEPTABLE_PASSWORD", "The password is over 400 bytes")
 		return
 	}
@@ -181,9 +173,6 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	perHour := reg.PerAddressPerHour
-	if perHour <= 0 {
-		perHour = DefaultRegistrationsPerHour
-	}
 	if !c.s.registrations.allow(addrKey(c.conn.RemoteAddr()), perHour, time.Now()) {
 		fail("TEMPORARILY_UNAVAILABLE", "Too many accounts registered from your address; try again later")
 		return
