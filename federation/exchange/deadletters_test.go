@@ -31,6 +31,11 @@ func TestPoisonRowsDoNotStopAPeer(t *testing.T) {
 				b.x.PullAll(context.Background())
 			}
 			waitFor(t, "the row after the poison on b", func() bool { return b.count(after) == 1 && b.count(before) == 1 })
+			// The stream publishes a batch's rows before it records the batch's dead letters.
+			waitFor(t, "the poison recorded on b", func() bool {
+				dead, err := b.store.DeadLetters(context.Background(), "did:web:a", 10)
+				return err != nil || (len(dead) > 0 && deadLettersCounted(b.x, "did:web:a", ReasonOversize) > 0)
+			})
 			dead, err := b.store.DeadLetters(context.Background(), "did:web:a", 10)
 			if err != nil || len(dead) != 1 || dead[0].Reason != ReasonOversize || dead[0].Seq != 2 || dead[0].Log != string(LogMessages) {
 				t.Fatalf("dead letters %+v, %v; want the oversize row 2", dead, err)
