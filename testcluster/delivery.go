@@ -207,10 +207,10 @@ func (v *DeliveryVerdict) LostMessages() int {
 
 // explainLoss says where a lost message should have come from. A receiver that kept its
 // connection should have had it live. One that reconnected should have found it in the answer to
-// its first CHATHISTORY AFTER query made after the message was sent, unless the query's cursor
-// (the last message it read) is newer than the message: Palaver orders history by the origin's
-// time (the msgid's ULID time), so a message stored on the receiver's node after the cursor
-// message but stamped earlier is never returned by AFTER that cursor.
+// its first CHATHISTORY AFTER query made after the message was sent. AFTER msgid= follows the
+// order in which the receiver's node stored messages, from the oldest one not yet delivered
+// there when the cursor message was stored; a lost message stamped before its cursor points at
+// that order (it reached the node after the cursor message but carries an older origin time).
 func explainLoss(m SentMessage, r ReceiverLog) string {
 	var q *HistoryQuery
 	for i := range r.Queries {

@@ -38,7 +38,11 @@
 //
 // Ordering is by (time_ms, seq) everywhere, where time is the root's server time in milliseconds
 // and seq breaks ties. The store materializes that order in one integer per root, okey (see
-// orderkey.go), which both the views and the search index walk.
+// orderkey.go), which both the views and the search index walk. Two reads follow seq instead:
+// export (ExportAfter) and resuming after a message (ResumeAfter, resume.go), which starts at the
+// row's resume_from, the oldest row of its venue not yet delivered on this node when it was
+// stored (stamped by the chat service), so that a reader catching up after the last message it
+// read also gets one that reached this node earlier but was delivered after it.
 //
 // # Search
 //

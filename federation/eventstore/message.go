@@ -29,6 +29,12 @@ type Message struct {
 	// channel message that comes without an Incarnation (see Options.Scope); "" and false for DMs.
 	Incarnation string
 	Public      bool
+	// ResumeFrom is where a reader who read this message and resumes after it starts (AFTER
+	// msgid=, ResumeAfter): the lowest seq of its venue that this node had not yet delivered to
+	// its readers when the message was stored. Rows stored before it but delivered after it are
+	// at or after ResumeFrom. 0: not recorded (the row's own seq + 1). Stored by Append, read by
+	// ResumeAfter only.
+	ResumeFrom int64
 	// Status is set on a live-only status message (IRC STATUSMSG: "@", "%" or "+"), relayed and
 	// never stored: only the channel's members with that prefix or a higher one get it.
 	Status string

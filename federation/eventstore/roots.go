@@ -33,19 +33,19 @@ import (
 const (
 	rootChunkSizes = 8
 	maxRootChunk   = 1 << (rootChunkSizes - 1)
-	rootColumns    = 13 // parameters per row of sqlInsertRoots
+	rootColumns    = 14 // parameters per row of sqlInsertRoots
 )
 
 // sqlInsertRoots inserts rows roots given their okeys (see roots.go).
 func sqlInsertRoots(rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, origin, okey, incarnation, public) VALUES `)
+		tags_json, time_ms, origin, okey, incarnation, public, resume_from) VALUES `)
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 	}
 	b.WriteString(` ON CONFLICT(msgid) DO NOTHING`)
 	return b.String()
@@ -109,7 +109,7 @@ func (tx *writeTxn) insertRootChunk(ctx context.Context, level int, chunk []*pen
 	args := tx.args[:0]
 	for _, m := range chunk {
 		args = append(args, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey, m.Incarnation, m.Public)
+			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey, m.Incarnation, m.Public, resumeArg(m.ResumeFrom))
 	}
 	tx.args = args
 	defer clear(args) // the strings are the callers'; do not keep them past the batch

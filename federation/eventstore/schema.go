@@ -129,6 +129,10 @@ var migrations = [...]string{
 		UNIQUE (peer, origin, log, seq, msgid)
 	);
 	CREATE INDEX dead_letters_by_peer ON dead_letters(peer, id);`,
+	// 9: where a reader who resumes after a message starts (resume.go): the lowest seq of its
+	// venue that was not yet delivered on this node when the message was stored. NULL: the
+	// message's own seq + 1 (rows stored before, and rows not written by the chat service).
+	`ALTER TABLE messages ADD COLUMN resume_from INTEGER;`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -242,14 +242,14 @@ func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 	c.sendHistoryBatch(rb, venue, messageItems(msgs))
 }
 
-// afterArrival answers AFTER msgid=<id> with the messages this node stored after that one, in the
-// order they arrived. In a cluster a message can arrive after a newer one (it was sent on another
-// node moments before a restart or a partition); ordering by time would hide it from a client that
-// catches up from the last msgid it read, so catch-up follows arrival order.
+// afterArrival answers AFTER msgid=<id>: what a client that read that message may not have read,
+// in the order this node stored it (eventstore.Store.ResumeAfter). In a cluster a message can
+// arrive after a newer one (it was sent on another node moments before a restart or a
+// partition), and a message stored from a peer reaches this node's readers some time after its
+// commit, so it can be delivered after a local message stored later: ordering by time, or
+// starting right after the msgid's own row, would hide such a message from a client that
+// catches up from the last msgid it read. The page starts at the oldest message that had not yet
+// been delivered here when that msgid was stored.
 func (c *client) afterArrival(ctx context.Context, venue, msgid string, limit int) ([]eventstore.Message, error) {
-	ref, err := c.s.history.Root(ctx, msgid)
-	if err != nil || ref.Venue != venue {
-		return nil, err
-	}
-	return c.s.history.ExportAfter(ctx, venue, ref.Seq, limit)
+	return c.s.history.ResumeAfter(ctx, venue, msgid, limit)
 }

@@ -116,16 +116,14 @@ func (c *client) completeQueued(batch []queuedCommand) {
 	var writes []*chat.Write
 	for _, qc := range batch {
 		if qc.step != nil {
-			writes = append(writes, qc.step.write)
+			writes = append(writes, qc.step.commitWrite())
 		}
 	}
 	refusals := c.s.msgs.Commit(c.s.ctx, writes...)
 	i := 0
 	for _, qc := range batch {
 		if st := qc.step; st != nil {
-			if c.afterStore(qc.rb, st, refusals[i]) {
-				st.deliver()
-			}
+			c.afterStore(qc.rb, st, refusals[i]) // delivered by Commit unless refused
 			i++
 		}
 		c.rbMu.Lock()
@@ -134,25 +132,31 @@ func (c *client) completeQueued(batch []queuedCommand) {
 	}
 }
 
-// completeNow commits a write and delivers it on the calling goroutine (a command that is not
-// pipelined).
+// completeNow commits a write, which Commit delivers, on the calling goroutine (a command that is
+// not pipelined).
 func (c *client) completeNow(rb *respBuf, st *sendStep) {
-	if c.afterStore(rb, st, c.s.msgs.Commit(c.s.ctx, st.write)[0]) {
-		st.deliver()
-	}
+	c.afterStore(rb, st, c.s.msgs.Commit(c.s.ctx, st.commitWrite())[0]) // delivered by Commit unless refused
+}
+
+// commitWrite is the write to commit, delivered by Commit itself right after the durable commit
+// (chat.Write.Deliver), in the order of the writes, so that the chat service knows when a stored
+// message reached this node's readers: a reader resuming after a later message (CHATHISTORY
+// AFTER msgid=) is then given one delivered after that message.
+func (st *sendStep) commitWrite() *chat.Write {
+	st.write.Deliver = st.deliver
+	return st.write
 }
 
 // afterStore answers a commit's outcome: it adds the FAIL of a write that was refused, or counts
-// a stored message. It reports whether the write may be delivered.
-func (c *client) afterStore(rb *respBuf, st *sendStep, r *chat.Refusal) bool {
+// a stored message.
+func (c *client) afterStore(rb *respBuf, st *sendStep, r *chat.Refusal) {
 	if r != nil {
 		c.refused(rb, st.write.Event.Command, r)
-		return false
+		return
 	}
 	if m := c.s.cfg.Metrics; m != nil && st.write.Kind == chat.Message {
 		m.Messages.Inc()
 	}
-	return true
 }
 
 // pipelinable reports whether a command may run while the connection's earlier messages are still

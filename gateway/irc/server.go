@@ -44,7 +44,7 @@ type History interface {
 	Reactions(ctx context.Context, roots []string) (map[string]map[string]int, error)
 	Before(ctx context.Context, venue string, before eventstore.Bound, limit int) ([]eventstore.Message, error)
 	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
-	ExportAfter(ctx context.Context, venue string, afterSeq int64, limit int) ([]eventstore.Message, error)
+	ResumeAfter(ctx context.Context, venue, msgid string, limit int) ([]eventstore.Message, error)
 	Between(ctx context.Context, venue string, a, b eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Around(ctx context.Context, venue string, center eventstore.Bound, limit int) ([]eventstore.Message, error)
 	Latest(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)

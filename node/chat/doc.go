@@ -11,6 +11,12 @@
 // commit, and published with their source. eventstore.Message is the one type of a message for
 // the service, the store and the wire.
 //
+// The service also keeps, in memory, which stored messages have not reached this node's readers
+// yet (delivery.go): a local write is delivered by Commit itself (Write.Deliver), a remote one
+// once the Stored stream's subscribers have handled it. Each message is stored with the oldest
+// seq of its venue still on its way then (eventstore.Message.ResumeFrom), where a reader that
+// resumes after it starts (CHATHISTORY AFTER msgid=, eventstore.Store.ResumeAfter).
+//
 // Check also answers "would it be accepted?" without sending, for tools that advise a sender.
 // The IRC edge keeps the protocol (parsing, capabilities, the per-connection pipeline, numerics,
 // rendering); the exchange and federation keep their wire formats and transport.

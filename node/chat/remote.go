@@ -95,8 +95,11 @@ func (s *Service) acceptMessages(ctx context.Context, src Source, msgs []*events
 		if len(pending) == 0 {
 			return nil
 		}
+		t := s.dl.begin(pending)
 		err := s.cfg.Store.Append(ctx, pending...)
+		s.dl.stored(t, pending)
 		if err != nil && !errors.Is(err, eventstore.ErrDuplicate) {
+			s.dl.delivered(pending) // stored or not, nothing will deliver them
 			return fmt.Errorf("chat: store %d remote messages: %w", len(pending), err)
 		}
 		for j, m := range pending {
@@ -106,6 +109,11 @@ func (s *Service) acceptMessages(ctx context.Context, src Source, msgs []*events
 			}
 			out[at[j]] = Accepted
 			s.publishFrom(src, stream.Item{Kind: stream.KindMessage, Message: m})
+		}
+		if s.cfg.Stored != nil {
+			s.dl.deliveredWhenHandled(pending)
+		} else {
+			s.dl.delivered(pending)
 		}
 		pending, at = pending[:0], at[:0]
 		return nil

@@ -61,6 +61,7 @@ type Service struct {
 	// lock tier 9 (leaf)
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
+	dl      deliveries
 }
 
 // New builds a Service.
@@ -74,7 +75,22 @@ func New(cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg, log: cfg.Logger, entropy: ulid.Monotonic(rand.Reader, 0)}
+	s := &Service{cfg: cfg, log: cfg.Logger, entropy: ulid.Monotonic(rand.Reader, 0)}
+	if sy, ok := cfg.Stored.(interface{ Sync(context.Context) error }); ok {
+		s.dl.sync = sy.Sync
+	}
+	if st, ok := cfg.Store.(interface {
+		MaxSeq(context.Context) (int64, error)
+	}); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+		known, err := st.MaxSeq(ctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("chat: the greatest stored seq is unknown; readers resuming after the first messages may read older ones again", "err", err)
+		}
+		s.dl.known = known
+	}
+	return s
 }
 
 // NewMsgID mints a msgid: a ULID of the given time, monotonic on this node.
@@ -154,7 +170,12 @@ type Write struct {
 	Reaction *eventstore.ReactionEvent // Kind Reaction
 	// Moderator says the sender is an operator or half-operator of the channel.
 	Moderator bool
-	failCmd   string
+	// Deliver, when set, delivers the write to this node's readers: Commit runs it after the
+	// durable commit (never for a write it refused), the writes' in their order, and then counts
+	// their messages as delivered (see delivery.go). A stored message without it counts as
+	// delivered when Commit returns; its caller delivers it then.
+	Deliver func()
+	failCmd string
 }
 
 // failCommand is the command a FAIL about the write names: EDIT for an edit.
@@ -285,7 +306,11 @@ func (s *Service) Commit(ctx context.Context, writes ...*Write) []*Refusal {
 			at = append(at, i)
 		}
 	}
-	for j, err := range s.appendAll(ctx, msgs) {
+	t := s.dl.begin(msgs)
+	errs := s.appendAll(ctx, msgs)
+	s.dl.stored(t, msgs)
+	defer s.dl.delivered(msgs) // also when a Deliver panics: the caller's recover handles that
+	for j, err := range errs {
 		i := at[j]
 		switch {
 		case err == nil:
@@ -312,6 +337,11 @@ func (s *Service) Commit(ctx context.Context, writes ...*Write) []*Refusal {
 			out[i] = s.commitDeletion(ctx, w)
 		case Reaction:
 			out[i] = s.commitReaction(ctx, w)
+		}
+	}
+	for i, w := range writes {
+		if out[i] == nil && w.Deliver != nil {
+			w.Deliver()
 		}
 	}
 	return out
