@@ -348,11 +348,10 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 		return "", fmt.Errorf("irc: server message: no channel %s", name)
 	}
 	w, err := s.msgs.SendAsNode(ctx, chat.Draft{Sender: chat.Sender{Nick: s.cfg.ServerName, Mask: s.cfg.ServerName},
-		Command: m.Command, Venue: name, Text: m.Text, Tags: tags}, m.Store)
+		Command: m.Command, Venue: name, Text: m.Text, Tags: tags, Deliver: s.DeliverRemote}, m.Store)
 	if err != nil {
 		return "", fmt.Errorf("irc: server message: %w", err)
 	}
-	s.DeliverRemote(w.Event)
 	return w.Event.MsgID, nil
 }
 

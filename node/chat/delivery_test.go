@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 )
 
 func msgIn(venue string) *eventstore.Message { return &eventstore.Message{Venue: venue} }
@@ -76,5 +77,75 @@ func TestDeliveriesWaitForTheSubscribers(t *testing.T) {
 	d.stored(d.begin([]*eventstore.Message{next}), nil)
 	if next.ResumeFrom != 6 {
 		t.Fatalf("once handled, a message is stamped %d, want 6", next.ResumeFrom)
+	}
+}
+
+// syncedPublisher is a Stored stream whose subscribers are held: Sync returns once released.
+type syncedPublisher struct {
+	published
+	release chan struct{}
+}
+
+func (p *syncedPublisher) Sync(ctx context.Context) error {
+	select {
+	case <-p.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Through the service and the store: a local message stored while a peer's message, stored
+// before it, is still on its way to the readers resumes from that message; once the readers have
+// it, the next local message resumes right after itself. Commit delivers each write after the
+// commit and counts it delivered after its Deliver ran.
+func TestServiceStampsWhatIsNotYetDelivered(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	first := f.send(Draft{Sender: f.op, Command: "PRIVMSG", Venue: "#c", Text: "before"})
+	pub := &syncedPublisher{release: make(chan struct{})}
+	svc := New(Config{State: f.state, Store: f.store, Key: f.key, Stored: pub, NodeName: "n1", Logger: f.svc.log})
+	if svc.dl.known != first.Event.Seq {
+		t.Fatalf("a new service starts from seq %d, want the store's greatest, %d", svc.dl.known, first.Event.Seq)
+	}
+	peer := remoteMessage("n2", "#c", "", "bob", "from a peer", "")
+	if _, err := svc.AcceptRemote(ctx, Source{Kind: stream.Cluster, Ordered: true}, Batch{Messages: []*eventstore.Message{peer}}); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(text string) (*Write, int64) {
+		w, r := svc.Prepare(ctx, Draft{Sender: f.op, Command: "PRIVMSG", Venue: "#c", Text: text})
+		if r != nil {
+			t.Fatal(r)
+		}
+		var during int64 // what a message stored while w is being delivered is stamped with
+		w.Deliver = func() {
+			m := msgIn("#c")
+			svc.dl.stored(svc.dl.begin([]*eventstore.Message{m}), nil)
+			during = m.ResumeFrom
+		}
+		if r := svc.Commit(ctx, w)[0]; r != nil {
+			t.Fatal(r)
+		}
+		return w, during
+	}
+	local, during := commit("local, after the peer's")
+	if during != peer.Seq {
+		t.Errorf("while delivering, a message is stamped %d, want the peer's %d (still undelivered)", during, peer.Seq)
+	}
+	page, err := f.store.ResumeAfter(ctx, "#c", local.Event.MsgID, 10)
+	if err != nil || len(page) != 1 || page[0].MsgID != peer.MsgID {
+		t.Fatalf("resuming after the local message = %v, %v; want the peer's message", page, err)
+	}
+	svc.dl.mu.Lock()
+	watching := svc.dl.watching
+	svc.dl.mu.Unlock()
+	close(pub.release)
+	<-watching
+	later, during := commit("local, once the readers have everything")
+	if during != later.Event.Seq {
+		t.Errorf("while delivering its own message, a message is stamped %d, want %d", during, later.Event.Seq)
+	}
+	if page, err := f.store.ResumeAfter(ctx, "#c", later.Event.MsgID, 10); err != nil || len(page) != 0 {
+		t.Fatalf("resuming after the newest = %v, %v; want nothing", page, err)
 	}
 }

@@ -141,6 +141,8 @@ type Draft struct {
 	// Check, when set, runs after the channel's rules and before anything else: a surface's own
 	// checks of the message (nil: allowed).
 	Check func() *Refusal
+	// Deliver, when set, delivers what SendAsNode wrote to this node's readers (Write.Deliver).
+	Deliver func(m eventstore.Message)
 }
 
 // WriteKind says what becomes of a prepared write.
@@ -507,6 +509,9 @@ func (s *Service) SendAsNode(ctx context.Context, d Draft, store bool) (*Write, 
 		Sender: d.Mask, SenderNick: d.Nick, SenderDID: did, Text: d.Text, Tags: tags, Time: now, Origin: s.cfg.NodeName}}
 	if store {
 		w.Kind = Message
+	}
+	if d.Deliver != nil {
+		w.Deliver = func() { d.Deliver(w.Event) }
 	}
 	if r := s.Commit(ctx, w)[0]; r != nil {
 		return nil, fmt.Errorf("chat: node message: store: %w", r)
