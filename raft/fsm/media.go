@@ -97,15 +97,15 @@ type MediaObject struct {
 	// Holders, when set, are every node that holds a copy, sorted (media_holders.go); nil means
 	// Holder alone.
 	Holders  []string `json:"holders,omitempty"`
-	Size     int64  `json:"size"`
-	MIME     string `json:"mime"`
-	Filename string `json:"filename"`
-	Private  bool   `json:"private,omitempty"`
-	Uploader string `json:"uploader"` // DID
-	Channel  string `json:"channel,omitempty"`
-	Width    int    `json:"w,omitempty"`
-	Height   int    `json:"h,omitempty"`
-	At       int64  `json:"at"` // unix ms, from the proposer
+	Size     int64    `json:"size"`
+	MIME     string   `json:"mime"`
+	Filename string   `json:"filename"`
+	Private  bool     `json:"private,omitempty"`
+	Uploader string   `json:"uploader"` // DID
+	Channel  string   `json:"channel,omitempty"`
+	Width    int      `json:"w,omitempty"`
+	Height   int      `json:"h,omitempty"`
+	At       int64    `json:"at"` // unix ms, from the proposer
 }
 
 // GroupKeyRing holds a channel's sealed group keys: epoch → member DID → sealed key.
