@@ -29,6 +29,9 @@ type Options struct {
 	// MinFreeBytes is the free space an upload must leave on the media directory's file system
 	// (0: no floor).
 	MinFreeBytes int64
+	// Replicas is how many servers of the cluster hold each upload's bytes, capped by the cluster
+	// size (1 on a single node); an upload is answered once that many hold it.
+	Replicas int
 	// Retention deletes uploads older than it (0: kept until deleted).
 	Retention time.Duration
 	// SpaceAuthority is the base URL of the media space authority; empty: media spaces are off.
@@ -59,6 +62,7 @@ func Defaults() Options {
 		AddressBytes:  2 << 30,
 		MinFreeBytes:  1 << 30,
 		MaxSpaces:     1000,
+		Replicas:      2,
 		FetchTimeout:  15 * time.Second,
 		MaxProxyBytes: 64 << 20,
 
@@ -86,6 +90,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxSpaces == 0 {
 		o.MaxSpaces = d.MaxSpaces
 	}
+	if o.Replicas == 0 {
+		o.Replicas = d.Replicas
+	}
 	if o.DownloadsPerMinute == 0 {
 		o.DownloadsPerMinute = d.DownloadsPerMinute
 	}
@@ -100,6 +107,7 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.TotalBytes, "media-total-bytes", o.TotalBytes, "bytes of uploads the whole deployment keeps; uploads beyond are refused 507 (0: no cap)")
 	fs.Int64Var(&o.AddressBytes, "media-address-bytes", o.AddressBytes, "bytes one client address may upload through this node per hour; beyond, 429 (0: no cap)")
 	fs.Int64Var(&o.MinFreeBytes, "media-min-free-bytes", o.MinFreeBytes, "free space an upload must leave on the media directory's file system; otherwise 507 (0: no floor)")
+	fs.IntVar(&o.Replicas, "media-replicas", o.Replicas, "servers of the cluster that hold each upload's bytes, capped by the cluster size; an upload is answered once that many hold it")
 	fs.DurationVar(&o.Retention, "media-retention", o.Retention, "delete uploads older than this (0: keep them until their uploader or an operator deletes them)")
 	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
 	fs.IntVar(&o.DownloadsPerMinute, "media-downloads-per-minute", o.DownloadsPerMinute, "media downloads one client address without a live bearer may make per minute; more are refused 429 (0: no limit)")
