@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -146,7 +144,7 @@ func (s *Service) dropIfHeld(id string, sweep bool) {
 	var obj fsm.MediaObject
 	var recorded bool
 	s.cfg.State.Read(func(st *fsm.State) { obj, recorded = st.MediaObject(id) })
-	if !recorded || (sweep && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj)) {
+	if !recorded || (sweep && !s.store.shared && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj)) {
 		s.store.remove(id)
 	}
 }
@@ -161,33 +159,55 @@ const orphanAge = 10 * time.Minute
 func (s *Service) Sweep(ctx context.Context) error {
 	now := s.now()
 	if r := s.opts.Retention; r > 0 {
-		var expired []string
+		var expired []fsm.MediaObject
 		cutoff := now.Add(-r).UnixMilli()
+		all := s.store.shared && s.keepsSharedStore()
 		s.cfg.State.Read(func(st *fsm.State) {
-			for _, o := range st.MediaObjectsHeldBy(s.cfg.Node) {
+			objects := st.MediaObjectsHeldBy(s.cfg.Node)
+			if all {
+				objects = st.MediaObjects()
+			}
+			for _, o := range objects {
 				if o.At < cutoff {
-					expired = append(expired, o.ID)
+					expired = append(expired, o)
 				}
 			}
 		})
-		for _, id := range expired {
-			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: id, Expired: true, Holder: s.cfg.Node}); err != nil {
+		for _, o := range expired {
+			// With a shared store the node that keeps it expires every upload, in the name of
+			// the node that took it.
+			holder := s.cfg.Node
+			if !o.HeldBy(holder) {
+				holder = o.Holder
+			}
+			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: o.ID, Expired: true, Holder: holder}); err != nil {
 				return fmt.Errorf("media retention: %w", err)
 			}
 		}
 	}
-	entries, err := os.ReadDir(filepath.Join(s.store.dir, "objects"))
+	if s.store.shared && !s.keepsSharedStore() {
+		return nil
+	}
+	var old []string
+	err := s.store.blobs.list(func(id string, _ int64, changed time.Time) {
+		if now.Sub(changed) >= orphanAge {
+			old = append(old, id)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("media sweep: %w", err)
 	}
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || now.Sub(info.ModTime()) < orphanAge {
-			continue
-		}
-		s.dropIfHeld(e.Name(), true)
+	for _, id := range old {
+		s.dropIfHeld(id, true)
 	}
 	return nil
+}
+
+// keepsSharedStore reports whether this node sweeps the shared object store: the first server of
+// the configuration in name order (or a single node).
+func (s *Service) keepsSharedStore() bool {
+	servers := s.servers()
+	return len(servers) == 0 || servers[0] == s.cfg.Node
 }
 
 // Run sweeps every minute and runs the repair pass (replicas.go) at start, after every Kick,

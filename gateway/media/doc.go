@@ -25,6 +25,11 @@
 // first among those without one fetch it from a holder and record themselves; a holder whose copy
 // is missing from its disk fetches it again. palaver_media_under_replicated counts the uploads
 // short of copies.
+//
+// With --media-store s3://bucket/prefix the sealed objects live instead in an S3-compatible object
+// store the cluster shares (s3.go, objects.go; minio-go): an upload is one object, sealed before
+// it leaves the node, read by every node from the store by ranged GETs; there are no copies
+// between nodes and no repair pass, and the first server in name order sweeps the store.
 // A miss in the replica is checked again after a read index, so a URL minted on one node a moment
 // ago works at once on another. A download's Range is normalized before it is served or passed
 // on (ranges.go: overlapping and adjacent ranges merged, at most MaxRanges parts, more coalesced
@@ -52,7 +57,10 @@
 // whose additional data binds the id, the index and a last-chunk flag, so a Range read decrypts
 // only the chunks it touches and chunks cannot be reordered, swapped or cut off. Every holder
 // seals its copy under its own master key; a copy travels between nodes only as plaintext inside
-// the cluster plane's mutual TLS, and only a holder can decrypt the copy on its disk.
+// the cluster plane's mutual TLS, and only a holder can decrypt the copy on its disk. Objects in a
+// shared object store are sealed alike under a key derived (HKDF, a label of its own) from the
+// cluster's capability key, which Raft holds, so that any node opens them and the store sees
+// only sealed chunks.
 //
 // # Uploads
 //

@@ -122,6 +122,13 @@ func New(cfg Config) (*Service, error) {
 		s.freeBytes = freeBytes
 	}
 	s.metrics = newMetrics(cfg.Registerer)
+	if opts.Store != "" {
+		b, err := openS3(context.Background(), opts.Store, opts.S3)
+		if err != nil {
+			return nil, err
+		}
+		st.blobs, st.shared, st.sharedKey = b, true, s.capKey
+	}
 	return s, nil
 }
 

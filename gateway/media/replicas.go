@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -81,7 +79,7 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 	servers := s.servers()
 	holders := []string{s.cfg.Node}
 	need := s.want(servers) - 1
-	if need <= 0 {
+	if need <= 0 || s.store.shared { // an object store keeps its own copies
 		return holders, nil
 	}
 	var errs []error
@@ -210,7 +208,7 @@ func (s *Service) fetchCopy(ctx context.Context, obj fsm.MediaObject, holders []
 // should have taken and could not; Run runs it again soon when that is not zero.
 func (s *Service) Repair(ctx context.Context) (int, error) {
 	servers := s.servers()
-	if len(servers) == 0 {
+	if len(servers) == 0 || s.store.shared {
 		return 0, nil
 	}
 	want := s.want(servers)
@@ -316,10 +314,4 @@ func (s *Service) Kick() {
 	case s.kick <- struct{}{}:
 	default:
 	}
-}
-
-// has reports whether this node's disk holds object id.
-func (st *store) has(id string) bool {
-	_, err := os.Stat(st.objectPath(id))
-	return !errors.Is(err, fs.ErrNotExist)
 }

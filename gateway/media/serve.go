@@ -84,7 +84,7 @@ func (s *Service) serve(c *gin.Context, obj fsm.MediaObject) {
 		}
 	}
 	setMediaHeaders(c.Writer.Header(), obj)
-	if obj.HeldBy(s.cfg.Node) {
+	if obj.HeldBy(s.cfg.Node) || s.store.shared {
 		r, err := s.store.open(obj.ID)
 		switch {
 		case err == nil:
