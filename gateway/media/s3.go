@@ -9,9 +9,12 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
 // An S3-compatible object store as the cluster's shared media store (--media-store
@@ -43,17 +46,25 @@ type S3Options struct {
 	Transport http.RoundTripper
 }
 
-// parseStoreURL splits s3://bucket/prefix.
+// parseStoreURL splits s3://bucket/prefix: a valid bucket name, and a prefix of path segments
+// (none empty, "." or "..", no control characters), returned with a trailing slash.
 func parseStoreURL(v string) (bucket, prefix string, err error) {
+	bad := fmt.Errorf("media store %q: want s3://bucket[/prefix]", v)
 	u, err := url.Parse(v)
-	if err != nil || u.Scheme != "s3" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", fmt.Errorf("media store %q: want s3://bucket[/prefix]", v)
+	if err != nil || u.Scheme != "s3" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" ||
+		u.Opaque != "" || u.RawPath != "" || s3utils.CheckValidBucketNameStrict(u.Host) != nil {
+		return "", "", bad
 	}
-	prefix = strings.Trim(u.Path, "/")
-	if prefix != "" {
-		prefix += "/"
+	prefix = strings.TrimSuffix(strings.TrimPrefix(u.Path, "/"), "/")
+	if prefix == "" {
+		return u.Host, "", nil
 	}
-	return u.Host, prefix, nil
+	for _, seg := range strings.Split(prefix, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsFunc(seg, unicode.IsControl) || !utf8.ValidString(seg) {
+			return "", "", bad
+		}
+	}
+	return u.Host, prefix + "/", nil
 }
 
 // s3Blobs are the objects under prefix in bucket.
