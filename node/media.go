@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -45,11 +46,15 @@ func (n *Node) mountMedia(ctx context.Context) error {
 		return err
 	}
 	n.media = svc
-	n.wg.Go(func() { svc.Run(n.runCtx) }) // retention and the bytes of deleted uploads
+	if cfg.Holders != nil {
+		n.raft.OnMembership(func([]raft.Member) { svc.Kick() }) // copies lost with a removed node
+	}
+	n.wg.Go(func() { svc.Run(n.runCtx) }) // retention, deleted uploads' bytes, copies on other nodes
 	return svc.Mount(n.rest)
 }
 
-// mountMediaInternal adds the route through which the other nodes read this node's uploads.
+// mountMediaInternal adds the routes through which the other nodes read this node's copies of
+// uploads and send it theirs.
 func (n *Node) mountMediaInternal(e *gin.Engine) {
 	if n.media == nil {
 		return
@@ -72,8 +77,8 @@ func (n *Node) mountMediaInternal(e *gin.Engine) {
 	})
 }
 
-// holders reads uploads from the nodes that hold them, over the cluster plane; each request is
-// signed with this node's server key.
+// holders reads uploads from the nodes that hold them and sends them copies, over the cluster
+// plane; each request is signed with this node's server key.
 type holders struct {
 	raft   *raft.Store
 	client *http.Client
@@ -81,7 +86,48 @@ type holders struct {
 	did    string
 }
 
+// Servers lists the servers of the Raft configuration.
+func (h *holders) Servers() []string {
+	var out []string
+	for _, m := range h.raft.Members() {
+		if m.Suffrage != raft.NotInConfiguration {
+			out = append(out, m.NodeID)
+		}
+	}
+	return out
+}
+
 func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error) {
+	req, err := h.request(ctx, http.MethodGet, node, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rangeHeader != "" {
+		req.Header.Set("Range", rangeHeader)
+	}
+	return h.do(req, node)
+}
+
+func (h *holders) StoreCopy(ctx context.Context, node, id string, size int64, body io.Reader) error {
+	req, err := h.request(ctx, http.MethodPut, node, id, body)
+	if err != nil {
+		return err
+	}
+	req.ContentLength = size
+	resp, err := h.do(req, node)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("media copy to %s: %d %s", node, resp.StatusCode, msg)
+	}
+	return nil
+}
+
+// request builds a signed request for an object's route on node, a live member.
+func (h *holders) request(ctx context.Context, method, node, id string, body io.Reader) (*http.Request, error) {
 	addr := ""
 	for _, m := range h.raft.Members() {
 		if m.NodeID == node && m.State == raft.MemberAlive {
@@ -91,14 +137,15 @@ func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (
 	if addr == "" {
 		return nil, fmt.Errorf("node %s is not a live member", node)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/internal/v1/media/"+id, nil)
+	req, err := http.NewRequestWithContext(ctx, method, "https://"+addr+"/internal/v1/media/"+id, body)
 	if err != nil {
 		return nil, fmt.Errorf("media request to %s: %w", node, err)
 	}
-	if rangeHeader != "" {
-		req.Header.Set("Range", rangeHeader)
-	}
-	exchange.SignRequest(req.Header, h.key, h.did, http.MethodGet, req.URL.RequestURI(), nil, time.Now())
+	exchange.SignRequest(req.Header, h.key, h.did, method, req.URL.RequestURI(), nil, time.Now())
+	return req, nil
+}
+
+func (h *holders) do(req *http.Request, node string) (*http.Response, error) {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("media request to %s: %w", node, err)

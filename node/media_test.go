@@ -16,7 +16,8 @@ func TestMediaOnOneNode(t *testing.T) {
 }
 
 func TestMediaOnThreeNodes(t *testing.T) {
-	nodes := startCluster(t)
+	// One copy of each upload, so that stopping its holder leaves none (checkHolderDown).
+	nodes := startNamedCluster(t, "test", func(c *Config) { c.Media.Replicas = 1 })
 	checkMedia(t, nodes)
 	checkHolderDown(t, nodes)
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -27,8 +25,8 @@ import (
 //     media directory's file system is refused 507 before a byte is written (statfs).
 //
 // Uploads are deleted by their uploader or a server operator (DELETE /api/v1/media/{id}) and, with
-// --media-retention, by their holder once that old; the holder drops the bytes of every object no
-// record names (Sweep).
+// --media-retention, by their holders once that old; each holder drops the bytes of every object
+// no record names (Sweep).
 
 // addressWindow is the period of the per-address budget.
 const addressWindow = time.Hour
@@ -128,7 +126,7 @@ func (s *Service) deleteUpload(c *gin.Context) {
 	}
 	switch res.Code {
 	case fsm.OK:
-		s.dropIfHeld(id)
+		s.dropIfHeld(id, false)
 		c.Status(http.StatusNoContent)
 	case fsm.ErrMediaNotFound:
 		rest.WriteError(c, http.StatusNotFound, "No such upload")
@@ -140,11 +138,13 @@ func (s *Service) deleteUpload(c *gin.Context) {
 }
 
 // dropIfHeld removes an object's bytes from this node's disk when it holds them and no record
-// names it any more.
-func (s *Service) dropIfHeld(id string) {
+// names it any more, or (sweep) the record does not name this node among its holders while
+// enough servers hold it: a copy left behind by a node dropped from the holder set while away.
+func (s *Service) dropIfHeld(id string, sweep bool) {
+	var obj fsm.MediaObject
 	var recorded bool
-	s.cfg.State.Read(func(st *fsm.State) { _, recorded = st.MediaObject(id) })
-	if !recorded {
+	s.cfg.State.Read(func(st *fsm.State) { obj, recorded = st.MediaObject(id) })
+	if !recorded || (sweep && !s.store.shared && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj)) {
 		s.store.remove(id)
 	}
 }
@@ -154,51 +154,89 @@ func (s *Service) dropIfHeld(id string) {
 const orphanAge = 10 * time.Minute
 
 // Sweep runs one pass of the holder's upkeep: it proposes the deletion of this node's uploads
-// older than the retention (when one is set) and removes the bytes of objects no record names.
+// older than the retention (when one is set) and removes the bytes of objects no record names
+// (or that enough other servers hold).
 func (s *Service) Sweep(ctx context.Context) error {
 	now := s.now()
 	if r := s.opts.Retention; r > 0 {
-		var expired []string
+		var expired []fsm.MediaObject
 		cutoff := now.Add(-r).UnixMilli()
+		all := s.store.shared && s.keepsSharedStore()
 		s.cfg.State.Read(func(st *fsm.State) {
-			for _, o := range st.MediaObjectsHeldBy(s.cfg.Node) {
+			objects := st.MediaObjectsHeldBy(s.cfg.Node)
+			if all {
+				objects = st.MediaObjects()
+			}
+			for _, o := range objects {
 				if o.At < cutoff {
-					expired = append(expired, o.ID)
+					expired = append(expired, o)
 				}
 			}
 		})
-		for _, id := range expired {
-			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: id, Expired: true, Holder: s.cfg.Node}); err != nil {
+		for _, o := range expired {
+			// With a shared store the node that keeps it expires every upload, in the name of
+			// the node that took it.
+			holder := s.cfg.Node
+			if !o.HeldBy(holder) {
+				holder = o.Holder
+			}
+			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: o.ID, Expired: true, Holder: holder}); err != nil {
 				return fmt.Errorf("media retention: %w", err)
 			}
 		}
 	}
-	entries, err := os.ReadDir(filepath.Join(s.store.dir, "objects"))
+	if s.store.shared && !s.keepsSharedStore() {
+		return nil
+	}
+	var old []string
+	err := s.store.blobs.list(func(id string, _ int64, changed time.Time) {
+		if now.Sub(changed) >= orphanAge {
+			old = append(old, id)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("media sweep: %w", err)
 	}
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || now.Sub(info.ModTime()) < orphanAge {
-			continue
-		}
-		s.dropIfHeld(e.Name())
+	for _, id := range old {
+		s.dropIfHeld(id, true)
 	}
 	return nil
 }
 
-// Run sweeps every minute until ctx ends.
+// keepsSharedStore reports whether this node sweeps the shared object store: the first server of
+// the configuration in name order (or a single node).
+func (s *Service) keepsSharedStore() bool {
+	servers := s.servers()
+	return len(servers) == 0 || servers[0] == s.cfg.Node
+}
+
+// Run sweeps every minute and runs the repair pass (replicas.go) at start, after every Kick,
+// every repairEvery, and again after retryRepair while a pass leaves work undone, until ctx ends.
 func (s *Service) Run(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	repair := time.NewTimer(0)
+	defer repair.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-sweep.C:
 			if err := s.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				s.log.Warn("media sweep", "err", err)
 			}
+			continue
+		case <-s.kick:
+		case <-repair.C:
 		}
+		next := repairEvery
+		pending, err := s.Repair(ctx)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Warn("media repair", "err", err)
+		}
+		if err != nil || pending > 0 {
+			next = retryRepair
+		}
+		repair.Reset(next)
 	}
 }

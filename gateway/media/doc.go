@@ -2,20 +2,34 @@
 // and their downloads (/api/v1/media/...), the PDS blob proxy (/api/v1/blob), link previews
 // (/api/v1/og), channel media spaces (/api/v1/media-space, /api/v1/space-media/...), pre-key
 // bundles (/api/v1/keys) and the sealed group keys of encrypted channels
-// (/api/v1/channels/{name}/groupkeys); and the cluster-plane route through which nodes read each
-// other's uploads.
+// (/api/v1/channels/{name}/groupkeys); and the cluster-plane routes through which nodes copy and
+// read each other's uploads.
 //
 // # Where uploads live in a cluster
 //
-// An upload's metadata (id, holder node, size, type, file name, private flag, uploader DID,
-// channel, image dimensions) is replicated through Raft (fsm.RecordMedia), so every node knows
-// every upload. The bytes stay on the disk of the node that took the upload (the holder), under
-// <media dir>/objects/<id>. A node asked for an upload it does not hold streams it from the holder
-// over the cluster listener's mutual-TLS HTTP plane (GET /internal/v1/media/{id}, Range passed
-// on); nothing is cached on the other nodes, so a private upload's plaintext is never written
-// anywhere but in transit. When the holder is down the answer is 503 with the Error object and
-// Retry-After; the upload comes back with its holder. (Replicating bytes to peers would survive a
-// lost disk, at the cost of N copies of every upload; it is left for when the need is shown.)
+// An upload's metadata (id, the node that took it, the nodes that hold a copy, size, type, file
+// name, private flag, uploader DID, channel, image dimensions) is replicated through Raft
+// (fsm.RecordMedia, fsm.AddMediaHolder, fsm.DropMediaHolder), so every node knows every upload.
+// The bytes live on the disks of --media-replicas servers of the Raft configuration (2 by
+// default, capped by the cluster size; 1 on a single node), under <media dir>/objects/<id>: the
+// node that takes an upload seals it, streams its plaintext to the servers ranked first for the id
+// over the cluster listener's mutual-TLS HTTP plane (PUT /internal/v1/media/{id}, signed by the
+// node's server key like every internal route), each of which seals its own copy, and records and
+// answers the upload only once that many hold it (503 with Retry-After otherwise; nothing is
+// recorded). A node asked for an upload it does not hold streams it from a holder (GET
+// /internal/v1/media/{id}, Range passed on), the next holder being asked when one is down or has
+// lost its copy; nothing is cached on the way. When no holder answers, the answer is 503 with the
+// Error object and Retry-After. A repair pass (replicas.go; at start, after every membership
+// change and every minute) restores the count after a server leaves the configuration: departed
+// nodes are dropped from the holder sets, and for each upload short of copies the servers ranked
+// first among those without one fetch it from a holder and record themselves; a holder whose copy
+// is missing from its disk fetches it again. palaver_media_under_replicated counts the uploads
+// short of copies.
+//
+// With --media-store s3://bucket/prefix the sealed objects live instead in an S3-compatible object
+// store the cluster shares (s3.go, objects.go; minio-go): an upload is one object, sealed before
+// it leaves the node, read by every node from the store by ranged GETs; there are no copies
+// between nodes and no repair pass, and the first server in name order sweeps the store.
 // A miss in the replica is checked again after a read index, so a URL minted on one node a moment
 // ago works at once on another. A download's Range is normalized before it is served or passed
 // on (ranges.go: overlapping and adjacent ranges merged, at most MaxRanges parts, more coalesced
@@ -41,8 +55,12 @@
 // HKDF-SHA256 from the node's master key (<media dir>/master.key, 0600, never sent anywhere) and
 // the object id. The plaintext is sealed in 64 KiB chunks whose nonce is the chunk index and
 // whose additional data binds the id, the index and a last-chunk flag, so a Range read decrypts
-// only the chunks it touches and chunks cannot be reordered, swapped or cut off. Only the holder
-// can decrypt its objects.
+// only the chunks it touches and chunks cannot be reordered, swapped or cut off. Every holder
+// seals its copy under its own master key; a copy travels between nodes only as plaintext inside
+// the cluster plane's mutual TLS, and only a holder can decrypt the copy on its disk. Objects in a
+// shared object store are sealed alike under a key derived (HKDF, a label of its own) from the
+// cluster's capability key, which Raft holds, so that any node opens them and the store sees
+// only sealed chunks.
 //
 // # Uploads
 //
@@ -56,8 +74,8 @@
 // the bytes per client address and hour on this node (--media-address-bytes; 429), a free-disk
 // floor checked with statfs (--media-min-free-bytes; 507) and this node's disk cap
 // (--media-disk-bytes; 507). DELETE /api/v1/media/{id} deletes an upload (its uploader or a server
-// operator; fsm.DeleteMedia); with --media-retention the holder deletes its uploads older than
-// that, and its sweep removes the bytes no record names (budget.go). Served media carry
+// operator; fsm.DeleteMedia); with --media-retention the holders delete their uploads older than
+// that, and each holder's sweep removes the bytes no record names (budget.go). Served media carry
 // nosniff, a sandboxing Content-Security-Policy and a Content-Disposition that is inline only for
 // images, audio, video and PDF; text is served as text/plain and other types as downloads.
 //

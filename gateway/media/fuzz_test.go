@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
 func FuzzParseRef(f *testing.F) {
@@ -81,6 +83,36 @@ func FuzzReadForm(f *testing.F) {
 		}
 		if err != nil && status != 400 && status != 413 {
 			t.Fatalf("status %d for %v", status, err)
+		}
+	})
+}
+
+func FuzzParseStoreURL(f *testing.F) {
+	for _, s := range []string{"s3://media", "s3://media/uploads/", "s3://my.bucket/a/b", "s3://Media/x", "s3://media//x",
+		"s3://media/../x", "s3://u:p@media/x", "s3://media/x?y", "https://media/x", "s3:///x", "s3://media/%2e%2e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		bucket, prefix, err := parseStoreURL(v)
+		if err != nil {
+			return
+		}
+		if s3utils.CheckValidBucketNameStrict(bucket) != nil {
+			t.Fatalf("parseStoreURL(%q) accepted bucket %q", v, bucket)
+		}
+		if prefix != "" {
+			if !strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") || !utf8.ValidString(prefix) {
+				t.Fatalf("parseStoreURL(%q) accepted prefix %q", v, prefix)
+			}
+			for _, seg := range strings.Split(strings.TrimSuffix(prefix, "/"), "/") {
+				if seg == "" || seg == "." || seg == ".." {
+					t.Fatalf("parseStoreURL(%q) accepted prefix %q", v, prefix)
+				}
+			}
+		}
+		b2, p2, err := parseStoreURL("s3://" + bucket + "/" + prefix)
+		if err != nil || b2 != bucket || p2 != prefix {
+			t.Fatalf("parseStoreURL(%q) = %q %q, which does not parse back (%q %q %v)", v, bucket, prefix, b2, p2, err)
 		}
 	})
 }

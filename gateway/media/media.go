@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -37,10 +38,15 @@ type Proposer interface {
 	Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error)
 }
 
-// Holders fetches an object's plaintext from the node that holds it, over the cluster plane;
-// rangeHeader is the client's Range header ("" for none). Nil on a single node.
+// Holders reaches the other servers of the cluster over the cluster plane. Nil on a single node.
 type Holders interface {
+	// FetchHeld asks node for an object's plaintext; rangeHeader is the client's Range header
+	// ("" for none).
 	FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error)
+	// StoreCopy sends an object's plaintext (size bytes) to node, which seals its own copy.
+	StoreCopy(ctx context.Context, node, id string, size int64, body io.Reader) error
+	// Servers lists the node names of the servers of the Raft configuration.
+	Servers() []string
 }
 
 // PDSResolver finds the PDS base URL of a DID (from its DID document).
@@ -85,6 +91,8 @@ type Service struct {
 	// addr is the per-address upload budget (budget.go).
 	addr      *addressBudget
 	freeBytes func(dir string) (int64, error)
+	// kick runs a repair pass at once (replicas.go).
+	kick chan struct{}
 }
 
 // New opens the media directory and builds the service; Mount puts its routes on a REST server.
@@ -93,6 +101,9 @@ func New(cfg Config) (*Service, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("media: no directory")
 	}
+	if opts.Replicas < 1 || opts.Replicas > fsm.MaxMediaHolders {
+		return nil, fmt.Errorf("media: --media-replicas %d: want 1 to %d", opts.Replicas, fsm.MaxMediaHolders)
+	}
 	st, err := openStore(opts.Dir, opts.DiskBytes)
 	if err != nil {
 		return nil, err
@@ -100,7 +111,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, opts: opts, store: st, log: cfg.Logger, og: newPreviewCache(previewCacheSize, previewTTL),
 		guard: fetchguard.New(fetchguard.Options{Timeout: opts.FetchTimeout, AllowLoopback: opts.AllowLoopbackFetch,
 			UserAgent: "palaver-media/1 (+" + strings.TrimRight(cfg.BaseURL, "/") + ")"}),
-		spaces: &http.Client{Timeout: opts.FetchTimeout},
+		spaces: &http.Client{Timeout: opts.FetchTimeout}, kick: make(chan struct{}, 1),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -111,6 +122,13 @@ func New(cfg Config) (*Service, error) {
 		s.freeBytes = freeBytes
 	}
 	s.metrics = newMetrics(cfg.Registerer)
+	if opts.Store != "" {
+		b, err := openS3(context.Background(), opts.Store, opts.S3)
+		if err != nil {
+			return nil, err
+		}
+		st.blobs, st.shared, st.sharedKey = b, true, s.capKey
+	}
 	return s, nil
 }
 
@@ -207,25 +225,31 @@ func (s *Service) Mount(r *rest.Server) error {
 // InternalPath is the cluster-plane route of an object's bytes.
 const InternalPath = "/internal/v1/media/:id"
 
-// MountInternal adds the cluster-plane route through which the other nodes read the objects this
-// node holds: plaintext over the plane's mutual TLS, Range honoured. authenticate admits only
-// servers of the cluster.
+// MountInternal adds the cluster-plane routes of the objects' bytes, plaintext over the plane's
+// mutual TLS: GET reads a recorded object this node has a copy of (Range honoured), PUT stores
+// another server's copy (replicas.go). authenticate admits only servers of the cluster.
 func (s *Service) MountInternal(e *gin.Engine, authenticate func(*http.Request) error) {
-	e.GET(InternalPath, func(c *gin.Context) {
+	auth := func(c *gin.Context) {
 		if err := authenticate(c.Request); err != nil {
 			c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "not a server of this cluster"})
-			return
 		}
+	}
+	e.GET(InternalPath, auth, func(c *gin.Context) {
 		id := c.Param("id")
 		var obj fsm.MediaObject
 		var ok bool
 		s.cfg.State.Read(func(st *fsm.State) { obj, ok = st.MediaObject(id) })
-		if !ok || obj.Holder != s.cfg.Node {
+		var r *reader
+		if ok {
+			r, _ = s.store.open(id)
+		}
+		if r == nil {
 			c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": "not held here"})
 			return
 		}
-		s.serveLocal(c, obj)
+		s.serveLocal(c, obj, r)
 	})
+	e.PUT(InternalPath, auth, s.receiveCopy)
 }
 
 // propose proposes cmd, answering 503 itself when Raft cannot take it; the caller maps codes.

@@ -9,6 +9,8 @@ type metricSet struct {
 	fetches     *prometheus.CounterVec // by proxy and result
 	refusals    *prometheus.CounterVec // by proxy
 	served      *prometheus.CounterVec // by where the bytes came from
+	copies      *prometheus.CounterVec // by reason and result
+	underCopied prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) metricSet {
@@ -23,9 +25,13 @@ func newMetrics(reg prometheus.Registerer) metricSet {
 			Help: "URLs the proxies refused (not allowed, or stopped by the request-forgery guard), by proxy."}, []string{"proxy"}),
 		served: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "palaver_media_served_total",
 			Help: "Media downloads by source (local, holder) and result."}, []string{"source", "result"}),
+		copies: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "palaver_media_copies_total",
+			Help: "Copies of uploads sent to another node with an upload (upload), received from one (received) or taken by the repair pass (repair), by result."}, []string{"reason", "result"}),
+		underCopied: prometheus.NewGauge(prometheus.GaugeOpts{Name: "palaver_media_under_replicated",
+			Help: "Uploads held by fewer servers of the cluster than --media-replicas asks (capped by the cluster size), at the last repair pass."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.uploads, m.uploadBytes, m.fetches, m.refusals, m.served)
+		reg.MustRegister(m.uploads, m.uploadBytes, m.fetches, m.refusals, m.served, m.copies, m.underCopied)
 	}
 	return m
 }

@@ -17,6 +17,10 @@ const MaxUploadBytes = limits.UploadBytes
 type Options struct {
 	// Dir holds this node's objects (default: <data>/media, set by the node).
 	Dir string
+	// Store, when set (s3://bucket/prefix), keeps the objects in an S3-compatible object store the
+	// cluster shares instead of on the nodes' disks (s3.go); S3 configures it.
+	Store string
+	S3    S3Options
 	// QuotaBytes caps the bytes one DID may have uploaded, cluster-wide (0: no quota).
 	QuotaBytes int64
 	// DiskBytes caps the bytes of objects on this node's disk (0: no cap).
@@ -29,6 +33,9 @@ type Options struct {
 	// MinFreeBytes is the free space an upload must leave on the media directory's file system
 	// (0: no floor).
 	MinFreeBytes int64
+	// Replicas is how many servers of the cluster hold each upload's bytes, capped by the cluster
+	// size (1 on a single node); an upload is answered once that many hold it.
+	Replicas int
 	// Retention deletes uploads older than it (0: kept until deleted).
 	Retention time.Duration
 	// SpaceAuthority is the base URL of the media space authority; empty: media spaces are off.
@@ -59,6 +66,7 @@ func Defaults() Options {
 		AddressBytes:  2 << 30,
 		MinFreeBytes:  1 << 30,
 		MaxSpaces:     1000,
+		Replicas:      2,
 		FetchTimeout:  15 * time.Second,
 		MaxProxyBytes: 64 << 20,
 
@@ -86,6 +94,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxSpaces == 0 {
 		o.MaxSpaces = d.MaxSpaces
 	}
+	if o.Replicas == 0 {
+		o.Replicas = d.Replicas
+	}
 	if o.DownloadsPerMinute == 0 {
 		o.DownloadsPerMinute = d.DownloadsPerMinute
 	}
@@ -95,11 +106,19 @@ func (o Options) withDefaults() Options {
 // Flags declares the options' flags on fs, with the current values as defaults.
 func (o *Options) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Dir, "media-dir", o.Dir, "directory of this node's uploaded media, encrypted at rest (default <data>/media)")
+	fs.StringVar(&o.Store, "media-store", o.Store, "keep uploads in an S3-compatible object store shared by the cluster, s3://bucket/prefix, sealed before they leave the node (empty: on each node's disk under --media-dir)")
+	fs.StringVar(&o.S3.Endpoint, "media-s3-endpoint", o.S3.Endpoint, "host[:port] of the object store's S3 API (default s3.amazonaws.com)")
+	fs.StringVar(&o.S3.Region, "media-s3-region", o.S3.Region, "region of the object store's bucket (empty: asked of the store)")
+	fs.StringVar(&o.S3.AccessKey, "media-s3-access-key", o.S3.AccessKey, "access key of the object store (empty, with no secret key file: the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables)")
+	fs.StringVar(&o.S3.SecretKeyFile, "media-s3-secret-key-file", o.S3.SecretKeyFile, "file holding the object store's secret key")
+	fs.BoolVar(&o.S3.Insecure, "media-s3-insecure", o.S3.Insecure, "speak plain HTTP to the object store (one on the same host or network only)")
+	fs.BoolVar(&o.S3.PathStyle, "media-s3-path-style", o.S3.PathStyle, "name the bucket in the URL's path rather than its host name (most self-hosted stores)")
 	fs.Int64Var(&o.QuotaBytes, "media-quota-bytes", o.QuotaBytes, "bytes one DID may upload in total, across the cluster (0: no quota)")
 	fs.Int64Var(&o.DiskBytes, "media-disk-bytes", o.DiskBytes, "bytes of uploaded media this node keeps on disk; uploads beyond are refused 507 (0: no cap)")
 	fs.Int64Var(&o.TotalBytes, "media-total-bytes", o.TotalBytes, "bytes of uploads the whole deployment keeps; uploads beyond are refused 507 (0: no cap)")
 	fs.Int64Var(&o.AddressBytes, "media-address-bytes", o.AddressBytes, "bytes one client address may upload through this node per hour; beyond, 429 (0: no cap)")
 	fs.Int64Var(&o.MinFreeBytes, "media-min-free-bytes", o.MinFreeBytes, "free space an upload must leave on the media directory's file system; otherwise 507 (0: no floor)")
+	fs.IntVar(&o.Replicas, "media-replicas", o.Replicas, "servers of the cluster that hold each upload's bytes, capped by the cluster size; an upload is answered once that many hold it")
 	fs.DurationVar(&o.Retention, "media-retention", o.Retention, "delete uploads older than this (0: keep them until their uploader or an operator deletes them)")
 	fs.StringVar(&o.SpaceAuthority, "media-space-authority", o.SpaceAuthority, "base URL of the media space authority that creates channel media spaces (empty: media spaces off, 404)")
 	fs.IntVar(&o.DownloadsPerMinute, "media-downloads-per-minute", o.DownloadsPerMinute, "media downloads one client address without a live bearer may make per minute; more are refused 429 (0: no limit)")

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +73,7 @@ func (s *Service) lookup(c *gin.Context, id string) (fsm.MediaObject, bool) {
 	return obj, found
 }
 
-// serve sends an object from this node's disk or from its holder.
+// serve sends an object from this node's disk or from a server that holds a copy.
 //
 // A Range header is normalized first (normalizeRange: merged, at most MaxRanges parts), for
 // this node's file server and for the holder alike.
@@ -84,9 +84,20 @@ func (s *Service) serve(c *gin.Context, obj fsm.MediaObject) {
 		}
 	}
 	setMediaHeaders(c.Writer.Header(), obj)
-	if obj.Holder == s.cfg.Node {
-		s.serveLocal(c, obj)
-		return
+	if obj.HeldBy(s.cfg.Node) || s.store.shared {
+		r, err := s.store.open(obj.ID)
+		switch {
+		case err == nil:
+			s.serveLocal(c, obj, r)
+			return
+		case !errors.Is(err, fs.ErrNotExist):
+			s.log.Error("media: opening an object", "id", obj.ID, "err", err)
+			s.metrics.served.WithLabelValues("local", "error").Inc()
+			rest.WriteError(c, http.StatusInternalServerError, "The upload cannot be read")
+			return
+		}
+		// This node's copy is missing (the repair pass takes it again): another holder serves.
+		s.metrics.served.WithLabelValues("local", "missing").Inc()
 	}
 	s.serveRemote(c, obj)
 }
@@ -122,20 +133,9 @@ func setMediaHeaders(h http.Header, obj fsm.MediaObject) {
 	}
 }
 
-// serveLocal decrypts the object from disk; http.ServeContent answers Range (206, 416).
-func (s *Service) serveLocal(c *gin.Context, obj fsm.MediaObject) {
-	r, err := s.store.open(obj.ID)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			s.metrics.served.WithLabelValues("local", "missing").Inc()
-			rest.WriteError(c, http.StatusNotFound, "The upload's bytes are gone from this server")
-			return
-		}
-		s.log.Error("media: opening an object", "id", obj.ID, "err", err)
-		s.metrics.served.WithLabelValues("local", "error").Inc()
-		rest.WriteError(c, http.StatusInternalServerError, "The upload cannot be read")
-		return
-	}
+// serveLocal sends the object from r (this node's copy, closed here); http.ServeContent answers
+// Range (206, 416).
+func (s *Service) serveLocal(c *gin.Context, obj fsm.MediaObject, r *reader) {
 	defer r.Close()
 	if c.Writer.Header().Get("Content-Type") == "" {
 		setMediaHeaders(c.Writer.Header(), obj)
@@ -147,35 +147,50 @@ func (s *Service) serveLocal(c *gin.Context, obj fsm.MediaObject) {
 // relayed are the holder's answer headers passed on.
 var relayed = []string{"Content-Length", "Content-Range", "Accept-Ranges", "Last-Modified", "ETag"}
 
-// serveRemote streams the object from its holder over the cluster plane, the Range passed on.
+// serveRemote streams the object from a server that holds a copy over the cluster plane, the
+// Range passed on; a holder that cannot be reached or answers an error gives way to the next.
 func (s *Service) serveRemote(c *gin.Context, obj fsm.MediaObject) {
-	if s.cfg.Holders == nil {
+	unavailable := func(msg string) {
 		s.metrics.served.WithLabelValues("holder", "unavailable").Inc()
 		c.Header("Retry-After", retryAfterHolderDown)
-		rest.WriteError(c, http.StatusServiceUnavailable, "The node that holds this upload is not reachable")
+		rest.WriteError(c, http.StatusServiceUnavailable, msg)
+	}
+	if s.cfg.Holders == nil {
+		unavailable("The node that holds this upload is not reachable")
 		return
 	}
-	resp, err := s.cfg.Holders.FetchHeld(c.Request.Context(), obj.Holder, obj.ID, c.GetHeader("Range"))
-	if err != nil {
-		s.log.Warn("media: holder unreachable", "holder", obj.Holder, "id", obj.ID, "err", err)
-		s.metrics.served.WithLabelValues("holder", "unavailable").Inc()
-		c.Header("Retry-After", retryAfterHolderDown)
-		rest.WriteError(c, http.StatusServiceUnavailable, "The node that holds this upload ("+obj.Holder+") is not reachable now")
+	var resp *http.Response
+	missing := 0
+	holders := slices.DeleteFunc(rank(obj.ID, obj.HolderSet()), func(n string) bool { return n == s.cfg.Node })
+	for _, node := range holders {
+		r, err := s.cfg.Holders.FetchHeld(c.Request.Context(), node, obj.ID, c.GetHeader("Range"))
+		if err != nil {
+			s.log.Warn("media: holder unreachable", "holder", node, "id", obj.ID, "err", err)
+			continue
+		}
+		switch r.StatusCode {
+		case http.StatusOK, http.StatusPartialContent, http.StatusRequestedRangeNotSatisfiable:
+			resp = r
+		case http.StatusNotFound:
+			missing++
+		default:
+			s.log.Warn("media: holder answered an error", "holder", node, "id", obj.ID, "status", r.StatusCode)
+		}
+		if resp != nil {
+			break
+		}
+		r.Body.Close()
+	}
+	switch {
+	case resp == nil && missing > 0 && missing == len(holders):
+		s.metrics.served.WithLabelValues("holder", "missing").Inc()
+		rest.WriteError(c, http.StatusNotFound, "The upload's bytes are gone from the nodes that held them")
+		return
+	case resp == nil:
+		unavailable("No node that holds this upload (" + strings.Join(holders, ", ") + ") is reachable now")
 		return
 	}
 	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK, http.StatusPartialContent, http.StatusRequestedRangeNotSatisfiable:
-	case http.StatusNotFound:
-		s.metrics.served.WithLabelValues("holder", "missing").Inc()
-		rest.WriteError(c, http.StatusNotFound, "The upload's bytes are gone from the node that held them")
-		return
-	default:
-		s.metrics.served.WithLabelValues("holder", "error").Inc()
-		c.Header("Retry-After", retryAfterHolderDown)
-		rest.WriteError(c, http.StatusServiceUnavailable, "The node that holds this upload answered "+strconv.Itoa(resp.StatusCode))
-		return
-	}
 	for _, h := range relayed {
 		if v := resp.Header.Get(h); v != "" {
 			c.Header(h, v)

@@ -34,13 +34,20 @@ const (
 // ErrCorrupt is the error of an object file that fails authentication or has the wrong shape.
 var ErrCorrupt = errors.New("media: object file corrupt or tampered with")
 
-// store keeps this node's objects under dir: objects/<id> (sealed), tmp/ (uploads in progress,
-// removed at open), master.key (0600; the node's master key, never sent anywhere).
+// store keeps the objects this node reads and writes: sealed, in its blobs (objects.go: by
+// default <dir>/objects/<id> on this node's disk; or an S3-compatible object store the cluster
+// shares, s3.go). Under dir: tmp/ (uploads in progress, removed at open) and master.key (0600;
+// the node's master key, never sent anywhere).
 type store struct {
 	dir    string
 	master []byte
-	used   atomic.Int64 // bytes of files under objects/
-	maxUse int64        // 0: no cap
+	blobs  blobs
+	// shared: the blobs are the cluster's (an object store), sealed under the cluster's key
+	// (sharedKey) rather than the node's, and read by every node alike.
+	shared    bool
+	sharedKey func() []byte
+	used      atomic.Int64 // bytes of files under objects/ (disk blobs)
+	maxUse    int64        // 0: no cap
 }
 
 func openStore(dir string, maxUse int64) (*store, error) {
@@ -61,7 +68,7 @@ func openStore(dir string, maxUse int64) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &store{dir: dir, master: master, maxUse: maxUse}
+	s := &store{dir: dir, master: master, maxUse: maxUse, blobs: diskBlobs{dir: filepath.Join(dir, "objects")}}
 	err = filepath.WalkDir(filepath.Join(dir, "objects"), func(_ string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -121,9 +128,19 @@ func validID(id string) bool {
 
 func (s *store) objectPath(id string) string { return filepath.Join(s.dir, "objects", id) }
 
-// aead is the cipher of one object: AES-256-GCM under HKDF(master, id).
+// errNoSharedKey: the cluster's key is not installed yet (shared blobs).
+var errNoSharedKey = errors.New("media: the cluster's media key is not installed yet")
+
+// aead is the cipher of one object: AES-256-GCM under HKDF(master, id), or, for shared blobs,
+// HKDF(the cluster's key, id) so that every node opens what any node sealed.
 func (s *store) aead(id string) (cipher.AEAD, error) {
-	key, err := hkdf.Key(sha256.New, s.master, nil, "palaver-media-object-v1\x00"+id, 32)
+	secret, label := s.master, "palaver-media-object-v1\x00"
+	if s.shared {
+		if secret, label = s.sharedKey(), "palaver-media-shared-object-v1\x00"; len(secret) == 0 {
+			return nil, errNoSharedKey
+		}
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, label+id, 32)
 	if err != nil {
 		return nil, fmt.Errorf("object key: %w", err)
 	}
@@ -235,15 +252,20 @@ func (w *writer) commit() error {
 		return fmt.Errorf("media temp file: %w", err)
 	}
 	disk := bytesOnDisk(w.size)
+	if w.s.shared {
+		err := w.s.blobs.put(w.id, w.f.Name(), disk)
+		w.abort() // the temporary file is not needed any more
+		return err
+	}
 	if w.s.maxUse > 0 && w.s.used.Add(disk) > w.s.maxUse {
 		w.s.used.Add(-disk)
 		w.abort()
 		return errDiskFull
 	}
-	if err := os.Rename(w.f.Name(), w.s.objectPath(w.id)); err != nil {
+	if err := w.s.blobs.put(w.id, w.f.Name(), disk); err != nil {
 		w.s.used.Add(-disk)
 		w.abort()
-		return fmt.Errorf("media object: %w", err)
+		return err
 	}
 	w.done = true
 	return nil
@@ -261,24 +283,30 @@ func (w *writer) abort() {
 
 var errDiskFull = errors.New("media: the node's media disk cap is reached")
 
-// remove deletes a committed object (its record was refused).
-func (s *store) remove(id string) {
-	path := s.objectPath(id)
-	if info, err := os.Stat(path); err == nil {
-		if os.Remove(path) == nil {
-			s.used.Add(-info.Size())
-		}
+// remove deletes a committed object (its record was refused or deleted).
+func (s *store) remove(id string) error {
+	freed, err := s.blobs.remove(id)
+	if !s.shared {
+		s.used.Add(-freed)
 	}
+	return err
+}
+
+// has reports whether the blobs hold object id (an error, such as an unreachable object store,
+// counts as not known to be missing).
+func (s *store) has(id string) bool {
+	ok, err := s.blobs.has(id)
+	return ok || err != nil
 }
 
 // full reports whether n more plaintext bytes would pass the disk cap.
 func (s *store) full(n int64) bool {
-	return s.maxUse > 0 && s.used.Load()+bytesOnDisk(n) > s.maxUse
+	return !s.shared && s.maxUse > 0 && s.used.Load()+bytesOnDisk(n) > s.maxUse
 }
 
 // reader is an io.ReadSeeker over an object's plaintext, decrypting the chunks it touches.
 type reader struct {
-	f     *os.File
+	f     blob
 	id    string
 	aead  cipher.AEAD
 	size  int64
@@ -299,22 +327,17 @@ func (s *store) open(id string) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.objectPath(id))
+	f, err := s.blobs.open(id)
 	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	hdr := make([]byte, headerLen)
-	if _, err := io.ReadFull(f, hdr); err != nil || string(hdr[:len(magic)]) != magic ||
+	if got, err := f.ReadAt(hdr, 0); (err != nil && (got < len(hdr) || !errors.Is(err, io.EOF))) || string(hdr[:len(magic)]) != magic ||
 		binary.BigEndian.Uint32(hdr[len(magic):]) != chunkSize {
 		f.Close()
 		return nil, ErrCorrupt
 	}
-	body := info.Size() - int64(headerLen)
+	body := f.Size() - int64(headerLen)
 	chunks := (body + sealedLen - 1) / sealedLen
 	if chunks == 0 {
 		f.Close()
@@ -343,7 +366,8 @@ func (r *reader) load(i int64) error {
 		n = r.size - i*chunkSize + tagSize
 	}
 	raw := r.raw[:n]
-	if _, err := r.f.ReadAt(raw, int64(headerLen)+i*sealedLen); err != nil {
+	// A ReaderAt may answer io.EOF with a full read that ends at the end (an object store's does).
+	if got, err := r.f.ReadAt(raw, int64(headerLen)+i*sealedLen); err != nil && (got < len(raw) || !errors.Is(err, io.EOF)) {
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	plain, err := r.aead.Open(r.plain[:0], chunkNonce(i), raw, chunkAD(r.id, i, i == r.last))

@@ -169,7 +169,15 @@ func (s *Service) upload(c *gin.Context) {
 		fail(http.StatusInternalServerError, "error", "The upload could not be stored")
 		return
 	}
-	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Size: form.size, MIME: mime, Filename: form.filename,
+	holders, err := s.replicate(c.Request.Context(), id, form.size)
+	if err != nil {
+		s.store.remove(id)
+		s.log.Warn("upload: copying to other servers", "id", id, "err", err)
+		c.Header("Retry-After", retryAfterHolderDown)
+		fail(http.StatusServiceUnavailable, "error", "The upload could not be copied to enough servers; try again")
+		return
+	}
+	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Holders: holders, Size: form.size, MIME: mime, Filename: form.filename,
 		Private: form.private, Uploader: did, Channel: form.channel, Width: width, Height: height}
 	res, ok := s.propose(c, fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes})
 	if !ok || res.Code != fsm.OK {

@@ -89,19 +89,23 @@ type MediaState struct {
 	totalKnown bool
 }
 
-// MediaObject is one upload's metadata. The bytes live on Holder's disk, encrypted at rest.
+// MediaObject is one upload's metadata. The bytes live on the disks of its holders (HolderSet),
+// encrypted at rest under each holder's own key.
 type MediaObject struct {
-	ID       string `json:"id"`
-	Holder   string `json:"holder"` // node name
-	Size     int64  `json:"size"`
-	MIME     string `json:"mime"`
-	Filename string `json:"filename"`
-	Private  bool   `json:"private,omitempty"`
-	Uploader string `json:"uploader"` // DID
-	Channel  string `json:"channel,omitempty"`
-	Width    int    `json:"w,omitempty"`
-	Height   int    `json:"h,omitempty"`
-	At       int64  `json:"at"` // unix ms, from the proposer
+	ID     string `json:"id"`
+	Holder string `json:"holder"` // the node that took the upload
+	// Holders, when set, are every node that holds a copy, sorted (media_holders.go); nil means
+	// Holder alone.
+	Holders  []string `json:"holders,omitempty"`
+	Size     int64    `json:"size"`
+	MIME     string   `json:"mime"`
+	Filename string   `json:"filename"`
+	Private  bool     `json:"private,omitempty"`
+	Uploader string   `json:"uploader"` // DID
+	Channel  string   `json:"channel,omitempty"`
+	Width    int      `json:"w,omitempty"`
+	Height   int      `json:"h,omitempty"`
+	At       int64    `json:"at"` // unix ms, from the proposer
 }
 
 // GroupKeyRing holds a channel's sealed group keys: epoch → member DID → sealed key.
@@ -209,6 +213,11 @@ func (a *applier) recordMedia(c RecordMedia) Result {
 		o.Width < 0 || o.Height < 0 || c.Quota < 0 || c.Total < 0 {
 		return Result{Code: ErrInvalid}
 	}
+	holders, ok := normalHolders(o.Holder, o.Holders)
+	if !ok {
+		return Result{Code: ErrInvalid}
+	}
+	o.Holders = holders
 	m := a.media()
 	if m.Objects[o.ID] != nil {
 		return Result{Code: ErrMediaExists}

@@ -23,7 +23,7 @@ func init() {
 }
 
 // DeleteMedia deletes the record of upload ID, on DID's word (the uploader or a server operator),
-// or, with Expired, on its holder's retention (Holder names it; no DID).
+// or, with Expired, on the retention of a node that holds a copy (Holder names it; no DID).
 type DeleteMedia struct {
 	ID         string `json:"id"`
 	DID        string `json:"did,omitempty"`
@@ -45,7 +45,7 @@ func (a *applier) deleteMedia(c DeleteMedia) Result {
 	}
 	switch {
 	case c.Expired:
-		if c.Holder != o.Holder {
+		if !o.HeldBy(c.Holder) {
 			return Result{Code: ErrMediaNotYours}
 		}
 	case c.DID != o.Uploader && !c.ServerOper && !a.st.didIsOper(c.DID):

@@ -129,14 +129,14 @@ func (s *State) MediaSpaceCount() int {
 	return len(s.media.Spaces)
 }
 
-// MediaObjectsHeldBy lists the uploads node holds, by id.
+// MediaObjectsHeldBy lists the uploads node holds a copy of, by id.
 func (s *State) MediaObjectsHeldBy(node string) []MediaObject {
 	if s.media == nil {
 		return nil
 	}
 	var out []MediaObject
 	for _, o := range s.media.Objects {
-		if o.Holder == node {
+		if o.HeldBy(node) {
 			out = append(out, *o)
 		}
 	}
@@ -157,4 +157,17 @@ func (s *State) MediaTotal() int64 {
 		total += o.Size
 	}
 	return total
+}
+
+// MediaObjects lists every upload, by id.
+func (s *State) MediaObjects() []MediaObject {
+	if s.media == nil {
+		return nil
+	}
+	out := make([]MediaObject, 0, len(s.media.Objects))
+	for _, o := range s.media.Objects {
+		out = append(out, *o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
