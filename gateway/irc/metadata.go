@@ -6,12 +6,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // draft/metadata-2 (IRCv3 metadata): METADATA GET, LIST, SET, CLEAR, SUB, UNSUB, SUBS and SYNC.
+// draft/metadata-3 is the same protocol with three differences in the replies, which a client
+// that negotiated it gets: the target `*` is answered under the client's nick, the keys of 770,
+// 771 and 772 are one parameter each rather than one space-separated list, and a refused value is
+// FAIL METADATA INVALID_VALUE (draft/metadata-2: VALUE_INVALID). freeq's clients speak
+// draft/metadata-2, which keeps its replies.
 //
 // The keys are replicated (raft/fsm/metadata.go): a user's belong to its DID, so profile data
 // such as avatar, display-name or homepage follows the user to every session and node; a guest's
@@ -25,6 +31,7 @@ import (
 const (
 	metadataCap       = "draft/metadata-2"
 	metadataNotifyCap = "draft/metadata-notify-2"
+	metadata3Cap      = "draft/metadata-3"
 	// maxMetadataSubs bounds a connection's subscriptions (max-subs).
 	maxMetadataSubs = 50
 	// metadataJoinSync is the largest channel whose members' metadata a JOIN sends at once.
@@ -119,8 +126,8 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 		c.metadataSubscribe(rb, sub == "SUB", splitKeys(m.Params[2:]))
 		return
 	case "SUBS":
-		for _, chunk := range spaceChunks(c.s.metaSubs.keys(c)) {
-			rb.add(c.numericMsg("772", chunk))
+		for _, l := range c.keyLists("772", c.s.metaSubs.keys(c)) {
+			rb.add(l)
 		}
 		return
 	case "GET", "LIST", "SET", "CLEAR", "SYNC":
@@ -134,6 +141,9 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 	if !found || !t.Readable {
 		fail("INVALID_TARGET", "Invalid target", target)
 		return
+	}
+	if target == "*" && c.has(capMetadata3) {
+		target = c.nick
 	}
 	switch sub {
 	case "GET":
@@ -198,7 +208,10 @@ func (c *client) metadataSet(rb *respBuf, target string, t fsm.MetadataTarget, a
 		rb.add(c.failMsg("METADATA", "KEY_NO_PERMISSION", "You may not set "+key+" on "+target, target, key))
 		return
 	case len(args) > 1 && len(args[1]) > fsm.MaxMetadataValueBytes:
-		rb.add(c.failMsg("METADATA", "VALUE_INVALID", "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes", target, key))
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+		return
+	case len(args) > 1 && !utf8.ValidString(args[1]):
+		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
 		return
 	}
 	cmd := fsm.SetMetadata{Session: c.id, Channel: t.Channel, Key: key, Delete: len(args) == 1}
@@ -232,8 +245,32 @@ func (c *client) metadataFailure(rb *respBuf, target, key string, code fsm.Code,
 	case code == fsm.ErrNoSuchChannel, code == fsm.ErrNoSuchSession:
 		fail("INVALID_TARGET", "Invalid target", target)
 	default:
-		fail("VALUE_INVALID", "Invalid key or value", target, key)
+		rb.add(c.valueInvalid(target, key, "Invalid key or value"))
 	}
+}
+
+// valueInvalid refuses a value: FAIL METADATA VALUE_INVALID <target> <key> for draft/metadata-2,
+// FAIL METADATA INVALID_VALUE <key> for draft/metadata-3.
+func (c *client) valueInvalid(target, key, text string) ircmsg.Message {
+	if c.has(capMetadata3) {
+		return c.failMsg("METADATA", "INVALID_VALUE", text, key)
+	}
+	return c.failMsg("METADATA", "VALUE_INVALID", text, target, key)
+}
+
+// keyLists renders a reply listing keys (770, 771, 772): for draft/metadata-3 each key is a
+// parameter of its own, for draft/metadata-2 the keys are one space-separated parameter; long
+// lists take several lines.
+func (c *client) keyLists(numeric string, keys []string) []ircmsg.Message {
+	var out []ircmsg.Message
+	for _, chunk := range spaceChunks(keys) {
+		if c.has(capMetadata3) {
+			out = append(out, c.numericMsg(numeric, strings.Fields(chunk)...))
+		} else {
+			out = append(out, c.numericMsg(numeric, chunk))
+		}
+	}
+	return out
 }
 
 // metadataSubscribe handles SUB and UNSUB.
@@ -248,8 +285,8 @@ func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 	}
 	if !sub {
 		c.s.metaSubs.unsubscribe(c, valid)
-		for _, chunk := range spaceChunks(valid) {
-			rb.add(c.numericMsg("771", chunk))
+		for _, l := range c.keyLists("771", valid) {
+			rb.add(l)
 		}
 		return
 	}
@@ -257,8 +294,8 @@ func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 	if tooMany != "" {
 		rb.add(c.failMsg("METADATA", "TOO_MANY_SUBS", "Too many subscriptions", tooMany))
 	}
-	for _, chunk := range spaceChunks(ok) {
-		rb.add(c.numericMsg("770", chunk))
+	for _, l := range c.keyLists("770", ok) {
+		rb.add(l)
 	}
 }
 
@@ -295,7 +332,7 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 	add := func(target string, keys map[string]string) {
 		for _, k := range subs {
 			if v, ok := keys[k]; ok {
-				out = append(out, c.s.metadataLine(target, k, v))
+				out = append(out, c.metadataLine(target, k, v))
 			}
 		}
 	}
@@ -306,9 +343,13 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 	return out
 }
 
-// metadataLine is the server's METADATA line for one key of a target.
-func (s *Server) metadataLine(target, key, value string) ircmsg.Message {
-	return ircmsg.Message{Source: s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
+// metadataLine is the server's line telling c one key of a target: METADATA for
+// draft/metadata-2, 761 (RPL_KEYVALUE) for draft/metadata-3.
+func (c *client) metadataLine(target, key, value string) ircmsg.Message {
+	if c.has(capMetadata3) {
+		return c.numericMsg("761", target, key, "*", value)
+	}
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
 }
 
 // metadataBatch adds lines in a metadata batch (for a client with batch).
@@ -363,9 +404,19 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 		out := &outMsg{msg: ircmsg.Message{Source: e.Actor.Hostmask(), Command: "METADATA", Params: params, ForceTrailing: !ch.Deleted},
 			time: serverTimeMS(e.Time)}
 		for _, c := range audience {
-			if c.id != e.Actor.ID && c.has(capMetadata) && s.metaSubs.has(c, ch.Key) {
-				c.deliver(out, false)
+			if c.id == e.Actor.ID || !c.has(capAnyMetadata) || !s.metaSubs.has(c, ch.Key) {
+				continue
 			}
+			if !c.has(capMetadata3) {
+				c.deliver(out, false)
+				continue
+			}
+			// draft/metadata-3 notifies with the numerics of GET: 761, or 766 for a removed key.
+			note := c.metadataLine(target, ch.Key, ch.Value)
+			if ch.Deleted {
+				note = c.numericMsg("766", target, ch.Key, "key not set")
+			}
+			c.deliver(&outMsg{msg: note, time: out.time}, false)
 		}
 	}
 }
@@ -374,7 +425,7 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 // subscribed keys, after the JOIN's replies.
 func (s *Server) metadataOnJoin(e *fsm.Event) {
 	c := s.localClient(e.Actor.ID)
-	if c == nil || !c.has(capMetadata) {
+	if c == nil || !c.has(capAnyMetadata) {
 		return
 	}
 	subs := s.metaSubs.keys(c)
@@ -405,13 +456,13 @@ func splitKeys(params []string) []string {
 // ownMetadata sends a client with the capability its own user's keys in a metadata batch (empty
 // when it has none), at registration and when it asks for the capability later.
 func (c *client) ownMetadata(rb *respBuf) {
-	if !c.has(capMetadata) {
+	if !c.has(capAnyMetadata) {
 		return
 	}
 	keys := c.metadataOf(c.ownMetadataOwner())
 	lines := make([]ircmsg.Message, 0, len(keys))
 	for _, k := range sortedKeys(keys) {
-		lines = append(lines, c.s.metadataLine(c.nick, k, keys[k]))
+		lines = append(lines, c.metadataLine(c.nick, k, keys[k]))
 	}
 	c.metadataBatch(rb, lines)
 }
@@ -459,7 +510,7 @@ func (s *Server) monitorOnlineMetadata(e *fsm.Event) {
 		}
 		for _, k := range s.metaSubs.keys(w) {
 			if v, ok := keys[k]; ok {
-				w.deliver(&outMsg{msg: s.metadataLine(e.Actor.Nick, k, v)}, false)
+				w.deliver(&outMsg{msg: w.metadataLine(e.Actor.Nick, k, v)}, false)
 			}
 		}
 	}
@@ -491,7 +542,7 @@ var whoisMetadataKeys = []string{"display-name", "pronouns", "status", "homepage
 // whoisMetadata adds the 760 lines of a WHOIS of the user whose metadata owner is owner, for a
 // client that negotiated draft/metadata-2 (a client without it was never told what 760 means).
 func (c *client) whoisMetadata(rb *respBuf, nick, owner string) {
-	if !c.has(capMetadata) {
+	if !c.has(capAnyMetadata) {
 		return
 	}
 	keys := c.metadataOf(owner)

@@ -57,7 +57,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 		}
 		reply("ACK", list)
-		if add&capMetadata != 0 && c.registered.Load() {
+		if add&capAnyMetadata != 0 && c.registered.Load() {
 			c.ownMetadata(rb)
 		}
 	case "END":
