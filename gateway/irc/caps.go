@@ -136,8 +136,10 @@ func capLS(v302 bool) []string {
 				names[i] = "sasl=ATPROTO-CHALLENGE"
 			case multilineCap:
 				names[i] += "=" + multilineCapValue
-			case metadataCap, metadata3Cap:
+			case metadataCap:
 				names[i] += "=" + metadataCapValue
+			case metadata3Cap:
+				names[i] += "=before-connect," + metadataCapValue
 			}
 		}
 	}

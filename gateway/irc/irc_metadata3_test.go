@@ -9,13 +9,14 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// offersMetadataCap checks that CAP LS 302 offers the metadata capability name with its limits.
-func offersMetadataCap(t *testing.T, n *Node, name string) {
+// offersMetadataCap checks that CAP LS 302 offers the metadata capability name with its limits,
+// after the flags the value starts with (such as "before-connect,").
+func offersMetadataCap(t *testing.T, n *Node, name, flags string) {
 	t.Helper()
 	raw := dial(t, n)
 	sendLines(t, raw, "CAP LS 302")
 	_, ls := expectCapLS(t, raw)
-	if !slices.Contains(ls, fmt.Sprintf("%s=max-subs=50,max-keys=%d,max-value-bytes=%d", name, fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
+	if !slices.Contains(ls, fmt.Sprintf("%s=%smax-subs=50,max-keys=%d,max-value-bytes=%d", name, flags, fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
 		t.Fatalf("CAP LS %q lacks %s with its limits", ls, name)
 	}
 }
@@ -28,7 +29,7 @@ func offersMetadataCap(t *testing.T, n *Node, name string) {
 // one. A draft/metadata-2 client beside it keeps its own forms.
 func TestIRCMetadata3(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	offersMetadataCap(t, n, "draft/metadata-3")
+	offersMetadataCap(t, n, "draft/metadata-3", "before-connect,")
 
 	foo, _ := guest(t, n, "m3foo", "draft/metadata-3", "batch")
 	bar, _ := guest(t, n, "m3bar", "draft/metadata-3", "batch")
@@ -36,8 +37,8 @@ func TestIRCMetadata3(t *testing.T) {
 
 	drain(t, foo) // the registration's batch of the user's own (no) keys
 	sendLines(t, foo, "METADATA * GET display-name avatar")
-	_, body := batchBody(t, foo, "metadata")
-	if len(body) != 2 || strings.Join(body[0].Params[:3], " ") != "m3foo m3foo display-name" ||
+	start, body := batchBody(t, foo, "metadata")
+	if start.Param(2) != "m3foo" || len(body) != 2 || strings.Join(body[0].Params[:3], " ") != "m3foo m3foo display-name" ||
 		strings.Join(body[1].Params[:3], " ") != "m3foo m3foo avatar" || body[0].Command != "766" || body[1].Command != "766" {
 		t.Fatalf("GET of two unset keys: %v", lines(body))
 	}
@@ -77,5 +78,39 @@ func TestIRCMetadata3(t *testing.T) {
 			t.Fatalf("draft/metadata-2 SET of %q: %q", value, m.String())
 		}
 		refuteMsg(t, drain(t, bar), "761")
+	}
+}
+
+// TestIRCMetadata3BeforeConnect follows draft/metadata-3's before-connect: a client may set its
+// own keys (target *) before registration; registration applies them and sends them in the
+// burst's metadata batch, and other users read them. Other METADATA before registration is 451.
+func TestIRCMetadata3BeforeConnect(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	c := dial(t, n)
+	sendLines(t, c, "CAP LS 302")
+	expectCapLS(t, c)
+	sendLines(t, c, "CAP REQ :draft/metadata-3 batch")
+	expect(t, c, "CAP", "ACK")
+	sendLines(t, c, "METADATA * SET display-name :Early Bird")
+	expectParams(t, c, "761", "*", "*", "display-name", "*", "Early Bird")
+	sendLines(t, c, "METADATA * SET Bad:Key :x")
+	expect(t, c, "FAIL", "METADATA", "KEY_INVALID", "Bad:Key")
+	sendLines(t, c, "METADATA * SET pronouns :\xff")
+	expect(t, c, "FAIL", "METADATA", "INVALID_VALUE", "pronouns")
+	sendLines(t, c, "METADATA #early SET topic :x")
+	expect(t, c, "451")
+
+	sendLines(t, c, "NICK early", "USER early 0 * :early", "CAP END")
+	expect(t, c, "001")
+	start, body := batchBody(t, c, "metadata")
+	if start.Param(2) != "early" || len(body) != 1 || strings.Join(body[0].Params, " ") != "early early display-name * Early Bird" {
+		t.Fatalf("burst metadata batch %v: %v", start.Params, lines(body))
+	}
+	other, _ := guest(t, n, "late", "draft/metadata-3", "batch")
+	drain(t, other)
+	sendLines(t, other, "METADATA early GET display-name pronouns")
+	_, body = batchBody(t, other, "metadata")
+	if len(body) != 2 || body[0].Param(4) != "Early Bird" || body[1].Command != "766" {
+		t.Fatalf("GET of the keys set before connecting: %v", lines(body))
 	}
 }

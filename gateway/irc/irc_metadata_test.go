@@ -14,7 +14,7 @@ import (
 // METADATA notification to subscribed users sharing a channel, and each FAIL code.
 func TestIRCMetadata(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	offersMetadataCap(t, n, "draft/metadata-2")
+	offersMetadataCap(t, n, "draft/metadata-2", "")
 
 	signer := newEd25519(t)
 	alice, _ := loginAs(t, n, signer, "metalice", "draft/metadata-2", "batch")

@@ -121,6 +121,10 @@ func (s *Server) forgetClient(c *client) {
 func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 	target, sub := m.Param(0), strings.ToUpper(m.Param(1))
 	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("METADATA", code, text, ctx...)) }
+	if !c.registered.Load() {
+		c.metadataBeforeConnect(rb, target, sub, m.Params[2:])
+		return
+	}
 	switch sub {
 	case "SUB", "UNSUB":
 		c.metadataSubscribe(rb, sub == "SUB", splitKeys(m.Params[2:]))
@@ -163,14 +167,14 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 				lines = append(lines, c.numericMsg("766", target, k, "key not set"))
 			}
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "LIST":
 		keys := c.metadataOf(t.Owner)
 		var lines []ircmsg.Message
 		for _, k := range sortedKeys(keys) {
 			lines = append(lines, c.numericMsg("761", target, k, "*", keys[k]))
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "SET":
 		c.metadataSet(rb, target, t, m.Params[2:])
 	case "CLEAR":
@@ -187,9 +191,9 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 		for _, k := range res.List {
 			lines = append(lines, c.numericMsg("766", target, k, "key not set"))
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "SYNC":
-		c.metadataBatch(rb, c.metadataSync(t, c.s.metaSubs.keys(c), c.nick, 0))
+		c.metadataBatch(rb, target, c.metadataSync(t, c.s.metaSubs.keys(c), c.nick, 0))
 	}
 }
 
@@ -228,6 +232,60 @@ func (c *client) metadataSet(rb *respBuf, target string, t fsm.MetadataTarget, a
 		return
 	}
 	rb.add(c.numericMsg("761", target, key, "*", cmd.Value))
+}
+
+// metadataBeforeConnect handles METADATA before registration (draft/metadata-3's before-connect):
+// SET and GET of the client's own keys (target *), kept on the connection until registration
+// applies them (applyPreMetadata). Anything else waits for registration (451).
+func (c *client) metadataBeforeConnect(rb *respBuf, target, sub string, args []string) {
+	if target != "*" || (sub != "SET" && sub != "GET") || len(args) == 0 {
+		rb.add(c.numericMsg("451", "You have not registered"))
+		return
+	}
+	if sub == "GET" {
+		var lines []ircmsg.Message
+		for _, k := range splitKeys(args) {
+			if v, ok := c.preMetadata[k]; ok {
+				lines = append(lines, c.metadataLine(target, k, v))
+			} else {
+				lines = append(lines, c.numericMsg("766", target, k, "key not set"))
+			}
+		}
+		c.metadataBatch(rb, target, lines)
+		return
+	}
+	key := args[0]
+	_, set := c.preMetadata[key]
+	switch {
+	case !fsm.ValidMetadataKey(key):
+		rb.add(c.failMsg("METADATA", "KEY_INVALID", "Invalid key", key))
+	case len(args) == 1:
+		delete(c.preMetadata, key)
+		rb.add(c.numericMsg("766", target, key, "key not set"))
+	case len(args[1]) > fsm.MaxMetadataValueBytes:
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+	case !utf8.ValidString(args[1]):
+		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
+	case !set && len(c.preMetadata) >= fsm.MaxMetadataKeys:
+		rb.add(c.failMsg("METADATA", "LIMIT_REACHED", "Metadata limit reached", target))
+	default:
+		if c.preMetadata == nil {
+			c.preMetadata = map[string]string{}
+		}
+		c.preMetadata[key] = args[1]
+		rb.add(c.metadataLine(target, key, args[1]))
+	}
+}
+
+// applyPreMetadata sets the keys given before registration on the new session, in key order.
+func (c *client) applyPreMetadata(rb *respBuf) {
+	for _, key := range sortedKeys(c.preMetadata) {
+		res, err := c.propose(fsm.SetMetadata{Session: c.id, Key: key, Value: c.preMetadata[key]})
+		if err != nil || (res.Code != fsm.OK && res.Code != fsm.NoChange) {
+			c.metadataFailure(rb, c.nick, key, res.Code, err)
+		}
+	}
+	c.preMetadata = nil
 }
 
 // metadataFailure answers a refused or failed metadata change.
@@ -352,8 +410,9 @@ func (c *client) metadataLine(target, key, value string) ircmsg.Message {
 	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
 }
 
-// metadataBatch adds lines in a metadata batch (for a client with batch).
-func (c *client) metadataBatch(rb *respBuf, lines []ircmsg.Message) {
+// metadataBatch adds lines in a metadata batch (for a client with batch), which names its target
+// for draft/metadata-3.
+func (c *client) metadataBatch(rb *respBuf, target string, lines []ircmsg.Message) {
 	if !c.has(capBatch) {
 		for _, l := range lines {
 			rb.add(l)
@@ -361,7 +420,11 @@ func (c *client) metadataBatch(rb *respBuf, lines []ircmsg.Message) {
 		return
 	}
 	id := c.s.nextBatchID()
-	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "metadata"}})
+	start := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "metadata"}}
+	if c.has(capMetadata3) {
+		start.Params = append(start.Params, target)
+	}
+	rb.add(start)
 	for _, l := range lines {
 		l.SetTag("batch", id)
 		rb.add(l)
@@ -464,7 +527,7 @@ func (c *client) ownMetadata(rb *respBuf) {
 	for _, k := range sortedKeys(keys) {
 		lines = append(lines, c.metadataLine(c.nick, k, keys[k]))
 	}
-	c.metadataBatch(rb, lines)
+	c.metadataBatch(rb, c.nick, lines)
 }
 
 func (c *client) ownMetadataOwner() string {

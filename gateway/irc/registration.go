@@ -280,6 +280,7 @@ func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
 	}
 	c.lusers(rb)
 	c.motd(rb)
+	c.applyPreMetadata(rb)
 	c.ownMetadata(rb)
 	if c.oper {
 		rb.add(ircmsg.Message{Source: srv, Command: "MODE", Params: []string{c.nick, "+o"}})
