@@ -29,6 +29,9 @@ OPER_HASH = "$2a$04$bKb6k5A6yuFA2wx.iJtxcuT2dojHQAjHd5ZPK/I2sjJml7p4spxjG"
 
 SERVER_NAME = "My.Little.Server"
 
+# The longest password REGISTER takes (gateway/irc: MaxAccountPassword).
+MAX_ACCOUNT_PASSWORD = 400
+
 
 def _env_set(name: str) -> Set[str]:
     return {item for item in os.environ.get(name, "").split(",") if item}
@@ -181,6 +184,9 @@ class PalaverController(BaseServerController, DirectoryBasedController):
         if not self.account_registration:
             raise NotImplementedByController("account registration")
         assert password
+        if len(password.encode()) > MAX_ACCOUNT_PASSWORD:
+            # REGISTER takes the password in one IRC line (512 bytes), so at most 400 bytes.
+            raise NotImplementedByController(f"REGISTER of a password over {MAX_ACCOUNT_PASSWORD} bytes")
         client = case.addClient(show_io=False)
         case.sendLine(client, "CAP LS 302")
         case.sendLine(client, "CAP REQ draft/account-registration")

@@ -34,7 +34,12 @@ const (
 	capChannelRename
 	capEventPlayback // draft/event-playback: channel events in history batches (playback.go)
 	capAct           // freeq.at/act: the client speaks the signed task events (ACT TAGMSGs); they are relayed to message-tags clients either way
+	capMetadata3     // draft/metadata-3: draft/metadata-2's commands with metadata-3's replies (metadata.go)
 )
+
+// capAnyMetadata is either metadata capability: both get the same keys, subscriptions and
+// notifications.
+const capAnyMetadata = capMetadata | capMetadata3
 
 var capNames = map[string]capBits{
 	"message-tags":      capMessageTags,
@@ -58,6 +63,7 @@ var capNames = map[string]capBits{
 	"extended-monitor":  capExtendedMonitor,
 	metadataCap:         capMetadata,
 	metadataNotifyCap:   capMetadataNotify,
+	metadata3Cap:        capMetadata3,
 	channelRenameCap:    capChannelRename,
 	"freeq.at/act":      capAct,
 	eventPlaybackCap:    capEventPlayback,
@@ -132,6 +138,8 @@ func capLS(v302 bool) []string {
 				names[i] += "=" + multilineCapValue
 			case metadataCap:
 				names[i] += "=" + metadataCapValue
+			case metadata3Cap:
+				names[i] += "=before-connect," + metadataCapValue
 			}
 		}
 	}

@@ -15,7 +15,7 @@ func TestCapLSLines(t *testing.T) {
 		wantLines    int // 0: any number
 	}{
 		{"before 302: one line, no values", false, "palaver.local", "*", 1},
-		{"302: one line when the list fits", true, "palaver.local", "*", 1},
+		{"302: the list over lines", true, "palaver.local", "*", 0},
 		{"302: a long server name and nick still fit the limit", true, strings.Repeat("s", 63) + ".example", long, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

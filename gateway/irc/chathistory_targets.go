@@ -30,10 +30,13 @@ type historyTarget struct {
 }
 
 // chathistoryTargets answers CHATHISTORY TARGETS <from> <to> <limit> (draft/chathistory-targets):
-// the channels the client is in and the direct conversations of its DID that have a message
-// between the two timestamps (either may be *), each with the time of its latest message there,
-// the most recent limit of them, oldest first. A direct conversation's line carries the
-// correspondent's DID (partnerDIDTag) for message-tags clients.
+// the channels the client is in and the direct conversations of its DID whose latest message
+// falls strictly between the two timestamps (either may be * for open), each with the time of
+// that message, oldest first. The limit counts from the first timestamp, as BETWEEN's does:
+// `TARGETS <t1> <t2> n` with t1 before t2 lists the n earliest after t1, and with t1 after t2 the
+// n latest before t1; with a first bound of * (freeq's `TARGETS * * 50`) it lists the most
+// recent n. A direct conversation's line carries the correspondent's DID (partnerDIDTag) for
+// message-tags clients.
 func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
 	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("CHATHISTORY", code, text, ctx...)) }
 	if len(m.Params) < 4 {
@@ -56,7 +59,9 @@ func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("MESSAGE_ERROR", "History is unavailable", "TARGETS")
 		return
 	}
-	if to.Before(from) {
+	// fromEnd: the limit counts back from the later bound.
+	fromEnd := from.IsZero() || (!to.IsZero() && to.Before(from))
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
 		from, to = to, from
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
@@ -81,7 +86,11 @@ func chathistoryTargets(c *client, m ircmsg.Message, rb *respBuf) {
 		return a.name < b.name
 	})
 	if len(found) > limit {
-		found = found[len(found)-limit:]
+		if fromEnd {
+			found = found[len(found)-limit:]
+		} else {
+			found = found[:limit]
+		}
 	}
 	batchID := ""
 	if c.has(capBatch) {
@@ -167,15 +176,11 @@ func (c *client) targetCandidates() []historyTarget {
 	return out
 }
 
-// latestIn finds the time of the newest message of venue within [from, to] (zero times are open).
+// latestIn finds the time of the newest message of venue and reports whether it lies strictly
+// between from and to (zero times are open): a conversation whose latest message is after the
+// window is not in it, though it has older messages there.
 func (c *client) latestIn(ctx context.Context, venue string, from, to time.Time) (time.Time, bool, error) {
-	var msgs []eventstore.Message
-	var err error
-	if to.IsZero() {
-		msgs, err = c.s.history.Latest(ctx, venue, eventstore.Bound{}, 1)
-	} else {
-		msgs, err = c.s.history.Before(ctx, venue, eventstore.Bound{Time: to.Add(time.Millisecond)}, 1)
-	}
+	msgs, err := c.s.history.Latest(ctx, venue, eventstore.Bound{}, 1)
 	if errors.Is(err, eventstore.ErrNotFound) || (err == nil && len(msgs) == 0) {
 		return time.Time{}, false, nil
 	}
@@ -183,7 +188,7 @@ func (c *client) latestIn(ctx context.Context, venue string, from, to time.Time)
 		return time.Time{}, false, err
 	}
 	latest := msgs[len(msgs)-1].Time
-	if !from.IsZero() && latest.Before(from) {
+	if (!from.IsZero() && !latest.After(from)) || (!to.IsZero() && !latest.Before(to)) {
 		return time.Time{}, false, nil
 	}
 	return latest, true, nil

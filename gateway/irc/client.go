@@ -37,8 +37,9 @@ type client struct {
 	oper                 bool
 	sasl                 *sasl.Conversation
 	saslLocked           bool
-	passwordLogin        bool   // logged in with a client password (logins.go)
-	refusedNick          string // the last nick refused as in use before registration (register.go)
+	passwordLogin        bool              // logged in with a client password (logins.go)
+	refusedNick          string            // the last nick refused as in use before registration (register.go)
+	preMetadata          map[string]string // keys set before registration, applied by it (metadata.go)
 
 	// lock tier 5: guards did and tokenHash (read by ResolveToken); taken under Server.mu
 	authMu    sync.Mutex

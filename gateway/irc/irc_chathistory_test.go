@@ -367,6 +367,33 @@ func TestIRCChatHistoryTargets(t *testing.T) {
 			t.Fatalf("targets with limit 1 = %v", got)
 		}
 	})
+	// The limit counts from the first timestamp (draft/chathistory: TARGETS pages like BETWEEN).
+	t.Run("limit counts from the first timestamp", func(t *testing.T) {
+		const past, future = "timestamp=2000-01-01T00:00:00.000Z", "timestamp=2999-01-01T00:00:00.000Z"
+		if got := targets(t, "CHATHISTORY TARGETS "+past+" "+future+" 1"); len(got) != 1 || got["#tgt-mine"] == "" {
+			t.Fatalf("the earliest target after %s = %v", past, got)
+		}
+		if got := targets(t, "CHATHISTORY TARGETS "+future+" "+past+" 1"); len(got) != 1 || got["tgtbob"] == "" {
+			t.Fatalf("the latest target before %s = %v", future, got)
+		}
+	})
+	// A target is listed by its latest message: one whose latest message is past the window is
+	// left out though older ones are in it, and the bounds are exclusive.
+	t.Run("the latest message decides", func(t *testing.T) {
+		later := fillChannel(t, alice, "tgtalice", "#tgt-mine", 1)[0]
+		at := later.at.Format("2006-01-02T15:04:05.000Z")
+		got := targets(t, "CHATHISTORY TARGETS timestamp=2000-01-01T00:00:00.000Z timestamp="+at+" 50")
+		if _, ok := got["#tgt-mine"]; ok {
+			t.Fatalf("a channel whose latest message (%s) ends the window is listed: %v", at, got)
+		}
+		got = targets(t, "CHATHISTORY TARGETS timestamp="+at+" * 50")
+		if _, ok := got["#tgt-mine"]; ok {
+			t.Fatalf("a channel whose latest message (%s) starts the window is listed: %v", at, got)
+		}
+		if got := targets(t, "CHATHISTORY TARGETS * * 50"); got["#tgt-mine"] != at {
+			t.Fatalf("targets = %v, want #tgt-mine at %s", got, at)
+		}
+	})
 	t.Run("bad parameters", func(t *testing.T) {
 		sendLines(t, alice, "CHATHISTORY TARGETS yesterday * 10")
 		expect(t, alice, "FAIL", "CHATHISTORY", "INVALID_PARAMS")

@@ -2,7 +2,6 @@ package irc_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -15,12 +14,7 @@ import (
 // METADATA notification to subscribed users sharing a channel, and each FAIL code.
 func TestIRCMetadata(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	raw := dial(t, n)
-	sendLines(t, raw, "CAP LS 302")
-	_, ls := expectCapLS(t, raw)
-	if !slices.Contains(ls, fmt.Sprintf("draft/metadata-2=max-subs=50,max-keys=%d,max-value-bytes=%d", fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
-		t.Fatalf("CAP LS %q lacks draft/metadata-2 with its limits", ls)
-	}
+	offersMetadataCap(t, n, "draft/metadata-2", "")
 
 	signer := newEd25519(t)
 	alice, _ := loginAs(t, n, signer, "metalice", "draft/metadata-2", "batch")

@@ -6,12 +6,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // draft/metadata-2 (IRCv3 metadata): METADATA GET, LIST, SET, CLEAR, SUB, UNSUB, SUBS and SYNC.
+// draft/metadata-3 is the same protocol with three differences in the replies, which a client
+// that negotiated it gets: the target `*` is answered under the client's nick, the keys of 770,
+// 771 and 772 are one parameter each rather than one space-separated list, and a refused value is
+// FAIL METADATA INVALID_VALUE (draft/metadata-2: VALUE_INVALID). freeq's clients speak
+// draft/metadata-2, which keeps its replies.
 //
 // The keys are replicated (raft/fsm/metadata.go): a user's belong to its DID, so profile data
 // such as avatar, display-name or homepage follows the user to every session and node; a guest's
@@ -25,6 +31,7 @@ import (
 const (
 	metadataCap       = "draft/metadata-2"
 	metadataNotifyCap = "draft/metadata-notify-2"
+	metadata3Cap      = "draft/metadata-3"
 	// maxMetadataSubs bounds a connection's subscriptions (max-subs).
 	maxMetadataSubs = 50
 	// metadataJoinSync is the largest channel whose members' metadata a JOIN sends at once.
@@ -114,13 +121,17 @@ func (s *Server) forgetClient(c *client) {
 func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 	target, sub := m.Param(0), strings.ToUpper(m.Param(1))
 	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("METADATA", code, text, ctx...)) }
+	if !c.registered.Load() {
+		c.metadataBeforeConnect(rb, target, sub, m.Params[2:])
+		return
+	}
 	switch sub {
 	case "SUB", "UNSUB":
 		c.metadataSubscribe(rb, sub == "SUB", splitKeys(m.Params[2:]))
 		return
 	case "SUBS":
-		for _, chunk := range spaceChunks(c.s.metaSubs.keys(c)) {
-			rb.add(c.numericMsg("772", chunk))
+		for _, l := range c.keyLists("772", c.s.metaSubs.keys(c)) {
+			rb.add(l)
 		}
 		return
 	case "GET", "LIST", "SET", "CLEAR", "SYNC":
@@ -134,6 +145,9 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 	if !found || !t.Readable {
 		fail("INVALID_TARGET", "Invalid target", target)
 		return
+	}
+	if target == "*" && c.has(capMetadata3) {
+		target = c.nick
 	}
 	switch sub {
 	case "GET":
@@ -153,14 +167,14 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 				lines = append(lines, c.numericMsg("766", target, k, "key not set"))
 			}
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "LIST":
 		keys := c.metadataOf(t.Owner)
 		var lines []ircmsg.Message
 		for _, k := range sortedKeys(keys) {
 			lines = append(lines, c.numericMsg("761", target, k, "*", keys[k]))
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "SET":
 		c.metadataSet(rb, target, t, m.Params[2:])
 	case "CLEAR":
@@ -177,9 +191,9 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 		for _, k := range res.List {
 			lines = append(lines, c.numericMsg("766", target, k, "key not set"))
 		}
-		c.metadataBatch(rb, lines)
+		c.metadataBatch(rb, target, lines)
 	case "SYNC":
-		c.metadataBatch(rb, c.metadataSync(t, c.s.metaSubs.keys(c), c.nick, 0))
+		c.metadataBatch(rb, target, c.metadataSync(t, c.s.metaSubs.keys(c), c.nick, 0))
 	}
 }
 
@@ -198,7 +212,10 @@ func (c *client) metadataSet(rb *respBuf, target string, t fsm.MetadataTarget, a
 		rb.add(c.failMsg("METADATA", "KEY_NO_PERMISSION", "You may not set "+key+" on "+target, target, key))
 		return
 	case len(args) > 1 && len(args[1]) > fsm.MaxMetadataValueBytes:
-		rb.add(c.failMsg("METADATA", "VALUE_INVALID", "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes", target, key))
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+		return
+	case len(args) > 1 && !utf8.ValidString(args[1]):
+		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
 		return
 	}
 	cmd := fsm.SetMetadata{Session: c.id, Channel: t.Channel, Key: key, Delete: len(args) == 1}
@@ -217,6 +234,60 @@ func (c *client) metadataSet(rb *respBuf, target string, t fsm.MetadataTarget, a
 	rb.add(c.numericMsg("761", target, key, "*", cmd.Value))
 }
 
+// metadataBeforeConnect handles METADATA before registration (draft/metadata-3's before-connect):
+// SET and GET of the client's own keys (target *), kept on the connection until registration
+// applies them (applyPreMetadata). Anything else waits for registration (451).
+func (c *client) metadataBeforeConnect(rb *respBuf, target, sub string, args []string) {
+	if target != "*" || (sub != "SET" && sub != "GET") || len(args) == 0 {
+		rb.add(c.numericMsg("451", "You have not registered"))
+		return
+	}
+	if sub == "GET" {
+		var lines []ircmsg.Message
+		for _, k := range splitKeys(args) {
+			if v, ok := c.preMetadata[k]; ok {
+				lines = append(lines, c.metadataLine(target, k, v))
+			} else {
+				lines = append(lines, c.numericMsg("766", target, k, "key not set"))
+			}
+		}
+		c.metadataBatch(rb, target, lines)
+		return
+	}
+	key := args[0]
+	_, set := c.preMetadata[key]
+	switch {
+	case !fsm.ValidMetadataKey(key):
+		rb.add(c.failMsg("METADATA", "KEY_INVALID", "Invalid key", key))
+	case len(args) == 1:
+		delete(c.preMetadata, key)
+		rb.add(c.numericMsg("766", target, key, "key not set"))
+	case len(args[1]) > fsm.MaxMetadataValueBytes:
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+	case !utf8.ValidString(args[1]):
+		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
+	case !set && len(c.preMetadata) >= fsm.MaxMetadataKeys:
+		rb.add(c.failMsg("METADATA", "LIMIT_REACHED", "Metadata limit reached", target))
+	default:
+		if c.preMetadata == nil {
+			c.preMetadata = map[string]string{}
+		}
+		c.preMetadata[key] = args[1]
+		rb.add(c.metadataLine(target, key, args[1]))
+	}
+}
+
+// applyPreMetadata sets the keys given before registration on the new session, in key order.
+func (c *client) applyPreMetadata(rb *respBuf) {
+	for _, key := range sortedKeys(c.preMetadata) {
+		res, err := c.propose(fsm.SetMetadata{Session: c.id, Key: key, Value: c.preMetadata[key]})
+		if err != nil || (res.Code != fsm.OK && res.Code != fsm.NoChange) {
+			c.metadataFailure(rb, c.nick, key, res.Code, err)
+		}
+	}
+	c.preMetadata = nil
+}
+
 // metadataFailure answers a refused or failed metadata change.
 func (c *client) metadataFailure(rb *respBuf, target, key string, code fsm.Code, err error) {
 	fail := func(code, text string, ctx ...string) { rb.add(c.failMsg("METADATA", code, text, ctx...)) }
@@ -232,8 +303,32 @@ func (c *client) metadataFailure(rb *respBuf, target, key string, code fsm.Code,
 	case code == fsm.ErrNoSuchChannel, code == fsm.ErrNoSuchSession:
 		fail("INVALID_TARGET", "Invalid target", target)
 	default:
-		fail("VALUE_INVALID", "Invalid key or value", target, key)
+		rb.add(c.valueInvalid(target, key, "Invalid key or value"))
 	}
+}
+
+// valueInvalid refuses a value: FAIL METADATA VALUE_INVALID <target> <key> for draft/metadata-2,
+// FAIL METADATA INVALID_VALUE <key> for draft/metadata-3.
+func (c *client) valueInvalid(target, key, text string) ircmsg.Message {
+	if c.has(capMetadata3) {
+		return c.failMsg("METADATA", "INVALID_VALUE", text, key)
+	}
+	return c.failMsg("METADATA", "VALUE_INVALID", text, target, key)
+}
+
+// keyLists renders a reply listing keys (770, 771, 772): for draft/metadata-3 each key is a
+// parameter of its own, for draft/metadata-2 the keys are one space-separated parameter; long
+// lists take several lines.
+func (c *client) keyLists(numeric string, keys []string) []ircmsg.Message {
+	var out []ircmsg.Message
+	for _, chunk := range spaceChunks(keys) {
+		if c.has(capMetadata3) {
+			out = append(out, c.numericMsg(numeric, strings.Fields(chunk)...))
+		} else {
+			out = append(out, c.numericMsg(numeric, chunk))
+		}
+	}
+	return out
 }
 
 // metadataSubscribe handles SUB and UNSUB.
@@ -248,8 +343,8 @@ func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 	}
 	if !sub {
 		c.s.metaSubs.unsubscribe(c, valid)
-		for _, chunk := range spaceChunks(valid) {
-			rb.add(c.numericMsg("771", chunk))
+		for _, l := range c.keyLists("771", valid) {
+			rb.add(l)
 		}
 		return
 	}
@@ -257,8 +352,8 @@ func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 	if tooMany != "" {
 		rb.add(c.failMsg("METADATA", "TOO_MANY_SUBS", "Too many subscriptions", tooMany))
 	}
-	for _, chunk := range spaceChunks(ok) {
-		rb.add(c.numericMsg("770", chunk))
+	for _, l := range c.keyLists("770", ok) {
+		rb.add(l)
 	}
 }
 
@@ -295,7 +390,7 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 	add := func(target string, keys map[string]string) {
 		for _, k := range subs {
 			if v, ok := keys[k]; ok {
-				out = append(out, c.s.metadataLine(target, k, v))
+				out = append(out, c.metadataLine(target, k, v))
 			}
 		}
 	}
@@ -306,13 +401,18 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 	return out
 }
 
-// metadataLine is the server's METADATA line for one key of a target.
-func (s *Server) metadataLine(target, key, value string) ircmsg.Message {
-	return ircmsg.Message{Source: s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
+// metadataLine is the server's line telling c one key of a target: METADATA for
+// draft/metadata-2, 761 (RPL_KEYVALUE) for draft/metadata-3.
+func (c *client) metadataLine(target, key, value string) ircmsg.Message {
+	if c.has(capMetadata3) {
+		return c.numericMsg("761", target, key, "*", value)
+	}
+	return ircmsg.Message{Source: c.s.cfg.ServerName, Command: "METADATA", Params: []string{target, key, "*", value}, ForceTrailing: true}
 }
 
-// metadataBatch adds lines in a metadata batch (for a client with batch).
-func (c *client) metadataBatch(rb *respBuf, lines []ircmsg.Message) {
+// metadataBatch adds lines in a metadata batch (for a client with batch), which names its target
+// for draft/metadata-3.
+func (c *client) metadataBatch(rb *respBuf, target string, lines []ircmsg.Message) {
 	if !c.has(capBatch) {
 		for _, l := range lines {
 			rb.add(l)
@@ -320,7 +420,11 @@ func (c *client) metadataBatch(rb *respBuf, lines []ircmsg.Message) {
 		return
 	}
 	id := c.s.nextBatchID()
-	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "metadata"}})
+	start := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"+" + id, "metadata"}}
+	if c.has(capMetadata3) {
+		start.Params = append(start.Params, target)
+	}
+	rb.add(start)
 	for _, l := range lines {
 		l.SetTag("batch", id)
 		rb.add(l)
@@ -363,9 +467,19 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 		out := &outMsg{msg: ircmsg.Message{Source: e.Actor.Hostmask(), Command: "METADATA", Params: params, ForceTrailing: !ch.Deleted},
 			time: serverTimeMS(e.Time)}
 		for _, c := range audience {
-			if c.id != e.Actor.ID && c.has(capMetadata) && s.metaSubs.has(c, ch.Key) {
-				c.deliver(out, false)
+			if c.id == e.Actor.ID || !c.has(capAnyMetadata) || !s.metaSubs.has(c, ch.Key) {
+				continue
 			}
+			if !c.has(capMetadata3) {
+				c.deliver(out, false)
+				continue
+			}
+			// draft/metadata-3 notifies with the numerics of GET: 761, or 766 for a removed key.
+			note := c.metadataLine(target, ch.Key, ch.Value)
+			if ch.Deleted {
+				note = c.numericMsg("766", target, ch.Key, "key not set")
+			}
+			c.deliver(&outMsg{msg: note, time: out.time}, false)
 		}
 	}
 }
@@ -374,7 +488,7 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 // subscribed keys, after the JOIN's replies.
 func (s *Server) metadataOnJoin(e *fsm.Event) {
 	c := s.localClient(e.Actor.ID)
-	if c == nil || !c.has(capMetadata) {
+	if c == nil || !c.has(capAnyMetadata) {
 		return
 	}
 	subs := s.metaSubs.keys(c)
@@ -405,15 +519,15 @@ func splitKeys(params []string) []string {
 // ownMetadata sends a client with the capability its own user's keys in a metadata batch (empty
 // when it has none), at registration and when it asks for the capability later.
 func (c *client) ownMetadata(rb *respBuf) {
-	if !c.has(capMetadata) {
+	if !c.has(capAnyMetadata) {
 		return
 	}
 	keys := c.metadataOf(c.ownMetadataOwner())
 	lines := make([]ircmsg.Message, 0, len(keys))
 	for _, k := range sortedKeys(keys) {
-		lines = append(lines, c.s.metadataLine(c.nick, k, keys[k]))
+		lines = append(lines, c.metadataLine(c.nick, k, keys[k]))
 	}
-	c.metadataBatch(rb, lines)
+	c.metadataBatch(rb, c.nick, lines)
 }
 
 func (c *client) ownMetadataOwner() string {
@@ -459,7 +573,7 @@ func (s *Server) monitorOnlineMetadata(e *fsm.Event) {
 		}
 		for _, k := range s.metaSubs.keys(w) {
 			if v, ok := keys[k]; ok {
-				w.deliver(&outMsg{msg: s.metadataLine(e.Actor.Nick, k, v)}, false)
+				w.deliver(&outMsg{msg: w.metadataLine(e.Actor.Nick, k, v)}, false)
 			}
 		}
 	}
@@ -491,7 +605,7 @@ var whoisMetadataKeys = []string{"display-name", "pronouns", "status", "homepage
 // whoisMetadata adds the 760 lines of a WHOIS of the user whose metadata owner is owner, for a
 // client that negotiated draft/metadata-2 (a client without it was never told what 760 means).
 func (c *client) whoisMetadata(rb *respBuf, nick, owner string) {
-	if !c.has(capMetadata) {
+	if !c.has(capAnyMetadata) {
 		return
 	}
 	keys := c.metadataOf(owner)

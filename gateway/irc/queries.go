@@ -433,7 +433,7 @@ func init() {
 		"PINS":         {fn: handlePINS, minParams: 1},
 		"MSGSIG":       {fn: handleMSGSIG, minParams: 1, preReg: true},
 		"MONITOR":      {fn: handleMONITOR, minParams: 1},
-		"METADATA":     {fn: handleMETADATA, minParams: 2},
+		"METADATA":     {fn: handleMETADATA, minParams: 2, preReg: true},
 		"RENAME":       {fn: handleRENAME, minParams: 2},
 	}
 }

@@ -199,9 +199,12 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("TEMPORARILY_UNAVAILABLE", "No more accounts can be registered now")
 		return
 	}
-	token, ok := c.logIn(did, "account", rb)
+	token, nickOwned, ok := c.logIn(did, "account", rb)
 	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "REGISTER", Params: []string{"SUCCESS", account,
 		"Account created; you are logged in as " + did + " (log in later with SASL PLAIN or SCRAM-SHA-256)"}})
+	if nickOwned {
+		c.leaveOwnedNick(did, rb)
+	}
 	if ok {
 		c.bearerNotice(token, rb)
 	}

@@ -57,7 +57,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 		}
 		reply("ACK", list)
-		if add&capMetadata != 0 && c.registered.Load() {
+		if add&capAnyMetadata != 0 && c.registered.Load() {
 			c.ownMetadata(rb)
 		}
 	case "END":
@@ -82,7 +82,13 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	if !c.registered.Load() {
 		var inUse bool
-		c.s.state.Read(func(st *fsm.State) { inUse = st.SessionByNick(nick) != nil })
+		did := c.currentDID()
+		c.s.state.Read(func(st *fsm.State) {
+			holder := st.SessionByNick(nick)
+			// Another session of the same account holding it: registration gives this one a
+			// nick derived from it (tryRegister), not 433.
+			inUse = holder != nil && (did == "" || holder.DID != did)
+		})
 		if inUse {
 			c.refusedNick = nick // REGISTER * names the account after it (register.go)
 			rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
@@ -186,6 +192,15 @@ func (c *client) tryRegister(rb *respBuf) {
 			c.completeRegistration(rb, did, tokenHash)
 			return
 		case fsm.ErrNickInUse:
+			if did != "" && c.siblingHolds(nick, did) {
+				// The same account's other session (another device, or a connection not yet
+				// reaped) has it: this session takes a nick derived from it, as for a nick owned
+				// by another identity, instead of a 433 that leaves the client unregistered.
+				wanted := c.nick
+				nick = derivedNick(wanted, did, attempt)
+				rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is in use by another session of your account. You are %s.", wanted, nick)}})
+				continue
+			}
 			if nick == c.nick {
 				rb.add(c.numericMsg("433", nick, "Nickname is already in use"))
 				c.nick = ""
@@ -210,6 +225,16 @@ func (c *client) tryRegister(rb *respBuf) {
 	}
 	rb.add(ircmsg.Message{Command: "ERROR", Params: []string{"Could not find a free nickname"}})
 	c.quit, c.quitReason = true, "Registration failed"
+}
+
+// siblingHolds reports whether nick belongs to another session authenticated as did.
+func (c *client) siblingHolds(nick, did string) bool {
+	var same bool
+	c.s.state.Read(func(st *fsm.State) {
+		holder := st.SessionByNick(nick)
+		same = holder != nil && holder.ID != c.id && holder.DID == did
+	})
+	return same
 }
 
 func guestNick() string {
@@ -255,6 +280,7 @@ func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
 	}
 	c.lusers(rb)
 	c.motd(rb)
+	c.applyPreMetadata(rb)
 	c.ownMetadata(rb)
 	if c.oper {
 		rb.add(ircmsg.Message{Source: srv, Command: "MODE", Params: []string{c.nick, "+o"}})
@@ -303,13 +329,24 @@ func (c *client) countSASL(result string) {
 	}
 }
 
+// saslSuccess logs the connection in: 900 and 903, then the bearer NOTICE. A client-password
+// login on a registered connection (SASL re-authentication) gets no NOTICE: the IRC clients that
+// re-authenticate expect 900 and 903 alone and may start the next AUTHENTICATE right after, and
+// the bearer comes with the login of a new connection. A nick that belongs to another identity
+// is left after 903 (leaveOwnedNick).
 func (c *client) saslSuccess(did, method string, rb *respBuf) {
-	token, ok := c.logIn(did, method, rb)
+	reauth := c.registered.Load()
+	token, nickOwned, ok := c.logIn(did, method, rb)
 	if !ok {
 		return
 	}
 	rb.add(c.numericMsg("903", "SASL authentication successful"))
-	c.bearerNotice(token, rb)
+	if nickOwned {
+		c.leaveOwnedNick(did, rb)
+	}
+	if !reauth || !c.passwordLogin {
+		c.bearerNotice(token, rb)
+	}
 	c.countSASL("success")
 }
 
@@ -321,8 +358,9 @@ func (c *client) bearerNotice(token string, rb *respBuf) {
 // logIn binds did to the connection (registered or not) with a new bearer token and sends 900;
 // the caller sends the token (bearerNotice). A login by client password (method "plain" or
 // "scram-sha-256", or a hosted account's registration) gets a token marked with
-// PasswordTokenPrefix.
-func (c *client) logIn(did, method string, rb *respBuf) (string, bool) {
+// PasswordTokenPrefix. nickOwned reports that the registered connection's nick belongs to
+// another identity: the caller then moves it off (leaveOwnedNick) once its replies are out.
+func (c *client) logIn(did, method string, rb *respBuf) (token string, nickOwned, ok bool) {
 	s := c.s
 	token, hash := newToken()
 	c.passwordLogin = method != "crypto" && method != "atproto" && method != "pds-session"
@@ -335,24 +373,13 @@ func (c *client) logIn(did, method string, rb *respBuf) (string, bool) {
 		res, err := c.propose(fsm.Authenticate{Session: c.id, DID: did, TokenHash: hash, Host: cloak(did), Oper: oper})
 		if err != nil {
 			rb.add(c.numericMsg("904", "SASL authentication failed"))
-			return "", false
+			return "", false, false
 		}
 		c.host = cloak(did)
 		c.authMu.Lock()
 		c.did, c.tokenHash = did, hash
 		c.authMu.Unlock()
-		if res.Code == fsm.ErrNickOwned {
-			wanted := c.nick
-			for attempt := 0; attempt < 4; attempt++ {
-				nick := derivedNick(wanted, did, attempt)
-				r, err := c.propose(fsm.ChangeNick{Session: c.id, Nick: nick})
-				if err == nil && r.Code == fsm.OK {
-					rb.add(ircmsg.Message{Source: s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is registered to another identity. You are %s (tied to your account).", wanted, nick)}})
-					c.nick = nick
-					break
-				}
-			}
-		}
+		nickOwned = res.Code == fsm.ErrNickOwned
 	} else {
 		c.host = cloak(did)
 		s.mu.Lock()
@@ -374,5 +401,20 @@ func (c *client) logIn(did, method string, rb *respBuf) (string, bool) {
 		user = "user"
 	}
 	rb.add(c.numericMsg("900", c.displayNick()+"!"+user+"@"+c.host, did, "You are now logged in as "+did))
-	return token, true
+	return token, nickOwned, true
+}
+
+// leaveOwnedNick moves a registered connection that just logged in as did off a nick another
+// identity owns, to a nick derived from it.
+func (c *client) leaveOwnedNick(did string, rb *respBuf) {
+	wanted := c.nick
+	for attempt := 0; attempt < 4; attempt++ {
+		nick := derivedNick(wanted, did, attempt)
+		r, err := c.propose(fsm.ChangeNick{Session: c.id, Nick: nick})
+		if err == nil && r.Code == fsm.OK {
+			rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is registered to another identity. You are %s (tied to your account).", wanted, nick)}})
+			c.nick = nick
+			return
+		}
+	}
 }
