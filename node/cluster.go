@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -32,39 +33,116 @@ const (
 // data directory.
 var clusterSecretFile = filepath.Join("cluster", "secret")
 
+// credentialsFile is where a node keeps its enrolment in the cluster (raft/trust.Credentials):
+// its own key, the certificate the cluster's CA issued for it, and the secret without its CA
+// keys.
+var credentialsFile = filepath.Join("cluster", "node")
+
 // clustered reports whether the node gossips and serves the cluster planes.
 func (c Config) clustered() bool { return c.GossipAddr != "" || c.Faults.network() != nil }
 
-// clusterIdentity loads the cluster secret and issues this node's certificate from it: nil for an
-// unclustered node, which opens no cluster port. Without --cluster-secret (refused with --join) a
-// clustered node uses <data>/cluster/secret, creating it when missing: it is the first node.
+// enrolled reports whether the data directory holds the node's credentials.
+func (c Config) enrolled() bool {
+	_, err := os.Stat(filepath.Join(c.DataDir, credentialsFile))
+	return err == nil
+}
+
+// clusterIdentity is this node's cluster identity, from its credentials (<data>/cluster/node): nil
+// for an unclustered node, which opens no cluster port. With a secret file (--cluster-secret, or
+// <data>/cluster/secret when present) the node enrols first: it makes its key the first time, and
+// has the secret's primary CA issue its certificate when it has none from that CA; the CA key is
+// used in memory only and never written to the credentials. A clustered node with neither
+// credentials nor a secret, and no --join, is the first node: it creates the secret in
+// <data>/cluster/secret.
 func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 	if !cfg.clustered() {
 		return nil, nil
 	}
+	credPath := filepath.Join(cfg.DataDir, credentialsFile)
+	creds, err := trust.LoadCredentials(credPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("node credentials: %w", err)
+	}
 	path := cfg.ClusterSecret
 	if path == "" {
-		path = filepath.Join(cfg.DataDir, clusterSecretFile)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		own := filepath.Join(cfg.DataDir, clusterSecretFile)
+		switch _, err := os.Stat(own); {
+		case err == nil:
+			path = own
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("cluster secret: %w", err)
+		case creds != nil:
+		case len(cfg.Join) > 0:
+			return nil, errors.New("cluster secret: --join needs --cluster-secret FILE to enrol this node")
+		default:
 			secret, err := trust.Generate()
 			if err != nil {
 				return nil, fmt.Errorf("cluster secret: %w", err)
 			}
-			if err := secret.Save(path); err != nil {
+			if err := secret.Save(own); err != nil {
 				return nil, fmt.Errorf("cluster secret: %w", err)
 			}
-			log.Info("created the cluster secret; give it to every node that joins (--cluster-secret)", "path", path)
+			log.Info("created the cluster secret; give it to every node that joins (--cluster-secret), then keep it off the nodes: they run on their own credentials", "path", own)
+			path = own
 		}
 	}
-	secret, err := trust.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster secret: %w", err)
+	if path != "" {
+		secret, err := trust.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("cluster secret: %w", err)
+		}
+		next, changed, err := trust.Enrol(secret, cfg.NodeName, creds)
+		if err != nil {
+			return nil, fmt.Errorf("cluster enrolment: %w", err)
+		}
+		if changed {
+			if err := next.Save(credPath); err != nil {
+				return nil, fmt.Errorf("cluster enrolment: %w", err)
+			}
+			log.Info("enrolled in the cluster", "credentials", credPath, "certificate_until", next.Cert.NotAfter.UTC().Format(time.DateOnly))
+		}
+		creds = next
 	}
-	identity, err := trust.NewIdentity(secret, cfg.NodeName)
+	if creds.NodeID != cfg.NodeName {
+		return nil, fmt.Errorf("node credentials: %s names node %q, not %q", credPath, creds.NodeID, cfg.NodeName)
+	}
+	identity, err := creds.Identity()
 	if err != nil {
 		return nil, fmt.Errorf("cluster identity: %w", err)
 	}
 	return identity, nil
+}
+
+// nodeKeys keeps the cluster's pins of node keys in the replicated state (raft.NodeKeys): the
+// raft layer reads them on every handshake between nodes and the leader proposes them.
+type nodeKeys struct {
+	machine *fsm.Machine
+	prop    atomic.Pointer[proposer] // set once Raft is open
+}
+
+func (k *nodeKeys) NodeKey(node string) (sum []byte, ok bool) {
+	k.machine.Read(func(st *fsm.State) { sum, ok = st.NodeKey(node) })
+	return sum, ok
+}
+
+func (k *nodeKeys) PinnedNodes() (nodes []string) {
+	k.machine.Read(func(st *fsm.State) { nodes = st.PinnedNodes() })
+	return nodes
+}
+
+func (k *nodeKeys) PinNodeKey(ctx context.Context, node string, sum []byte) error {
+	prop := k.prop.Load()
+	if prop == nil {
+		return errors.New("raft is not open yet")
+	}
+	res, err := prop.Propose(ctx, fsm.SetNodeKey{Node: node, Key: sum})
+	if err != nil {
+		return err
+	}
+	if res.Code != fsm.OK && res.Code != fsm.NoChange {
+		return fmt.Errorf("set node key: %s", res.Code)
+	}
+	return nil
 }
 
 // startExchange builds the event exchange between the cluster's nodes and with the configured

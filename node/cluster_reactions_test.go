@@ -11,7 +11,6 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
-	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 	"github.com/palaver-chat/palaver/testcluster/loopback"
 )
@@ -111,15 +110,7 @@ func TestReactionsCrossTheCluster(t *testing.T) {
 	join := []string{a.GossipAddr()}
 	b := startNode(t, t.TempDir(), nodeConfig("node-b.test", join, false))
 	c := startNode(t, dirC, nodeConfig("node-c.test", join, true))
-	threeVoters := func() bool {
-		voters := 0
-		for _, m := range a.raft.Members() {
-			if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
-				voters++
-			}
-		}
-		return voters == 3
-	}
+	threeVoters := func() bool { return liveVoters(a) == 3 }
 	eventually(t, "three voters", threeVoters)
 
 	caps := []string{"message-tags", "echo-message", "server-time", "account-tag"}

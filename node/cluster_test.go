@@ -7,6 +7,7 @@ import (
 
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/trust"
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
 // startCluster starts three real nodes on loopback: the first bootstraps, the others join it.
@@ -35,16 +36,34 @@ func startNamedCluster(t *testing.T, domain string, extra func(*Config)) []*Node
 		joining := clustered(name, []string{a.GossipAddr()})
 		nodes = append(nodes, startNode(t, t.TempDir(), func(c *Config) { joining(c); c.ClusterSecret = secretOf(a) }))
 	}
-	eventually(t, "three voters", func() bool {
-		voters := 0
-		for _, m := range a.raft.Members() {
-			if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
-				voters++
-			}
-		}
-		return voters == 3
-	})
+	eventually(t, "three voters", func() bool { return liveVoters(a) == 3 })
 	return nodes
+}
+
+// liveVoters counts the voters n sees alive.
+func liveVoters(n *Node) int {
+	voters := 0
+	for _, m := range n.raft.Members() {
+		if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
+			voters++
+		}
+	}
+	return voters
+}
+
+// chatAcross logs alice in on from and bob on to, has both join channel and alice say text
+// there, which bob must receive; it returns both clients.
+func chatAcross(t *testing.T, from, to *Node, channel, text string) (alice, bob *ircclient.Client) {
+	t.Helper()
+	alice, _ = login(t, from, "alice")
+	bob, _ = login(t, to, "bob")
+	bob.Send("JOIN " + channel)
+	expect(t, bob, "366", channel)
+	alice.Send("JOIN " + channel)
+	expect(t, alice, "366", channel)
+	alice.Send("PRIVMSG " + channel + " :" + text)
+	expect(t, bob, "PRIVMSG", text)
+	return alice, bob
 }
 
 // secretOf is the cluster secret file a first node created in its data directory.

@@ -263,8 +263,8 @@ func (c *Config) Validate() error {
 	if len(c.Join) > 0 && c.GossipAddr == "" {
 		bad("--join needs --gossip-addr (and --cluster-addr): a joining node gossips")
 	}
-	if len(c.Join) > 0 && c.ClusterSecret == "" {
-		bad("--join needs --cluster-secret FILE: the cluster's secret file (the first node wrote it to <its data>/cluster/secret); only nodes holding it can join")
+	if len(c.Join) > 0 && c.ClusterSecret == "" && !c.enrolled() {
+		bad("--join needs --cluster-secret FILE: the cluster's secret file (the first node wrote it to <its data>/cluster/secret); only nodes holding it can join (a node that joined once runs without it)")
 	}
 	if c.GossipAddr != "" && c.ClusterAddr == "" {
 		bad("--gossip-addr needs --cluster-addr for forwarded writes")

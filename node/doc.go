@@ -4,9 +4,10 @@
 // IRC over WebSocket. It holds no protocol logic; it owns start and stop order.
 //
 // Start is a flat list of constructors (one method each, see Start's steps): data directory →
-// state machine and streams (node/stream) → cluster identity (clustered nodes only: the cluster
-// secret file, created in <data>/cluster/secret by a first node, given with --cluster-secret to
-// joining ones, and this node's certificate issued from it; see raft/trust) → Raft (a node
+// state machine and streams (node/stream) → cluster identity (clustered nodes only: the node's
+// credentials in <data>/cluster/node, its own key and the certificate the cluster's CA issued for
+// it, made at its first start from the cluster secret file, created in <data>/cluster/secret by a
+// first node and given with --cluster-secret to joining ones; see raft/trust) → Raft (a node
 // without peers bootstraps a one-node cluster) → event store → federation → IRC edge → exchange
 // → purge of sessions left by an earlier process of this node → listeners. Surfaces subscribe to
 // the streams in their constructors. Stop order is the reverse: listeners, clients, Raft, the

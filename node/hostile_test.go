@@ -102,8 +102,10 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 	// Holds the secret but is not a server of the configuration: the RPC and the exchange still
 	// refuse it (the configuration decides, not the certificate alone).
 	intruder := newIdentity(t, secret, "intruder.test")
-	// A certificate minted with the secret in a member's name.
+	// A certificate minted with the secret in a member's name, for another key than the one the
+	// cluster pinned the member to.
 	memberCert := newIdentity(t, secret, b.cfg.NodeName)
+	waitPinned(t, nodes)
 
 	type attempt struct {
 		name string
@@ -219,7 +221,9 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		{"raft AppendEntries with another cluster's certificate", raftAppend(withID(foreignAsA, "palaver-raft"))},
 		{"raft AppendEntries from a certified node outside the configuration", raftAppend(withID(intruder, "palaver-raft"))},
 		{"raft AppendEntries with a member's certificate from another host", raftAppendFrom(withID(memberCert, "palaver-raft"))},
+		{"raft AppendEntries with a member's certificate minted with the secret", raftAppend(withID(memberCert, "palaver-raft"))},
 		{"raft RequestVote from a certified node outside the configuration", raftVote(withID(intruder, "palaver-raft"))},
+		{"raft RequestVote with a member's certificate minted with the secret", raftVote(withID(memberCert, "palaver-raft"))},
 		{"raft RequestVote in the clear", raftVote(plain)},
 		{"raft RequestVote with another cluster's certificate", raftVote(withID(foreignAsA, "palaver-raft"))},
 		{"gossip join without a key", gossip(nil, `{"v":1,"r":"127.0.0.1:1","c":"127.0.0.1:2"}`)},
@@ -229,9 +233,11 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 		{"cluster RPC with a self-signed certificate", rpc(selfSigned("palaver-rpc"))},
 		{"cluster RPC with another cluster's certificate", rpc(withID(foreignAsA, "palaver-rpc"))},
 		{"cluster RPC from a certified node outside the configuration", rpc(withID(intruder, "palaver-rpc"))},
+		{"cluster RPC with a member's certificate minted with the secret", rpc(withID(memberCert, "palaver-rpc"))},
 		{"exchange in the clear on the cluster port", exchange(clusterURL("http"), plain)},
 		{"exchange with another cluster's certificate", exchange(clusterURL("https"), withID(foreignAsA, "http/1.1"))},
 		{"exchange from a certified node outside the configuration", exchange(clusterURL("https"), withID(intruder, "http/1.1"))},
+		{"exchange with a member's certificate minted with the secret", exchange(clusterURL("https"), withID(memberCert, "http/1.1"))},
 		{"exchange on the public port", exchange(public, plain)},
 		{"media bytes from a certified node outside the configuration", media(withID(intruder, "http/1.1"))},
 		{"media bytes with a member's certificate, unsigned", media(withID(memberCert, "http/1.1"))},
@@ -278,14 +284,7 @@ func TestHostileProcessGetsNothing(t *testing.T) {
 			t.Fatalf("%s follows %q", n.cfg.NodeName, st.LeaderID)
 		}
 	}
-	alice, _ := login(t, b, "alice")
-	bob, _ := login(t, c, "bob")
-	bob.Send("JOIN #ops")
-	expect(t, bob, "366", "#ops")
-	alice.Send("JOIN #ops")
-	expect(t, alice, "366", "#ops")
-	alice.Send("PRIVMSG #ops :still serving")
-	expect(t, bob, "PRIVMSG", "still serving")
+	alice, bob := chatAcross(t, b, c, "#ops", "still serving")
 	alice.Send("PRIVMSG bob :direct")
 	expect(t, bob, "PRIVMSG", "direct")
 

@@ -176,6 +176,7 @@ func (n *Node) openRaft(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	keys := &nodeKeys{machine: n.machine}
 	n.raft, err = raft.Open(ctx, raft.Config{
 		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
 		AdvertiseAddr: cfg.RaftAdvertise, Bootstrap: len(cfg.Join) == 0,
@@ -186,12 +187,14 @@ func (n *Node) openRaft(ctx context.Context) (err error) {
 		Logger:        n.log,
 		OnApply:       n.observeApply,
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
-		Timing: cfg.Raft,
+		NodeKeys: keys,
+		Timing:   cfg.Raft,
 	}, n.machine)
 	if err != nil {
 		return err
 	}
 	n.prop = &proposer{store: n.raft, node: cfg.NodeName, rendered: n.streams.Applied}
+	keys.prop.Store(n.prop)
 	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelWait()
 	if err := n.raft.WaitForLeader(waitCtx); err != nil {

@@ -117,7 +117,7 @@ func (n *Node) registerOperatorGauges() {
 		})
 	if _, ok := n.raft.CertificateExpiry(); ok {
 		n.metrics.GaugeFunc("palaver_cluster_certificate_expiry_timestamp_seconds",
-			"Unix time at which this node's cluster certificate ends (renewed in memory before it does).",
+			"Unix time at which this node's cluster certificate ends (the end of the cluster CA that issued it).",
 			func() float64 {
 				t, _ := n.raft.CertificateExpiry()
 				return float64(t.Unix())

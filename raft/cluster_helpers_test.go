@@ -26,6 +26,7 @@ type testCluster struct {
 	logger     *slog.Logger
 	commit     time.Duration // CommitTimeout; default 5ms
 	stabilize  time.Duration // StabilizationTime; default 200ms
+	nodeKeys   NodeKeys      // shared by every node, standing in for their replicated state
 
 	mu    sync.Mutex
 	nodes map[string]*testNode
@@ -46,6 +47,7 @@ type clusterOption func(*testCluster)
 func withPersistence() clusterOption          { return func(c *testCluster) { c.persistent = true } }
 func withGrace(d time.Duration) clusterOption { return func(c *testCluster) { c.grace = d } }
 func withMaxVoters(n int) clusterOption       { return func(c *testCluster) { c.maxVoters = n } }
+func withNodeKeys(k NodeKeys) clusterOption   { return func(c *testCluster) { c.nodeKeys = k } }
 func withLogger(l *slog.Logger) clusterOption { return func(c *testCluster) { c.logger = l } }
 func withStabilization(d time.Duration) clusterOption {
 	return func(c *testCluster) { c.stabilize = d }
@@ -105,6 +107,7 @@ func (c *testCluster) config(id string, join ...string) Config {
 		InMemory:          !c.persistent,
 		Network:           c.network,
 		Identity:          testIdentity(c.t, id),
+		NodeKeys:          c.nodeKeys,
 		Bootstrap:         len(join) == 0,
 		Join:              join,
 		JoinTimeout:       5 * time.Second,

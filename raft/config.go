@@ -61,6 +61,9 @@ type Config struct {
 	// and authenticated with its gossip keys. Required when clustered over TCP; optional with
 	// Network (nil: the in-process links stay in the clear).
 	Identity *trust.Identity
+	// NodeKeys, with an Identity, pins each node to its key (pins.go): nil accepts any
+	// certificate of the cluster's CAs for any node name.
+	NodeKeys NodeKeys
 	// Join lists gossip addresses of any cluster members. Empty: bootstrap
 	// (when Bootstrap) or restart alone. A node without raft state must
 	// reach one of them within JoinTimeout.

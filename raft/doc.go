@@ -11,9 +11,9 @@
 // # Who is in the cluster
 //
 // Every plane between nodes is authenticated and encrypted with the cluster
-// identity of Config.Identity (raft/trust: the cluster's CAs and gossip keys,
-// from the cluster secret file, and the node's certificate, which names its
-// node id):
+// identity of Config.Identity (raft/trust: the node's credentials, which hold
+// its key, its certificate naming its node id, and the cluster's CA
+// certificates and gossip keys, but no CA key):
 //
 //   - raft runs hashicorp/raft's NetworkTransport over a TLS stream layer
 //     (tls.go): the listener requires a client certificate of the cluster,
@@ -36,8 +36,18 @@
 //     operator plane (operator.go): no client certificate, but a proof of a key derived
 //     from the gossip keys, bound to the TLS session, before any call.
 //
-// Holding the secret file is what makes a process a node of the cluster; the
-// raft configuration then decides which nodes may propose. A node that is
+// Holding the secret file is what lets a process enrol as a node of the
+// cluster; the raft configuration then decides which nodes may propose, and
+// Config.NodeKeys which key each of them must hold: the leader pins every
+// server of the configuration to the key of the certificate it presents (it
+// connects to its cluster listener to read it), pins itself, and unpins the
+// nodes that left the configuration, in each reconcile pass (pins.go). From
+// then on the TLS configurations refuse a certificate that names a pinned
+// node for another key, on the Raft transport, the cluster RPC and the HTTP
+// plane alike, even one the cluster's CA signed: a holder of the secret can
+// add a node of a new name, not pose as an existing one. A server not yet
+// pinned (between its addition and the next pass) is accepted on its
+// certificate's chain. A node that is
 // not clustered has no peers and opens no port at all: its raft transport is
 // an in-memory one named by BindAddr.
 //
@@ -79,7 +89,7 @@
 // The leader runs a reconcile pass at every gossip or configuration change
 // and on a timer. It adds live members of its cluster missing from the
 // configuration, always as non-voters, and updates the address of a member
-// that came back at a new one. It promotes a non-voter only when it is
+// that came back at a new one; it pins keys (above). It promotes a non-voter only when it is
 // healthy and has stayed healthy for StabilizationTime (default 2s; the
 // autopilot rule of Consul): it answers a status call of the cluster RPC
 // addressed to its own id, follows this leader, has applied the log up to

@@ -71,6 +71,7 @@ type reconciler struct {
 // pass makes one round of changes:
 //  1. add live members of this cluster missing from the configuration, as
 //     non-voters, and update the address of members that moved;
+//     then pin the servers' keys and unpin those of nodes that left (pins.go);
 //  2. probe the live non-voters (promote.go); promote those healthy for
 //     StabilizationTime while voters are fewer than MaxVoters, and swap
 //     each voter gossip reports dead for such a non-voter (promote, then
@@ -128,6 +129,15 @@ func (r *reconciler) pass(ctx context.Context) error {
 		added[id] = index
 		servers[id] = hraft.Server{ID: hraft.ServerID(id), Address: addr, Suffrage: suffrage}
 	}
+
+	// Pin the servers' keys, unpin those of nodes that left.
+	rpcAddrs := map[string]string{}
+	for id, rec := range records {
+		if rec.alive && rec.meta.ClusterID == clusterID {
+			rpcAddrs[id] = rec.meta.RPCAddr
+		}
+	}
+	r.pinPass(ctx, servers, rpcAddrs)
 
 	// 2. Promote healthy non-voters, and replace dead voters.
 	probe := map[string]string{}

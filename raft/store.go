@@ -184,6 +184,9 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 		s.rpcAddr = listener.Addr().String()
 	}
 	if cfg.Identity != nil {
+		if cfg.NodeKeys != nil {
+			cfg.Identity.SetPins(cfg.NodeKeys.NodeKey)
+		}
 		s.mux = newClusterMux(listener, cfg.Identity, s.logger.With("component", "cluster-listener"))
 		s.mux.operator = s.serveOperator
 		s.clusterDial = dial

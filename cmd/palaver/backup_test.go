@@ -74,9 +74,10 @@ func waitHistory(t *testing.T, nodes []*node.Node, want []string) {
 }
 
 // TestBackupRestore: traffic, a backup of one node, more traffic, the node's data wiped and
-// restored from the archive; it returns into the cluster with the same state hash and the same
-// history as its peers, the messages after the backup caught up from them. Then the whole cluster
-// is restored from the archive as a new one-node cluster, with the messages up to the backup.
+// restored from the archive (without keys: it is removed first, and enrols again); it returns
+// into the cluster with the same state hash and the same history as its peers, the messages
+// after the backup caught up from them. Then the whole cluster is restored from the archive as a
+// new one-node cluster, with the messages up to the backup.
 func TestBackupRestore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -171,6 +172,11 @@ func TestBackupRestore(t *testing.T) {
 		}
 		return true
 	})
+	// The archive holds no keys: b enrols again with a new key, which is not the one the cluster
+	// pinned it to, so its peers refuse it until the operator removes it (unpinning its key).
+	if code, stdout, stderr := runCLI(t, "cluster", "remove", "--addr", a.ClusterAddr(), "--cluster-secret", c.secret, "node-b.op.test"); code != 0 {
+		t.Fatalf("remove the restored node: exit %d, %s %s", code, stdout, stderr)
+	}
 	b = nodetest.StartIn(t, c.dirs[1], c.mutate[1])
 	c.nodes[1] = b
 	waitHistory(t, c.nodes, all)

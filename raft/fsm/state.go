@@ -43,6 +43,9 @@ type State struct {
 	redirects *Redirects
 	// logins are client passwords and hosted accounts (logins.go); nil until the first password.
 	logins *Logins
+	// nodeKeys pins each node of the cluster to its key: node id → SHA-256 of its public key
+	// (nodekeys.go); nil until the first pin.
+	nodeKeys map[string][]byte
 
 	// founded counts the channels each DID is the founder of (MaxFoundedPerDID): derived from
 	// Channels, never encoded, rebuilt by normalize.

@@ -25,6 +25,7 @@ type stateWire struct {
 	AV            *AVState                         `json:"av,omitempty"`
 	Redirects     *Redirects                       `json:"redirects,omitempty"`
 	Logins        *Logins                          `json:"logins,omitempty"`
+	NodeKeys      map[string][]byte                `json:"node_keys,omitempty"`
 	Requests      map[string]Result                `json:"requests"`
 	RequestOrder  []string                         `json:"request_order"`
 	Index         uint64                           `json:"index"`
@@ -49,6 +50,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 		AV:            s.av,
 		Redirects:     s.redirects,
 		Logins:        s.logins,
+		NodeKeys:      s.nodeKeys,
 		Requests:      s.requests,
 		RequestOrder:  s.requestOrder,
 		Index:         s.index,
@@ -77,6 +79,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	s.av = w.AV
 	s.redirects = w.Redirects
 	s.logins = w.Logins
+	s.nodeKeys = w.NodeKeys
 	s.requests = w.Requests
 	s.requestOrder = w.RequestOrder
 	s.index = w.Index

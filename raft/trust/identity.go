@@ -1,26 +1,23 @@
 package trust
 
 import (
+	"bytes"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
 const (
 	// uriScheme names a node in its certificate: palaver-node:<node id>.
 	uriScheme = "palaver-node"
-	// nodeCertLifetime is how long a node certificate is valid; it is renewed in memory
-	// nodeCertRenew before it ends.
-	nodeCertLifetime = 7 * 24 * time.Hour
-	nodeCertRenew    = 24 * time.Hour
 	// clockSkew backdates certificates so that a peer whose clock is a little behind accepts them.
 	clockSkew = time.Hour
 )
@@ -28,35 +25,59 @@ const (
 // ErrNotClusterPeer is the error of a peer without a certificate of this cluster.
 var ErrNotClusterPeer = errors.New("trust: peer is not a node of this cluster")
 
-// Identity is one node's identity in its cluster: its node id, the certificate it issued itself
-// from the primary CA, and what it trusts.
+// Identity is one node's identity in its cluster: its node id, its key and certificate (issued
+// from a CA of the cluster when the node enrolled, see Credentials), and what it trusts. It holds
+// no CA key.
 type Identity struct {
 	nodeID        string
-	secret        *Secret
+	gossipKeys    [][]byte
 	roots         *x509.CertPool
 	intermediates *x509.CertPool // the cross certificates
+	cert          *tls.Certificate
 	now           func() time.Time
-
-	// lock tier 9 (leaf)
-	mu   sync.Mutex
-	cert *tls.Certificate
+	// pins, when set, names the key each node of the cluster was pinned to (SetPins).
+	pins atomic.Pointer[func(node string) (sum []byte, ok bool)]
 }
 
-// NewIdentity issues nodeID's certificate from s's primary CA.
+// NewIdentity enrols nodeID with s in memory (a new key, a certificate from s's primary CA) and
+// returns its identity; nodes keep their enrolment in their data directory instead (Open).
 func NewIdentity(s *Secret, nodeID string) (*Identity, error) {
-	if nodeID == "" {
-		return nil, errors.New("trust: empty node id")
-	}
-	id := &Identity{nodeID: nodeID, secret: s, roots: x509.NewCertPool(), intermediates: x509.NewCertPool(), now: time.Now}
-	for _, ca := range s.CAs {
-		id.roots.AddCert(ca.Cert)
-	}
-	for _, c := range s.Cross {
-		id.intermediates.AddCert(c)
-	}
-	if _, err := id.certificate(); err != nil {
+	c, _, err := Enrol(s, nodeID, nil)
+	if err != nil {
 		return nil, err
 	}
+	return c.Identity()
+}
+
+// Identity checks that the credentials' certificate names their node, holds their key and
+// chains to a CA they trust, and returns the identity they make.
+func (c *Credentials) Identity() (*Identity, error) {
+	if c.NodeID == "" {
+		return nil, errors.New("trust: empty node id")
+	}
+	id := &Identity{nodeID: c.NodeID, gossipKeys: c.Trust.GossipKeys, roots: x509.NewCertPool(),
+		intermediates: x509.NewCertPool(), now: time.Now}
+	for _, ca := range c.Trust.CAs {
+		id.roots.AddCert(ca.Cert)
+	}
+	for _, x := range c.Trust.Cross {
+		id.intermediates.AddCert(x)
+	}
+	if !c.Key.PublicKey.Equal(c.Cert.PublicKey) {
+		return nil, fmt.Errorf("%w: the node certificate is not of the node key", ErrBadSecret)
+	}
+	chain := [][]byte{c.Cert.Raw}
+	for _, x := range c.Trust.Cross {
+		chain = append(chain, x.Raw)
+	}
+	node, err := id.Verify(chain, x509.ExtKeyUsageClientAuth)
+	if err != nil {
+		return nil, fmt.Errorf("trust: the node certificate: %w", err)
+	}
+	if node != c.NodeID {
+		return nil, fmt.Errorf("%w: the node certificate names %q, not %q", ErrBadSecret, node, c.NodeID)
+	}
+	id.cert = &tls.Certificate{Certificate: chain, PrivateKey: c.Key, Leaf: c.Cert}
 	return id, nil
 }
 
@@ -68,51 +89,47 @@ func (id *Identity) GossipKeys() [][]byte {
 	if id == nil {
 		return nil
 	}
-	return id.secret.GossipKeys
+	return id.gossipKeys
 }
 
-// Certificate is the node's current certificate (its chain and key), renewed as needed.
+// Certificate is the node's certificate (its chain and key).
 func (id *Identity) Certificate() (*tls.Certificate, error) { return id.certificate() }
 
-// certificate returns the node certificate, issuing a new one when the current one ends within
-// nodeCertRenew.
-func (id *Identity) certificate() (*tls.Certificate, error) {
-	id.mu.Lock()
-	defer id.mu.Unlock()
-	now := id.now()
-	if id.cert != nil && id.cert.Leaf.NotAfter.Sub(now) > nodeCertRenew {
-		return id.cert, nil
-	}
-	cert, err := issue(id.secret, id.nodeID, now)
-	if err != nil {
-		return nil, err
-	}
-	id.cert = cert
-	return cert, nil
+func (id *Identity) certificate() (*tls.Certificate, error) { return id.cert, nil }
+
+// KeySum is the SHA-256 of the node's public key (its SubjectPublicKeyInfo): what the cluster
+// pins the node to.
+func (id *Identity) KeySum() []byte { return KeySum(id.cert.Leaf) }
+
+// KeySum is the SHA-256 of a certificate's SubjectPublicKeyInfo.
+func KeySum(cert *x509.Certificate) []byte {
+	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	return sum[:]
 }
 
-// issue creates a node certificate signed by the primary CA, chained with the primary's cross
-// certificates.
-func issue(s *Secret, nodeID string, now time.Time) (*tls.Certificate, error) {
+// SetPins has Verify refuse a certificate naming a node pinned to another key: pinned returns
+// the key sum (KeySum) a node is pinned to, ok false for a node not pinned (yet), whose
+// certificate is accepted on its chain alone.
+func (id *Identity) SetPins(pinned func(node string) (sum []byte, ok bool)) {
+	id.pins.Store(&pinned)
+}
+
+// issue creates a certificate for nodeID's key signed by s's primary CA, valid until the CA ends.
+func issue(s *Secret, nodeID string, key *ecdsa.PrivateKey, now time.Time) (*x509.Certificate, error) {
 	ca := s.CAs[0]
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("trust: generate node key: %w", err)
+	if ca.Key == nil {
+		return nil, fmt.Errorf("%w: the primary CA has no key", ErrBadSecret)
 	}
 	sn, err := serial()
 	if err != nil {
 		return nil, err
-	}
-	notAfter := now.Add(nodeCertLifetime)
-	if ca.Cert.NotAfter.Before(notAfter) {
-		notAfter = ca.Cert.NotAfter
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: sn,
 		Subject:      pkix.Name{Organization: []string{"Palaver cluster"}, CommonName: nodeID},
 		URIs:         []*url.URL{NodeURI(nodeID)},
 		NotBefore:    now.Add(-clockSkew),
-		NotAfter:     notAfter,
+		NotAfter:     ca.Cert.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
@@ -124,11 +141,7 @@ func issue(s *Secret, nodeID string, now time.Time) (*tls.Certificate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trust: parse node certificate: %w", err)
 	}
-	chain := [][]byte{der}
-	for _, c := range s.Cross {
-		chain = append(chain, c.Raw)
-	}
-	return &tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
+	return leaf, nil
 }
 
 // NodeURI is the URI SAN naming a node.
@@ -175,7 +188,16 @@ func (id *Identity) Verify(rawCerts [][]byte, usage x509.ExtKeyUsage) (string, e
 	}); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNotClusterPeer, err)
 	}
-	return nodeOf(certs[0])
+	node, err := nodeOf(certs[0])
+	if err != nil {
+		return "", err
+	}
+	if pins := id.pins.Load(); pins != nil {
+		if want, ok := (*pins)(node); ok && !bytes.Equal(want, KeySum(certs[0])) {
+			return "", fmt.Errorf("%w: node %q presents a key other than the one the cluster pinned", ErrNotClusterPeer, node)
+		}
+	}
+	return node, nil
 }
 
 // ServerConfig is the TLS configuration of a listener of the cluster: TLS 1.3, a client

@@ -102,6 +102,15 @@ func (s *Secret) Rotate() (*Secret, error) {
 	return out, nil
 }
 
+// Public is s without its CA keys: what a node keeps of the secret.
+func (s *Secret) Public() *Secret {
+	out := &Secret{Cross: s.Cross, GossipKeys: s.GossipKeys}
+	for _, ca := range s.CAs {
+		out.CAs = append(out.CAs, CA{Cert: ca.Cert})
+	}
+	return out
+}
+
 // Retire returns a secret with the primary CA and the newest gossip key only.
 func (s *Secret) Retire() *Secret {
 	return &Secret{CAs: s.CAs[:1], GossipKeys: s.GossipKeys[:1]}
@@ -179,7 +188,10 @@ func (s *Secret) Marshal() ([]byte, error) {
 // Parse reads a secret file and checks it: at least one CA, the primary with its key, keys
 // matching their certificates, cross certificates of the primary signed by a CA of the file,
 // at least one gossip key of 32 bytes, nothing else.
-func Parse(data []byte) (*Secret, error) {
+func Parse(data []byte) (*Secret, error) { return parse(data, false) }
+
+// parse reads the blocks of a secret file; public ones (a node's credentials) hold no CA key.
+func parse(data []byte, public bool) (*Secret, error) {
 	s := &Secret{}
 	rest := bytes.TrimSpace(data)
 	for len(rest) > 0 {
@@ -202,6 +214,9 @@ func Parse(data []byte) (*Secret, error) {
 			}
 			s.CAs = append(s.CAs, CA{Cert: cert})
 		case blockCAKey:
+			if public {
+				return nil, fmt.Errorf("%w: a node's credentials hold no CA key", ErrBadSecret)
+			}
 			if len(s.CAs) == 0 || s.CAs[len(s.CAs)-1].Key != nil || len(s.Cross) > 0 || len(s.GossipKeys) > 0 {
 				return nil, fmt.Errorf("%w: a CA key must follow its CA certificate", ErrBadSecret)
 			}
@@ -236,7 +251,7 @@ func Parse(data []byte) (*Secret, error) {
 	switch {
 	case len(s.CAs) == 0:
 		return nil, fmt.Errorf("%w: no CA", ErrBadSecret)
-	case s.CAs[0].Key == nil:
+	case s.CAs[0].Key == nil && !public:
 		return nil, fmt.Errorf("%w: the primary CA has no key", ErrBadSecret)
 	case len(s.GossipKeys) == 0:
 		return nil, fmt.Errorf("%w: no gossip key", ErrBadSecret)
@@ -262,17 +277,31 @@ func Parse(data []byte) (*Secret, error) {
 
 // Load reads and parses a secret file, refusing one that others can read.
 func Load(path string) (*Secret, error) {
+	data, err := readPrivate(path, "it holds the cluster's keys")
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// readPrivate reads a file of keys, refusing one that others can read (why says what it holds)
+// or one larger than maxSecretFile.
+func readPrivate(path, why string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trust: cluster secret: %w", err)
+		return nil, fmt.Errorf("trust: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("trust: cluster secret: %w", err)
+		return nil, fmt.Errorf("trust: %w", err)
 	}
 	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s is mode %04o; it holds the cluster's keys: chmod 600 it", ErrBadSecret, path, info.Mode().Perm())
+		return nil, fmt.Errorf("%w: %s is mode %04o; %s: chmod 600 it", ErrBadSecret, path, info.Mode().Perm(), why)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
@@ -281,11 +310,7 @@ func Load(path string) (*Secret, error) {
 	if len(data) > maxSecretFile {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrBadSecret, path, maxSecretFile)
 	}
-	s, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
+	return data, nil
 }
 
 // Save writes s to path, mode 0600, creating its directory (0700) when missing. It refuses to

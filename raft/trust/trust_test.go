@@ -222,17 +222,156 @@ func TestTLSHandshake(t *testing.T) {
 	}
 }
 
-func TestCertificateRenewal(t *testing.T) {
-	id := mustIdentity(t, mustGenerate(t), "n")
-	first, _ := id.certificate()
-	if again, _ := id.certificate(); again != first {
-		t.Fatal("a fresh certificate was reissued")
+// TestCredentials: a node enrols once with the secret and keeps its key across restarts and a
+// rotation; its credentials file holds no CA key, so its holder cannot issue a certificate for
+// any node, and a certificate minted with the secret for a pinned node is refused.
+func TestCredentials(t *testing.T) {
+	s := mustGenerate(t)
+	path := filepath.Join(t.TempDir(), "cluster", "node")
+	c, changed, err := Enrol(s, "node-a", nil)
+	if err != nil || !changed {
+		t.Fatalf("Enrol = %v, changed %v", err, changed)
 	}
-	id.now = func() time.Time { return time.Now().Add(nodeCertLifetime - nodeCertRenew + time.Minute) }
-	renewed, err := id.certificate()
-	if err != nil || renewed == first || !renewed.Leaf.NotAfter.After(first.Leaf.NotAfter) {
-		t.Fatalf("certificate near its end was not renewed: %v", err)
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
 	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials mode = %v, %v", info, err)
+	}
+	loaded, err := LoadCredentials(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.NodeID != "node-a" || !loaded.Key.Equal(c.Key) || !loaded.Cert.Equal(c.Cert) {
+		t.Fatal("loaded credentials differ")
+	}
+	if again, changed, err := Enrol(s, "node-a", loaded); err != nil || changed || !again.Cert.Equal(c.Cert) {
+		t.Fatalf("a second enrolment with the same secret changed the credentials: %v %v", changed, err)
+	}
+	if _, _, err := Enrol(s, "node-b", loaded); err == nil {
+		t.Fatal("node-a's credentials enrolled as node-b")
+	}
+	rotated, err := s.Rotate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, changed, err := Enrol(rotated, "node-a", loaded)
+	if err != nil || !changed || !after.Key.Equal(c.Key) || after.Cert.CheckSignatureFrom(rotated.CAs[0].Cert) != nil {
+		t.Fatalf("rotation: %v, changed %v; the key must stay and the certificate come from the new CA", err, changed)
+	}
+
+	// What the file holds: no private key but the node's own.
+	data, _ := os.ReadFile(path)
+	for rest := data; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		if strings.Contains(block.Type, "KEY") && block.Type != blockNodeKey && block.Type != blockGossipKey {
+			t.Fatalf("the credentials hold a %s", block.Type)
+		}
+	}
+	if _, err := issue(loaded.Trust, "node-b", loaded.Key, time.Now()); !errors.Is(err, ErrBadSecret) {
+		t.Fatalf("the credentials issued a certificate: %v", err)
+	}
+	if _, err := Parse(data); err == nil {
+		t.Fatal("credentials parse as a secret")
+	}
+
+	// Pins: the node's identity from the file; a certificate minted with the secret under its
+	// name is accepted on its chain until the cluster pins node-a's key, refused after.
+	id, err := loaded.Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, minted := mustIdentity(t, s, "node-v"), mustIdentity(t, s, "node-a")
+	if _, err := verifier.Verify(chainOf(t, minted), x509.ExtKeyUsageClientAuth); err != nil {
+		t.Fatalf("before pinning: %v", err)
+	}
+	verifier.SetPins(func(node string) ([]byte, bool) {
+		if node == "node-a" {
+			return id.KeySum(), true
+		}
+		return nil, false
+	})
+	if _, err := verifier.Verify(chainOf(t, minted), x509.ExtKeyUsageClientAuth); !errors.Is(err, ErrNotClusterPeer) {
+		t.Fatalf("a minted certificate of a pinned node was accepted: %v", err)
+	}
+	if node, err := verifier.Verify(chainOf(t, id), x509.ExtKeyUsageClientAuth); err != nil || node != "node-a" {
+		t.Fatalf("the pinned node itself: %q %v", node, err)
+	}
+	if node, err := verifier.Verify(chainOf(t, mustIdentity(t, s, "node-new")), x509.ExtKeyUsageClientAuth); err != nil || node != "node-new" {
+		t.Fatalf("an unpinned node: %q %v", node, err)
+	}
+}
+
+func TestParseCredentialsRefusesBadFiles(t *testing.T) {
+	s := mustGenerate(t)
+	c, _, _ := Enrol(s, "n", nil)
+	other, _, _ := Enrol(s, "m", nil)
+	good, _ := c.Marshal()
+	block := func(typ string, b []byte) string { return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b})) }
+	key, _ := x509.MarshalPKCS8PrivateKey(c.Key)
+	caKey, _ := x509.MarshalPKCS8PrivateKey(s.CAs[0].Key)
+	public, _ := s.Public().Marshal()
+	tests := []struct {
+		name, data string
+		ok         bool
+	}{
+		{"good", string(good), true},
+		{"empty", "", false},
+		{"secret", string(mustMarshal(t, s)), false},
+		{"certificate of another key", block(blockNodeKey, key) + block(blockNodeCert, other.Cert.Raw) + string(public), false},
+		{"with a CA key", block(blockNodeKey, key) + block(blockNodeCert, c.Cert.Raw) + block(blockCA, s.CAs[0].Cert.Raw) + block(blockCAKey, caKey) + block(blockGossipKey, s.GossipKeys[0]), false},
+		{"no gossip key", block(blockNodeKey, key) + block(blockNodeCert, c.Cert.Raw) + block(blockCA, s.CAs[0].Cert.Raw), false},
+		{"certificate first", block(blockNodeCert, c.Cert.Raw) + block(blockNodeKey, key) + string(public), false},
+		{"CA as node certificate", block(blockNodeKey, key) + block(blockNodeCert, s.CAs[0].Cert.Raw) + string(public), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseCredentials([]byte(tt.data))
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrBadSecret)) {
+				t.Fatalf("ParseCredentials = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+	// Credentials whose certificate another cluster's CA signed make no identity.
+	foreign := mustGenerate(t)
+	c.Trust = foreign.Public()
+	if _, err := c.Identity(); err == nil {
+		t.Fatal("credentials with another cluster's trust made an identity")
+	}
+}
+
+func mustMarshal(t testing.TB, s *Secret) []byte {
+	t.Helper()
+	data, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func FuzzParseCredentials(f *testing.F) {
+	c, _, err := Enrol(mustGenerate(f), "n", nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := c.Marshal()
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parsed, err := ParseCredentials(data)
+		if err != nil {
+			return
+		}
+		again, err := parsed.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseCredentials(again); err != nil {
+			t.Fatalf("parsed credentials do not parse again: %v", err)
+		}
+	})
 }
 
 func FuzzParse(f *testing.F) {
