@@ -45,9 +45,12 @@
 // restart, network partition and heal, leadership transfer, slow Raft log writes, poison (a node
 // stores rows no peer can accept: an oversize message, a malformed one, a delete and a reaction
 // with oversize tags, which its streams and the peers' pulls carry). Processes get
-// kill rounds only. Memberlist gossip runs over the partitioned network too, so a cut node is
-// declared dead by gossip and comes back alive after the heal (DeadNodeGrace is far longer than
-// any fault, so no node is removed from the Raft configuration).
+// kill rounds only, and upgrade rounds (FaultUpgrade): the nodes start as a previous version's
+// binary and each round stops one with SIGTERM and starts the current build on its data
+// directory, a rolling upgrade under the same checks (`palaver testcluster --upgrade-from`).
+// Memberlist gossip runs over the partitioned network too, so a cut node is declared dead by
+// gossip and comes back alive after the heal (DeadNodeGrace is far longer than any fault, so no
+// node is removed from the Raft configuration).
 //
 // The checkers (CheckTopics, CheckNicks, CheckModes, CheckPins, CheckDelivery) are plain functions
 // over recorded histories, so they are tested on hand-made histories. porcupine is used rather than
