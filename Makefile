@@ -65,8 +65,10 @@ dist:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w' -o bin/palaver-linux-amd64 ./cmd/palaver
 	cd deploy/dist && $(GO) run . --binary ../../bin/palaver-linux-amd64 --root ../.. --out ../../dist --arch amd64
 
-# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the installed binary,
-# systemd-analyze verify on the unit (a few minutes; CI runs it).
+# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the unpacked binary,
+# systemd-analyze verify on the unit, and (as root) an installation with dpkg --root into a scratch
+# root: the user, the files, dpkg --verify, the kept configuration, a purge. A few minutes; CI runs
+# it when time allows.
 dist-check:
 	cd deploy/dist && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 
