@@ -32,7 +32,7 @@ func TestPackage(t *testing.T) {
 		"-rwxr-xr-x root/root", "./usr/bin/palaver",
 		"-rw-r----- root/palaver", "./etc/palaver/palaver.conf",
 		"./lib/systemd/system/palaver.service",
-		"./usr/share/doc/palaver/palaver.txt", "./usr/share/doc/palaver/operations.md",
+		"./usr/share/doc/palaver/palaver.txt", "./usr/share/doc/palaver/operations.md", "./usr/share/doc/palaver/cluster.md",
 		"./usr/share/doc/palaver/prometheus/palaver-rules.yml", "./usr/share/doc/palaver/grafana/palaver-dashboard.json",
 	} {
 		if !strings.Contains(listing, want) {
