@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: run build test vet race-free bench fuzz fuzz-short irctest clean dist dist-check
+.PHONY: run build test vet race-free bench fuzz fuzz-short irctest clean dist dist-check upgrade-check
 
 run:
 	$(GO) run ./cmd/palaver serve
@@ -65,10 +65,19 @@ dist:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w' -o bin/palaver-linux-amd64 ./cmd/palaver
 	cd deploy/dist && $(GO) run . --binary ../../bin/palaver-linux-amd64 --root ../.. --out ../../dist --arch amd64
 
-# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the installed binary,
-# systemd-analyze verify on the unit (a few minutes; CI runs it).
+# Builds the package from a fresh binary and checks it: dpkg-deb -I/-c/-x, the unpacked binary,
+# systemd-analyze verify on the unit, and (as root) an installation with dpkg --root into a scratch
+# root: the user, the files, dpkg --verify, the kept configuration, a purge. A few minutes; CI runs
+# it when time allows.
 dist-check:
 	cd deploy/dist && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
+
+# The rolling upgrade from the previous release (TestRollingUpgrade in cmd/palaver): builds it from
+# the git history (tag v0.1.0, or its commit), runs three nodes of it as processes and replaces
+# them one at a time with this build under the checked load. A few minutes, most of them building
+# the previous release; CI runs it when time allows. Skips when the history is not at hand.
+upgrade-check:
+	PALAVER_ROLLING_UPGRADE=1 $(GO) test $(RACE) -count=1 -timeout 15m -run '^TestRollingUpgrade$$' -v ./cmd/palaver/
 
 clean:
 	rm -rf bin data dist

@@ -10,7 +10,7 @@ import (
 )
 
 // TestSecretRotationRollingRestart rotates the cluster secret of a three-node TCP cluster the
-// way the README says: every node restarted in turn with the rotated file, then in turn with the
+// way docs/cluster.md says: every node restarted in turn with the rotated file, then in turn with the
 // retired one. After every single restart, with nodes holding different files side by side, the
 // nodes agree on a leader, every node's proposal commits (forwarded over the cluster RPC) and
 // gossip sees every member alive; once all hold the rotated file, gossip has moved to the new key.

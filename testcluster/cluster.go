@@ -89,7 +89,9 @@ type Cluster struct {
 	nodes   []instance                       // nil while a node is down
 	up      []chan struct{}                  // closed while node i runs
 	clients []map[*ircclient.Client]struct{} // IRC clients dialled to node i through DialIRC
-	closed  bool
+	// upgraded marks the processes that run Processes.UpgradeTo instead of Processes.Binary.
+	upgraded []bool
+	closed   bool
 }
 
 // Start starts opts.Nodes nodes: the first bootstraps, the others join it. It returns once every
@@ -133,6 +135,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		c.clients = append(c.clients, map[*ircclient.Client]struct{}{})
 	}
 	c.nodes = make([]instance, opts.Nodes)
+	c.upgraded = make([]bool, opts.Nodes)
 	for i := range opts.Nodes {
 		var join []string
 		if i > 0 {

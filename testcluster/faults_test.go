@@ -73,6 +73,8 @@ func TestParseFaultKinds(t *testing.T) {
 		{"all", AllFaults, false},
 		{"kill", []FaultKind{FaultKill}, false},
 		{"partition, slow-disk", []FaultKind{FaultPartition, FaultSlowDisk}, false},
+		{"upgrade", []FaultKind{FaultUpgrade}, false},
+		{"kill,upgrade", []FaultKind{FaultKill, FaultUpgrade}, false},
 		{"kill,meteor", nil, true},
 		{"", nil, true},
 	}
@@ -99,8 +101,10 @@ func TestFaultCounts(t *testing.T) {
 		{Kind: "partition", Fault: FaultPartition, Leader: true}, {Kind: "heal", Fault: FaultPartition},
 		{Kind: "transfer", Fault: FaultTransfer, Leader: true, Err: errors.New("no leader")},
 		{Kind: "slow-disk", Fault: FaultSlowDisk, Took: time.Second}, {Kind: "disk-ok", Fault: FaultSlowDisk},
+		{Kind: "upgrade", Fault: FaultUpgrade, Leader: true}, {Kind: "restart", Fault: FaultUpgrade},
+		{Kind: "upgrade", Fault: FaultUpgrade}, {Kind: "restart", Fault: FaultUpgrade, Err: errors.New("exited")},
 	}}
-	want := "kill 2 (1 at the leader), partition 1 (1 at the leader), transfer 1 [1 failed to inject], slow-disk 1 (0 at the leader)"
+	want := "kill 2 (1 at the leader), partition 1 (1 at the leader), transfer 1 [1 failed to inject], slow-disk 1 (0 at the leader), upgrade 2 (1 at the leader)"
 	if got := rep.FaultCounts(); got != want {
 		t.Errorf("FaultCounts() = %q\nwant            %q", got, want)
 	}

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -28,6 +29,12 @@ const (
 	// peer must record them as dead letters and go on, so the verdict still counts 0 lost and 0
 	// duplicated among acknowledged messages.
 	FaultPoison FaultKind = "poison"
+	// FaultUpgrade replaces a node still running the previous version (ProcessOptions.Binary)
+	// with ProcessOptions.UpgradeTo: SIGTERM, then the new version on the same data directory
+	// (Cluster.Upgrade). Each round takes another node, the drawn one if it has not been
+	// upgraded yet, otherwise the first that has not; with every node upgraded a round fails.
+	// Processes only, and not part of AllFaults.
+	FaultUpgrade FaultKind = "upgrade"
 )
 
 // PoisonVenue is the channel the poison fault's rows name (one the workload does not use).
@@ -44,8 +51,8 @@ func ParseFaultKinds(list string) ([]FaultKind, error) {
 	var out []FaultKind
 	for _, name := range strings.Split(list, ",") {
 		k := FaultKind(strings.TrimSpace(name))
-		if !slices.Contains(AllFaults, k) {
-			return nil, fmt.Errorf("fault kind %q: want kill, partition, transfer, slow-disk, poison or all", name)
+		if !slices.Contains(AllFaults, k) && k != FaultUpgrade {
+			return nil, fmt.Errorf("fault kind %q: want kill, partition, transfer, slow-disk, poison, upgrade or all", name)
 		}
 		out = append(out, k)
 	}
@@ -92,7 +99,7 @@ func (o *NemesisOptions) defaults() {
 type NemesisEvent struct {
 	At     time.Duration // since the run began
 	Round  int
-	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok", "poison"
+	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok", "poison", "upgrade"
 	Fault  FaultKind
 	Node   string        // the node aimed at ("" for a split)
 	Detail string        // the sides of a partition, the new leader, the disk delay
@@ -249,6 +256,25 @@ func (n *nemesisRun) round(repair context.Context, round int, kind FaultKind) er
 		c.SetDiskDelay(target, 0)
 		n.emit(n.event(round, kind, "disk-ok", target))
 		return nil
+
+	case FaultUpgrade:
+		if c.Upgraded(target) {
+			target = slices.IndexFunc(seq(c.N()), func(i int) bool { return !c.Upgraded(i) })
+			if target < 0 {
+				return errors.New("every node runs the new version already")
+			}
+			isLeader = c.Leader() == target
+		}
+		ev := n.event(round, kind, "upgrade", target)
+		ev.Leader = isLeader
+		n.emit(ev)
+		began := time.Now()
+		disk, err := c.Upgrade(repair, target)
+		ev = n.event(round, kind, "restart", target)
+		ev.Took, ev.Err = time.Since(began), err
+		ev.Detail = "as the new version, on the previous one's " + disk.String()
+		n.emit(ev)
+		return err
 
 	case FaultPoison:
 		ev := n.event(round, kind, "poison", target)

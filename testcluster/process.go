@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/palaver-chat/palaver/node"
@@ -22,6 +23,9 @@ type ProcessOptions struct {
 	Binary string   // the palaver executable (its first argument is the subcommand, "serve")
 	Env    []string // added to the inherited environment, NAME=value
 	Args   []string // extra `palaver serve` flags
+	// UpgradeTo is the executable an upgrade round (FaultUpgrade, Cluster.Upgrade) restarts a
+	// node with: the nodes start as Binary (a previous version) and are replaced one by one.
+	UpgradeTo string
 }
 
 // process is a node running as a `palaver serve` process. Its output goes to <Dir>/<name>.log.
@@ -61,13 +65,14 @@ func (c *Cluster) startProcess(ctx context.Context, i int, join []string) (*proc
 	if err != nil {
 		return nil, fmt.Errorf("process log: %w", err)
 	}
-	fmt.Fprintf(logFile, "=== testcluster: %s %s\n", c.opts.Processes.Binary, strings.Join(args, " "))
-	cmd := exec.Command(c.opts.Processes.Binary, args...)
+	binary := c.binary(i)
+	fmt.Fprintf(logFile, "=== testcluster: %s %s\n", binary, strings.Join(args, " "))
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), c.opts.Processes.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("exec %s: %w", c.opts.Processes.Binary, err)
+		return nil, fmt.Errorf("exec %s: %w", binary, err)
 	}
 	p := &process{cmd: cmd, httpURL: "http://" + a.HTTP, debugURL: "http://" + a.Debug, logPath: logPath,
 		client: &http.Client{Timeout: 2 * time.Second}, exited: make(chan struct{})}
@@ -151,6 +156,27 @@ func (p *process) stop() error {
 	}
 	<-p.exited
 	return nil
+}
+
+// terminate ends the process as a service manager does: SIGTERM, then kill -9 if it has not
+// exited within grace. It reports whether the process exited by itself.
+func (p *process) terminate(grace time.Duration) (graceful bool, err error) {
+	select {
+	case <-p.exited:
+		return true, nil
+	default:
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return false, fmt.Errorf("SIGTERM: %w", err)
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true, nil
+	case <-timer.C:
+		return false, p.stop()
+	}
 }
 
 // parseReplicaState reads a node.ReplicaState answer.

@@ -3,6 +3,7 @@ package testcluster
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -99,7 +100,7 @@ func (r *Report) FaultCounts() string {
 	counts := map[FaultKind]*count{}
 	for _, e := range r.Events {
 		switch e.Kind {
-		case "kill", "partition", "transfer", "slow-disk", "poison":
+		case "kill", "partition", "transfer", "slow-disk", "poison", "upgrade":
 		default:
 			continue
 		}
@@ -117,7 +118,7 @@ func (r *Report) FaultCounts() string {
 		}
 	}
 	var parts []string
-	for _, k := range AllFaults {
+	for _, k := range append(slices.Clone(AllFaults), FaultUpgrade) {
 		c := counts[k]
 		if c == nil {
 			continue

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -19,6 +20,9 @@ type RunOptions struct {
 	// (Duration stays the upper bound). Otherwise the traffic lasts Duration and the nemesis
 	// stops after its rounds.
 	EndWithRounds bool
+	// AfterRounds, with EndWithRounds, is how long the traffic goes on after the last round
+	// (e.g. the upgraded cluster serving alone before the checks).
+	AfterRounds time.Duration
 
 	TopicChannels       int           // channels whose topic is a checked register; default 2
 	TopicClientsPerNode int           // default 2, spread over the channels
@@ -90,8 +94,11 @@ func setDefault[T comparable](field *T, value T) {
 // out (a node that would not start, ctx ending); a failed check is in the report.
 func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	opts.defaults()
-	if opts.Processes != nil && opts.Chaos && slices.ContainsFunc(opts.Nemesis.Kinds, func(k FaultKind) bool { return k != FaultKill }) {
-		return nil, fmt.Errorf("testcluster: nodes run as processes: only kill rounds can be injected (asked for %v)", opts.Nemesis.Kinds)
+	if opts.Processes != nil && opts.Chaos && slices.ContainsFunc(opts.Nemesis.Kinds, func(k FaultKind) bool { return k != FaultKill && k != FaultUpgrade }) {
+		return nil, fmt.Errorf("testcluster: nodes run as processes: only kill and upgrade rounds can be injected (asked for %v)", opts.Nemesis.Kinds)
+	}
+	if opts.Chaos && slices.Contains(opts.Nemesis.Kinds, FaultUpgrade) && (opts.Processes == nil || opts.Processes.UpgradeTo == "") {
+		return nil, errors.New("testcluster: upgrade rounds need the nodes as processes and Processes.UpgradeTo")
 	}
 	r := &runner{opts: opts, rec: newRecorder(), phase: "starting"}
 	c, err := Start(ctx, opts.Options)
@@ -135,6 +142,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		nemesisDone.Go(func() {
 			r.rep.Rounds, nemesisErr = nemesis(traffic, ctx, c, r.rec, r.rng(), opts.Nemesis, r.event)
 			if opts.EndWithRounds {
+				pause(traffic, opts.AfterRounds)
 				stopTraffic()
 			}
 		})

@@ -11,7 +11,7 @@ import (
 	"github.com/palaver-chat/palaver/raft/trust"
 )
 
-// TestClusterSecretCommands runs init, show, rotate and retire as the README shows them, and the
+// TestClusterSecretCommands runs init, show, rotate and retire as docs/cluster.md shows them, and the
 // mistakes each refuses.
 func TestClusterSecretCommands(t *testing.T) {
 	dir := t.TempDir()

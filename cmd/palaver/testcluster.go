@@ -29,6 +29,7 @@ func runTestCluster(ctx context.Context, args []string, stdout, stderr io.Writer
 	faults := fs.String("faults", "all", "with --chaos: fault kinds drawn each round, comma-separated: kill, partition, transfer, slow-disk, poison, or all (with --processes only kill)")
 	processes := fs.Bool("processes", false, "run every node as a separate 'palaver serve' process (real disks, kill -9) instead of in this process")
 	serverBin := fs.String("server-bin", "", "with --processes: the palaver binary to start (default: this executable)")
+	upgradeFrom := fs.String("upgrade-from", "", "a rolling upgrade: start the nodes as processes of this palaver binary (a previous version) and replace them one per round with --server-bin (implies --processes --chaos --faults upgrade --rounds <nodes>)")
 	seed := fs.Int64("seed", 0, "seed for the workload and the fault schedule (0: from the clock; printed)")
 	rounds := fs.Int("rounds", 0, "with --chaos: stop after this many fault rounds (--duration stays the upper bound)")
 	raftProfile := fs.String("raft-profile", raft.ProfileProduction, "the nodes' Raft timing profile: "+strings.Join(raft.ProfileNames(), ", ")+" (production is what palaver serve ships)")
@@ -55,7 +56,10 @@ linearizable against fenced reads; every acknowledged message reaches every chat
 once (live, or through CHATHISTORY after a reconnection); all nodes end with equal state hashes. With --chaos, a seeded
 nemesis injects one fault at a time during the traffic: kill and restart a node (kill -9 for
 processes), partition the network (isolate the leader or another node; with 5 nodes also a
-minority split) and heal it, transfer leadership, slow a node's Raft log writes.
+minority split) and heal it, transfer leadership, slow a node's Raft log writes. With
+--upgrade-from OLD, the nodes start as processes of OLD and each round replaces one (SIGTERM, then
+--server-bin on the same data directory) while the traffic runs: a rolling upgrade, under the same
+checks.
 
 Flags:
 `)
@@ -83,6 +87,17 @@ Flags:
 		fmt.Fprintln(stderr, "palaver testcluster: --chaos needs at least 3 nodes (a node down must leave a quorum)")
 		return 2
 	}
+	var afterRounds time.Duration
+	if *upgradeFrom != "" {
+		*processes, *chaos = true, true
+		afterRounds = 5 * time.Second // the upgraded cluster serves alone before the checks
+		if *faults == "all" {
+			*faults = string(testcluster.FaultUpgrade)
+		}
+		if *rounds == 0 {
+			*rounds = *nodes
+		}
+	}
 	kinds, err := testcluster.ParseFaultKinds(*faults)
 	if err != nil {
 		fmt.Fprintf(stderr, "palaver testcluster: --faults: %v\n", err)
@@ -101,6 +116,9 @@ Flags:
 			}
 		}
 		procs = &testcluster.ProcessOptions{Binary: bin}
+		if *upgradeFrom != "" {
+			procs = &testcluster.ProcessOptions{Binary: *upgradeFrom, UpgradeTo: bin}
+		}
 	}
 	logger, err := nodeLogger(*logLevel, stderr)
 	if err != nil {
@@ -113,6 +131,9 @@ Flags:
 	mode := "in this process"
 	if procs != nil {
 		mode = "as processes of " + procs.Binary
+		if procs.UpgradeTo != "" {
+			mode += ", upgraded one by one to " + procs.UpgradeTo
+		}
 	}
 	fmt.Fprintf(stderr, "testcluster: %d nodes %s, %s of traffic, chaos %v (faults %v), seed %d\n", *nodes, mode, *duration, *chaos, kinds, *seed)
 
@@ -124,6 +145,7 @@ Flags:
 		Chaos:               *chaos,
 		Nemesis:             testcluster.NemesisOptions{MaxRounds: *rounds, Kinds: kinds},
 		EndWithRounds:       *rounds > 0,
+		AfterRounds:         afterRounds,
 		TopicChannels:       *topicChannels,
 		TopicClientsPerNode: *topicClients,
 		ChatClientsPerNode:  *chatClients,

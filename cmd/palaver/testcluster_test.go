@@ -25,7 +25,9 @@ func TestTestClusterFlags(t *testing.T) {
 		{"negative pin clients", []string{"--pin-clients", "-1"}, 2, "must not be negative"},
 		{"unknown flag", []string{"--partitions"}, 2, "flag provided but not defined"},
 		{"unknown fault kind", []string{"--faults", "kill,meteor"}, 2, `fault kind "meteor"`},
-		{"partitions need the nodes in-process", []string{"--processes", "--chaos", "--faults", "partition", "--server-bin", "/nonexistent/palaver"}, 2, "only kill rounds"},
+		{"partitions need the nodes in-process", []string{"--processes", "--chaos", "--faults", "partition", "--server-bin", "/nonexistent/palaver"}, 2, "only kill and upgrade rounds"},
+		{"upgrades need processes", []string{"--chaos", "--faults", "upgrade"}, 2, "upgrade rounds need the nodes as processes"},
+		{"an upgrade is not partitioned", []string{"--upgrade-from", "/nonexistent/palaver", "--faults", "upgrade,partition"}, 2, "only kill and upgrade rounds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Keeps /var/lib/palaver (the node's state) on remove and purge alike: delete it by hand.
 set -e
-if [ -d /run/systemd/system ]; then
+if [ -z "${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
 	systemctl daemon-reload >/dev/null || true
 fi

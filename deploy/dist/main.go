@@ -1,5 +1,5 @@
 // Command dist builds Palaver's release files from a built binary (`make dist`): a tar.gz archive
-// with the binary, its help text, the README, the operations guide and the deploy/ files, and a
+// with the binary, its help text, the README, the pages of docs/ and the deploy/ files, and a
 // Debian package (nfpm, as a library) that installs the binary, a hardened systemd unit running as
 // the user palaver, a default configuration file and the documentation; then SHA256SUMS.
 //
@@ -75,6 +75,16 @@ func buildRelease(binary, root, out, arch string) error {
 		{r("deploy/debian/palaver.conf"), "deploy/palaver.conf", "/etc/palaver/palaver.conf", 0o640, true},
 		{r("deploy/prometheus/palaver-rules.yml"), "deploy/prometheus/palaver-rules.yml", "/usr/share/doc/palaver/prometheus/palaver-rules.yml", 0o644, false},
 		{r("deploy/grafana/palaver-dashboard.json"), "deploy/grafana/palaver-dashboard.json", "/usr/share/doc/palaver/grafana/palaver-dashboard.json", 0o644, false},
+	}
+	// The other reference pages, beside operations.md so that its links to them resolve.
+	pages, err := filepath.Glob(r("docs/*.md"))
+	if err != nil {
+		return err
+	}
+	for _, page := range pages {
+		if name := filepath.Base(page); name != "operations.md" {
+			list = append(list, file{page, "docs/" + name, "/usr/share/doc/palaver/" + name, 0o644, false})
+		}
 	}
 	base := fmt.Sprintf("palaver_%s_linux_%s", version, arch)
 	archive := filepath.Join(out, base+".tar.gz")

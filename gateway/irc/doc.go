@@ -19,23 +19,5 @@
 // (JOIN, PART, MODE, ...) are filed from the applied log on every node and replayed to
 // draft/event-playback clients within their history (playback.go).
 //
-// A draft/multiline batch is assembled into one message whose text holds newlines, its concat
-// lines kept as offsets in a stored tag no client sees (multiline.go); outMsg.expand renders such
-// a message, and a delete for draft/message-redaction clients, for each client's caps.
-//
-// Output never blocks on a client: each connection has a bounded send queue (a byte budget); a
-// client that falls behind by more than the budget is disconnected with "SendQ exceeded". A channel
-// message is serialized once per tag variant (message-tags, server-time, account-tag) and the same
-// bytes are queued to every recipient with that variant.
-//
-// Hostile input changes nothing it should not: each connection has token buckets per command class
-// (flood.go: commands, messages, NICK, JOIN per channel, AUTHENTICATE; failed OPERs also per
-// address, oper.go), nicks follow the PRECIS Nickname profile and may not be confusable with a nick
-// another session uses or another identity owns (nickname.go, package confusable), and tags only a server sets are dropped from client messages
-// (servertags.go).
-//
-// Lock order (the node's tiers, ARCHITECTURE.md "Lock order"; each mutex field names its tier):
-// renderedMembers.mu (a whole Observe) → the fsm.Machine read lock → Server.mu or the skeleton
-// index's lock → client.authMu → client.rbMu (response buffer redirection) → sendQueue.mu; every
-// other lock here is a leaf. Nothing calls into the state machine while holding a later one.
+// How it works, and why it is built this way: DESIGN.md beside this file.
 package irc

@@ -1,0 +1,126 @@
+package testcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/palaver-chat/palaver/testcluster/ircclient"
+)
+
+// stopGrace is how long an upgrade waits for a node to end after SIGTERM before kill -9.
+const stopGrace = 30 * time.Second
+
+// binary is the executable node i runs as a process.
+func (c *Cluster) binary(i int) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.upgraded[i] {
+		return c.opts.Processes.UpgradeTo
+	}
+	return c.opts.Processes.Binary
+}
+
+// Upgraded reports whether node i runs Processes.UpgradeTo.
+func (c *Cluster) Upgraded(i int) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.upgraded[i]
+}
+
+// DataOnDisk is what a stopped node's data directory holds for the version that starts on it.
+type DataOnDisk struct {
+	SnapshotIndex uint64 // the newest Raft snapshot's last index (0: none)
+	Snapshots     int    // Raft snapshots kept
+	LogBytes      int64  // the Raft log and stable store (raft/raft-log.db)
+	EventBytes    int64  // the message store (events.db)
+}
+
+func (d DataOnDisk) String() string {
+	snap := "no snapshot"
+	if d.Snapshots > 0 {
+		snap = fmt.Sprintf("snapshot at %d", d.SnapshotIndex)
+	}
+	return fmt.Sprintf("%s, raft log %d KiB, message store %d KiB", snap, d.LogBytes>>10, d.EventBytes>>10)
+}
+
+// inspectDataDir reads what a node left in dir (<dir>/raft/snapshots/*/meta.json,
+// <dir>/raft/raft-log.db, <dir>/events.db).
+func inspectDataDir(dir string) (DataOnDisk, error) {
+	var d DataOnDisk
+	metas, err := filepath.Glob(filepath.Join(dir, "raft", "snapshots", "*", "meta.json"))
+	if err != nil {
+		return d, err
+	}
+	for _, path := range metas {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return d, err
+		}
+		var meta struct{ Index uint64 }
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return d, fmt.Errorf("%s: %w", path, err)
+		}
+		d.Snapshots++
+		d.SnapshotIndex = max(d.SnapshotIndex, meta.Index)
+	}
+	for path, size := range map[string]*int64{
+		filepath.Join(dir, "raft", "raft-log.db"): &d.LogBytes,
+		filepath.Join(dir, "events.db"):           &d.EventBytes,
+	} {
+		info, err := os.Stat(path)
+		if err != nil {
+			return d, err
+		}
+		*size = info.Size()
+	}
+	return d, nil
+}
+
+// Upgrade replaces node i, a process still running Processes.Binary, with Processes.UpgradeTo
+// on the same data directory and addresses: SIGTERM (kill -9 after 30 s), then a start that
+// returns once the new version serves. It returns what the old version left on disk for the new
+// one to load. Clients of the node see their connections end as at a restart.
+func (c *Cluster) Upgrade(ctx context.Context, i int) (DataOnDisk, error) {
+	name := c.addrs[i].Name
+	if c.opts.Processes == nil || c.opts.Processes.UpgradeTo == "" {
+		return DataOnDisk{}, fmt.Errorf("testcluster: upgrade %s: no Processes.UpgradeTo", name)
+	}
+	c.mu.Lock()
+	inst, upgraded := c.nodes[i], c.upgraded[i]
+	if inst == nil || upgraded {
+		c.mu.Unlock()
+		return DataOnDisk{}, fmt.Errorf("testcluster: upgrade %s: not running the previous version", name)
+	}
+	c.nodes[i] = nil
+	c.up[i] = make(chan struct{})
+	c.clients[i] = map[*ircclient.Client]struct{}{} // the node ends their connections itself
+	c.upgraded[i] = true
+	c.mu.Unlock()
+	p, ok := inst.(*process)
+	if !ok {
+		return DataOnDisk{}, errors.New("testcluster: upgrade: the nodes do not run as processes")
+	}
+	graceful, err := p.terminate(stopGrace)
+	if err != nil {
+		return DataOnDisk{}, fmt.Errorf("testcluster: upgrade %s: stop: %w", name, err)
+	}
+	// A node that ignores SIGTERM is killed, started again and reported: a service manager
+	// would do the same, but an operator waits for it.
+	var stopErr error
+	if !graceful {
+		stopErr = fmt.Errorf("testcluster: upgrade %s: still running %s after SIGTERM (killed): %s", name, stopGrace, lastLines(p.logPath, 5))
+	}
+	disk, err := inspectDataDir(c.addrs[i].DataDir)
+	if err != nil {
+		return disk, fmt.Errorf("testcluster: upgrade %s: data directory: %w", name, err)
+	}
+	if err := c.Restart(ctx, i); err != nil {
+		return disk, fmt.Errorf("testcluster: upgrade %s: %w", name, err)
+	}
+	return disk, stopErr
+}
