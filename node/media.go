@@ -97,6 +97,16 @@ func (h *holders) Servers() []string {
 	return out
 }
 
+// Alive reports whether gossip sees node alive.
+func (h *holders) Alive(node string) bool {
+	for _, m := range h.raft.Members() {
+		if m.NodeID == node {
+			return m.State == raft.MemberAlive
+		}
+	}
+	return false
+}
+
 func (h *holders) FetchHeld(ctx context.Context, node, id, rangeHeader string) (*http.Response, error) {
 	req, err := h.request(ctx, http.MethodGet, node, id, nil)
 	if err != nil {

@@ -126,7 +126,7 @@ func (s *Service) deleteUpload(c *gin.Context) {
 	}
 	switch res.Code {
 	case fsm.OK:
-		s.dropIfHeld(id, false)
+		s.dropIfHeld(id, false, nil)
 		c.Status(http.StatusNoContent)
 	case fsm.ErrMediaNotFound:
 		rest.WriteError(c, http.StatusNotFound, "No such upload")
@@ -139,12 +139,12 @@ func (s *Service) deleteUpload(c *gin.Context) {
 
 // dropIfHeld removes an object's bytes from this node's disk when it holds them and no record
 // names it any more, or (sweep) the record does not name this node among its holders while
-// enough servers hold it: a copy left behind by a node dropped from the holder set while away.
-func (s *Service) dropIfHeld(id string, sweep bool) {
+// enough of servers hold it: a copy left behind by a node dropped from the holder set while away.
+func (s *Service) dropIfHeld(id string, sweep bool, servers []string) {
 	var obj fsm.MediaObject
 	var recorded bool
 	s.cfg.State.Read(func(st *fsm.State) { obj, recorded = st.MediaObject(id) })
-	if !recorded || (sweep && !s.store.shared && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj)) {
+	if !recorded || (sweep && !s.store.shared && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj, servers)) {
 		s.store.remove(id)
 	}
 }
@@ -197,8 +197,9 @@ func (s *Service) Sweep(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("media sweep: %w", err)
 	}
+	servers := s.servers()
 	for _, id := range old {
-		s.dropIfHeld(id, true)
+		s.dropIfHeld(id, true, servers)
 	}
 	return nil
 }

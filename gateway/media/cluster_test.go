@@ -7,12 +7,19 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -159,4 +166,36 @@ func TestUploadOutlivesItsNode(t *testing.T) {
 	// The node that took the copy serves it from its own disk with its peer gone too.
 	copyHolder.Close()
 	checkDownloads(t, other, path, content)
+}
+
+// TestObjectStoreOutlivesItsNode: with --media-store, an upload taken by one node of three is
+// served whole and by range by the others once that node is gone, from the object store alone.
+func TestObjectStoreOutlivesItsNode(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("palaver-media"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(s3.Close)
+	secret := filepath.Join(t.TempDir(), "s3.secret")
+	if err := os.WriteFile(secret, []byte("test-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nodes := nodetest.StartCluster(t, "media-s3", func(c *node.Config) {
+		c.Media.Store = "s3://palaver-media/uploads"
+		c.Media.S3 = media.S3Options{Endpoint: strings.TrimPrefix(s3.URL, "http://"), AccessKey: "test",
+			SecretKeyFile: secret, Insecure: true, PathStyle: true}
+	})
+	first := nodes[0]
+	_, res := irctest.Login(t, first, "uploader")
+	content := make([]byte, 200<<10+17)
+	rand.Read(content)
+	path, id := uploadOn(t, first, res.Token, content)
+	if got := holdersOn(first, id); !slices.Equal(got, []string{nodeName(first)}) {
+		t.Fatalf("holders with an object store: %v", got)
+	}
+	first.Close()
+	for _, n := range nodes[1:] {
+		checkDownloads(t, n, path, content)
+	}
 }

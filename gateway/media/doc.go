@@ -22,9 +22,9 @@
 // Error object and Retry-After. A repair pass (replicas.go; at start, after every membership
 // change and every minute) restores the count after a server leaves the configuration: departed
 // nodes are dropped from the holder sets, and for each upload short of copies the servers ranked
-// first among those without one fetch it from a holder and record themselves; a holder whose copy
-// is missing from its disk fetches it again. palaver_media_under_replicated counts the uploads
-// short of copies.
+// first among those up and without one fetch it from a holder and record themselves; a holder
+// whose copy is missing from its disk fetches it again. palaver_media_under_replicated counts the
+// uploads short of copies.
 //
 // With --media-store s3://bucket/prefix the sealed objects live instead in an S3-compatible object
 // store the cluster shares (s3.go, objects.go; minio-go): an upload is one object, sealed before

@@ -47,6 +47,8 @@ type Holders interface {
 	StoreCopy(ctx context.Context, node, id string, size int64, body io.Reader) error
 	// Servers lists the node names of the servers of the Raft configuration.
 	Servers() []string
+	// Alive reports whether gossip sees node alive.
+	Alive(node string) bool
 }
 
 // PDSResolver finds the PDS base URL of a DID (from its DID document).

@@ -28,7 +28,7 @@ import (
 // one is down. The repair pass (Repair) restores the count after a server leaves the
 // configuration: the first server in name order drops departed nodes from the holder sets
 // (fsm.DropMediaHolder); for each upload held by fewer servers than wanted, the servers ranked
-// first among those without a copy fetch one from a holder and record themselves
+// first among those up and without a copy fetch one from a holder and record themselves
 // (fsm.AddMediaHolder); a holder whose copy is missing from its disk fetches it again.
 
 // retryRepair is the wait before a repair pass that left work undone is run again; repairEvery
@@ -129,10 +129,16 @@ func (s *Service) receiveCopy(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": "bad object id"})
 		return
 	case size < 0 || size > MaxUploadBytes:
-		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": "a copy needs a Content-Length of at most " + strconv.Itoa(MaxUploadBytes)})
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge,
+			gin.H{"error": "a copy needs a Content-Length of at most " + strconv.Itoa(MaxUploadBytes)})
 		return
 	}
-	if s.store.has(id) {
+	switch held, err := s.store.blobs.has(id); {
+	case err != nil:
+		s.log.Warn("media: storing a copy", "id", id, "err", err)
+		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "media storage unreadable"})
+		return
+	case held:
 		c.Status(http.StatusNoContent)
 		return
 	}
@@ -231,6 +237,10 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 			s.log.Info("media repair: a removed node dropped from the holder sets", "node", node)
 		}
 	}
+	up := map[string]bool{s.cfg.Node: true}
+	for _, n := range servers {
+		up[n] = up[n] || s.cfg.Holders.Alive(n)
+	}
 	pending := 0
 	for _, o := range objects {
 		if ctx.Err() != nil {
@@ -251,7 +261,12 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 			}
 			s.metrics.copies.WithLabelValues("repair", "ok").Inc()
 		case len(live) < want:
-			others := slices.DeleteFunc(slices.Clone(servers), o.HeldBy)
+			// Servers without a copy that are up, so that a server down but not yet removed
+			// does not hold the repair up; two nodes that see liveness differently for a moment
+			// may both take a copy, which is one copy too many, not one too few.
+			others := slices.DeleteFunc(slices.Clone(servers), func(n string) bool {
+				return o.HeldBy(n) || !up[n]
+			})
 			chosen := rank(o.ID, others)[:min(want-len(live), len(others))]
 			if !slices.Contains(chosen, s.cfg.Node) {
 				continue
@@ -274,10 +289,9 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 	return pending, nil
 }
 
-// fullyHeld reports whether as many servers of the configuration as wanted hold obj (false on a
-// single node, where no other server could).
-func (s *Service) fullyHeld(obj fsm.MediaObject) bool {
-	servers := s.servers()
+// fullyHeld reports whether as many of servers (the configuration's, sorted) as wanted hold obj
+// (false on a single node, where no other server could).
+func (s *Service) fullyHeld(obj fsm.MediaObject, servers []string) bool {
 	if len(servers) == 0 {
 		return false
 	}

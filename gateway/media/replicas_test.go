@@ -38,6 +38,12 @@ func (m *mesh) Servers() []string {
 	return slices.Clone(m.servers)
 }
 
+func (m *mesh) Alive(node string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.urls[node] != "" && !m.down[node]
+}
+
 func (m *mesh) setDown(node string, down bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -96,10 +102,16 @@ type testCluster struct {
 
 func newTestCluster(t *testing.T, replicas int) *testCluster {
 	t.Helper()
-	m := &mesh{servers: []string{"n1", "n2", "n3"}, urls: map[string]string{}, down: map[string]bool{}}
+	return newTestClusterOf(t, replicas, "n1", "n2", "n3")
+}
+
+// newTestClusterOf is newTestCluster with the named services, n1 first.
+func newTestClusterOf(t *testing.T, replicas int, names ...string) *testCluster {
+	t.Helper()
+	m := &mesh{servers: names, urls: map[string]string{}, down: map[string]bool{}}
 	f := newFixture(t, func(c *Config) { c.Holders, c.Options.Replicas = m, replicas })
 	tc := &testCluster{fixture: f, mesh: m, svcs: map[string]*Service{"n1": f.svc}}
-	for _, name := range []string{"n2", "n3"} {
+	for _, name := range names[1:] {
 		svc, err := New(Config{Options: Options{Dir: t.TempDir(), Replicas: replicas}, Node: name, BaseURL: "http://palaver.test",
 			State: f.machine, Proposer: f, Holders: m, Registerer: prometheus.NewRegistry()})
 		if err != nil {
@@ -295,6 +307,32 @@ func TestRepairAfterRemoval(t *testing.T) {
 	// A pass with nothing to do changes nothing.
 	if pending, err := tc.svcs[stays].Repair(context.Background()); err != nil || pending != 0 {
 		t.Fatalf("idle repair: %d %v", pending, err)
+	}
+}
+
+// TestRepairPassesOverADownServer: the server ranked first to take a copy is down (not yet
+// removed): the next one takes it.
+func TestRepairPassesOverADownServer(t *testing.T) {
+	tc := newTestClusterOf(t, 2, "n1", "n2", "n3", "n4")
+	_, up := tc.uploadRandom(1000)
+	gone := tc.holders(up.ID)[1]
+	var candidates []string
+	for _, n := range []string{"n2", "n3", "n4"} {
+		if n != gone {
+			candidates = append(candidates, n)
+		}
+	}
+	ranked := rank(up.ID, candidates)
+	down, next := ranked[0], ranked[1]
+	tc.mesh.mu.Lock()
+	tc.mesh.servers = append([]string{"n1"}, candidates...)
+	tc.mesh.down[gone], tc.mesh.down[down] = true, true
+	tc.mesh.mu.Unlock()
+	if pending, err := tc.svcs[next].Repair(context.Background()); err != nil || pending != 0 {
+		t.Fatalf("repair on %s: %d %v", next, pending, err)
+	}
+	if got := tc.holders(up.ID); !slices.Contains(got, next) {
+		t.Fatalf("holders with %s down: %v, want %s among them", down, got, next)
 	}
 }
 
