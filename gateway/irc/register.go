@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +62,8 @@ func (s *Server) capLSLines(v302 bool, budget int) []string {
 		case n == "sasl=ATPROTO-CHALLENGE":
 			n = "sasl=" + s.verifier.Mechanisms()
 		case n == accountRegistrationCap && !s.cfg.Registration.Enabled:
+			continue
+		case strings.HasPrefix(n, metadata3Cap) && !s.cfg.Metadata3:
 			continue
 		case n == accountRegistrationCap:
 			n += s.registrationCapValue(v302)
