@@ -115,14 +115,17 @@ func TestIRCMetadata3BeforeConnect(t *testing.T) {
 	}
 }
 
-// TestIRCMetadata3Off: without the option draft/metadata-3 is neither offered nor granted.
-func TestIRCMetadata3Off(t *testing.T) {
+// TestIRCCapsOffUnlessConfigured: draft/metadata-3 and draft/account-registration are neither
+// offered nor granted unless configured (a client may only enable what CAP LS lists).
+func TestIRCCapsOffUnlessConfigured(t *testing.T) {
 	n := startNode(t, t.TempDir(), nil)
-	c := dial(t, n)
-	sendLines(t, c, "CAP LS 302")
-	if _, ls := expectCapLS(t, c); slices.ContainsFunc(ls, func(s string) bool { return strings.HasPrefix(s, "draft/metadata-3") }) {
-		t.Fatalf("CAP LS %q offers draft/metadata-3", ls)
+	for _, name := range []string{"draft/metadata-3", "draft/account-registration"} {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302")
+		if _, ls := expectCapLS(t, c); slices.ContainsFunc(ls, func(s string) bool { return strings.HasPrefix(s, name) }) {
+			t.Fatalf("CAP LS %q offers %s", ls, name)
+		}
+		sendLines(t, c, "CAP REQ :batch "+name)
+		expectParams(t, c, "CAP", "*", "NAK", "batch "+name)
 	}
-	sendLines(t, c, "CAP REQ :batch draft/metadata-3")
-	expectParams(t, c, "CAP", "*", "NAK", "batch draft/metadata-3")
 }

@@ -73,6 +73,24 @@ func (s *Server) capLSLines(v302 bool, budget int) []string {
 	return fillCapLSLines(kept, v302, budget)
 }
 
+// capsOffered reports whether every capability a CAP REQ list names is one this server offers:
+// draft/account-registration and draft/metadata-3 only when configured.
+func (s *Server) capsOffered(list string) bool {
+	for _, name := range strings.Fields(list) {
+		switch strings.ToLower(strings.TrimPrefix(name, "-")) {
+		case accountRegistrationCap:
+			if !s.cfg.Registration.Enabled {
+				return false
+			}
+		case metadata3Cap:
+			if !s.cfg.Metadata3 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (s *Server) registrationCapValue(v302 bool) string {
 	if !v302 || !s.cfg.Registration.BeforeConnect {
 		return ""
