@@ -71,6 +71,9 @@ type Config struct {
 	// AccountRegistration offers draft/account-registration: REGISTER creates hosted accounts
 	// (did:web:<server>:u:<name>). Off unless set.
 	AccountRegistration irc.Registration
+	// Metadata3 offers draft/metadata-3 on IRC beside draft/metadata-2. Off unless set: it makes
+	// CAP LS span two lines, which freeq's JavaScript SDK does not negotiate.
+	Metadata3 bool
 	// IRCPasswordFile holds the connection password (its first line) every IRC client must send
 	// with PASS before registering; empty: none.
 	IRCPasswordFile string

@@ -257,7 +257,7 @@ func (n *Node) startIRC(context.Context) error {
 		Federation: n.ircFederation(),
 		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),
-		Registration: cfg.AccountRegistration,
+		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3,
 	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
 	return nil
 }

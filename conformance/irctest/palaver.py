@@ -154,6 +154,7 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             "--no-av",
             # irctest sends faster than a client may (as ergo's controller turns off its fakelag).
             "--no-flood-limits",
+            "--irc-metadata-3",
             "--log-level",
             "debug" if self.debug_mode else "error",
         ]

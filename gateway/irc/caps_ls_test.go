@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/palaver-chat/palaver/gateway/sasl"
 )
 
 func TestCapLSLines(t *testing.T) {
@@ -15,7 +17,7 @@ func TestCapLSLines(t *testing.T) {
 		wantLines    int // 0: any number
 	}{
 		{"before 302: one line, no values", false, "palaver.local", "*", 1},
-		{"302: the list over lines", true, "palaver.local", "*", 0},
+		{"302: every capability, over lines", true, "palaver.local", "*", 0},
 		{"302: a long server name and nick still fit the limit", true, strings.Repeat("s", 63) + ".example", long, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,5 +66,24 @@ func TestCapLSLines(t *testing.T) {
 		if _, ok := capNames[name]; !ok {
 			t.Errorf("%q is offered first but is not a capability", name)
 		}
+	}
+}
+
+// TestCapLSDefaultOneLine: with the default configuration (client passwords on, account
+// registration and draft/metadata-3 off) CAP LS 302 is one line, as freeq's JavaScript SDK needs:
+// it answers each LS line on its own and ends the negotiation on one naming none of the
+// capabilities it wants, before authenticating. draft/metadata-3 is offered only when configured.
+func TestCapLSDefaultOneLine(t *testing.T) {
+	const server = "palaver.local"
+	budget := capLSBudget(server, "*")
+	passwords := &sasl.Verifier{Passwords: func(string) (sasl.Credential, bool) { return sasl.Credential{}, false }}
+	s := &Server{cfg: Config{ServerName: server}, verifier: passwords}
+	lines := s.capLSLines(true, budget)
+	if len(lines) != 1 || strings.Contains(lines[0], metadata3Cap) {
+		t.Fatalf("default CAP LS: %q", lines)
+	}
+	s.cfg.Metadata3 = true
+	if got := strings.Join(s.capLSLines(true, budget), " "); !strings.Contains(" "+got+" ", " "+metadata3Cap+"=before-connect,") {
+		t.Fatalf("CAP LS with draft/metadata-3 configured: %q", got)
 	}
 }

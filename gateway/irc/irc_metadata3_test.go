@@ -28,7 +28,7 @@ func offersMetadataCap(t *testing.T, n *Node, name, flags string) {
 // is not UTF-8 or is too long is refused with FAIL METADATA INVALID_VALUE <key> and reaches no
 // one. A draft/metadata-2 client beside it keeps its own forms.
 func TestIRCMetadata3(t *testing.T) {
-	n := startNode(t, t.TempDir(), nil)
+	n := startNode(t, t.TempDir(), func(c *Config) { c.Metadata3 = true })
 	offersMetadataCap(t, n, "draft/metadata-3", "before-connect,")
 
 	foo, _ := guest(t, n, "m3foo", "draft/metadata-3", "batch")
@@ -85,7 +85,7 @@ func TestIRCMetadata3(t *testing.T) {
 // own keys (target *) before registration; registration applies them and sends them in the
 // burst's metadata batch, and other users read them. Other METADATA before registration is 451.
 func TestIRCMetadata3BeforeConnect(t *testing.T) {
-	n := startNode(t, t.TempDir(), nil)
+	n := startNode(t, t.TempDir(), func(c *Config) { c.Metadata3 = true })
 	c := dial(t, n)
 	sendLines(t, c, "CAP LS 302")
 	expectCapLS(t, c)
@@ -112,5 +112,20 @@ func TestIRCMetadata3BeforeConnect(t *testing.T) {
 	_, body = batchBody(t, other, "metadata")
 	if len(body) != 2 || body[0].Param(4) != "Early Bird" || body[1].Command != "766" {
 		t.Fatalf("GET of the keys set before connecting: %v", lines(body))
+	}
+}
+
+// TestIRCCapsOffUnlessConfigured: draft/metadata-3 and draft/account-registration are neither
+// offered nor granted unless configured (a client may only enable what CAP LS lists).
+func TestIRCCapsOffUnlessConfigured(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	for _, name := range []string{"draft/metadata-3", "draft/account-registration"} {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302")
+		if _, ls := expectCapLS(t, c); slices.ContainsFunc(ls, func(s string) bool { return strings.HasPrefix(s, name) }) {
+			t.Fatalf("CAP LS %q offers %s", ls, name)
+		}
+		sendLines(t, c, "CAP REQ :batch "+name)
+		expectParams(t, c, "CAP", "*", "NAK", "batch "+name)
 	}
 }

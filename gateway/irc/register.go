@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,12 +63,32 @@ func (s *Server) capLSLines(v302 bool, budget int) []string {
 			n = "sasl=" + s.verifier.Mechanisms()
 		case n == accountRegistrationCap && !s.cfg.Registration.Enabled:
 			continue
+		case strings.HasPrefix(n, metadata3Cap) && !s.cfg.Metadata3:
+			continue
 		case n == accountRegistrationCap:
 			n += s.registrationCapValue(v302)
 		}
 		kept = append(kept, n)
 	}
 	return fillCapLSLines(kept, v302, budget)
+}
+
+// capsOffered reports whether every capability a CAP REQ list names is one this server offers:
+// draft/account-registration and draft/metadata-3 only when configured.
+func (s *Server) capsOffered(list string) bool {
+	for _, name := range strings.Fields(list) {
+		switch strings.ToLower(strings.TrimPrefix(name, "-")) {
+		case accountRegistrationCap:
+			if !s.cfg.Registration.Enabled {
+				return false
+			}
+		case metadata3Cap:
+			if !s.cfg.Metadata3 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (s *Server) registrationCapValue(v302 bool) string {

@@ -45,7 +45,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 		list := m.Param(1)
 		add, remove, ok := parseCapReq(list)
-		if !ok || strings.TrimSpace(list) == "" {
+		if !ok || strings.TrimSpace(list) == "" || !c.s.capsOffered(list) {
 			reply("NAK", list)
 			return
 		}

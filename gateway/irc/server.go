@@ -103,6 +103,10 @@ type Config struct {
 	Now func() time.Time
 	// Registration configures draft/account-registration (register.go).
 	Registration Registration
+	// Metadata3 offers draft/metadata-3 beside draft/metadata-2 (metadata.go). Off by default: it
+	// makes CAP LS longer than one line, and freeq's JavaScript SDK ends its negotiation on an LS
+	// line naming none of the capabilities it wants, before it authenticates.
+	Metadata3 bool
 }
 
 // Server is the IRC edge of one node.
