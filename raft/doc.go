@@ -33,8 +33,9 @@
 //     HTTP plane is the node its certificate names, and it must be a server
 //     of the current raft configuration (ClusterPeer); what a request says
 //     about its sender is not trusted. A third protocol, "palaver-operator", is the
-//     operator plane (operator.go): no client certificate, but a proof of a key derived
-//     from the gossip keys, bound to the TLS session, before any call.
+//     operator plane (operator.go): no client certificate, but a signature of the TLS
+//     session's exported keying material by a CA key of the secret, which no node
+//     holds, before any call.
 //
 // Holding the secret file is what lets a process enrol as a node of the
 // cluster; the raft configuration then decides which nodes may propose, and
