@@ -22,25 +22,28 @@ import (
 //
 // # Credentials
 //
-// An operator is whoever holds the cluster secret file, as a node is; but the operator does not
-// join anything and holds no node certificate. Its credential is a key derived from a gossip key
-// of the file (HKDF-SHA256, info operatorKeyInfo): every node holds the gossip keys, since gossip
-// cannot run without them, so the check does not depend on which node holds a CA key or how node
-// certificates are issued. The exchange is a mutual proof of that key bound to the TLS session:
+// An operator is whoever holds the cluster secret file, as an enrolling node is; but the operator
+// does not join anything and holds no node certificate. Its credential is the file's CA keys,
+// which no node keeps (nodes hold their own key and the CA certificates only, raft/trust), so a
+// node's disk does not open this plane. The exchange is bound to the TLS session:
 //
 //  1. TLS 1.3 with ALPN "palaver-operator"; the node presents its node certificate and asks
-//     for no client certificate (the client does not rely on the certificate either);
+//     for no client certificate;
 //  2. both ends read 32 bytes of keying material exported from the session
 //     (RFC 8446 §7.5, label operatorExporterLabel);
-//  3. the client sends HMAC-SHA256(key, "client" || material); the node tries the keys derived
-//     from each of its gossip keys and, on a match, answers HMAC-SHA256(key, "server" || material),
-//     which the client checks: a node that does not hold the secret cannot answer, and a
-//     man in the middle cannot relay either proof, since its two sessions export different
-//     material.
+//  3. the client sends an ECDSA signature of that material by each CA key of its file
+//     (trust.Secret.SignOperator); the node accepts the connection when one verifies under a CA
+//     certificate it trusts (trust.Identity.VerifyOperator);
+//  4. the client checks the node's certificate chain against the CAs of its file
+//     (trust.Secret.VerifyNode): TLS proved the node holds that certificate's key, so the client
+//     talks to a node the cluster's CA enrolled. A man in the middle can relay neither proof:
+//     its two sessions export different material and present different certificates.
 //
-// A client certificate issued from the secret was not used because it needs the CA key on the
-// operator's side, and the key would be a second credential to renew; a bearer token on the public
-// HTTP server was not used because the public face should not carry cluster administration.
+// For the nodes of the previous version during a rolling upgrade, the client also sends the
+// earlier proof (an HMAC with a key derived from a gossip key, HKDF-SHA256, info
+// operatorKeyInfo) and checks the HMAC such a node answers with; this version ignores that proof,
+// since every node's disk holds the gossip keys. A bearer token on the public HTTP server was not
+// used because the public face should not carry cluster administration.
 //
 // After the proof the connection carries operator calls in the cluster RPC's frames (rpc.go): an
 // operatorRequest, an operatorResponse back. status asks every server of the configuration for
@@ -83,11 +86,12 @@ var ErrOperatorRefused = errors.New("raft: the node refused the operator credent
 
 // operatorRequest is one operator call (and the body of the forwarded ones).
 type operatorRequest struct {
-	Op        string `json:"op"`
-	Node      string `json:"node,omitempty"`
-	MAC       []byte `json:"mac,omitempty"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-	WithKeys  bool   `json:"with_keys,omitempty"` // backup: include the node's private keys
+	Op        string   `json:"op"`
+	Node      string   `json:"node,omitempty"`
+	MAC       []byte   `json:"mac,omitempty"`  // the previous version's proof (see Credentials)
+	Sigs      [][]byte `json:"sigs,omitempty"` // auth: the CA keys' signatures of the session
+	TimeoutMS int64    `json:"timeout_ms,omitempty"`
+	WithKeys  bool     `json:"with_keys,omitempty"` // backup: include the node's private keys
 }
 
 // operatorResponse is one answer.
@@ -242,7 +246,7 @@ func (s *Store) serveOperator(ctx context.Context, conn *tls.Conn) {
 	}
 }
 
-// operatorAuthenticate checks the client's proof and sends this node's.
+// operatorAuthenticate checks the client's proof; the node's is its certificate.
 func (s *Store) operatorAuthenticate(conn *tls.Conn) bool {
 	conn.SetDeadline(time.Now().Add(operatorAuthTimeout))
 	defer conn.SetDeadline(time.Time{})
@@ -255,16 +259,10 @@ func (s *Store) operatorAuthenticate(conn *tls.Conn) bool {
 		writeFrame(conn, &operatorResponse{Code: codeBadRequest, Error: "the first call must be auth"})
 		return false
 	}
-	for _, g := range s.cfg.Identity.GossipKeys() {
-		key, err := operatorKey(g)
-		if err != nil {
-			break
-		}
-		if hmac.Equal(operatorMAC(key, "client", material), req.MAC) {
-			return writeFrame(conn, &operatorResponse{MAC: operatorMAC(key, "server", material)}) == nil
-		}
+	if s.cfg.Identity.VerifyOperator(material, req.Sigs) {
+		return writeFrame(conn, &operatorResponse{}) == nil
 	}
-	s.logger.Warn("operator connection refused: its proof matches no key of the cluster secret", "remote", conn.RemoteAddr())
+	s.logger.Warn("operator connection refused: no signature by a CA of the cluster", "remote", conn.RemoteAddr())
 	writeFrame(conn, &operatorResponse{Code: codeUnauthorized, Error: ErrOperatorRefused.Error()})
 	return false
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/palaver-chat/palaver/raft/trust"
 )
 
 // OperatorClient is an authenticated connection to one node's operator plane (see operator.go).
@@ -19,21 +21,22 @@ type OperatorClient struct {
 	node   string // the node that answered, from its certificate's common name (informative)
 }
 
-// DialOperator connects to the cluster listener at addr and proves knowledge of the cluster
-// secret with its gossip keys (newest first): each key is tried on its own connection until the
-// node accepts one, so a client holding a rotated file still reaches a node holding the older
-// one. The node's proof is checked too. ErrOperatorRefused when no key is accepted.
-func DialOperator(ctx context.Context, addr string, gossipKeys [][]byte) (*OperatorClient, error) {
-	if len(gossipKeys) == 0 {
+// DialOperator connects to the cluster listener at addr and proves it holds the cluster secret
+// (its CA keys), then checks that the node's certificate chains to a CA of the secret.
+// ErrOperatorRefused when the node accepts no proof. For a node of the previous version the
+// earlier proof with the gossip keys is sent too, each key on its own connection (newest first),
+// so a client holding a rotated file still reaches a node holding the older one.
+func DialOperator(ctx context.Context, addr string, secret *trust.Secret) (*OperatorClient, error) {
+	if len(secret.GossipKeys) == 0 {
 		return nil, errors.New("raft: operator: no gossip key in the cluster secret")
 	}
 	var last error
-	for _, g := range gossipKeys {
+	for _, g := range secret.GossipKeys {
 		key, err := operatorKey(g)
 		if err != nil {
 			return nil, err
 		}
-		c, err := dialOperatorWith(ctx, addr, key)
+		c, err := dialOperatorWith(ctx, addr, secret, key)
 		if err == nil {
 			return c, nil
 		}
@@ -45,7 +48,7 @@ func DialOperator(ctx context.Context, addr string, gossipKeys [][]byte) (*Opera
 	return nil, last
 }
 
-func dialOperatorWith(ctx context.Context, addr string, key []byte) (*OperatorClient, error) {
+func dialOperatorWith(ctx context.Context, addr string, secret *trust.Secret, key []byte) (*OperatorClient, error) {
 	ctx, cancel := context.WithTimeout(ctx, operatorAuthTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -56,8 +59,8 @@ func dialOperatorWith(ctx context.Context, addr string, key []byte) (*OperatorCl
 	conn := tls.Client(raw, &tls.Config{
 		MinVersion: tls.VersionTLS13,
 		NextProtos: []string{alpnOperator},
-		// The node proves itself with the operator key below, bound to this session; its
-		// certificate chain is not what is relied on.
+		// The node's chain is checked against the secret's CAs once it answered the proof (a
+		// node of another cluster answers "unauthorized" first); host names are not checked.
 		InsecureSkipVerify: true,
 	})
 	if err := conn.HandshakeContext(ctx); err != nil {
@@ -74,17 +77,32 @@ func dialOperatorWith(ctx context.Context, addr string, key []byte) (*OperatorCl
 		conn.Close()
 		return nil, err
 	}
+	sigs, err := secret.SignOperator(material)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 	c := &OperatorClient{conn: conn, reader: bufio.NewReader(conn)}
 	if len(cs.PeerCertificates) > 0 {
 		c.node = cs.PeerCertificates[0].Subject.CommonName
 	}
-	resp, err := c.roundTrip(ctx, &operatorRequest{Op: operatorAuth, MAC: operatorMAC(key, "client", material)})
-	if err == nil && resp.Code == codeUnauthorized {
+	resp, err := c.roundTrip(ctx, &operatorRequest{Op: operatorAuth, Sigs: sigs, MAC: operatorMAC(key, "client", material)})
+	switch {
+	case err != nil:
+	case resp.Code == codeUnauthorized:
 		err = ErrOperatorRefused
-	} else if err == nil && resp.Code != "" {
+	case resp.Code != "":
 		err = fmt.Errorf("raft: operator: %s: %s", resp.Code, resp.Error)
-	} else if err == nil && !hmac.Equal(resp.MAC, operatorMAC(key, "server", material)) {
+	case resp.MAC != nil && !hmac.Equal(resp.MAC, operatorMAC(key, "server", material)):
 		err = fmt.Errorf("raft: operator: %s did not prove it holds the cluster secret", addr)
+	default:
+		var raws [][]byte
+		for _, cert := range cs.PeerCertificates {
+			raws = append(raws, cert.Raw)
+		}
+		if _, verr := secret.VerifyNode(raws); verr != nil {
+			err = fmt.Errorf("raft: operator: %s is not a node of this cluster: %w", addr, verr)
+		}
 	}
 	if err != nil {
 		conn.Close()

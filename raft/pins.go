@@ -39,11 +39,16 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 	if keys == nil || s.cfg.Identity == nil {
 		return
 	}
+	pin := func(node string, sum []byte) error {
+		ctx, cancel := context.WithTimeout(ctx, configChangeTimeout)
+		defer cancel()
+		return keys.PinNodeKey(ctx, node, sum)
+	}
 	for _, node := range keys.PinnedNodes() {
 		if _, ok := servers[node]; ok {
 			continue
 		}
-		if err := keys.PinNodeKey(ctx, node, nil); err != nil {
+		if err := pin(node, nil); err != nil {
 			s.logger.Warn("unpinning the key of a node that left the configuration", "member", node, "err", err)
 			continue
 		}
@@ -51,7 +56,7 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 	}
 	if own, ok := keys.NodeKey(s.cfg.NodeID); ok && !bytes.Equal(own, s.cfg.Identity.KeySum()) {
 		// The leader enrolled again (a restore without its keys): it answers for itself.
-		if err := keys.PinNodeKey(ctx, s.cfg.NodeID, nil); err != nil {
+		if err := pin(s.cfg.NodeID, nil); err != nil {
 			s.logger.Warn("unpinning this node's former key", "err", err)
 		}
 	}
@@ -73,7 +78,7 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 				continue
 			}
 		}
-		if err := keys.PinNodeKey(ctx, node, sum); err != nil {
+		if err := pin(node, sum); err != nil {
 			s.logger.Warn("pinning a node's key", "member", node, "err", err)
 			continue
 		}
@@ -87,6 +92,8 @@ func (s *Store) peerKeySum(ctx context.Context, node, addr string) ([]byte, erro
 	if s.clusterDial == nil {
 		return nil, fmt.Errorf("raft: no cluster listener")
 	}
+	ctx, cancel := context.WithTimeout(ctx, nodeReportTimeout)
+	defer cancel()
 	conn, err := s.dialClusterTLS(ctx, s.clusterDial, addr, alpnRPC)
 	if err != nil {
 		return nil, err

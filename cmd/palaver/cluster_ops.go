@@ -81,13 +81,13 @@ func runClusterOp(ctx context.Context, cmd string, args []string, stdout, stderr
 	return 0
 }
 
-// dialOperator connects to the operator plane of the node at addr with the cluster secret's keys.
+// dialOperator connects to the operator plane of the node at addr with the cluster secret's CA keys.
 func dialOperator(ctx context.Context, addr, secretPath string) (*raft.OperatorClient, error) {
 	s, err := trust.Load(secretPath)
 	if err != nil {
 		return nil, fmt.Errorf("refused: no usable credentials: %w", err)
 	}
-	return raft.DialOperator(ctx, addr, s.GossipKeys)
+	return raft.DialOperator(ctx, addr, s)
 }
 
 func clusterOp(ctx context.Context, cmd, target, addr, secretPath string, asJSON bool, stdout io.Writer) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +109,23 @@ func TestClusterOperatorCommands(t *testing.T) {
 			}
 		})
 	}
+
+	// A node's disk holds its credentials (gossip keys and CA certificates, no CA key): they do not
+	// open the operator plane, so a stolen disk cannot back up another node with its keys.
+	t.Run("a node's credentials", func(t *testing.T) {
+		creds, err := trust.LoadCredentials(filepath.Join(c.dirs[0], "cluster", "node"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if client, err := raft.DialOperator(ctx, addr, creds.Trust); !errors.Is(err, raft.ErrOperatorRefused) {
+			if client != nil {
+				client.Close()
+			}
+			t.Fatalf("the operator plane took a node's credentials: %v", err)
+		}
+	})
 
 	t.Run("status --json", func(t *testing.T) {
 		code, stdout, stderr := runCLI(t, "cluster", "status", "--addr", addr, "--cluster-secret", secretPath, "--json")

@@ -44,6 +44,14 @@
 // pins the servers of its configuration and unpins the nodes that leave it; a node not pinned
 // yet (just added) is accepted on its chain.
 //
+// # The operator's proof
+//
+// The operator plane (raft's operator.go) takes the secret's CA keys as the operator's
+// credential: SignOperator signs a TLS session's exported keying material with each CA key of the
+// file, a node checks one signature against the CA certificates it trusts (VerifyOperator), and
+// the operator checks the node's certificate against the file's CAs (VerifyNode). Nodes hold no
+// CA key, so their credentials cannot make the proof.
+//
 // # Rotation
 //
 // Rotate adds a new primary CA and a new gossip key and keeps the old ones; the new CA is also

@@ -33,6 +33,7 @@ type Identity struct {
 	gossipKeys    [][]byte
 	roots         *x509.CertPool
 	intermediates *x509.CertPool // the cross certificates
+	cas           []*x509.Certificate
 	cert          *tls.Certificate
 	now           func() time.Time
 	// pins, when set, names the key each node of the cluster was pinned to (SetPins).
@@ -59,6 +60,7 @@ func (c *Credentials) Identity() (*Identity, error) {
 		intermediates: x509.NewCertPool(), now: time.Now}
 	for _, ca := range c.Trust.CAs {
 		id.roots.AddCert(ca.Cert)
+		id.cas = append(id.cas, ca.Cert)
 	}
 	for _, x := range c.Trust.Cross {
 		id.intermediates.AddCert(x)

@@ -393,3 +393,56 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOperatorProof: the secret's CA keys sign the session material and a node verifies it
+// against the CA certificates it trusts; a node's credentials (no CA key), another cluster's
+// secret, other material or too many signatures do not pass; across a rotation, the rotated file
+// reaches a node still on the old trust.
+func TestOperatorProof(t *testing.T) {
+	s := mustGenerate(t)
+	rotated, err := s.Rotate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := mustIdentity(t, s, "n")
+	material := []byte("exported keying material of one session")
+	sign := func(sec *Secret, m []byte) [][]byte {
+		t.Helper()
+		sigs, err := sec.SignOperator(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sigs
+	}
+	creds, _, _ := Enrol(s, "m", nil)
+	many := sign(s, material)
+	for range MaxOperatorProofs {
+		many = append(many, many[0])
+	}
+	tests := []struct {
+		name string
+		sigs [][]byte
+		ok   bool
+	}{
+		{"the secret", sign(s, material), true},
+		{"the rotated secret, old trust", sign(rotated, material), true},
+		{"a node's credentials", sign(creds.Trust, material), false},
+		{"another cluster's secret", sign(mustGenerate(t), material), false},
+		{"another session", sign(s, []byte("other material")), false},
+		{"too many signatures", many, false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := node.VerifyOperator(material, tt.sigs); got != tt.ok {
+				t.Fatalf("VerifyOperator = %v, want %v", got, tt.ok)
+			}
+		})
+	}
+	if got, err := s.VerifyNode(chainOf(t, node)); err != nil || got != "n" {
+		t.Fatalf("VerifyNode of the cluster's node = %q, %v", got, err)
+	}
+	if _, err := mustGenerate(t).VerifyNode(chainOf(t, node)); err == nil {
+		t.Fatal("another cluster's secret verified the node")
+	}
+}
