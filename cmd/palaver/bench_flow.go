@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/palaver-chat/palaver/testcluster/load"
@@ -18,6 +21,25 @@ func defineRampFlags(fs *flag.FlagSet, r *load.RampConfig, startRate float64, st
 	fs.DurationVar(&r.StepDuration, "step-duration", 5*time.Second, "how long each step sends")
 	fs.DurationVar(&r.P99Limit, "p99", p99, "a step passes when its p99 is at most this and every message arrived")
 	fs.DurationVar(&r.Drain, "drain", 5*time.Second, "bound on the wait after a step for the messages in flight")
+	fs.Func("rates", "comma-separated fixed rates (messages/s), one step each, all run whatever the steps before did; replaces --start-rate, --factor and --steps",
+		func(v string) error {
+			rates, err := parseRates(v)
+			r.Rates = rates
+			return err
+		})
+}
+
+// parseRates reads a comma-separated list of positive rates.
+func parseRates(v string) ([]float64, error) {
+	var out []float64
+	for f := range strings.SplitSeq(v, ",") {
+		rate, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(rate > 0) || math.IsInf(rate, 0) {
+			return nil, fmt.Errorf("rate %q: want a positive number of messages per second", f)
+		}
+		out = append(out, rate)
+	}
+	return out, nil
 }
 
 func validRamp(r load.RampConfig) error {

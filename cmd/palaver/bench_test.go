@@ -28,6 +28,12 @@ func TestRunBenchUsageErrors(t *testing.T) {
 		{"bad curve", []string{"b2", "--curve", "p256"}, 2},
 		{"zero runs", []string{"b2", "--runs", "0"}, 2},
 		{"B3 without members", []string{"b3", "--members", "0"}, 2},
+		{"B3 with a negative fixed rate", []string{"b3", "--rates", "100,-5"}, 2},
+		{"B3 with a fixed rate that is no number", []string{"b3", "--rates", "100,fast"}, 2},
+		{"B3 with a NaN fixed rate", []string{"b3", "--rates", "NaN"}, 2},
+		{"B3 with an empty fixed rate", []string{"b3", "--rates", "100,,400"}, 2},
+		// Past validation: fixed rates accepted, the run fails to connect (exit 1).
+		{"B3 with fixed rates", []string{"b3", "--rates", "100, 190,400", "--target", "127.0.0.1:1", "--runs", "1"}, 1},
 		// Past validation: the run itself fails to connect (exit 1), not a usage error (2).
 		{"B3 with more members than the default 1,000", []string{"b3", "--members", "1200", "--target", "127.0.0.1:1", "--runs", "1", "--steps", "1"}, 1},
 	}

@@ -10,8 +10,11 @@
 //
 //   - Durable writes: in WAL mode every transaction is appended to one log file, and the store
 //     fsyncs that file before it answers, so a returned Append survives a crash or a power loss.
-//     One writer goroutine batches concurrent Append calls into one transaction (group commit),
-//     storing runs of new roots with multi-row INSERTs (roots.go), and a syncer goroutine fsyncs the log once for every batch committed meanwhile, so the
+//     One writer goroutine batches concurrent Append calls into one transaction (group commit;
+//     while several callers are writing, a small batch waits up to a millisecond for company, so
+//     that a moderate rate from many connections does not pay one commit per message), storing
+//     runs of new roots with multi-row INSERTs (roots.go), and a syncer goroutine fsyncs the log
+//     once for every batch committed meanwhile, so the
 //     writer commits batch n+1 while batch n syncs (see walsync.go for why synchronous=NORMAL plus
 //     the store's own fsync is as durable as synchronous=FULL).
 //   - Full-text search: FTS5 is compiled into the driver; no second engine to keep in step.

@@ -14,6 +14,8 @@ type writeRequest struct {
 	msgs []pendingMessage // Append
 	del  *deleteOp        // Delete
 	done chan error       // buffered (1): the writer never blocks on a caller that gave up
+	// queued is when the request was handed to the writer (set by submit).
+	queued time.Time
 }
 
 // pendingMessage is a message on its way to the database.
@@ -144,6 +146,7 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 		s.sendMu.RUnlock()
 		return ErrClosed
 	}
+	req.queued = time.Now()
 	select {
 	case s.reqs <- req:
 		s.sendMu.RUnlock()
@@ -162,6 +165,14 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 // new requests queue up for the next batch, so one fsync covers many callers under load. A
 // committed batch goes to the syncer (runSyncer), which answers it once it is durable; meanwhile
 // the writer commits the next one.
+//
+// When the previous batch was shared (it held requests of two callers or more) and this one is
+// still small, the writer lingers for more requests before it commits, until the batch's oldest
+// request has waited commitDelay (see gather): a commit costs far more than the rows it adds (its
+// WAL frames, its search-index segment, its fsync), so at a moderate rate from many callers,
+// committing each request nearly on its own spends most of the store's CPU on commits. A request
+// that already waited that long while the previous batch was written is committed at once: the
+// queue filled meanwhile.
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	if s.acks != nil {
@@ -173,25 +184,64 @@ func (s *Store) runWriter() {
 		}()
 	}
 	batch := make([]*writeRequest, 0, s.maxBatch)
+	var linger *time.Timer
+	shared := false
 	for first := range s.reqs {
 		batch = append(batch[:0], first)
 		n := first.size()
-	fill:
-		for n < s.maxBatch {
-			select {
-			case req, ok := <-s.reqs:
-				if !ok {
-					break fill
+		var open bool
+		batch, n, open = s.drainQueued(batch, n)
+		if open && shared && n < s.lingerBelow {
+			if wait := s.commitDelay - time.Since(first.queued); wait > 0 {
+				if linger == nil {
+					linger = time.NewTimer(wait)
+				} else {
+					linger.Reset(wait)
 				}
-				batch = append(batch, req)
-				n += req.size()
-			default:
-				break fill
+				batch, n = s.gather(batch, n, linger.C)
+				linger.Stop()
 			}
 		}
+		shared = len(batch) > 1
 		s.commitBatch(batch)
 		clear(batch)
 	}
+}
+
+// drainQueued adds the requests already queued to batch, up to maxBatch messages. open is false
+// once the queue is closed.
+func (s *Store) drainQueued(batch []*writeRequest, n int) (_ []*writeRequest, _ int, open bool) {
+	for n < s.maxBatch {
+		select {
+		case req, ok := <-s.reqs:
+			if !ok {
+				return batch, n, false
+			}
+			batch = append(batch, req)
+			n += req.size()
+		default:
+			return batch, n, true
+		}
+	}
+	return batch, n, true
+}
+
+// gather adds requests to batch as they arrive until it holds lingerBelow messages, the queue
+// closes, or deadline fires.
+func (s *Store) gather(batch []*writeRequest, n int, deadline <-chan time.Time) ([]*writeRequest, int) {
+	for n < s.lingerBelow {
+		select {
+		case req, ok := <-s.reqs:
+			if !ok {
+				return batch, n
+			}
+			batch = append(batch, req)
+			n += req.size()
+		case <-deadline:
+			return batch, n
+		}
+	}
+	return batch, n
 }
 
 // committedBatch is a committed transaction's requests and their results, waiting for its fsync.

@@ -126,19 +126,19 @@ func (rb *respBuf) flush() {
 		for i := range rb.msgs {
 			lines = append(lines, rb.msgs[i].AppendTo(nil))
 		}
-		c.q.enqueue(lines...)
+		c.q.reply(lines...)
 		return
 	}
 	switch len(rb.msgs) {
 	case 0:
 		ack := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "ACK"}
 		ack.SetTag("label", rb.label)
-		c.q.enqueue(ack.AppendTo(nil))
+		c.q.reply(ack.AppendTo(nil))
 	case 1:
 		m := rb.msgs[0]
 		m.Tags = cloneTags(m.Tags)
 		m.SetTag("label", rb.label)
-		c.q.enqueue(m.AppendTo(nil))
+		c.q.reply(m.AppendTo(nil))
 	default:
 		if oneBatch(rb.msgs) { // a batch of a type for the whole response: the label goes on it
 			lines := make([][]byte, 0, len(rb.msgs))
@@ -150,7 +150,7 @@ func (rb *respBuf) flush() {
 				}
 				lines = append(lines, m.AppendTo(nil))
 			}
-			c.q.enqueue(lines...)
+			c.q.reply(lines...)
 			break
 		}
 		id := c.s.nextBatchID()
@@ -168,7 +168,7 @@ func (rb *respBuf) flush() {
 		}
 		end := ircmsg.Message{Source: c.s.cfg.ServerName, Command: "BATCH", Params: []string{"-" + id}}
 		lines = append(lines, end.AppendTo(nil))
-		c.q.enqueue(lines...)
+		c.q.reply(lines...)
 	}
 	rb.msgs = nil
 }

@@ -32,6 +32,7 @@ type sendQueue struct {
 	bytes     int
 	limit     int
 	writing   bool
+	prompt    bool // a reply is queued: the next write does not wait to coalesce
 	closing   bool // close the connection once drained
 	closed    bool
 	measure   bool // due is set and not yet compared with the time the writer ran
@@ -53,7 +54,15 @@ func newSendQueueClock(conn transport.Conn, limit int, overflow func(), clk cloc
 }
 
 // enqueue appends lines; it reports false when the queue is closed or just overflowed.
-func (q *sendQueue) enqueue(lines ...[]byte) bool {
+func (q *sendQueue) enqueue(lines ...[]byte) bool { return q.add(false, lines) }
+
+// reply is enqueue for the replies to the client's own command (its echoes, numerics, labeled
+// responses): the client is waiting for them, so the writer's next write does not wait to
+// coalesce. Lines queued before them go in the same write. A writer already waiting when they
+// arrive writes them when its wait ends.
+func (q *sendQueue) reply(lines ...[]byte) bool { return q.add(true, lines) }
+
+func (q *sendQueue) add(prompt bool, lines [][]byte) bool {
 	q.mu.Lock()
 	if q.closed || q.closing {
 		q.mu.Unlock()
@@ -73,6 +82,7 @@ func (q *sendQueue) enqueue(lines ...[]byte) bool {
 	}
 	q.lines = append(q.lines, lines...)
 	q.bytes += n
+	q.prompt = q.prompt || prompt
 	q.start()
 	q.mu.Unlock()
 	return true
@@ -113,7 +123,7 @@ func (q *sendQueue) drain() {
 		}
 		q.lastWrite = now
 		batch := q.lines
-		q.lines, q.bytes = nil, 0
+		q.lines, q.bytes, q.prompt = nil, 0, false
 		q.mu.Unlock()
 		err := q.conn.WriteLines(batch)
 		clear(batch)

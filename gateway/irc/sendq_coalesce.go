@@ -13,7 +13,10 @@ import "time"
 // writers queued behind a fan-out, or the process short of CPU — and its queue coalesces: it waits
 // until coalesceWindow after its previous write before writing again. A writer that runs on time
 // writes at once, so a lightly loaded server adds no latency at all, and a connection that
-// receives a line after a quiet moment (longer than the window) never waits.
+// receives a line after a quiet moment (longer than the window) never waits. Replies to the
+// client's own commands (sendQueue.reply: an echo, a numeric, a labeled response) never wait:
+// the client is waiting for them (B11's echoes are measured to the store's commit, and a window
+// held them up to coalesceWindow on a loaded machine).
 const (
 	// busyLag is how late a writer must run for its queue to coalesce.
 	busyLag = 1 * time.Millisecond
@@ -35,9 +38,10 @@ func (q *sendQueue) noteLag(now time.Duration) {
 }
 
 // coalesceWait says how long the writer waits before taking the queued lines, at now. q.mu is held.
-// A closing queue (QUIT, ERROR) and a queue holding coalesceBytes write at once.
+// A closing queue (QUIT, ERROR), a queue holding coalesceBytes and a queue holding a reply to the
+// client's own command write at once.
 func (q *sendQueue) coalesceWait(now time.Duration) time.Duration {
-	if !q.busy || q.closing || q.bytes >= coalesceBytes || q.lastWrite == 0 {
+	if !q.busy || q.closing || q.prompt || q.bytes >= coalesceBytes || q.lastWrite == 0 {
 		return 0
 	}
 	since := now - q.lastWrite

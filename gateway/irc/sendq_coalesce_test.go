@@ -78,6 +78,7 @@ func (c *batchConn) Kind() string         { return "tcp" }
 // coalesceStep is one action or expectation in a coalescing scenario.
 type coalesceStep struct {
 	enqueue    []string      // lines queued with one enqueue call
+	reply      []string      // lines queued with one reply call
 	closeFlush []string      // closeAfterFlush with these lines (a non-nil empty slice: none)
 	closeNow   bool          // closeNow
 	advance    time.Duration // move the clock
@@ -138,6 +139,14 @@ func TestSendQueueCoalescing(t *testing.T) {
 			{resumeLag: -1}, {resume: true}, {write: []string{c}}, {idle: true},
 			{state: "calm"},
 		}},
+		{"a reply is written without waiting", []coalesceStep{
+			{late: busyLag}, {enqueue: []string{a}}, {write: []string{a}}, {idle: true},
+			{advance: third}, {late: busyLag},
+			{reply: []string{b, c}}, {write: []string{b, c}}, {idle: true},
+			{state: "busy"},
+			// The reply does not stop the coalescing of the lines after it.
+			{late: busyLag}, {enqueue: []string{d}}, {sleep: coalesceWindow - busyLag}, {resume: true}, {write: []string{d}},
+		}},
 		{"a full buffer is written without waiting", []coalesceStep{
 			{late: busyLag}, {enqueue: []string{a}}, {write: []string{a}}, {idle: true},
 			{advance: third}, {late: busyLag},
@@ -177,6 +186,10 @@ func TestSendQueueCoalescing(t *testing.T) {
 					ok := q.enqueue(toBytes(s.enqueue)...)
 					if ok == closing {
 						t.Fatalf("step %d: enqueue = %v with closing %v", i, ok, closing)
+					}
+				case s.reply != nil:
+					if ok := q.reply(toBytes(s.reply)...); ok == closing {
+						t.Fatalf("step %d: reply = %v with closing %v", i, ok, closing)
 					}
 				case s.closeFlush != nil:
 					q.closeAfterFlush(toBytes(s.closeFlush)...)
@@ -296,6 +309,10 @@ func TestCoalesceWait(t *testing.T) {
 			q := &sendQueue{busy: tc.busy, closing: tc.closing, bytes: tc.bytes, lastWrite: tc.lastWrite}
 			if got := q.coalesceWait(at); got != tc.want {
 				t.Errorf("coalesceWait = %v, want %v", got, tc.want)
+			}
+			q.prompt = true // a reply is queued
+			if got := q.coalesceWait(at); got != 0 {
+				t.Errorf("coalesceWait with a reply queued = %v, want 0", got)
 			}
 		})
 	}

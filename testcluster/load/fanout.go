@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,13 @@ import (
 // StartRate×Factor, … messages per second. The ramp stops after the
 // first step that fails (a p99 above P99Limit, or a message not delivered
 // or not acknowledged by the end of its drain) or after Steps steps.
+//
+// With Rates set the steps are those fixed rates instead, in that order,
+// and every one of them runs whatever the steps before it did: a latency
+// cliff between two rates shows up as a failed step followed by passing
+// ones, where a ramp would have stopped at it.
 type RampConfig struct {
+	Rates        []float64     // fixed rates of the steps; StartRate, Factor and Steps are then unused
 	StartRate    float64       // messages/s of the first step; default 100
 	Factor       float64       // rate multiplier between steps; default 2
 	Steps        int           // at most; default 8
@@ -38,6 +45,9 @@ func (r RampConfig) withDefaults() RampConfig {
 
 // rates lists the rate of every step.
 func (r RampConfig) rates() []float64 {
+	if len(r.Rates) > 0 {
+		return slices.Clone(r.Rates)
+	}
 	out := make([]float64, r.Steps)
 	rate := r.StartRate
 	for i := range out {
@@ -131,8 +141,12 @@ type FanoutResult struct {
 	Acks        bool          `json:"acks"`
 	P99Limit    time.Duration `json:"p99_limit_ns"`
 	Steps       []FanoutStep  `json:"steps"`
-	// Best is the index of the fastest step that passed, −1 when none did.
-	Best       int           `json:"best"`
+	// Best is the index of the fastest step that passed, −1 when none did;
+	// with fixed rates, the last step of the run of passing steps the run
+	// begins with (every step up to it passed).
+	Best int `json:"best"`
+	// Fixed says the steps were fixed rates, all of them run.
+	Fixed      bool          `json:"fixed,omitempty"`
 	Unknown    int64         `json:"unknown"` // PRIVMSGs that matched no message sent
 	Dropped    int           `json:"dropped"` // members whose connection ended during the run
 	FirstFails []string      `json:"first_failures,omitempty"`
@@ -144,7 +158,8 @@ type FanoutResult struct {
 // then runs the ramp, draining after each step before the next.
 func RunFanout(ctx context.Context, target Target, cfg FanoutConfig) (FanoutResult, error) {
 	cfg = cfg.withDefaults()
-	res := FanoutResult{Channels: cfg.Channels, ChannelSize: cfg.ChannelSize, Acks: cfg.Acks, P99Limit: cfg.Ramp.P99Limit, Best: -1}
+	res := FanoutResult{Channels: cfg.Channels, ChannelSize: cfg.ChannelSize, Acks: cfg.Acks, P99Limit: cfg.Ramp.P99Limit, Best: -1,
+		Fixed: len(cfg.Ramp.Rates) > 0}
 	d, err := newDialer(target)
 	if err != nil {
 		return res, err
@@ -187,15 +202,18 @@ func RunFanout(ctx context.Context, target Target, cfg FanoutConfig) (FanoutResu
 	}
 	p := &pacer{channels: channels, pick: pick, text: flowText(cfg.BodyBytes), tick: cfg.Tick, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	var prevDelivered, prevAcked int64
+	allPassed := true
 	for _, rate := range rates {
 		step, err := runFanoutStep(ctx, p, group.clients, cfg, rate, &prevDelivered, &prevAcked, out)
 		res.Steps = append(res.Steps, step)
 		if err != nil {
 			return res, err
 		}
-		if step.Passed {
+		allPassed = allPassed && step.Passed
+		if allPassed {
 			res.Best = len(res.Steps) - 1
-		} else {
+		}
+		if !step.Passed && !res.Fixed {
 			break
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +70,10 @@ func TestRampRates(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("rates %v, want %v", got, want)
 		}
+	}
+	fixed := RampConfig{Rates: []float64{100, 190, 400}, StartRate: 10, Factor: 3, Steps: 4}.withDefaults()
+	if got := fixed.rates(); !slices.Equal(got, []float64{100, 190, 400}) {
+		t.Errorf("fixed rates %v, want 100, 190, 400", got)
 	}
 	if d := (RampConfig{}).withDefaults(); d.P99Limit != 50*time.Millisecond || d.Steps != 8 || d.Factor != 2 {
 		t.Errorf("defaults %+v", d)
@@ -213,6 +218,41 @@ func TestFanoutAgainstAPlainServer(t *testing.T) {
 	run := res.Run()
 	if len(run.Measurements) == 0 || len(run.Notes) < 2 {
 		t.Errorf("report run %+v", run)
+	}
+}
+
+// TestFanoutFixedRatesRunEveryStep: fixed rates run every step, in order, whether the steps
+// before passed or not; the best step is the last of the passing run the steps begin with.
+func TestFanoutFixedRatesRunEveryStep(t *testing.T) {
+	addr := startPlainServer(t)
+	for _, tt := range []struct {
+		name  string
+		p99   time.Duration
+		best  int
+		notes string
+	}{
+		{"every step fails", time.Nanosecond, -1, "fixed rates: 0 of 3 steps passed"},
+		{"every step passes", time.Hour, 2, "fixed rates: 3 of 3 steps passed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := RunFanout(testContext(t), Target{IRCAddr: addr}, FanoutConfig{
+				Channels: 1, ChannelSize: 3, SetupConcurrency: 3,
+				Ramp: RampConfig{Rates: []float64{40, 20, 60}, StepDuration: 200 * time.Millisecond, P99Limit: tt.p99, Drain: 30 * time.Second},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rates []float64
+			for _, s := range res.Steps {
+				rates = append(rates, s.Rate)
+			}
+			if !slices.Equal(rates, []float64{40, 20, 60}) || res.Best != tt.best || !res.Fixed {
+				t.Fatalf("steps at %v, best %d, fixed %v; want 40, 20, 60, best %d, fixed", rates, res.Best, res.Fixed, tt.best)
+			}
+			if run := res.Run(); !slices.Contains(run.Notes, tt.notes) {
+				t.Errorf("notes %q lack %q", run.Notes, tt.notes)
+			}
+		})
 	}
 }
 

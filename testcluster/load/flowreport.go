@@ -50,6 +50,15 @@ func (r FanoutResult) Run() Run {
 	if r.Best < 0 {
 		run.Notes = append(run.Notes, "no step passed")
 	}
+	if r.Fixed {
+		passed := 0
+		for _, s := range r.Steps {
+			if s.Passed {
+				passed++
+			}
+		}
+		run.Notes = append(run.Notes, fmt.Sprintf("fixed rates: %d of %d steps passed", passed, len(r.Steps)))
+	}
 	if r.Unknown > 0 || len(r.FirstFails) > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d unmatched PRIVMSGs; first refusals: %s", r.Unknown, strings.Join(r.FirstFails, " | ")))
 	}
