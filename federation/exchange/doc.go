@@ -24,7 +24,13 @@
 // Typing TAGMSGs and status messages (IRC STATUSMSG, Event.Status) are pushed best effort over
 // HTTP (POST, bounded queues per peer) and never stored or pulled.
 //
-// Cluster routes (GET and POST /internal/v1/events, GET /internal/v1/stream) are served on the
+// Channel events (IRC event playback: JOIN, PART, MODE, TOPIC ... lines) are not chat: every node
+// files the same rows from its applied Raft log. A node that did not apply some entries itself
+// (it joined later, or installed a snapshot: Config.EventsGap) fills in their rows from its peers
+// (GET /internal/v1/channel-events, channelevents.go).
+//
+// Cluster routes (GET and POST /internal/v1/events, GET /internal/v1/stream, GET
+// /internal/v1/channel-events) are served on the
 // cluster listener's HTTP plane only: a node reaches its peers at https://<cluster address> over
 // mutual TLS with certificates of the cluster (raft/trust), and a receiver first asks
 // Config.Authenticate who is at the other end of the connection (a server of the Raft
