@@ -21,7 +21,7 @@ import (
 // edge began filing (Raft catches up first: for a node that joined later, the whole log) nor for
 // those a snapshot replaced. Config.EventsGap names the last such entry; the exchange then asks
 // its peers for their events through it, page by page in log order, and files them (filing is
-// idempotent), until one peer has answered every page. Peers answer from their own rows
+// idempotent), until a peer has answered every page. Peers answer from their own rows
 // (GET /internal/v1/channel-events, signed both ways like a pull).
 
 const channelEventsPath = "/internal/v1/channel-events"
@@ -116,21 +116,25 @@ func (x *Exchange) fillEvents() {
 }
 
 // FillChannelEvents asks every peer for its channel events of the entries at or before through
-// and files them. It succeeds once one peer answered every page; the others' pages are filed too,
-// so what any of them holds is filed here.
+// and files them, so that what any of them holds is filed here (a peer may lack some itself, until
+// its own fill). It succeeds when at least one peer answered every page.
 func (x *Exchange) FillChannelEvents(ctx context.Context, through uint64) error {
 	if x.cfg.Events == nil || x.cfg.Peers == nil {
 		return nil
 	}
 	var errs []string
+	answered := false
 	for _, p := range x.cfg.Peers() {
-		err := x.fillFrom(ctx, p, through)
-		if err == nil {
-			return nil
+		if err := x.fillFrom(ctx, p, through); err != nil {
+			errs = append(errs, p.DID+": "+err.Error())
+			continue
 		}
-		errs = append(errs, p.DID+": "+err.Error())
+		answered = true
 	}
-	if len(errs) == 0 {
+	switch {
+	case answered:
+		return nil
+	case len(errs) == 0:
 		return fmt.Errorf("channel events through %d: no peer to ask", through)
 	}
 	return fmt.Errorf("channel events through %d: %s", through, strings.Join(errs, "; "))
