@@ -156,6 +156,7 @@ func (n *Node) startExchange(context.Context) error {
 	n.exchange = exchange.New(exchange.Config{
 		ServerDID: "did:web:" + n.cfg.ServerName, Servers: servers,
 		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Accept: n.chat, Keys: n.serverKeyOf, Peers: n.peers,
+		Events: n.playbackEvents(), EventsGap: n.playbackGap(),
 		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
 		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
 		BeforeFrame: n.cfg.Faults.beforeFrame(),

@@ -166,6 +166,45 @@ func (s *Store) NewestEvents(ctx context.Context, venue string, lo, hi EventPos,
 
 const eventColumns = `venue, msgid, time_ms, log_index, command, source, account, params_json`
 
+// EventKey is an exclusive position in the log order of every venue's events: (Index, Venue,
+// MsgID) compared in that order. The zero EventKey is before every event.
+type EventKey struct {
+	Index uint64
+	Venue string
+	MsgID string
+}
+
+// Key is the event's position in the log order.
+func (e ChannelEvent) Key() EventKey { return EventKey{Index: e.Index, Venue: e.Venue, MsgID: e.MsgID} }
+
+// EventsThrough returns up to limit events of every venue after after and filed from entries at
+// or before through, in log order: what a node that did not apply those entries itself (it joined
+// the cluster later, or installed a snapshot) files from a peer.
+func (s *Store) EventsThrough(ctx context.Context, after EventKey, through uint64, limit int) ([]ChannelEvent, error) {
+	limit, err := clampLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkOpen(ctx); err != nil {
+		return nil, err
+	}
+	if after.Index > math.MaxInt64 {
+		return nil, nil
+	}
+	rows, err := s.readDB.QueryContext(ctx, `SELECT `+eventColumns+` FROM channel_events
+		WHERE (log_index, venue, msgid) > (?1, ?2, ?3) AND log_index <= ?4
+		ORDER BY log_index, venue, msgid LIMIT ?5`,
+		int64(after.Index), after.Venue, after.MsgID, int64(min(through, math.MaxInt64)), limit)
+	if err != nil {
+		return nil, s.wrapReadErr("events through "+fmt.Sprint(through), err)
+	}
+	out, err := scanEvents(rows, min(limit, 64))
+	if err != nil {
+		return nil, s.wrapReadErr("events through "+fmt.Sprint(through), err)
+	}
+	return out, nil
+}
+
 func (s *Store) eventRange(ctx context.Context, dir, venue string, lo, hi EventPos, sinceIndex uint64, limit int) ([]ChannelEvent, error) {
 	limit, err := clampLimit(limit)
 	if err != nil {

@@ -130,3 +130,45 @@ func TestChannelEventsInvalid(t *testing.T) {
 		t.Fatalf("refused events were stored: %v %v", evs, err)
 	}
 }
+
+// EventsThrough walks every venue's events in log order, page by page, up to an index.
+func TestEventsThrough(t *testing.T) {
+	s, _ := openTestStore(t, true)
+	ctx := context.Background()
+	evs := []ChannelEvent{
+		chanEvent("#b", "01E", 5, 13, "JOIN", "#b"),
+		chanEvent("#a", "01A", 0, 10, "JOIN", "#a"),
+		chanEvent("#a", "01Q", 1, 13, "QUIT", "bye"), // one QUIT in two channels: one index, one msgid
+		chanEvent("#b", "01Q", 1, 13, "QUIT", "bye"),
+		chanEvent("#a", "01D", 9, 20, "PART", "#a"),
+	}
+	if err := s.FileChannelEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		after   EventKey
+		through uint64
+		limit   int
+		want    []string
+		wantErr error
+	}{
+		{"all", EventKey{}, 100, 10, []string{"01A", "01Q", "01E", "01Q", "01D"}, nil},
+		{"through an index", EventKey{}, 13, 10, []string{"01A", "01Q", "01E", "01Q"}, nil},
+		{"a page", EventKey{}, 100, 2, []string{"01A", "01Q"}, nil},
+		{"after a key inside an index", EventKey{13, "#a", "01Q"}, 100, 10, []string{"01E", "01Q", "01D"}, nil},
+		{"nothing through", EventKey{}, 9, 10, nil, nil},
+		{"limit 0", EventKey{}, 100, 0, nil, ErrInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.EventsThrough(ctx, tt.after, tt.through, tt.limit)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if ids := eventIDs(got); !slices.Equal(ids, tt.want) && !(len(ids) == 0 && len(tt.want) == 0) {
+				t.Fatalf("got %v, want %v", ids, tt.want)
+			}
+		})
+	}
+}

@@ -133,6 +133,9 @@ var migrations = [...]string{
 	// venue that was not yet delivered on this node when the message was stored. NULL: the
 	// message's own seq + 1 (rows stored before, and rows not written by the chat service).
 	`ALTER TABLE messages ADD COLUMN resume_from INTEGER;`,
+	// 10: channel events in log order, for a node that fills in the events of entries it never
+	// applied itself (EventsThrough, answered to a peer that joined later or installed a snapshot).
+	`CREATE INDEX channel_events_by_index ON channel_events(log_index, venue, msgid);`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -78,6 +78,12 @@ type Config struct {
 	// ServerDID is this node's server (did:web:<server name>): the signer of its streams to
 	// configured servers.
 	ServerDID string
+	// Events, when set, are the node's channel events (IRC event playback): served to the peers
+	// that lack some (channelevents.go).
+	Events EventStore
+	// EventsGap, when set with Events, names the last log entry whose channel events this node did
+	// not file itself (0: none); the exchange fills those in from the peers.
+	EventsGap func() uint64
 	// Servers plugs in the configured federated servers (federation/peering): this node streams
 	// its rows to each of them, and serves their streams on the public plane (MountPublic). Nil:
 	// no servers.
@@ -108,6 +114,7 @@ type Exchange struct {
 	pullMu     sync.Mutex
 	pullRounds atomic.Int64 // pull rounds begun
 	kick       chan struct{}
+	eventsKick chan struct{} // a fill of channel events may succeed now (fillEvents)
 	// deadLetters counts the items refused from each peer (deadletters.go).
 	deadLetters *prometheus.CounterVec
 	ctx         context.Context
@@ -131,7 +138,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), eventsKick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -172,12 +179,17 @@ func (x *Exchange) Mount(e *gin.Engine) {
 	e.GET("/internal/v1/events", x.serveEvents)
 	e.POST("/internal/v1/events", x.receivePush)
 	e.GET(streamPath, x.serveStream)
+	e.GET(channelEventsPath, x.serveChannelEvents)
 }
 
 // Start runs the pull loop, and the streams to the configured servers, until Close.
 func (x *Exchange) Start() {
 	x.wg.Add(1)
 	go x.pullLoop()
+	if x.cfg.Events != nil && x.cfg.EventsGap != nil {
+		x.wg.Add(1)
+		go x.fillEvents()
+	}
 	x.startServerStreams()
 }
 
@@ -193,6 +205,10 @@ func (x *Exchange) Close() {
 func (x *Exchange) Kick() {
 	select {
 	case x.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case x.eventsKick <- struct{}{}:
 	default:
 	}
 	x.retryStreams()
@@ -476,7 +492,12 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 		}
 	}
 	fitPull(&b, limits.PullBytes-pullMargin)
-	body, err := json.Marshal(b)
+	x.answerSigned(c, b)
+}
+
+// answerSigned answers a signed GET with v in JSON, signed by this node.
+func (x *Exchange) answerSigned(c *gin.Context, v any) {
+	body, err := json.Marshal(v)
 	if err != nil {
 		c.JSON(http.StatusInternalServerError, gin.H{"error": "encode"})
 		return
@@ -552,26 +573,9 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		pathQuery := "/internal/v1/events?after=" + strconv.FormatInt(cursor, 10) + "&deleted_after=" +
 			strconv.FormatInt(delCursor, 10) + "&reacted_after=" + strconv.FormatInt(reactCursor, 10) +
 			"&limit=" + strconv.Itoa(x.cfg.PageSize)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+pathQuery, nil)
+		body, err := x.getSigned(ctx, p, pathQuery)
 		if err != nil {
 			return err
-		}
-		sign(req.Header, x.cfg.Key, x.cfg.Self, http.MethodGet, pathQuery, nil, x.cfg.Now())
-		resp, err := x.cfg.Client.Do(req)
-		if err != nil {
-			return err
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("peer answered %d: %s", resp.StatusCode, truncate(string(body), 200))
-		}
-		signer, err := verify(resp.Header, x.cfg.Keys, http.MethodGet, pathQuery, body, x.cfg.Now())
-		if err != nil || signer != p.DID {
-			return fmt.Errorf("unsigned or foreign answer from %s: %v", p.DID, err)
 		}
 		var b Batch
 		if err := json.Unmarshal(body, &b); err != nil || b.Origin != p.DID {
@@ -616,6 +620,33 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 			return nil
 		}
 	}
+}
+
+// getSigned sends p a signed GET of pathQuery and returns its answer's body, which p must have
+// signed.
+func (x *Exchange) getSigned(ctx context.Context, p Peer, pathQuery string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+pathQuery, nil)
+	if err != nil {
+		return nil, err
+	}
+	sign(req.Header, x.cfg.Key, x.cfg.Self, http.MethodGet, pathQuery, nil, x.cfg.Now())
+	resp, err := x.cfg.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("peer answered %d: %s", resp.StatusCode, truncate(string(body), 200))
+	}
+	signer, err := verify(resp.Header, x.cfg.Keys, http.MethodGet, pathQuery, body, x.cfg.Now())
+	if err != nil || signer != p.DID {
+		return nil, fmt.Errorf("unsigned or foreign answer from %s: %v", p.DID, err)
+	}
+	return body, nil
 }
 
 // applyDeletions applies an origin's deletes in order and returns the last one applied. A delete

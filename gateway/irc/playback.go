@@ -30,7 +30,10 @@ import (
 // interleaved with the messages in CHATHISTORY batches and in the replay after JOIN, as the
 // original lines with their time and msgid; the others see messages only. They are never messages: the REST routes, search
 // and export do not serve them. Lines are missing where a node skipped entries (it installed a
-// snapshot instead of applying them).
+// snapshot instead of applying them), or that it applied before it began filing (Raft catches up
+// before the edge starts: a node that joined later applied the whole log then): PlaybackGap says
+// through which entry, and the exchange files those entries' lines from the peers, which hold the
+// same rows.
 
 const eventPlaybackCap = "draft/event-playback"
 
@@ -55,13 +58,33 @@ func (s *Server) EnablePlayback(store PlaybackStore, st *stream.Streams) error {
 	if err := st.Applied.Subscribe("playback", stream.Backpressure, s.fileEntry); err != nil {
 		return fmt.Errorf("irc: event playback: %w", err)
 	}
+	// Read after subscribing: every entry after this index is filed here.
+	var applied uint64
+	s.state.Read(func(st *fsm.State) { applied = st.Index() })
+	s.notePlaybackGap(applied)
 	return nil
+}
+
+// PlaybackGap is the last log index of the entries whose channel events this node did not file
+// itself: those applied before it began filing (at start, when Raft caught up first: every
+// earlier entry, for a node that joined later) and those a snapshot replaced. The exchange fills
+// them in from the peers (exchange.Config.EventsGap). 0: none.
+func (s *Server) PlaybackGap() uint64 { return s.playbackGap.Load() }
+
+func (s *Server) notePlaybackGap(through uint64) {
+	for {
+		old := s.playbackGap.Load()
+		if through <= old || s.playbackGap.CompareAndSwap(old, through) {
+			return
+		}
+	}
 }
 
 // fileEntry files the channel events of one applied entry.
 func (s *Server) fileEntry(e stream.Entry) {
 	if e.Resync {
-		s.log.Warn("event playback: entries were skipped; their channel events are not in history", "through", e.Index)
+		s.log.Info("event playback: entries were skipped; their channel events are filled in from the peers", "through", e.Index)
+		s.notePlaybackGap(e.Index)
 		return
 	}
 	// Not the edge's context: the entries applied while the node stops are filed too.

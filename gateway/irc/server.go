@@ -116,10 +116,13 @@ type Server struct {
 	proposer Proposer
 	history  History
 	playback PlaybackStore // nil unless EnablePlayback was called (playback.go)
-	verifier *sasl.Verifier
-	log      *slog.Logger
-	started  time.Time
-	isupport []string
+	// playbackGap is the last log index whose channel events this node may not have filed itself
+	// (entries applied before EnablePlayback, or skipped by a snapshot): PlaybackGap.
+	playbackGap atomic.Uint64
+	verifier    *sasl.Verifier
+	log         *slog.Logger
+	started     time.Time
+	isupport    []string
 
 	// lock tier 4: the local session registry; taken under the state read lock
 	mu      sync.RWMutex

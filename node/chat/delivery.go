@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -44,8 +45,15 @@ type deliveries struct {
 
 // venueDeliveries is one venue's messages in flight.
 type venueDeliveries struct {
-	pending []int64          // stored, not yet delivered; ascending
-	appends map[uint64]int64 // Appends in flight: their rows get seqs above the value
+	pending []int64 // stored, not yet delivered; ascending
+	// appends are the Appends in flight, by ticket id (ascending): their rows get seqs above
+	// known. known never decreases, so the first one's is the least.
+	appends []inFlight
+}
+
+type inFlight struct {
+	id    uint64
+	known int64
 }
 
 // stamped is a stored message's venue and seq.
@@ -63,7 +71,7 @@ type ticket struct {
 func (d *deliveries) venue(v string) *venueDeliveries {
 	vd := d.venues[v]
 	if vd == nil {
-		vd = &venueDeliveries{appends: map[uint64]int64{}}
+		vd = &venueDeliveries{}
 		if d.venues == nil {
 			d.venues = map[string]*venueDeliveries{}
 		}
@@ -88,8 +96,8 @@ func (d *deliveries) begin(msgs []*eventstore.Message) ticket {
 			if len(vd.pending) > 0 {
 				through = min(through, vd.pending[0]-1)
 			}
-			for _, k := range vd.appends {
-				through = min(through, k)
+			if len(vd.appends) > 0 {
+				through = min(through, vd.appends[0].known)
 			}
 			f = through + 1
 			from[m.Venue] = f
@@ -98,7 +106,8 @@ func (d *deliveries) begin(msgs []*eventstore.Message) ticket {
 		m.ResumeFrom = f
 	}
 	for _, v := range t.venues {
-		d.venues[v].appends[t.id] = d.known
+		vd := d.venues[v]
+		vd.appends = append(vd.appends, inFlight{t.id, d.known}) // the greatest id so far
 	}
 	return t
 }
@@ -108,7 +117,10 @@ func (d *deliveries) stored(t ticket, msgs []*eventstore.Message) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, v := range t.venues {
-		delete(d.venues[v].appends, t.id)
+		vd := d.venues[v]
+		if i, ok := slices.BinarySearchFunc(vd.appends, t.id, func(f inFlight, id uint64) int { return cmp.Compare(f.id, id) }); ok {
+			vd.appends = slices.Delete(vd.appends, i, i+1)
+		}
 	}
 	for _, m := range msgs {
 		if m.Seq == 0 {
