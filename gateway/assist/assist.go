@@ -45,7 +45,9 @@ type State interface {
 // Store is the part of the event store the tools read (*eventstore.Store is one).
 type Store interface {
 	Get(ctx context.Context, msgid string) (eventstore.Message, error)
-	After(ctx context.Context, venue string, after eventstore.Bound, limit int) ([]eventstore.Message, error)
+	// ResumeAfter is what a reader who read msgid has not: the messages stored after it and those
+	// stored before it that reached readers later (eventstore's resume rule).
+	ResumeAfter(ctx context.Context, venue, msgid string, limit int) ([]eventstore.Message, error)
 	Visible(m eventstore.Message) bool
 }
 

@@ -170,7 +170,7 @@ func (s *Service) replayMissedMessages(ctx context.Context, who caller, body []b
 			fix("Send the msgid of the last message of this channel you saw", "").
 			followup("diagnose_sync", "the message may not have reached this node yet"), nil
 	}
-	msgs, err := s.cfg.Store.After(ctx, channel, eventstore.Bound{MsgID: anchor.MsgID}, limit+1)
+	msgs, err := s.cfg.Store.ResumeAfter(ctx, channel, anchor.MsgID, limit+1)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, errors.New("the request ended before the history was read")
@@ -192,7 +192,7 @@ func (s *Service) replayMissedMessages(ctx context.Context, who caller, body []b
 	}
 	a.diagnose(true, "GAP_REPORTED", high, summary).
 		fact("The anchor " + anchor.MsgID + " was sent at " + anchor.Time.UTC().Format(time.RFC3339)).
-		fact("Messages are in the server's order; edited ones in their current form; deleted ones left out")
+		fact("Messages are in the order this node delivered them (one delivered late may come again); edited ones in their current form; deleted ones left out")
 	if len(out) > 0 {
 		a.fact("The newest is " + out[len(out)-1].MsgID)
 	}
