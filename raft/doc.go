@@ -48,7 +48,9 @@
 // plane alike, even one the cluster's CA signed: a holder of the secret can
 // add a node of a new name, not pose as an existing one. A server not yet
 // pinned (between its addition and the next pass) is accepted on its
-// certificate's chain. A node that is
+// certificate's chain. The leader pins only once every server announces in
+// gossip that it keeps pins, so a rolling upgrade never sends a node of the
+// previous version a command it would stop at. A node that is
 // not clustered has no peers and opens no port at all: its raft transport is
 // an in-memory one named by BindAddr.
 //
