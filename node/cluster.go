@@ -69,6 +69,9 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 		switch _, err := os.Stat(own); {
 		case err == nil:
 			path = own
+			if creds != nil {
+				log.Warn("the cluster secret is in the data directory, where a stolen disk would give its CA key away; the node runs without it: keep it on the operator's machine only", "path", own)
+			}
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("cluster secret: %w", err)
 		case creds != nil:

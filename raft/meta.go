@@ -16,7 +16,10 @@ type nodeMeta struct {
 	RPCAddr   string `json:"c"`
 	ClusterID string `json:"id,omitempty"` // empty until the node joined a cluster
 	// Keys are the fingerprints of the gossip keys the node holds (see gossip.chooseKey).
-	Keys []string          `json:"k,omitempty"`
+	Keys []string `json:"k,omitempty"`
+	// Pins: the node keeps pins of node keys (NodeKeys, pins.go); the leader pins only once every
+	// server says so, since a node of an older version stops at a command it does not know.
+	Pins bool              `json:"p,omitempty"`
 	Meta map[string]string `json:"m,omitempty"`
 }
 

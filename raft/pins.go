@@ -33,12 +33,33 @@ type NodeKeys interface {
 // that server presents over the cluster listener. A server not yet pinned is accepted on its
 // certificate's chain alone; that window is the time between its addition to the configuration
 // and the first pass that reaches it.
-func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Server, rpcAddrs map[string]string) {
+//
+// It waits until every other server announces in gossip that it keeps pins (nodeMeta.Pins): a
+// node of the previous version, during a rolling upgrade, would stop at the pin command.
+func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Server, records map[string]memberRecord, clusterID string) {
 	s := r.s
 	keys := s.cfg.NodeKeys
 	if keys == nil || s.cfg.Identity == nil {
 		return
 	}
+	rpcAddrs := map[string]string{}
+	for id := range servers {
+		rec, ok := records[id]
+		if id == s.cfg.NodeID {
+			continue
+		}
+		if !ok || !rec.meta.Pins {
+			if !r.pinsWaiting {
+				s.logger.Info("node keys are not pinned until every server runs a version that pins them", "member", id)
+				r.pinsWaiting = true
+			}
+			return
+		}
+		if rec.alive && rec.meta.ClusterID == clusterID {
+			rpcAddrs[id] = rec.meta.RPCAddr
+		}
+	}
+	r.pinsWaiting = false
 	pin := func(node string, sum []byte) error {
 		ctx, cancel := context.WithTimeout(ctx, configChangeTimeout)
 		defer cancel()

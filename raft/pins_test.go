@@ -94,3 +94,31 @@ func TestLeaderPinsNodeKeys(t *testing.T) {
 	waitFor(t, "the new n3 pinned to its own key", func() bool { return pins.is("n3", n3.cfg.Identity.KeySum()) })
 	c.waitConfigured(3)
 }
+
+// TestPinsWaitForEveryServer: while a server runs a version that keeps no pins (a rolling
+// upgrade), the leader pins no more nodes, since that server would stop at the command; once it
+// runs one that does, every server is pinned.
+func TestPinsWaitForEveryServer(t *testing.T) {
+	pins := &sharedPins{pins: map[string][]byte{}}
+	c := newTestCluster(t, withNodeKeys(pins))
+	c.start("n1")
+	leader := c.waitLeader()
+	old := c.config("n2", leader.store.GossipAddr())
+	old.NodeKeys = nil
+	c.open(old)
+	c.waitConfigured(2)
+	passes := leader.store.hooks.reconcilePasses.Load()
+	waitFor(t, "five reconcile passes with both servers configured", func() bool {
+		return leader.store.hooks.reconcilePasses.Load() >= passes+5
+	})
+	if _, ok := pins.NodeKey("n2"); ok {
+		t.Fatal("n2 pinned while it keeps no pins")
+	}
+	c.kill("n2")
+	upgraded := old
+	upgraded.NodeKeys, upgraded.Bootstrap = pins, false
+	n2 := c.open(upgraded)
+	waitFor(t, "both pinned once n2 keeps pins", func() bool {
+		return pins.is("n1", leader.cfg.Identity.KeySum()) && pins.is("n2", n2.cfg.Identity.KeySum())
+	})
+}

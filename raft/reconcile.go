@@ -62,6 +62,7 @@ type reconciler struct {
 	// started gossiping. Its grace period starts then.
 	unknownSince map[string]time.Time
 	warnedTwo    bool
+	pinsWaiting  bool // a server does not keep pins yet (pinPass), said once
 	promotion    *promotionTracker
 	// wantVoters: at the last pass a voter was missing or dead while
 	// non-voters were being probed, so the loop probes again soon.
@@ -131,13 +132,7 @@ func (r *reconciler) pass(ctx context.Context) error {
 	}
 
 	// Pin the servers' keys, unpin those of nodes that left.
-	rpcAddrs := map[string]string{}
-	for id, rec := range records {
-		if rec.alive && rec.meta.ClusterID == clusterID {
-			rpcAddrs[id] = rec.meta.RPCAddr
-		}
-	}
-	r.pinPass(ctx, servers, rpcAddrs)
+	r.pinPass(ctx, servers, records, clusterID)
 
 	// 2. Promote healthy non-voters, and replace dead voters.
 	probe := map[string]string{}
