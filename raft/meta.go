@@ -16,8 +16,11 @@ type nodeMeta struct {
 	RPCAddr   string `json:"c"`
 	ClusterID string `json:"id,omitempty"` // empty until the node joined a cluster
 	// Keys are the fingerprints of the gossip keys the node holds (see gossip.chooseKey).
-	Keys []string          `json:"k,omitempty"`
-	Meta map[string]string `json:"m,omitempty"`
+	Keys []string `json:"k,omitempty"`
+	// Level is the highest feature level the node applies (Config.FeatureLevel); nodes of
+	// versions before feature levels send none: level 0.
+	Level int               `json:"l,omitempty"`
+	Meta  map[string]string `json:"m,omitempty"`
 }
 
 const nodeMetaVersion = 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -32,7 +33,8 @@ type NodeKeys interface {
 // key), pins itself (to its current key, replacing a former one), and pins every other server it can reach to the key of the certificate
 // that server presents over the cluster listener. A server not yet pinned is accepted on its
 // certificate's chain alone; that window is the time between its addition to the configuration
-// and the first pass that reaches it.
+// and the first pass that reaches it. While a server of the configuration runs a version that
+// cannot apply pins (ErrClusterUpgrading), the pass changes nothing.
 func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Server, rpcAddrs map[string]string) {
 	s := r.s
 	keys := s.cfg.NodeKeys
@@ -44,11 +46,23 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 		defer cancel()
 		return keys.PinNodeKey(ctx, node, sum)
 	}
+	// A server of an earlier version cannot apply a pin: the pass waits until every server is
+	// upgraded, and nodes are accepted on their certificates' chains until then.
+	upgrading := func(err error) bool {
+		if !errors.Is(err, ErrClusterUpgrading) {
+			return false
+		}
+		s.logger.Debug("node keys not pinned yet: a server runs an earlier version", "err", err)
+		return true
+	}
 	for _, node := range keys.PinnedNodes() {
 		if _, ok := servers[node]; ok {
 			continue
 		}
 		if err := pin(node, nil); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("unpinning the key of a node that left the configuration", "member", node, "err", err)
 			continue
 		}
@@ -57,6 +71,9 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 	if own, ok := keys.NodeKey(s.cfg.NodeID); ok && !bytes.Equal(own, s.cfg.Identity.KeySum()) {
 		// The leader enrolled again (a restore without its keys): it answers for itself.
 		if err := pin(s.cfg.NodeID, nil); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("unpinning this node's former key", "err", err)
 		}
 	}
@@ -79,6 +96,9 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 			}
 		}
 		if err := pin(node, sum); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("pinning a node's key", "member", node, "err", err)
 			continue
 		}

@@ -216,6 +216,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 		meta: nodeMeta{
 			RaftAddr: string(s.transport.LocalAddr()),
 			RPCAddr:  s.rpcAddr,
+			Level:    cfg.FeatureLevel,
 			Meta:     cfg.Meta,
 		},
 		keys:        cfg.Identity.GossipKeys(),
