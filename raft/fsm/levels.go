@@ -1,6 +1,9 @@
 package fsm
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // Feature levels let nodes of two versions share a cluster during a rolling upgrade. A node of an
 // older version panics on a log entry of a command type it does not know (see Machine.Apply), so
@@ -43,8 +46,18 @@ var commandLevels = map[CommandType]int{
 	TypeRegisterAccount: 1, TypeSetNodeKey: 1,
 }
 
-// CommandLevel is the feature level cmd needs: every server must apply at least this level.
-func CommandLevel(cmd Command) int { return commandLevels[cmd.commandType()] }
+// CommandLevel is the feature level cmd needs: every server must apply at least this level. A
+// command of an earlier type that uses a field added since needs the later level: v0.1.0 decodes
+// RecordMedia without Holders and Total, so it would record a replicated upload with only the
+// node that took it, and ignore the deployment's budget, where the nodes of this version do not.
+func CommandLevel(cmd Command) int {
+	level := commandLevels[cmd.commandType()]
+	if rm, ok := cmd.(RecordMedia); ok && (rm.Total != 0 ||
+		slices.ContainsFunc(rm.Object.Holders, func(h string) bool { return h != rm.Object.Holder })) {
+		level = max(level, 1)
+	}
+	return level
+}
 
 // EntryLevel is the feature level an encoded log entry (Encode) needs; an entry too short to
 // name a type needs none. A type this build does not know is above Level.
@@ -52,9 +65,15 @@ func EntryLevel(entry []byte) int {
 	if len(entry) == 0 {
 		return 0
 	}
-	level, ok := commandLevels[CommandType(entry[0])]
+	typ := CommandType(entry[0])
+	level, ok := commandLevels[typ]
 	if !ok {
 		return Level + 1
+	}
+	if typ == TypeRecordMedia {
+		if cmd, _, _, err := Decode(entry); err == nil {
+			return CommandLevel(cmd)
+		}
 	}
 	return level
 }
