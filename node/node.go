@@ -189,6 +189,8 @@ func (n *Node) openRaft(ctx context.Context) (err error) {
 		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
 		NodeKeys: keys,
 		Timing:   cfg.Raft,
+		// A command the servers of an earlier version cannot apply waits until they are upgraded.
+		FeatureLevel: fsm.Level, EntryLevel: fsm.EntryLevel,
 	}, n.machine)
 	if err != nil {
 		return err
@@ -588,6 +590,10 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 		return fsm.Result{}, err
 	}
 	resp, index, err := p.store.Propose(ctx, data)
+	if errors.Is(err, raft.ErrClusterUpgrading) {
+		// The edges answer this one in words of their own (they know fsm, not raft).
+		return fsm.Result{}, fmt.Errorf("propose: %w: %w", fsm.ErrClusterUpgrading, err)
+	}
 	if err != nil {
 		return fsm.Result{}, fmt.Errorf("propose: %w", err)
 	}

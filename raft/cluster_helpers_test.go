@@ -27,6 +27,9 @@ type testCluster struct {
 	commit     time.Duration // CommitTimeout; default 5ms
 	stabilize  time.Duration // StabilizationTime; default 200ms
 	nodeKeys   NodeKeys      // shared by every node, standing in for their replicated state
+	// levels are the nodes' FeatureLevels (a node not listed: 0), entryLevel their EntryLevel.
+	levels     map[string]int
+	entryLevel func([]byte) int
 
 	mu    sync.Mutex
 	nodes map[string]*testNode
@@ -49,6 +52,9 @@ func withGrace(d time.Duration) clusterOption { return func(c *testCluster) { c.
 func withMaxVoters(n int) clusterOption       { return func(c *testCluster) { c.maxVoters = n } }
 func withNodeKeys(k NodeKeys) clusterOption   { return func(c *testCluster) { c.nodeKeys = k } }
 func withLogger(l *slog.Logger) clusterOption { return func(c *testCluster) { c.logger = l } }
+func withLevels(levels map[string]int, entry func([]byte) int) clusterOption {
+	return func(c *testCluster) { c.levels, c.entryLevel = levels, entry }
+}
 func withStabilization(d time.Duration) clusterOption {
 	return func(c *testCluster) { c.stabilize = d }
 }
@@ -119,6 +125,8 @@ func (c *testCluster) config(id string, join ...string) Config {
 		Meta:          map[string]string{"http": id + ":http"},
 		Logger:        c.logger,
 		OnNodeRemoved: c.countRemoval,
+		FeatureLevel:  c.levels[id],
+		EntryLevel:    c.entryLevel,
 	}
 	if c.persistent {
 		dir, err := os.MkdirTemp(c.base, id+"-")

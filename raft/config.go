@@ -74,6 +74,13 @@ type Config struct {
 	// opaque here, returned in Members. Its encoding, with the addresses
 	// this package adds, must fit memberlist's 512 bytes.
 	Meta map[string]string
+	// FeatureLevel is the highest feature level this node's state machine applies (raft/fsm.Level),
+	// gossiped with the node. EntryLevel, when set, is the level an entry needs
+	// (raft/fsm.EntryLevel): Propose refuses an entry above the lowest level of the servers of the
+	// configuration with ErrClusterUpgrading, so that a server of an earlier version never
+	// receives an entry it cannot apply. Nil: every entry is level 0.
+	FeatureLevel int
+	EntryLevel   func(entry []byte) int
 	// MaxVoters is the number of raft voters the leader keeps: 3 (default)
 	// or 5. Further nodes join as non-voters.
 	MaxVoters int

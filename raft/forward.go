@@ -31,6 +31,9 @@ type testHooks struct {
 // propose runs the attempts of Propose until one succeeds, an error is
 // final, or ctx ends.
 func (s *Store) propose(ctx context.Context, data []byte) (any, uint64, error) {
+	if err := s.admit(data); err != nil {
+		return nil, 0, fmt.Errorf("raft: propose: %w", err)
+	}
 	retry := newBackoff(retryLow, retryHigh)
 	reproposals := 0
 	for {
@@ -138,6 +141,8 @@ func responseError(op string, resp *rpcResponse) error {
 		return fmt.Errorf("raft: %s at the leader: %w: %s", op, errForwardFailed, resp.Error)
 	case codeClusterMismatch:
 		return fmt.Errorf("raft: %s at the leader: %w: %s", op, ErrClusterMismatch, resp.Error)
+	case codeUpgrading:
+		return fmt.Errorf("raft: %s at the leader: %w: %s", op, ErrClusterUpgrading, resp.Error)
 	default:
 		return fmt.Errorf("raft: %s at the leader: %s (%s)", op, resp.Error, resp.Code)
 	}
@@ -190,6 +195,10 @@ func (s *Store) handlePropose(ctx context.Context, data []byte) *rpcResponse {
 	if s.raft.State() != hraft.Leader {
 		return s.errorResponse(s.notLeaderError("propose"))
 	}
+	// The leader checks again: its view of the configuration is the one the entry commits in.
+	if err := s.admit(data); err != nil {
+		return s.errorResponse(err)
+	}
 	timeout, err := s.callTimeout(ctx)
 	if err != nil {
 		return s.errorResponse(err)
@@ -221,6 +230,8 @@ func (s *Store) errorResponse(err error) *rpcResponse {
 		resp.Code = codeLeadershipLost
 	case errors.Is(err, ErrClosed):
 		resp.Code = codeClosed
+	case errors.Is(err, ErrClusterUpgrading):
+		resp.Code = codeUpgrading
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		resp.Code = codeTimeout
 	}

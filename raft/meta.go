@@ -19,8 +19,11 @@ type nodeMeta struct {
 	Keys []string `json:"k,omitempty"`
 	// Pins: the node keeps pins of node keys (NodeKeys, pins.go); the leader pins only once every
 	// server says so, since a node of an older version stops at a command it does not know.
-	Pins bool              `json:"p,omitempty"`
-	Meta map[string]string `json:"m,omitempty"`
+	Pins bool `json:"p,omitempty"`
+	// Level is the highest feature level the node applies (Config.FeatureLevel); nodes of
+	// versions before feature levels send none: level 0.
+	Level int               `json:"l,omitempty"`
+	Meta  map[string]string `json:"m,omitempty"`
 }
 
 const nodeMetaVersion = 1

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,7 +36,9 @@ type NodeKeys interface {
 // and the first pass that reaches it.
 //
 // It waits until every other server announces in gossip that it keeps pins (nodeMeta.Pins): a
-// node of the previous version, during a rolling upgrade, would stop at the pin command.
+// node of the previous version, during a rolling upgrade, would stop at the pin command. Propose's
+// feature-level gate (levels.go) refuses the pin too while a server runs an earlier version
+// (ErrClusterUpgrading); the pass then changes nothing.
 func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Server, records map[string]memberRecord, clusterID string) {
 	s := r.s
 	keys := s.cfg.NodeKeys
@@ -65,11 +68,21 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 		defer cancel()
 		return keys.PinNodeKey(ctx, node, sum)
 	}
+	upgrading := func(err error) bool {
+		if !errors.Is(err, ErrClusterUpgrading) {
+			return false
+		}
+		s.logger.Debug("node keys not pinned yet: a server runs an earlier version", "err", err)
+		return true
+	}
 	for _, node := range keys.PinnedNodes() {
 		if _, ok := servers[node]; ok {
 			continue
 		}
 		if err := pin(node, nil); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("unpinning the key of a node that left the configuration", "member", node, "err", err)
 			continue
 		}
@@ -78,6 +91,9 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 	if own, ok := keys.NodeKey(s.cfg.NodeID); ok && !bytes.Equal(own, s.cfg.Identity.KeySum()) {
 		// The leader enrolled again (a restore without its keys): it answers for itself.
 		if err := pin(s.cfg.NodeID, nil); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("unpinning this node's former key", "err", err)
 		}
 	}
@@ -100,6 +116,9 @@ func (r *reconciler) pinPass(ctx context.Context, servers map[string]hraft.Serve
 			}
 		}
 		if err := pin(node, sum); err != nil {
+			if upgrading(err) {
+				return
+			}
 			s.logger.Warn("pinning a node's key", "member", node, "err", err)
 			continue
 		}

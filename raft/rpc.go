@@ -59,6 +59,7 @@ const (
 	codeClusterMismatch = "cluster_mismatch" // the caller belongs to another cluster
 	codeBadRequest      = "bad_request"      // unknown op or malformed call
 	codeForbidden       = "forbidden"        // the caller is not a server of the raft configuration
+	codeUpgrading       = "upgrading"        // the entry is above a server's feature level (ErrClusterUpgrading)
 	codeFailed          = "failed"           // any other error
 )
 

@@ -217,6 +217,7 @@ func (s *Store) startCluster(ctx context.Context, hasState bool) error {
 			RaftAddr: string(s.transport.LocalAddr()),
 			RPCAddr:  s.rpcAddr,
 			Pins:     cfg.NodeKeys != nil && cfg.Identity != nil,
+			Level:    cfg.FeatureLevel,
 			Meta:     cfg.Meta,
 		},
 		keys:        cfg.Identity.GossipKeys(),

@@ -99,7 +99,7 @@ func (o *NemesisOptions) defaults() {
 type NemesisEvent struct {
 	At     time.Duration // since the run began
 	Round  int
-	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok", "poison", "upgrade"
+	Kind   string // "kill", "restart", "partition", "heal", "transfer", "slow-disk", "disk-ok", "poison", "upgrade", "feature-gate"
 	Fault  FaultKind
 	Node   string        // the node aimed at ("" for a split)
 	Detail string        // the sides of a partition, the new leader, the disk delay
@@ -274,7 +274,17 @@ func (n *nemesisRun) round(repair context.Context, round int, kind FaultKind) er
 		ev.Took, ev.Err = time.Since(began), err
 		ev.Detail = "as the new version, on the previous one's " + disk.String()
 		n.emit(ev)
-		return err
+		if err != nil {
+			return err
+		}
+		// A change only the new version can apply: refused while a node of the previous one
+		// remains, accepted once none does.
+		all := !slices.ContainsFunc(seq(c.N()), func(i int) bool { return !c.Upgraded(i) })
+		ev = n.event(round, kind, "feature-gate", target)
+		ev.Detail, ev.Err = c.ProbeFeatureGate(repair, target, fmt.Sprintf("gate%d", round), all)
+		ev.Detail = "MODE +i → " + ev.Detail
+		n.emit(ev)
+		return ev.Err
 
 	case FaultPoison:
 		ev := n.event(round, kind, "poison", target)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -123,4 +125,47 @@ func (c *Cluster) Upgrade(ctx context.Context, i int) (DataOnDisk, error) {
 		return disk, fmt.Errorf("testcluster: upgrade %s: %w", name, err)
 	}
 	return disk, stopErr
+}
+
+// ProbeFeatureGate asks node i for a change that nodes of the previous version cannot apply, a
+// user's MODE +i (raft/fsm's SetInvisible, feature level 1), as a new guest named nick. While a
+// node of the previous version remains, the proposer must refuse it (FAIL MODE
+// TEMPORARILY_UNAVAILABLE, saying the server is being upgraded); once every node is upgraded it
+// must be accepted, which can take a few tries while gossip tells the nodes of the last one's
+// level. It returns what node i answered.
+func (c *Cluster) ProbeFeatureGate(ctx context.Context, i int, nick string, wantAccepted bool) (string, error) {
+	cl, err := c.Guest(ctx, i, nick)
+	if err != nil {
+		return "", err
+	}
+	defer c.Hangup(cl)
+	retry := time.NewTicker(200 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		if err := cl.Sendf("MODE %s +i", nick); err != nil {
+			return "", err
+		}
+		msg, err := cl.Expect(ctx, func(m ircmsg.Message) bool {
+			return m.Command == "MODE" && len(m.Params) == 2 && m.Params[1] == "+i" ||
+				m.Command == "FAIL" && len(m.Params) > 0 && m.Params[0] == "MODE"
+		})
+		if err != nil {
+			return "", fmt.Errorf("MODE %s +i on %s: %w", nick, c.addrs[i].Name, err)
+		}
+		answer := msg.String()
+		accepted := msg.Command == "MODE"
+		switch {
+		case accepted && !wantAccepted:
+			return answer, fmt.Errorf("MODE %s +i accepted on %s while a node of the previous version remains: it would stop on the entry", nick, c.addrs[i].Name)
+		case !accepted && !strings.Contains(answer, "upgraded"):
+			return answer, fmt.Errorf("MODE %s +i on %s: want the upgrade refusal, got %s", nick, c.addrs[i].Name, answer)
+		case accepted == wantAccepted:
+			return answer, nil
+		}
+		select { // refused, and every node runs the new version: the last one's level is on its way
+		case <-ctx.Done():
+			return answer, fmt.Errorf("MODE %s +i on %s still refused with every node upgraded: %w", nick, c.addrs[i].Name, ctx.Err())
+		case <-retry.C:
+		}
+	}
 }

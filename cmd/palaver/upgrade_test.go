@@ -27,7 +27,8 @@ const rollingUpgradeEnv = "PALAVER_ROLLING_UPGRADE"
 // as palaver) while the checked workload runs: no acknowledged change or message may be lost, the
 // histories must stay linearizable and the upgraded nodes must end with equal state hashes. Each
 // upgraded node must have loaded the Raft snapshot, log and message store the previous version
-// wrote: the previous version is built with its snapshot threshold lowered (128 entries, checked
+// wrote, and a change only the new version can apply (a user's MODE +i) must be refused until the
+// last node is upgraded, then accepted: the previous version is built with its snapshot threshold lowered (128 entries, checked
 // every second) so that its nodes write snapshots during a short run.
 func TestRollingUpgrade(t *testing.T) {
 	if os.Getenv(rollingUpgradeEnv) != "1" {
@@ -62,6 +63,24 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 	if restarts != 3 {
 		t.Errorf("%d nodes restarted as the new version, want 3", restarts)
+	}
+	// After each upgrade a user's MODE +i (a command the previous version cannot apply) is
+	// refused while a node of the previous version remains, and accepted after the last one.
+	var gates []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, ": feature-gate node-") {
+			gates = append(gates, line)
+		}
+	}
+	if len(gates) != 3 {
+		t.Errorf("%d feature-gate probes, want 3: %q", len(gates), gates)
+	} else {
+		for k, line := range gates {
+			accepted := strings.Contains(line, " MODE gate") && !strings.Contains(line, "FAIL MODE")
+			if accepted != (k == 2) {
+				t.Errorf("probe %d after %d upgrades: %s", k+1, k+1, line)
+			}
+		}
 	}
 	// The new version logs hashicorp/raft's restore of the previous one's snapshot at its start.
 	for i := range 3 {

@@ -407,6 +407,15 @@ func (c *client) dispatch(m ircmsg.Message) {
 	c.chargeFlood(m, rb)
 }
 
+// upgradingText is the FAIL text of a change refused because a node of the cluster runs an
+// earlier version that could not apply it (fsm.ErrClusterUpgrading); other errors keep text.
+func upgradingText(err error, text string) string {
+	if errors.Is(err, fsm.ErrClusterUpgrading) {
+		return "The server is being upgraded: this is possible once every node runs the new version"
+	}
+	return text
+}
+
 // propose submits a command on behalf of this client.
 func (c *client) propose(cmd fsm.Command) (fsm.Result, error) {
 	ctx, cancel := context.WithTimeout(c.s.ctx, 15*time.Second)

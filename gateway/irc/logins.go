@@ -203,7 +203,7 @@ func handlePASSWORD(c *client, m ircmsg.Message, rb *respBuf) {
 		note("REVOKED", name, "Client password revoked")
 		return
 	}
-	code, text := "TEMPORARILY_UNAVAILABLE", "The client password could not be changed; try again"
+	code, text := "TEMPORARILY_UNAVAILABLE", upgradingText(err, "The client password could not be changed; try again")
 	switch {
 	case errors.Is(err, ErrBadPasswordName):
 		code, text = "INVALID_PARAMS", "A password name is 1 to 32 letters, digits, '.', '_' or '-'"

@@ -243,7 +243,7 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	if wantInvisible != invisible {
 		res, err := c.propose(fsm.SetInvisible{Session: c.id, Invisible: wantInvisible})
 		if err != nil || res.Code != fsm.OK {
-			rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", "Try again", c.nick))
+			rb.add(c.failMsg("MODE", "TEMPORARILY_UNAVAILABLE", upgradingText(err, "Try again"), c.nick))
 			return
 		}
 		changes = append(changes, modeChange(wantInvisible, 'i'))

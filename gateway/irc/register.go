@@ -208,7 +208,7 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	res, err := c.s.proposer.Propose(ctx, cmd)
 	switch {
 	case err != nil:
-		fail("TEMPORARILY_UNAVAILABLE", "Registration failed; try again")
+		fail("TEMPORARILY_UNAVAILABLE", upgradingText(err, "Registration failed; try again"))
 		return
 	case res.Code == fsm.ErrAccountExists:
 		fail("ACCOUNT_EXISTS", "That account name is taken")

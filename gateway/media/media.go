@@ -263,8 +263,13 @@ func (s *Service) propose(c *gin.Context, cmd fsm.Command) (fsm.Result, bool) {
 	res, err := s.cfg.Proposer.Propose(ctx, cmd)
 	if err != nil {
 		s.log.Warn("media proposal failed", "command", fmt.Sprintf("%T", cmd), "err", err)
-		c.Header("Retry-After", "2")
-		rest.WriteError(c, http.StatusServiceUnavailable, "The cluster could not record the change now; try again")
+		msg := "The cluster could not record the change now; try again"
+		if errors.Is(err, fsm.ErrClusterUpgrading) {
+			msg = "The server is being upgraded: this change is possible once every node runs the new version"
+		} else {
+			c.Header("Retry-After", "2")
+		}
+		rest.WriteError(c, http.StatusServiceUnavailable, msg)
 		return res, false
 	}
 	return res, true

@@ -114,6 +114,10 @@ func (s *Server) passwordError(c *gin.Context, err error) {
 		WriteError(c, refusal.HTTPStatus(), err.Error())
 		return
 	}
+	if errors.Is(err, fsm.ErrClusterUpgrading) {
+		WriteError(c, http.StatusServiceUnavailable, "The server is being upgraded: client passwords can be changed once every node runs the new version")
+		return
+	}
 	s.logger.WarnContext(c.Request.Context(), "client password change failed", "did", DID(c), "err", err)
 	WriteError(c, http.StatusServiceUnavailable, "The client password could not be changed; try again")
 }

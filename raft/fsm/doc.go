@@ -34,7 +34,9 @@
 // entry of a command type this build does not know stops the node with a panic naming the type
 // (unless the writer marked it ignorable): skipping it would let this replica diverge silently
 // from the nodes that applied it, so the fix is to upgrade the node. An entry of a known type
-// that does not decode is answered ErrInvalid and changes nothing.
+// that does not decode is answered ErrInvalid and changes nothing. So that no node meets such an
+// entry during a rolling upgrade, every command type has a feature level (levels.go), and the
+// proposer holds back a command above the level of a server of an earlier version.
 //
 // A DID costs nothing to mint, so what a DID leaves in the state after its sessions end is bounded
 // per DID (limits.go): one owned nick, MaxFoundedPerDID founded channels, MaxSessionKeysPerDID
