@@ -321,7 +321,7 @@ func TestFlowScenariosAgainstANode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Stored != 120 || res.Requests == 0 || res.OK != res.Requests {
+			if res.Stored < 120 || res.Requests == 0 || res.OK != res.Requests {
 				t.Errorf("stored %d, %d requests, %d OK: %q", res.Stored, res.Requests, res.OK, res.FirstFails)
 			}
 			// A search load measures how soon written messages become searchable.
