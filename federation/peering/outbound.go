@@ -110,7 +110,7 @@ type pending struct {
 
 func (p pending) items() int { return len(p.topics) + len(p.changes) + len(p.presence) }
 
-// flush sends envelopes until nothing is left or the peer stops accepting.
+// flush sends envelopes until nothing is left, the peer stops accepting or the stream goes down.
 func (o *outbox) flush(ctx context.Context) error {
 	for {
 		p := o.collect()
@@ -142,14 +142,20 @@ const (
 	queueShare    = MaxBatchItems / 8
 )
 
-// collect reads what is due: the link-up snapshots when they were not sent since the link came
-// up, then the queued state changes and presence, each within its share.
+// collect reads what is due: nothing while the stream is down; else the link-up snapshots when
+// they were not sent since the link came up, then the queued state changes and presence, each
+// within its share.
 func (o *outbox) collect() pending {
 	var p pending
 	o.mu.Lock()
-	synced := o.synced
+	synced, down := o.synced, o.link == linkDown
 	p.epoch = o.epoch
 	o.mu.Unlock()
+	if down {
+		// Nothing goes out while the stream is down: the link-up snapshots and what was queued
+		// meanwhile leave when it comes up (StreamUp kicks the outbox).
+		return p
+	}
 	if !synced && o.f.IsHome(o.peer.DID) {
 		p.topics = o.f.homeTopics(o.peer.DID)
 		p.topics = p.topics[:min(len(p.topics), snapshotShare)]
