@@ -179,7 +179,7 @@ func (s *Service) upload(c *gin.Context) {
 	}
 	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Holders: holders, Size: form.size, MIME: mime, Filename: form.filename,
 		Private: form.private, Uploader: did, Channel: form.channel, Width: width, Height: height}
-	res, ok := s.propose(c, fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes})
+	res, ok := s.propose(c, s.recordCommand(obj))
 	if !ok || res.Code != fsm.OK {
 		s.store.remove(id)
 		switch {
