@@ -34,9 +34,10 @@ import (
 // During a rolling upgrade from v0.1.0 (the cluster's feature level below 1, Config.Levels) the
 // record takes v0.1.0's shape, which every server applies alike: the node that took the upload
 // as its only holder and no deployment total (the proposer still checks that total against the
-// state before taking the upload). The copies are made all the same, and the repair pass, which
-// proposes no holder change before the cluster reaches level 1, records them then: the server
-// chosen for a copy that has one already records itself without fetching it again.
+// state before taking the upload). The copies are attempted all the same, but an upload short of
+// them is taken (a v0.1.0 server takes no copy); the repair pass, which proposes no holder change
+// before the cluster reaches level 1, makes and records them then: the server chosen for a copy
+// that has one already records itself without fetching it again.
 
 // retryRepair is the wait before a repair pass that left work undone is run again; repairEvery
 // the wait between passes otherwise (a membership change runs one at once).
@@ -81,7 +82,8 @@ func (s *Service) want(servers []string) int {
 }
 
 // replicate sends object id (size plaintext bytes, sealed here already) to as many other servers
-// as the replica count asks and returns the full holder set, this node included.
+// as the replica count asks and returns the full holder set, this node included; short of that,
+// it returns the holders it made with the error.
 func (s *Service) replicate(ctx context.Context, id string, size int64) ([]string, error) {
 	servers := s.servers()
 	holders := []string{s.cfg.Node}
@@ -90,6 +92,7 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 		return holders, nil
 	}
 	var errs []error
+	var err error
 	for _, node := range rank(id, servers) {
 		if len(holders) > need {
 			break
@@ -106,10 +109,10 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 		holders = append(holders, node)
 	}
 	if len(holders) <= need {
-		return nil, fmt.Errorf("media: %d of %d copies made: %w", len(holders), need+1, errors.Join(errs...))
+		err = fmt.Errorf("media: %d of %d copies made: %w", len(holders), need+1, errors.Join(errs...))
 	}
 	slices.Sort(holders)
-	return holders, nil
+	return holders, err
 }
 
 // recordCommand is the record of an upload: the full holder set and the deployment's total, or,

@@ -34,10 +34,10 @@ func (f *fixture) lastRecord() (fsm.RecordMedia, int) {
 
 // TestUploadDuringUpgrade: while a server of the cluster applies only level 0 (v0.1.0), an upload
 // is taken, its copy made, and recorded in v0.1.0's shape (a level-0 entry naming the taking node
-// alone, without the deployment's total); the repair pass changes no holder set meanwhile. Once
-// the cluster is at level 1 the pass records the copy made during the upgrade (without fetching
-// it again: the node that took the upload is down by then), and uploads carry their holders and
-// the total again.
+// alone, without the deployment's total), also when no other server takes a copy; the repair
+// pass changes no holder set meanwhile. Once the cluster is at level 1 the pass records the copy
+// made during the upgrade and makes the missing one, and uploads carry their holders and the
+// total again.
 func TestUploadDuringUpgrade(t *testing.T) {
 	levels := &fakeLevels{}
 	tc := newTestClusterConf(t, 2, func(c *Config) { c.Levels = levels }, "n1", "n2", "n3")
@@ -52,26 +52,51 @@ func TestUploadDuringUpgrade(t *testing.T) {
 	if got := tc.holders(up.ID); !slices.Equal(got, []string{"n1"}) || len(copies) != 2 || copies[0] != "n1" {
 		t.Fatalf("during the upgrade: holders %v, copies on %v", got, copies)
 	}
+	// The other servers take no copy (as a v0.1.0 server): the upload is taken all the same.
+	tc.mesh.setDown("n2", true)
+	tc.mesh.setDown("n3", true)
+	_, alone := tc.uploadRandom(5000)
+	if got, on := tc.holders(alone.ID), tc.has(alone.ID); !slices.Equal(got, []string{"n1"}) || !slices.Equal(on, got) {
+		t.Fatalf("upload without copies during the upgrade: holders %v, copies on %v", got, on)
+	}
+	tc.mesh.setDown("n2", false)
+	tc.mesh.setDown("n3", false)
 	for name, svc := range tc.svcs {
 		if pending, err := svc.Repair(context.Background()); err != nil || pending != 0 {
 			t.Fatalf("repair on %s during the upgrade: %d %v", name, pending, err)
 		}
 	}
-	if got := tc.holders(up.ID); !slices.Equal(got, []string{"n1"}) {
-		t.Fatalf("holders after a repair during the upgrade: %v", got)
+	if a, b := tc.holders(up.ID), tc.holders(alone.ID); !slices.Equal(a, []string{"n1"}) || !slices.Equal(b, []string{"n1"}) {
+		t.Fatalf("holders after a repair during the upgrade: %v, %v", a, b)
 	}
 
 	levels.level.Store(1)
+	// With n1 down, the copy made during the upgrade is recorded without being fetched again;
+	// the upload without copies waits for n1.
 	tc.mesh.setDown("n1", true)
-	for name, svc := range tc.svcs {
-		if pending, err := svc.Repair(context.Background()); err != nil || pending != 0 {
-			t.Fatalf("repair on %s after the upgrade: %d %v", name, pending, err)
+	repairAll := func(wantPending int) {
+		t.Helper()
+		pending := 0
+		for _, name := range []string{"n2", "n3"} {
+			n, err := tc.svcs[name].Repair(context.Background())
+			if err != nil {
+				t.Fatalf("repair on %s after the upgrade: %v", name, err)
+			}
+			pending += n
+		}
+		if pending != wantPending {
+			t.Fatalf("repair after the upgrade: %d copies pending, want %d", pending, wantPending)
 		}
 	}
+	repairAll(1)
 	if got := tc.holders(up.ID); !slices.Equal(got, copies) {
 		t.Fatalf("holders after the upgrade: %v, copies on %v", got, copies)
 	}
 	tc.mesh.setDown("n1", false)
+	repairAll(0)
+	if got, on := tc.holders(alone.ID), tc.has(alone.ID); len(got) != 2 || !slices.Equal(on, got) {
+		t.Fatalf("the upload without copies after the upgrade: holders %v, copies on %v", got, on)
+	}
 
 	_, up2 := tc.uploadRandom(1000)
 	rec, level = tc.lastRecord()
