@@ -82,6 +82,22 @@ func TestRollingUpgrade(t *testing.T) {
 			}
 		}
 	}
+	// After each upgrade an upload on the upgraded node is taken, also while nodes of the
+	// previous version remain (its record then takes the previous version's shape).
+	var uploads []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, ": upload node-") {
+			uploads = append(uploads, line)
+		}
+	}
+	if len(uploads) != 3 {
+		t.Errorf("%d upload probes, want 3: %q", len(uploads), uploads)
+	}
+	for k, line := range uploads {
+		if !strings.Contains(line, "/api/v1/upload → 200 ") {
+			t.Errorf("upload probe %d after %d upgrades: %s", k+1, k+1, line)
+		}
+	}
 	// The new version logs hashicorp/raft's restore of the previous one's snapshot at its start.
 	for i := range 3 {
 		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node-%d.testcluster.log", i)))
