@@ -27,7 +27,7 @@ func (n *Node) mountMedia(ctx context.Context) error {
 	}
 	cfg := media.Config{
 		Options: opts, Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine,
-		Proposer: n.prop, Linearize: n.linearize, Registerer: n.metrics.Registry,
+		Proposer: n.prop, Levels: n.raft, Linearize: n.linearize, Registerer: n.metrics.Registry,
 		PDS: pdsResolver{n.resolver}, OperDIDs: n.cfg.OperDIDs, Logger: n.log.With("component", "media"),
 	}
 	if client := n.raft.ClusterHTTPClient(); client != nil {

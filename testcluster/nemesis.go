@@ -284,6 +284,18 @@ func (n *nemesisRun) round(repair context.Context, round int, kind FaultKind) er
 		ev.Detail, ev.Err = c.ProbeFeatureGate(repair, target, fmt.Sprintf("gate%d", round), all)
 		ev.Detail = "MODE +i → " + ev.Detail
 		n.emit(ev)
+		if ev.Err != nil {
+			return ev.Err
+		}
+		// An upload, whose record takes the previous version's shape while one remains.
+		ev = n.event(round, kind, "upload", target)
+		var id string
+		id, ev.Err = c.ProbeUpload(repair, target, fmt.Sprintf("up%d", round))
+		ev.Detail = "POST /api/v1/upload → "
+		if ev.Err == nil {
+			ev.Detail += "200 " + id
+		}
+		n.emit(ev)
 		return ev.Err
 
 	case FaultPoison:

@@ -1,10 +1,16 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,4 +174,56 @@ func (c *Cluster) ProbeFeatureGate(ctx context.Context, i int, nick string, want
 		case <-retry.C:
 		}
 	}
+}
+
+// ProbeUpload uploads a small file through node i's REST API as a DID logged in over IRC (SASL
+// ATPROTO-CHALLENGE with a new did:key) and returns the upload's id. While a node of the previous
+// version remains, the upload must still be taken: node i records it in the previous version's
+// shape (gateway/media). Any answer but 200 is an error.
+func (c *Cluster) ProbeUpload(ctx context.Context, i int, nick string) (string, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	cl, err := c.DialIRC(ctx, i)
+	if err != nil {
+		return "", err
+	}
+	defer c.Hangup(cl)
+	login, err := cl.LoginSASL(ctx, ircclient.NewEd25519Signer(priv), nick)
+	if err != nil {
+		return "", fmt.Errorf("testcluster: login %s on %s: %w", nick, c.addrs[i].Name, err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, err := mw.CreateFormFile("file", "probe.txt")
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(part, "an upload through %s during a rolling upgrade\n", c.addrs[i].Name)
+	if err := mw.Close(); err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.addrs[i].HTTP+"/api/v1/upload", &body)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("testcluster: upload on %s: %w", c.addrs[i].Name, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("testcluster: upload on %s: %s: %s", c.addrs[i].Name, resp.Status, bytes.TrimSpace(data))
+	}
+	var up struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &up); err != nil || up.ID == "" {
+		return "", fmt.Errorf("testcluster: upload on %s: answer %q without an id", c.addrs[i].Name, data)
+	}
+	return up.ID, nil
 }

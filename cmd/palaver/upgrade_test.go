@@ -66,12 +66,7 @@ func TestRollingUpgrade(t *testing.T) {
 	}
 	// After each upgrade a user's MODE +i (a command the previous version cannot apply) is
 	// refused while a node of the previous version remains, and accepted after the last one.
-	var gates []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, ": feature-gate node-") {
-			gates = append(gates, line)
-		}
-	}
+	gates := linesWith(stderr.String(), ": feature-gate node-")
 	if len(gates) != 3 {
 		t.Errorf("%d feature-gate probes, want 3: %q", len(gates), gates)
 	} else {
@@ -80,6 +75,17 @@ func TestRollingUpgrade(t *testing.T) {
 			if accepted != (k == 2) {
 				t.Errorf("probe %d after %d upgrades: %s", k+1, k+1, line)
 			}
+		}
+	}
+	// After each upgrade an upload on the upgraded node is taken, also while nodes of the
+	// previous version remain (its record then takes the previous version's shape).
+	uploads := linesWith(stderr.String(), ": upload node-")
+	if len(uploads) != 3 {
+		t.Errorf("%d upload probes, want 3: %q", len(uploads), uploads)
+	}
+	for k, line := range uploads {
+		if !strings.Contains(line, "/api/v1/upload → 200 ") {
+			t.Errorf("upload probe %d after %d upgrades: %s", k+1, k+1, line)
 		}
 	}
 	// The new version logs hashicorp/raft's restore of the previous one's snapshot at its start.
@@ -93,6 +99,17 @@ func TestRollingUpgrade(t *testing.T) {
 			t.Errorf("node-%d: the new version did not restore a snapshot (started: %v)", i, ok)
 		}
 	}
+}
+
+// linesWith returns the lines of text that contain substr.
+func linesWith(text, substr string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // buildPrevious builds the previous release from `git archive` of its commit into a temporary

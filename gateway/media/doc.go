@@ -24,7 +24,11 @@
 // nodes are dropped from the holder sets, and for each upload short of copies the servers ranked
 // first among those up and without one fetch it from a holder and record themselves; a holder
 // whose copy is missing from its disk fetches it again. palaver_media_under_replicated counts the
-// uploads short of copies.
+// uploads short of copies. During a rolling upgrade from v0.1.0 (Config.Levels below 1) an upload
+// is recorded as v0.1.0 records it (the taking node as its only holder, no deployment total) and
+// answered even short of copies (a v0.1.0 server takes none); the repair pass changes no holder
+// set meanwhile, and its first pass at level 1 records the copies made meanwhile and makes the
+// missing ones.
 //
 // With --media-store s3://bucket/prefix the sealed objects live instead in an S3-compatible object
 // store the cluster shares (s3.go, objects.go; minio-go): an upload is one object, sealed before

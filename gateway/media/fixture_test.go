@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,12 +44,25 @@ type fixture struct {
 	srv      *httptest.Server
 	contract *contracttest.Contract
 	registry *prometheus.Registry
+	// level, when set, gates proposals as raft does: an entry above it is refused
+	// (fsm.ErrClusterUpgrading); entries lists every entry proposed since.
+	level   func() int
+	mu      sync.Mutex
+	entries [][]byte
 }
 
 func (f *fixture) Propose(_ context.Context, cmd fsm.Command) (fsm.Result, error) {
 	data, err := fsm.Encode(cmd, ulid.Make().String(), "n1", time.Now().UnixMilli())
 	if err != nil {
 		return fsm.Result{}, err
+	}
+	if f.level != nil {
+		if need, have := fsm.EntryLevel(data), f.level(); need > have {
+			return fsm.Result{}, fmt.Errorf("entry of level %d, cluster at %d: %w", need, have, fsm.ErrClusterUpgrading)
+		}
+		f.mu.Lock()
+		f.entries = append(f.entries, data)
+		f.mu.Unlock()
 	}
 	res, ok := f.machine.Apply(f.index.Add(1), data).(fsm.Result)
 	if !ok {

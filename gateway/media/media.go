@@ -51,6 +51,12 @@ type Holders interface {
 	Alive(node string) bool
 }
 
+// Levels reports the feature level of the cluster (fsm.Level): the lowest of its servers, below
+// this build's own while a rolling upgrade leaves a server of an earlier version.
+type Levels interface {
+	ClusterLevel() int
+}
+
 // PDSResolver finds the PDS base URL of a DID (from its DID document).
 type PDSResolver interface {
 	PDS(ctx context.Context, did string) (string, error)
@@ -65,7 +71,10 @@ type Config struct {
 	State    State
 	Proposer Proposer
 	Holders  Holders
-	PDS      PDSResolver
+	// Levels is the cluster's feature level, which chooses the shape of an upload's record
+	// (replicas.go); nil: every server applies this build's fsm.Level.
+	Levels Levels
+	PDS    PDSResolver
 	// Linearize waits until the replica has applied everything committed before the call (a
 	// read index); used once before answering that an upload is unknown.
 	Linearize func(ctx context.Context) error
@@ -149,6 +158,14 @@ func (s *Service) EnsureKey(ctx context.Context) error {
 		return errors.New("media capability key: not installed")
 	}
 	return nil
+}
+
+// clusterLevel is the lowest feature level of the cluster's servers (Config.Levels).
+func (s *Service) clusterLevel() int {
+	if s.cfg.Levels == nil {
+		return fsm.Level
+	}
+	return s.cfg.Levels.ClusterLevel()
 }
 
 // now is the service's clock.

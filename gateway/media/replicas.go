@@ -30,6 +30,14 @@ import (
 // (fsm.DropMediaHolder); for each upload held by fewer servers than wanted, the servers ranked
 // first among those up and without a copy fetch one from a holder and record themselves
 // (fsm.AddMediaHolder); a holder whose copy is missing from its disk fetches it again.
+//
+// During a rolling upgrade from v0.1.0 (the cluster's feature level below 1, Config.Levels) the
+// record takes v0.1.0's shape, which every server applies alike: the node that took the upload
+// as its only holder and no deployment total (the proposer still checks that total against the
+// state before taking the upload). The copies are attempted all the same, but an upload short of
+// them is taken (a v0.1.0 server takes no copy); the repair pass, which proposes no holder change
+// before the cluster reaches level 1, makes and records them then: the server chosen for a copy
+// that has one already records itself without fetching it again.
 
 // retryRepair is the wait before a repair pass that left work undone is run again; repairEvery
 // the wait between passes otherwise (a membership change runs one at once).
@@ -74,7 +82,8 @@ func (s *Service) want(servers []string) int {
 }
 
 // replicate sends object id (size plaintext bytes, sealed here already) to as many other servers
-// as the replica count asks and returns the full holder set, this node included.
+// as the replica count asks and returns the full holder set, this node included; short of that,
+// it returns the holders it made with the error.
 func (s *Service) replicate(ctx context.Context, id string, size int64) ([]string, error) {
 	servers := s.servers()
 	holders := []string{s.cfg.Node}
@@ -83,6 +92,7 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 		return holders, nil
 	}
 	var errs []error
+	var err error
 	for _, node := range rank(id, servers) {
 		if len(holders) > need {
 			break
@@ -99,10 +109,27 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 		holders = append(holders, node)
 	}
 	if len(holders) <= need {
-		return nil, fmt.Errorf("media: %d of %d copies made: %w", len(holders), need+1, errors.Join(errs...))
+		err = fmt.Errorf("media: %d of %d copies made: %w", len(holders), need+1, errors.Join(errs...))
 	}
 	slices.Sort(holders)
-	return holders, nil
+	return holders, err
+}
+
+// recordCommand is the record of an upload: the full holder set and the deployment's total, or,
+// while a server of the cluster applies only a lower feature level than that record needs, the
+// shape of v0.1.0 (the taking node alone, no total), which every server applies alike.
+func (s *Service) recordCommand(obj fsm.MediaObject) fsm.RecordMedia {
+	cmd := fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes}
+	if fsm.CommandLevel(cmd) > s.clusterLevel() {
+		cmd.Object.Holders, cmd.Total = nil, 0
+	}
+	return cmd
+}
+
+// holderChangesAllowed reports whether every server of the cluster applies the holder-set
+// commands (AddMediaHolder, DropMediaHolder).
+func (s *Service) holderChangesAllowed() bool {
+	return s.clusterLevel() >= fsm.CommandLevel(fsm.AddMediaHolder{})
 }
 
 // sendCopy streams this node's plaintext of id to node.
@@ -221,7 +248,10 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 	isServer := func(n string) bool { _, ok := slices.BinarySearch(servers, n); return ok }
 	var objects []fsm.MediaObject
 	s.cfg.State.Read(func(st *fsm.State) { objects = st.MediaObjects() })
-	if servers[0] == s.cfg.Node {
+	// Before the last server of an upgrade runs this version no holder change can be recorded;
+	// copies made meanwhile are recorded by the first pass after it (repairEvery).
+	changes := s.holderChangesAllowed()
+	if changes && servers[0] == s.cfg.Node {
 		departed := map[string]bool{}
 		for _, o := range objects {
 			for _, h := range o.HolderSet() {
@@ -260,7 +290,7 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 				continue
 			}
 			s.metrics.copies.WithLabelValues("repair", "ok").Inc()
-		case len(live) < want:
+		case len(live) < want && changes:
 			// Servers without a copy that are up, so that a server down but not yet removed
 			// does not hold the repair up; two nodes that see liveness differently for a moment
 			// may both take a copy, which is one copy too many, not one too few.
@@ -271,11 +301,14 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 			if !slices.Contains(chosen, s.cfg.Node) {
 				continue
 			}
-			if err := s.fetchCopy(ctx, o, live); err != nil {
-				s.log.Warn("media repair: copying an upload", "id", o.ID, "err", err)
-				s.metrics.copies.WithLabelValues("repair", "error").Inc()
-				pending++
-				continue
+			// A copy sent while the record could not name it (a rolling upgrade) is kept.
+			if held, err := s.store.blobs.has(o.ID); err != nil || !held {
+				if err := s.fetchCopy(ctx, o, live); err != nil {
+					s.log.Warn("media repair: copying an upload", "id", o.ID, "err", err)
+					s.metrics.copies.WithLabelValues("repair", "error").Inc()
+					pending++
+					continue
+				}
 			}
 			if _, err := s.cfg.Proposer.Propose(ctx, fsm.AddMediaHolder{ID: o.ID, Node: s.cfg.Node}); err != nil {
 				pending++

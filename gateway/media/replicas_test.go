@@ -108,12 +108,20 @@ func newTestCluster(t *testing.T, replicas int) *testCluster {
 // newTestClusterOf is newTestCluster with the named services, n1 first.
 func newTestClusterOf(t *testing.T, replicas int, names ...string) *testCluster {
 	t.Helper()
+	return newTestClusterConf(t, replicas, func(*Config) {}, names...)
+}
+
+// newTestClusterConf is newTestClusterOf with mutate applied to every service's configuration.
+func newTestClusterConf(t *testing.T, replicas int, mutate func(*Config), names ...string) *testCluster {
+	t.Helper()
 	m := &mesh{servers: names, urls: map[string]string{}, down: map[string]bool{}}
-	f := newFixture(t, func(c *Config) { c.Holders, c.Options.Replicas = m, replicas })
+	f := newFixture(t, func(c *Config) { c.Holders, c.Options.Replicas = m, replicas; mutate(c) })
 	tc := &testCluster{fixture: f, mesh: m, svcs: map[string]*Service{"n1": f.svc}}
 	for _, name := range names[1:] {
-		svc, err := New(Config{Options: Options{Dir: t.TempDir(), Replicas: replicas}, Node: name, BaseURL: "http://palaver.test",
-			State: f.machine, Proposer: f, Holders: m, Registerer: prometheus.NewRegistry()})
+		cfg := Config{Options: Options{Dir: t.TempDir(), Replicas: replicas}, Node: name, BaseURL: "http://palaver.test",
+			State: f.machine, Proposer: f, Holders: m, Registerer: prometheus.NewRegistry()}
+		mutate(&cfg)
+		svc, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,6 +170,12 @@ func (s *Service) upload(c *gin.Context) {
 		return
 	}
 	holders, err := s.replicate(c.Request.Context(), id, form.size)
+	if err != nil && !s.holderChangesAllowed() {
+		// A rolling upgrade: the record names this node alone (recordCommand) and the repair
+		// pass makes the missing copies once every server takes them.
+		s.log.Info("upload: copies left to the repair pass after the upgrade", "id", id, "err", err)
+		err = nil
+	}
 	if err != nil {
 		s.store.remove(id)
 		s.log.Warn("upload: copying to other servers", "id", id, "err", err)
@@ -179,7 +185,7 @@ func (s *Service) upload(c *gin.Context) {
 	}
 	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Holders: holders, Size: form.size, MIME: mime, Filename: form.filename,
 		Private: form.private, Uploader: did, Channel: form.channel, Width: width, Height: height}
-	res, ok := s.propose(c, fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes})
+	res, ok := s.propose(c, s.recordCommand(obj))
 	if !ok || res.Code != fsm.OK {
 		s.store.remove(id)
 		switch {
