@@ -71,7 +71,7 @@ type client struct {
 
 	ml        *multilineBatch // the open draft/multiline batch (multiline.go); reader goroutine only
 	mlRefused string          // the reference of a refused batch whose lines are still coming
-	markers   sessionMarkers  // read markers kept for this session alone (readmarker.go)
+	markers   connMarkers     // read markers kept for this connection alone (readmarker.go)
 	pass      string          // the PASS the client sent (pass.go); reader goroutine only
 	unsure    unsureJoins     // JOINs told FAIL whose outcome was unknown (channels.go)
 }

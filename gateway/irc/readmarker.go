@@ -14,8 +14,8 @@ import (
 // (fsm.SetReadMarker) and every session of the DID with the capability, on any node, is told
 // when one moves; a client with the capability gets the marker of a channel when it joins.
 // The specification has markers for every client: a guest's markers, and a DID's markers for a
-// nick that has no DID (a guest's, which has no lasting conversation), are kept for the session
-// alone (sessionMarkers), with the same rules and the same bound, and end with it.
+// nick that has no DID (a guest's, which has no lasting conversation), are kept for the connection
+// alone (connMarkers), with the same rules and the same bound, and end with it.
 
 // markerKey is where a target's marker is filed: the folded channel name, or the DID of the
 // other side of a direct conversation ("" when the nick names nobody known).
@@ -82,7 +82,7 @@ func handleMARKREAD(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 	}
 	did, key := c.currentDID(), c.markerKey(target)
-	if did == "" || key == "" { // kept for this session alone
+	if did == "" || key == "" { // kept for this connection alone
 		if key == "" {
 			key = "nick:" + fsm.Fold(target)
 		}
@@ -92,7 +92,7 @@ func handleMARKREAD(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 		stored, ok := c.markers.set(key, ms)
 		if !ok {
-			rb.add(c.failMsg("MARKREAD", "INTERNAL_ERROR", "Too many read markers for this session", target))
+			rb.add(c.failMsg("MARKREAD", "INTERNAL_ERROR", "Too many read markers for this connection", target))
 			return
 		}
 		rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{target, markreadValue(stored)}})
@@ -155,9 +155,9 @@ func (c *client) joinMarker(rb *respBuf, channel string) {
 	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "MARKREAD", Params: []string{name, markreadValue(at)}})
 }
 
-// sessionMarkers are the read markers kept for one session: by folded channel name, DID, or
+// connMarkers are the read markers kept for one connection: by folded channel name, DID, or
 // "nick:" and the folded nick of a user without a DID. At most fsm.MaxReadMarkers.
-type sessionMarkers struct {
+type connMarkers struct {
 	// lock tier 9 (leaf)
 	mu sync.Mutex
 	at map[string]int64 // unix ms
@@ -165,7 +165,7 @@ type sessionMarkers struct {
 
 // set moves the marker of key to at (unix ms) if that is later, and returns the marker then;
 // at 0 only reads it. ok is false when a new key would pass the bound.
-func (m *sessionMarkers) set(key string, at int64) (stored int64, ok bool) {
+func (m *connMarkers) set(key string, at int64) (stored int64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	stored, known := m.at[key]

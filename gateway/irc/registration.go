@@ -193,12 +193,12 @@ func (c *client) tryRegister(rb *respBuf) {
 			return
 		case fsm.ErrNickInUse:
 			if did != "" && c.siblingHolds(nick, did) {
-				// The same account's other session (another device, or a connection not yet
-				// reaped) has it: this session takes a nick derived from it, as for a nick owned
+				// The same account's other connection (another device, or a connection not yet
+				// reaped) has it: this one takes a nick derived from it, as for a nick owned
 				// by another identity, instead of a 433 that leaves the client unregistered.
 				wanted := c.nick
 				nick = derivedNick(wanted, did, attempt)
-				rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is in use by another session of your account. You are %s.", wanted, nick)}})
+				rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "NOTICE", Params: []string{"*", fmt.Sprintf("%s is in use by another connection of your account. You are %s.", wanted, nick)}})
 				continue
 			}
 			if nick == c.nick {
