@@ -111,6 +111,19 @@ func mustEncode(tb testing.TB, cmd Command, rid, node string, ts int64) []byte {
 	return data
 }
 
+// restoredCopy restores a fresh machine from snap, m's snapshot, and checks it hashes as m does.
+func restoredCopy(tb testing.TB, m *Machine, snap []byte) *Machine {
+	tb.Helper()
+	fresh := New(quietLogger())
+	if err := fresh.Restore(bytes.NewReader(snap)); err != nil {
+		tb.Fatal(err)
+	}
+	if fresh.Hash() != m.Hash() {
+		tb.Fatal("restored state hashes differently")
+	}
+	return fresh
+}
+
 func snapshotBytes(tb testing.TB, m *Machine) []byte {
 	tb.Helper()
 	w, err := m.Snapshot()

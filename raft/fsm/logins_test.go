@@ -176,13 +176,7 @@ func TestLoginsSnapshotSection(t *testing.T) {
 	sk, srv := verifierOf(1)
 	h.mustOK(SetClientPassword{DID: didAlice, Name: "irssi", Salt: bytes.Repeat([]byte{5}, SCRAMSaltLen), Iterations: 4096, StoredKey: sk, ServerKey: srv})
 	snap := snapshotBytes(t, h.m)
-	fresh := New(quietLogger())
-	if err := fresh.Restore(bytes.NewReader(snap)); err != nil {
-		t.Fatal(err)
-	}
-	if fresh.Hash() != h.m.Hash() {
-		t.Fatal("restored state hashes differently")
-	}
+	fresh := restoredCopy(t, h.m, snap)
 	fresh.Read(func(s *State) {
 		if _, ok := s.LoginCredentials(didAlice); !ok {
 			t.Fatal("password lost in the snapshot")

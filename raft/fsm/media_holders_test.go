@@ -112,13 +112,7 @@ func TestMediaHoldersSnapshot(t *testing.T) {
 		t.Fatalf("a drop on an empty state created a media section: %s", snap)
 	}
 	h.mustOK(AddMediaHolder{ID: "m1", Node: "node-b"})
-	fresh := New(quietLogger())
-	if err := fresh.Restore(bytes.NewReader(snapshotBytes(t, h.m))); err != nil {
-		t.Fatal(err)
-	}
-	if fresh.Hash() != h.m.Hash() {
-		t.Fatal("restored state hashes differently")
-	}
+	fresh := restoredCopy(t, h.m, snapshotBytes(t, h.m))
 	fresh.Read(func(st *State) {
 		if o, _ := st.MediaObject("m1"); !slices.Equal(o.HolderSet(), []string{"node-a", "node-b"}) {
 			t.Fatalf("holders after restore: %v", o.HolderSet())

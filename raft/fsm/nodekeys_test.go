@@ -53,13 +53,7 @@ func TestSetNodeKey(t *testing.T) {
 		t.Fatalf("a state without pins encodes a node_keys section: %s", data)
 	}
 	h.mustOK(SetNodeKey{Node: "node-b", Key: testKey(1)}, SetNodeKey{Node: "node-a", Key: testKey(3)})
-	fresh := New(quietLogger())
-	if err := fresh.Restore(bytes.NewReader(snapshotBytes(t, h.m))); err != nil {
-		t.Fatal(err)
-	}
-	if fresh.Hash() != h.m.Hash() {
-		t.Fatal("restored state hashes differently")
-	}
+	fresh := restoredCopy(t, h.m, snapshotBytes(t, h.m))
 	fresh.Read(func(st *State) {
 		if got := st.PinnedNodes(); !slices.Equal(got, []string{"node-a", "node-b"}) {
 			t.Fatalf("restored pins %v", got)
