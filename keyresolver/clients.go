@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/palaver-chat/palaver/gateway/clientaddr"
+	"github.com/palaver-chat/palaver/node/clientaddr"
 )
 
 // Per-client limits on fresh resolutions. A request made on behalf of an

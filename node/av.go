@@ -8,10 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/av"
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"

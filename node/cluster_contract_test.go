@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // contractCheck is one contract check written against a deployment of one or more nodes: it

@@ -12,8 +12,8 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/peering"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 

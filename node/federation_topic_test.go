@@ -10,7 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/federation/peering"
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // scriptedHome links #fed on beta.test with a scripted peer that sorts first, so the peer is the

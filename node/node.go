@@ -18,10 +18,8 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
@@ -33,6 +31,8 @@ import (
 	"github.com/palaver-chat/palaver/gateway/transport"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"

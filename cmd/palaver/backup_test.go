@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"

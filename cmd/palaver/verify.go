@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // maxBundleBytes bounds how much of a bundle `palaver verify` reads: 5000

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // sealedBundle builds a bundle as the evidence endpoint would: one message

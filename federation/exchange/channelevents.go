@@ -12,7 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // Channel events (IRC event playback) a node did not file itself. Every node files the JOIN,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 func playbackEvent(venue, id string, index uint64) eventstore.ChannelEvent {

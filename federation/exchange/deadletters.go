@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // Dead letters. No item holds back the items after it: an item a receiver cannot accept is

@@ -22,9 +22,9 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/testcluster/poll"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/limits"
 )
 

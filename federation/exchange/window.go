@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // outWindow holds the binary form (appendEvent) of this node's latest rows as the streams read

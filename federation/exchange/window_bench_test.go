@@ -10,7 +10,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // BenchmarkStreamFrames builds the frames of two peers' streams for pages of 500 new rows: each

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/limits"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // Event is one stored chat event as it travels between nodes.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // TestEventCarriesChannelIncarnation: a copied message keeps the incarnation and publicity its

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // EnvelopeHeader authenticates a POST /federation/v1/events before its body is read:

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/limits"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // Limits on what one envelope may carry. MaxEnvelopeBytes is read only after the sender

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/palaver-chat/palaver/confusable"
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )

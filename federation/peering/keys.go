@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // ErrUnknownKey is a kid the peer's did:web document does not list (or the document could not be

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // keyPeer is a peer serving its did.json (one server key) and refusing every user-key request,

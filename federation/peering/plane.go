@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/federation/exchange"
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // The data plane: what this node originates (messages and edits, deletes, reactions) travels to

@@ -5,9 +5,9 @@ import (
 	"maps"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 )
 
 // Reactions cross a link as the TAGMSG their author sent, signature included. The exchange's

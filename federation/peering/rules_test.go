@@ -9,7 +9,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 

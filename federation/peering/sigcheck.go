@@ -6,9 +6,9 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 

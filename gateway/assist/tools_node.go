@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // validate_client_config: a client's declared configuration against what this server offers.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/canonical"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/canonical"
 )
 
 // DelegationType is the type of the delegation certificates this server verifies.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
 
-	"github.com/palaver-chat/palaver/gateway/clientaddr"
+	"github.com/palaver-chat/palaver/node/clientaddr"
 )
 
 // OPER credentials and failure limits. Config.Opers maps a name to a bcrypt hash of its password

@@ -9,8 +9,8 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -37,7 +37,7 @@ import (
 
 const eventPlaybackCap = "draft/event-playback"
 
-// PlaybackStore keeps channel events (federation/eventstore.Store implements it).
+// PlaybackStore keeps channel events (node/eventstore.Store implements it).
 type PlaybackStore interface {
 	FileChannelEvents(ctx context.Context, evs []eventstore.ChannelEvent) error
 	DropChannelEvents(ctx context.Context, venue string, beforeIndex uint64) error

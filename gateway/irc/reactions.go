@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // A reaction is a TAGMSG carrying +react=<emoji> (or +draft/react) and +reply=<msgid>; an unreact

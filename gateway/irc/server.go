@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/confusable"
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/sasl"
 	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )

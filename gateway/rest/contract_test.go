@@ -19,10 +19,10 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/transport"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // fullyConfigured mounts every optional route: metrics, /irc and evidence.

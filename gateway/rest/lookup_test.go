@@ -10,9 +10,9 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 func TestMessageLookup(t *testing.T) {

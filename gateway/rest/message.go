@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // Message is an item of history, search and export (freeq-reference §3.3).

@@ -1,7 +1,7 @@
 package rest
 
 import (
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // Paging by Unix seconds loses messages when a page ends inside a second:

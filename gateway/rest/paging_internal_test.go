@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // secondsPage builds messages oldest first, one per entry of secs (the

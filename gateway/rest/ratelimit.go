@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/gateway/clientaddr"
+	"github.com/palaver-chat/palaver/node/clientaddr"
 )
 
 // Per-client-IP rate limits (freeq-reference §3.1). Each class of routes

@@ -3,8 +3,8 @@ package rest
 import (
 	"context"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 

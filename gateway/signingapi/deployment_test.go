@@ -9,8 +9,8 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 

@@ -5,7 +5,7 @@
 // /api/v1/devices/sign-out), and the evidence bundles behind /api/v1/channels/{name}/evidence.
 //
 // It reads keys from the replicated state (raft/fsm) and messages from the node's event store,
-// and rebuilds canonical documents with federation/signing. Keys the anonymous batch lookup reads
+// and rebuilds canonical documents with node/signing. Keys the anonymous batch lookup reads
 // from did:web documents stay in a bounded cache on this node (fetched.go), never in the
 // replicated state: anyone may ask for any did:web. A message is served (verify) only when its
 // channel as it is now may show it (fsm.Channel.MessageVisible), and a refusal never names the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/palaver-chat/palaver/federation/signing"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/keyresolver"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 

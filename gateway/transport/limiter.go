@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"sync"
 
-	"github.com/palaver-chat/palaver/gateway/clientaddr"
+	"github.com/palaver-chat/palaver/node/clientaddr"
 )
 
 // IPLimiter caps the number of concurrent connections from one client: an

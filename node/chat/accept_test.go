@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // roots is a Store of root messages by msgid; fail makes every lookup fail.

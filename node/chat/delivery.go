@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // Where a reader who resumes after a message starts.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 

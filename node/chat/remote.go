@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
 )
 

@@ -23,6 +23,6 @@
 // gap marker (it rebuilds) and keeps running. Values are shared between subscribers: a
 // subscriber must not modify what it is given.
 //
-// The package is a leaf: it imports only raft/fsm and federation/eventstore, so gateways and
+// The package is a leaf: it imports only raft/fsm and node/eventstore, so gateways and
 // federation subscribe without importing the node.
 package stream

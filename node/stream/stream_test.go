@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/eventstore"
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 // A DropAndResync subscriber held at a gate never makes the publisher wait: its queue is replaced

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/federation/signing"
+	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"
 )
 

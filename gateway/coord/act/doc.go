@@ -3,5 +3,5 @@
 // checker that gives an event's verdict (a refusal key, or the action after it). It is pure: no
 // clock (an event's time is its own ULID's), no I/O, so the replicated state machine applies it
 // and every node reaches the same verdict. The act canonical form and its signature are
-// federation/signing's (signing.Act).
+// node/signing's (signing.Act).
 package act

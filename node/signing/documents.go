@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/palaver-chat/palaver/federation/canonical"
+	"github.com/palaver-chat/palaver/node/canonical"
 )
 
 // Document is a signable event. Its canonical form is what is signed.

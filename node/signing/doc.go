@@ -7,7 +7,7 @@
 //
 // A document is rebuilt from what was received (the wire body, the wire tags
 // with IRC-unescaped values, the normalized venue) and canonicalized by
-// federation/canonical. The rules, each reproduced by the conformance tests
+// node/canonical. The rules, each reproduced by the conformance tests
 // against testdata/vectors:
 //
 //   - target is a Venue: a channel lowercased, or dm:<didA>,<didB> sorted;

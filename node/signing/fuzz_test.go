@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/canonical"
+	"github.com/palaver-chat/palaver/node/canonical"
 )
 
 func FuzzParseSigTag(f *testing.F) {

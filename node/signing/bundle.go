@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/palaver-chat/palaver/federation/canonical"
+	"github.com/palaver-chat/palaver/node/canonical"
 )
 
 // BundleVersion is the evidence bundle format this package writes and reads.

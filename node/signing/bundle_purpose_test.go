@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/palaver-chat/palaver/federation/canonical"
+	"github.com/palaver-chat/palaver/node/canonical"
 )
 
 // resignedWith re-signs the bundle's JSON fields after changing them with edit, as a server
