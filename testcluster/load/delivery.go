@@ -123,8 +123,8 @@ func (r DeliveryResult) Completeness() float64 {
 // RestartAfter later it is started again on its data, and once it serves
 // its users connect, join again and catch up with CHATHISTORY AFTER the
 // last msgid they read (historyFetch). After the sending the run waits (up
-// to Timeout) until every owed delivery arrived and every catch-up ended,
-// then classifies what went wrong (deliverydetails.go).
+// to Timeout) until every message sent on an open connection was echoed,
+// every owed delivery arrived and every catch-up ended, then classifies what went wrong (deliverydetails.go).
 func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) (DeliveryResult, error) {
 	cfg = cfg.withDefaults()
 	var res DeliveryResult
@@ -188,7 +188,7 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 	users := deliveryUsers(channels)
 	res.Drain = pollFor(ctx, cfg.Timeout, 100*time.Millisecond, func() bool {
 		o, d := userDeliveries(users)
-		return d >= o && catchUpsPending(users) == 0
+		return d >= o && catchUpsPending(users) == 0 && echoesPending(channels, group.all()) == 0
 	})
 	totals, err := ph.end()
 	if err != nil {

@@ -110,6 +110,34 @@ func userDeliveries(users []deliveryUser) (owed, delivered int64) {
 	return owed, delivered
 }
 
+// echoesPending counts the messages sent on a connection that is still
+// open whose echo has not come back yet. Such a message becomes owed the
+// moment its echo arrives, so the drain must wait for it: counted before
+// its echo, it is owed to nobody and its deliveries still in flight are
+// never compared; counted after, they are. A message whose sender's
+// connection ended is never echoed and never owed.
+func echoesPending(channels []*flowChannel, clients []*flowClient) int {
+	open := make(map[int]bool, len(clients))
+	for _, c := range clients {
+		if c.alive.Load() {
+			open[c.index] = true
+		}
+	}
+	n := 0
+	for _, ch := range channels {
+		for seq := range ch.sentAt {
+			sentAt := ch.sentAt[seq].Load()
+			if sentAt == 0 {
+				break
+			}
+			if sentAt > 0 && ch.ackedAt[seq].Load() == 0 && open[int(ch.senders[seq])] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // catchUpsPending counts the reconnected users whose history catch-up has
 // not ended.
 func catchUpsPending(users []deliveryUser) int {

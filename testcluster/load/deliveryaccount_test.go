@@ -211,3 +211,61 @@ func FuzzTagValue(f *testing.F) {
 		}
 	})
 }
+
+// TestEchoesPendingHoldsTheDrain: a message is owed only once its echo is
+// read, so a drain that ended while an echo was outstanding would count
+// that message's deliveries still in flight as lost. echoesPending keeps
+// the drain open for every message sent on an open connection and not yet
+// echoed.
+func TestEchoesPendingHoldsTheDrain(t *testing.T) {
+	tests := []struct {
+		name         string
+		sentAt       int64
+		echoed       bool
+		senderClosed bool
+		want         int
+	}{
+		{"echoed", 100, true, false, 0},
+		{"echo outstanding", 100, false, false, 1},
+		{"sender's connection ended", 100, false, true, 0},
+		{"write failed", -1, false, false, 0},
+		{"never sent", 0, false, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := newFlowChannel(0, "#c", 4)
+			sender := testFlowClient(ch, 9, 0, nil)
+			member := testFlowClient(ch, 1, 50, nil)
+			if tt.senderClosed {
+				sender.alive.Store(false)
+			}
+			ch.senders[0] = 9
+			ch.sentAt[0].Store(tt.sentAt)
+			if tt.echoed {
+				ch.ackedAt[0].Store(tt.sentAt + 1)
+			}
+			if got := echoesPending([]*flowChannel{ch}, []*flowClient{sender, member}); got != tt.want {
+				t.Fatalf("echoesPending = %d, want %d", got, tt.want)
+			}
+		})
+	}
+
+	// What the drain would have missed: before the echo nothing is owed,
+	// after it the member is owed the message it has not received yet.
+	ch := newFlowChannel(0, "#c", 4)
+	sender := testFlowClient(ch, 9, 0, nil)
+	member := testFlowClient(ch, 1, 50, nil)
+	ch.mu.Lock()
+	ch.members = []*flowClient{sender, member}
+	ch.mu.Unlock()
+	ch.senders[0] = 9
+	ch.sentAt[0].Store(100)
+	users := deliveryUsers([]*flowChannel{ch})
+	if o, d := userDeliveries(users); o != 0 || d != 0 {
+		t.Fatalf("before the echo: owed %d delivered %d, want 0 0", o, d)
+	}
+	ch.ackedAt[0].Store(101)
+	if o, d := userDeliveries(users); o != 1 || d != 0 {
+		t.Fatalf("after the echo: owed %d delivered %d, want 1 0", o, d)
+	}
+}
