@@ -123,8 +123,11 @@ func (r DeliveryResult) Completeness() float64 {
 // RestartAfter later it is started again on its data, and once it serves
 // its users connect, join again and catch up with CHATHISTORY AFTER the
 // last msgid they read (historyFetch). After the sending the run waits (up
-// to Timeout) until every message sent on an open connection was echoed,
-// every owed delivery arrived and every catch-up ended, then classifies what went wrong (deliverydetails.go).
+// to Timeout) until, at two polls in a row with the same deliveries owed,
+// every message sent on an open connection was echoed, every owed delivery
+// arrived and every catch-up ended; then, in one pass over the users, it
+// counts what was owed and delivered and classifies what went wrong
+// (deliverydetails.go).
 func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) (DeliveryResult, error) {
 	cfg = cfg.withDefaults()
 	var res DeliveryResult
@@ -186,17 +189,22 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 	<-paced
 	res.Sent = p.sent.Load() - p.failed.Load()
 	users := deliveryUsers(channels)
+	settledOwed := int64(-1) // what was owed at the previous poll, when everything had arrived
 	res.Drain = pollFor(ctx, cfg.Timeout, 100*time.Millisecond, func() bool {
 		o, d := userDeliveries(users)
-		return d >= o && catchUpsPending(users) == 0 && echoesPending(channels, group.all()) == 0
+		settled := d >= o && catchUpsPending(users) == 0 && echoesPending(channels, group.all()) == 0
+		again := settled && o == settledOwed
+		settledOwed = -1
+		if settled {
+			settledOwed = o
+		}
+		return again
 	})
 	totals, err := ph.end()
 	if err != nil {
 		return res, err
 	}
 	res.ClientCPU = totals.ClientCPU
-	res.Owed, res.Delivered = userDeliveries(users)
-	res.Lost = res.Owed - res.Delivered
 	t := takeTally(group.all())
 	res.Acked, res.Duplicates, res.Unknown, res.Refusals, res.FirstFails = t.acked, t.dups, t.unknown, t.refusals, t.first
 	res.Early, res.FromHistory, res.Overlap = t.early, t.fromHist, t.overlap
@@ -210,6 +218,8 @@ func RunDelivery(ctx context.Context, target ClusterTarget, cfg DeliveryConfig) 
 		tl.byIndex[c.index] = c
 	}
 	details, across := buildDeliveryDetails(users, tl)
+	res.Owed, res.Delivered = details.owed, details.delivered
+	res.Lost = res.Owed - res.Delivered
 	res.Duplicates += across
 	lookupStored(ctx, health, target.Nodes, tl.names, details.Lost)
 	res.Details = details

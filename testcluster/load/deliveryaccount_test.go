@@ -120,6 +120,9 @@ func TestUserAccounting(t *testing.T) {
 	if across != 1 {
 		t.Errorf("duplicates across connections = %d, want 1", across)
 	}
+	if d.owed != owed || d.delivered != delivered {
+		t.Errorf("details counted owed %d delivered %d, the accounting %d and %d", d.owed, d.delivered, owed, delivered)
+	}
 	if len(d.Lost) != 1 || d.Lost[0].Seq != 4 || !strings.Contains(d.Lost[0].Class, "member reconnected") ||
 		!strings.Contains(d.Lost[0].Class, "after the restart") {
 		t.Errorf("lost %+v", d.Lost)

@@ -20,6 +20,9 @@ type DeliveryDetails struct {
 	// Late are live deliveries, to a connection, of a message sent before
 	// its JOIN completed (and not read from history first).
 	Late []DeliveryRecord `json:"late,omitempty"`
+	// owed and delivered are counted in the same pass that lists Lost, so
+	// the three always agree.
+	owed, delivered int64
 	// CatchUps are the reconnected users' CHATHISTORY catch-ups: how many
 	// ran, the pages they read, how many failed or never ended, and the
 	// messages they brought that the user had not read live.
@@ -125,7 +128,9 @@ func buildDeliveryDetails(users []deliveryUser, tl deliveryTimeline) (*DeliveryD
 		}
 	}
 	owedTo(users, func(o ownedSeq, u deliveryUser, sentAt int64) {
+		d.owed++
 		if u.received(o.seq) {
+			d.delivered++
 			return
 		}
 		class := classKey("lost", "member "+memberStateAt(u, sentAt)+" on "+tl.node(u.current().node),
