@@ -96,7 +96,7 @@ type Exchange struct {
 	in  *Pipeline // the inbound pipeline over cfg.Accept
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
-	queues map[string]chan outgoing // peer DID → pushed items waiting
+	queues map[string]chan Event // peer DID → pushed ephemeral items waiting
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
@@ -138,7 +138,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), eventsKick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan Event{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), eventsKick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -229,29 +229,23 @@ func (x *Exchange) Publish(m eventstore.Message) {
 	x.notifyOutboxes(true, false, false)
 }
 
-// outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
-type outgoing struct {
-	event, ephemeral *Event
-	reaction         *Reaction
-}
-
-// enqueue queues an item for every peer, dropping it for a peer whose queue is full.
-func (x *Exchange) enqueue(item outgoing) {
+// enqueue queues an ephemeral item for every peer, dropping it for a peer whose queue is full.
+func (x *Exchange) enqueue(ev Event) {
 	for _, p := range x.cfg.Peers() {
 		q := x.queue(p)
 		select {
-		case q <- item:
+		case q <- ev:
 		default:
 		}
 	}
 }
 
-func (x *Exchange) queue(p Peer) chan outgoing {
+func (x *Exchange) queue(p Peer) chan Event {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	q, ok := x.queues[p.DID]
 	if !ok {
-		q = make(chan outgoing, x.cfg.QueueSize)
+		q = make(chan Event, x.cfg.QueueSize)
 		x.queues[p.DID] = q
 		x.wg.Add(1)
 		go x.pushLoop(p, q)
@@ -259,53 +253,35 @@ func (x *Exchange) queue(p Peer) chan outgoing {
 	return q
 }
 
-// pushLoop sends queued items to one peer in batches.
-func (x *Exchange) pushLoop(p Peer, q chan outgoing) {
+// pushLoop sends queued ephemeral items to one peer in batches.
+func (x *Exchange) pushLoop(p Peer, q chan Event) {
 	defer x.wg.Done()
 	for {
-		b := Batch{Origin: x.cfg.Self}
-		n := 0
+		b := Push{Origin: x.cfg.Self}
 		select {
 		case <-x.ctx.Done():
 			return
-		case item := <-q:
-			b.add(item)
-			n++
+		case ev := <-q:
+			b.Ephemeral = append(b.Ephemeral, ev)
 		}
 	drain:
-		for n < x.cfg.PageSize {
+		for len(b.Ephemeral) < x.cfg.PageSize {
 			select {
-			case item := <-q:
-				b.add(item)
-				n++
+			case ev := <-q:
+				b.Ephemeral = append(b.Ephemeral, ev)
 			default:
 				break drain
 			}
 		}
 		x.safely("push", func() {
 			if err := x.push(p, b); err != nil {
-				x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "items", n, "err", err)
+				x.cfg.Logger.Debug("push failed; ephemeral items are not sent again", "peer", p.DID, "items", len(b.Ephemeral), "err", err)
 			}
-		}, "peer", p.DID, "items", n)
+		}, "peer", p.DID, "items", len(b.Ephemeral))
 	}
 }
 
-// add puts a queued item in its list of the batch.
-func (b *Batch) add(item outgoing) {
-	switch {
-	case item.event != nil:
-		b.Events = append(b.Events, *item.event)
-	case item.reaction != nil:
-		b.Reactions = append(b.Reactions, *item.reaction)
-	case item.ephemeral != nil:
-		b.Ephemeral = append(b.Ephemeral, *item.ephemeral)
-	}
-}
-
-func (x *Exchange) push(p Peer, b Batch) error {
-	if b.Events == nil {
-		b.Events = []Event{}
-	}
+func (x *Exchange) push(p Peer, b Push) error {
 	body, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -347,7 +323,10 @@ func (x *Exchange) peer(c *gin.Context) (string, bool) {
 	return did, true
 }
 
-// receivePush stores events pushed by their origin and delivers the new ones.
+// receivePush delivers the ephemeral items (typing TAGMSGs, status messages) a node pushed. A
+// push carries nothing that is stored: messages, deletes and reactions travel on the stream and
+// the pull, so a push that holds any is refused whole (a node of v0.1.0 sends "events": [] with
+// every push, which is accepted).
 func (x *Exchange) receivePush(c *gin.Context) {
 	peer, ok := x.peer(c)
 	if !ok {
@@ -363,7 +342,7 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
 		return
 	}
-	var b Batch
+	var b Push
 	if err := json.Unmarshal(body, &b); err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "malformed batch"})
 		return
@@ -372,12 +351,8 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusForbidden, gin.H{"error": "a node may only push its own events"})
 		return
 	}
-	if _, err := x.store(c.Request.Context(), peer, b); err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
-		return
-	}
-	if _, err := x.applyReactions(c.Request.Context(), peer, Name(b.Origin), b.Reactions, false); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
+	if len(b.Events) > 0 || len(b.Deletions) > 0 || len(b.Reactions) > 0 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "a push carries ephemeral items only: messages, deletes and reactions travel on the stream"})
 		return
 	}
 	x.deliverEphemeral(Name(b.Origin), b.Ephemeral)
@@ -604,7 +579,7 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, p.DID, origin, b.Reactions, true)
+		lastReact, err := x.applyReactions(ctx, p.DID, origin, b.Reactions)
 		if lastReact > max(reactCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr

@@ -68,7 +68,7 @@ func TestLimitsFitEveryHop(t *testing.T) {
 	if err := d.validate(); err != nil {
 		t.Fatalf("the largest deletion is refused: %v", err)
 	}
-	if err := r.validate(true); err != nil {
+	if err := r.validate(); err != nil {
 		t.Fatalf("the largest reaction is refused: %v", err)
 	}
 	over := []struct {
@@ -79,7 +79,7 @@ func TestLimitsFitEveryHop(t *testing.T) {
 		{"tag bytes", func() error { e := maxEvent(1); e.Tags["+k000"] += "x"; return e.validate() }()},
 		{"tag count", func() error { e := maxEvent(1); e.Tags["+z"] = ""; return e.validate() }()},
 		{"deletion tags", func() error { d := maxDeletion(1); d.Tags["+k000"] += "x"; return d.validate() }()},
-		{"reaction tags", func() error { r := maxReaction(1); r.Tags["+k000"] += "x"; return r.validate(true) }()},
+		{"reaction tags", func() error { r := maxReaction(1); r.Tags["+k000"] += "x"; return r.validate() }()},
 	}
 	for _, o := range over {
 		if o.err == nil || reasonOf(o.err) != ReasonOversize {

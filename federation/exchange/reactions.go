@@ -18,8 +18,7 @@ import (
 // to a message a peer has not stored yet waits: the walk stops before it and the cursor stays,
 // until the message arrives from its own origin. Filing is idempotent (a repeated event msgid is
 // ErrDuplicate), and only a newly applied event is delivered to local members, so a reaction
-// streamed and then pulled is delivered once. (A peer of an earlier version may still POST
-// reactions: they are filed the same way.)
+// streamed and then pulled is delivered once.
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
@@ -52,11 +51,10 @@ func (r Reaction) event(originName string) eventstore.ReactionEvent {
 		At: time.UnixMilli(r.AtMS).UTC(), Venue: r.Venue, Sender: r.Sender, SenderDID: r.SenderDID, Tags: r.Tags}
 }
 
-// validate checks what a receiver relies on before filing a reaction. A pulled reaction has its
-// origin seq; a pushed one need not (the push does not move the cursor).
-func (r Reaction) validate(pulled bool) error {
+// validate checks what a receiver relies on before filing a reaction.
+func (r Reaction) validate() error {
 	switch {
-	case (pulled && r.OriginSeq <= 0) || r.OriginSeq < 0 || r.AtMS <= 0:
+	case r.OriginSeq <= 0 || r.AtMS <= 0:
 		return errors.New("bad sequence or time")
 	case r.EventID == "" || len(r.EventID) > limits.MsgIDBytes || r.Root == "" || len(r.Root) > limits.MsgIDBytes:
 		return errors.New("bad msgid")
@@ -105,21 +103,21 @@ func (x *Exchange) PublishReaction(eventstore.ReactionEvent) {
 func (x *Exchange) Relay(m eventstore.Message) {
 	ev := eventOf(m)
 	ev.OriginSeq = 0
-	x.enqueue(outgoing{ephemeral: &ev})
+	x.enqueue(ev)
 }
 
-// applyReactions has the chat service file an origin's reactions in order and returns the origin
-// seq of the last one filed. On a pull (waitForRoot: the batch came from the origin's log), a
-// reaction whose root is not stored here yet stops the walk, so the cursor stays before it; on a
-// push it is skipped, left to the pull. A malformed reaction, or one an acceptance rule refuses, is
-// a dead letter from peer (deadletters.go): one bad row must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
-// is published, so a reaction pushed and then pulled is delivered once.
-func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
+// applyReactions has the chat service file an origin's reactions (from its log, streamed or
+// pulled) in order and returns the origin seq of the last one filed. A reaction whose root is not
+// stored here yet stops the walk, so the cursor stays before it. A malformed reaction, or one an
+// acceptance rule refuses, is a dead letter from peer (deadletters.go): one bad row must not hold
+// back every reaction after it. Filing is idempotent, and only a newly applied event is
+// published, so a reaction streamed and then pulled is delivered once.
+func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, rs []Reaction) (int64, error) {
 	valid := make([]eventstore.ReactionEvent, 0, len(rs))
 	at := make([]int, len(rs)) // index in valid, or -1
 	var dead []eventstore.DeadLetter
 	for i, r := range rs {
-		if err := r.validate(waitForRoot); err != nil {
+		if err := r.validate(); err != nil {
 			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, reasonOf(err), err.Error()))
 			at[i] = -1
 			continue
@@ -127,7 +125,7 @@ func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, 
 		at[i] = len(valid)
 		valid = append(valid, r.event(originName))
 	}
-	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
+	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Reactions: valid})
 	var last int64
 	record := func() error { return x.recordDeadLetters(ctx, peer, dead) }
 	for i, r := range rs {
@@ -142,10 +140,7 @@ func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, 
 			}
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
 		case o == chat.Wait:
-			if waitForRoot {
-				return last, record()
-			}
-			continue
+			return last, record()
 		case refused(o):
 			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, string(o), "refused by "+string(o)))
 		}

@@ -146,18 +146,16 @@ func TestApplyReactions(t *testing.T) {
 	tests := []struct {
 		name        string
 		in          []Reaction
-		pulled      bool
 		wantLast    int64
 		wantDeliver []string
 		wantTally   int
 	}{
-		{"in order", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "🎉", false)}, true, 2, []string{"e1", "e2"}, 1},
-		{"react then unreact", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "👍", true)}, true, 2, []string{"e1", "e2"}, 0},
-		{"a pull stops at a missing root", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "gone", "👍", false), good(3, "e3", "root", "🎉", false)}, true, 1, []string{"e1"}, 1},
-		{"a push skips a missing root", []Reaction{good(1, "e1", "gone", "👍", false), good(2, "e2", "root", "👍", false)}, false, 2, []string{"e2"}, 1},
-		{"a malformed reaction is passed over", []Reaction{good(1, "e1", "root", "👍", false), malformed, good(3, "e3", "root", "🎉", false)}, true, 3, []string{"e1", "e3"}, 1},
-		{"a repeat is not delivered again", []Reaction{good(1, "e1", "root", "👍", false), good(1, "e1", "root", "👍", false)}, true, 1, []string{"e1"}, 1},
-		{"a pulled reaction needs its seq", []Reaction{good(0, "e0", "root", "👍", false)}, true, 0, nil, 0},
+		{"in order", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "🎉", false)}, 2, []string{"e1", "e2"}, 1},
+		{"react then unreact", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "👍", true)}, 2, []string{"e1", "e2"}, 0},
+		{"the walk stops at a missing root", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "gone", "👍", false), good(3, "e3", "root", "🎉", false)}, 1, []string{"e1"}, 1},
+		{"a malformed reaction is passed over", []Reaction{good(1, "e1", "root", "👍", false), malformed, good(3, "e3", "root", "🎉", false)}, 3, []string{"e1", "e3"}, 1},
+		{"a repeat is not delivered again", []Reaction{good(1, "e1", "root", "👍", false), good(1, "e1", "root", "👍", false)}, 1, []string{"e1"}, 1},
+		{"a reaction needs its seq", []Reaction{good(0, "e0", "root", "👍", false)}, 0, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +167,7 @@ func TestApplyReactions(t *testing.T) {
 			if err := n.store.Append(context.Background(), root); err != nil {
 				t.Fatal(err)
 			}
-			last, err := n.x.applyReactions(context.Background(), "did:web:o", "o", tt.in, tt.pulled)
+			last, err := n.x.applyReactions(context.Background(), "did:web:o", "o", tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}

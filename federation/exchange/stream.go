@@ -700,7 +700,7 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 			return err
 		}
 		if err := x.applyLog(origin, LogReactions, &pos.reacts, b.Reacts, len(b.Reactions), func() (int64, int64, error) {
-			last, err := x.applyReactions(x.ctx, signer, origin, b.Reactions, true)
+			last, err := x.applyReactions(x.ctx, signer, origin, b.Reactions)
 			return last, b.Reactions[len(b.Reactions)-1].OriginSeq, err
 		}); err != nil {
 			return err

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,18 +36,27 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 }
 
-// Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
-// (on pulls) the deletes made on that origin, in their own order, the reactions made on that
-// origin in their own order, and (on pushes only) ephemeral TAGMSGs that are never stored.
+// Batch is what a pull returns: events of one origin, in origin seq order, the deletes made on
+// that origin, in their own order, and the reactions made on that origin in their own order.
 type Batch struct {
 	Origin    string     `json:"origin"` // the origin node's DID
 	Events    []Event    `json:"events"`
 	Deletions []Deletion `json:"deletions,omitempty"`
 	Reactions []Reaction `json:"reactions,omitempty"`
-	Ephemeral []Event    `json:"ephemeral,omitempty"`
-	// More (on pull answers): the answer stopped before limits.PullBytes with rows left in a log
-	// it was asked for; the puller asks again after what it got.
+	// More: the answer stopped before limits.PullBytes with rows left in a log it was asked for;
+	// the puller asks again after what it got.
 	More bool `json:"more,omitempty"`
+}
+
+// Push is what POST /internal/v1/events carries: ephemeral TAGMSGs and status messages of one
+// origin, never stored nor pulled. Events, Deletions and Reactions are there only to be refused
+// when not empty (stored items travel on the stream): a node of v0.1.0 sends "events": [].
+type Push struct {
+	Origin    string            `json:"origin"` // the origin node's DID
+	Ephemeral []Event           `json:"ephemeral,omitempty"`
+	Events    []json.RawMessage `json:"events,omitempty"`
+	Deletions []json.RawMessage `json:"deletions,omitempty"`
+	Reactions []json.RawMessage `json:"reactions,omitempty"`
 }
 
 // Deletion is a delete made on the origin node of a batch.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
@@ -31,14 +32,16 @@ func reactionOf(tags map[string]string) (emoji string, remove bool, root string)
 }
 
 // applyReaction checks and files one reaction from a peer, and shows it to local members.
-func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (outcome, error) {
-	if !validMsgID(r.EventID) || r.SenderDID == "" || !validDID(r.SenderDID) || len(r.Tags) > maxTags || r.SenderNick == "" {
+// The reaction's emoji, root and whether it is an unreact are read from the tags its author
+// signed, never from the frame's other fields.
+func (f *Federation) applyReaction(ctx context.Context, peer Peer, r exchange.Reaction) (outcome, error) {
+	if !validMsgID(r.EventID) || r.SenderDID == "" || !validDID(r.SenderDID) || len(r.Tags) > maxTags || r.ReactorNick == "" {
 		return outcomeMalformed, nil
 	}
 	if !f.Linked(peer.DID, r.Venue) {
 		return outcomeNotLinked, nil
 	}
-	nick := sanitizeName(r.SenderNick)
+	nick := sanitizeName(r.ReactorNick)
 	if f.ownedLocally(r.SenderDID, nick) {
 		return outcomeImpostor, nil
 	}
