@@ -11,9 +11,9 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
@@ -44,7 +44,7 @@ func reaction(t *testing.T, did string, key ed25519.PrivateKey, root, emoji stri
 // local user or without a valid signature.
 func TestChannelStateFollowsTheHome(t *testing.T) {
 	changes := make(chan peering.Change, 16)
-	reactions := make(chan exchange.Reaction, 16)
+	reactions := make(chan eventstore.ReactionEvent, 16)
 	relay := newLiar(t, "a-relay.test")
 	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		for _, c := range b.Changes {
@@ -165,12 +165,12 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 	bad["+freeq.at/sig"] = bad["+freeq.at/sig"][:len(bad["+freeq.at/sig"])-4] + "AAAA"
 	unsignedID, unsigned := reaction(t, user, home.key, root, "🙈")
 	delete(unsigned, "+freeq.at/sig")
-	r := func(id, did, nick string, tags map[string]string) exchange.Reaction {
-		return exchange.Reaction{EventID: id, Root: tags["+reply"], Reactor: did, ReactorNick: nick, Emoji: tags["+react"], Venue: "#fed",
-			Sender: nick + "!u@a-home.test", SenderDID: did, Tags: tags, AtMS: time.Now().UnixMilli()}
+	r := func(id, did, nick string, tags map[string]string) eventstore.ReactionEvent {
+		return eventstore.ReactionEvent{EventID: id, Root: tags["+reply"], Reactor: did, ReactorNick: nick, Emoji: tags["+react"], Venue: "#fed",
+			Sender: nick + "!u@a-home.test", SenderDID: did, Tags: tags, At: time.Now()}
 	}
 	post(home, func(b *traffic) {
-		b.Reactions = []exchange.Reaction{r(asBobID, res.DID, "notbob", asBob), r(badID, user, "carol", bad),
+		b.Reactions = []eventstore.ReactionEvent{r(asBobID, res.DID, "notbob", asBob), r(badID, user, "carol", bad),
 			r(unsignedID, user, "carol", unsigned), r(honestID, user, "carol", honest)}
 	})
 	got, err := bob.Expect(testCtx(t), func(m ircmsg.Message) bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -43,7 +44,7 @@ func dmEvent(t *testing.T, key ed25519.PrivateKey, senderDID, nick, recipientDID
 // when the local user it claims has no session left).
 func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 	events := make(chan exchange.Event, 64)
-	deletions := make(chan exchange.Deletion, 64)
+	deletions := make(chan eventstore.Deletion, 64)
 	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		for _, ev := range b.Events {
 			select {
@@ -162,8 +163,9 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	post(func(b *traffic) {
-		b.Deletions = []exchange.Deletion{{OriginSeq: 1, RootMsgID: reply.MsgID, AtMS: time.Now().UnixMilli(), Venue: carolVenue.String(),
-			Sender: "carol!u@a-home.test", SenderDID: carol, Tags: map[string]string{"+draft/delete": reply.MsgID, "+freeq.at/sig": signing.Sign(home.key, canonical), "msgid": carolDel}}}
+		b.Deletions = []eventstore.Deletion{{Seq: 1, RootMsgID: reply.MsgID, At: time.Now(), Venue: carolVenue.String(),
+			Deleter: eventstore.Deleter{Sender: "carol!u@a-home.test", SenderDID: carol, Tags: map[string]string{"+draft/delete": reply.MsgID,
+				"+freeq.at/sig": signing.Sign(home.key, canonical), "msgid": carolDel}}}}
 	})
 	if st := status(reply.MsgID); st != http.StatusNotFound {
 		t.Fatalf("carol's DM after her delete: status %d, want 404", st)

@@ -61,8 +61,8 @@ type liar struct {
 type traffic struct {
 	peering.Batch
 	Events    []exchange.Event
-	Deletions []exchange.Deletion
-	Reactions []exchange.Reaction
+	Deletions []eventstore.Deletion
+	Reactions []eventstore.ReactionEvent
 }
 
 func newLiar(t *testing.T, name string) *liar {
@@ -225,10 +225,10 @@ func (l *liar) frame(b traffic) exchange.ServerFrame {
 		f.Events[i].OriginSeq = next()
 	}
 	for i := range f.Deletions {
-		f.Deletions[i].OriginSeq = next()
+		f.Deletions[i].Seq = next()
 	}
 	for i := range f.Reactions {
-		f.Reactions[i].OriginSeq = next()
+		f.Reactions[i].Seq = next()
 	}
 	return f
 }
@@ -339,8 +339,8 @@ func TestLyingPeerIsRefused(t *testing.T) {
 	editAsAuthor := mallory.event(user, "mallory", "rewritten")
 	editAsAuthor.SenderDID, editAsAuthor.ReplacesMsgID = res.DID, victimMsg
 	delID := ulid.Make().String()
-	del := exchange.Deletion{OriginSeq: 1, RootMsgID: victimMsg, AtMS: time.Now().UnixMilli(), Venue: "#fed",
-		Sender: "mallory!u@liar", SenderDID: user, Tags: map[string]string{"+draft/delete": victimMsg, "msgid": delID}}
+	del := eventstore.Deletion{Seq: 1, RootMsgID: victimMsg, At: time.Now(), Venue: "#fed",
+		Deleter: eventstore.Deleter{Sender: "mallory!u@liar", SenderDID: user, Tags: map[string]string{"+draft/delete": victimMsg, "msgid": delID}}}
 	venue, _ := signing.ChannelVenue("#fed")
 	delDoc, _ := signing.Mutation{Envelope: signing.Envelope{From: user, MsgID: delID, Venue: venue}, Kind: signing.KindDelete, Subject: victimMsg}.Canonical()
 	del.Tags["+freeq.at/sig"] = signing.Sign(mallory.key, delDoc)
@@ -409,7 +409,7 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		{"lies", func() int {
 			return mallory.send(victim, mallory.key, with(func(b *traffic) {
 				b.Events = []exchange.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
-				b.Deletions = []exchange.Deletion{del}
+				b.Deletions = []eventstore.Deletion{del}
 				b.Topics = []peering.Topic{{Channel: "#fed", Text: "owned", SetBy: "mallory!u@liar", SetByDID: user}}
 			}))
 		}, 200},
@@ -419,7 +419,7 @@ func TestLyingPeerIsRefused(t *testing.T) {
 			return mallory.postRaw(victim, sealWith(t, mallory.key, with(func(*traffic) {}).Batch, "events", []exchange.Event{honest}))
 		}, 400},
 		{"deletes in an envelope", func() int {
-			return mallory.postRaw(victim, sealWith(t, mallory.key, with(func(*traffic) {}).Batch, "deletions", []exchange.Deletion{del}))
+			return mallory.postRaw(victim, sealWith(t, mallory.key, with(func(*traffic) {}).Batch, "deletions", []map[string]any{{"seq": 1, "event_id": delID, "root_msgid": victimMsg}}))
 		}, 400},
 	}
 	for _, c := range cases {

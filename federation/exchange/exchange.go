@@ -453,7 +453,7 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 			return
 		}
 		for _, d := range dels {
-			b.Deletions = append(b.Deletions, deletionOf(d))
+			b.Deletions = append(b.Deletions, pullDeletionOf(d))
 		}
 	}
 	if reactAfter >= 0 {
@@ -463,7 +463,7 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 			return
 		}
 		for _, r := range rs {
-			b.Reactions = append(b.Reactions, reactionOf(r))
+			b.Reactions = append(b.Reactions, pullReactionOf(r))
 		}
 	}
 	fitPull(&b, limits.PullBytes-pullMargin)
@@ -570,7 +570,11 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, p.DID, origin, b.Deletions)
+		dels := make([]eventstore.Deletion, 0, len(b.Deletions))
+		for _, d := range b.Deletions {
+			dels = append(dels, d.deletion())
+		}
+		lastDel, err := x.applyDeletions(ctx, p.DID, origin, dels)
 		if lastDel > max(delCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
@@ -579,7 +583,11 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, p.DID, origin, b.Reactions)
+		reacts := make([]eventstore.ReactionEvent, 0, len(b.Reactions))
+		for _, r := range b.Reactions {
+			reacts = append(reacts, r.reaction())
+		}
+		lastReact, err := x.applyReactions(ctx, p.DID, origin, reacts)
 		if lastReact > max(reactCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
@@ -628,21 +636,21 @@ func (x *Exchange) getSigned(ctx context.Context, p Peer, pathQuery string) ([]b
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
 // a later round, once the message has arrived from its own origin. A malformed delete, or one an
 // acceptance rule refuses, is a dead letter from peer, passed over.
-func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, dels []Deletion) (int64, error) {
+func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, dels []eventstore.Deletion) (int64, error) {
 	batch := make([]eventstore.Deletion, 0, len(dels))
 	var dead []eventstore.DeadLetter
 	seqs := make([]int64, 0, len(dels)) // the seq each item of dels stands for, in order
 	at := make([]int, 0, len(dels))     // its index in batch, or -1
 	for _, d := range dels {
-		seqs = append(seqs, d.OriginSeq)
-		if err := d.validate(); err != nil {
-			dead = append(dead, deadLetterOf(originName, LogDeletes, d.OriginSeq, d.RootMsgID, reasonOf(err), err.Error()))
+		seqs = append(seqs, d.Seq)
+		if err := validDeletion(d); err != nil {
+			dead = append(dead, deadLetterOf(originName, LogDeletes, d.Seq, d.RootMsgID, reasonOf(err), err.Error()))
 			at = append(at, -1)
 			continue
 		}
 		at = append(at, len(batch))
-		batch = append(batch, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
-			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
+		d.Origin = originName
+		batch = append(batch, d)
 	}
 	// Applied before (pushed or pulled twice), or naming another venue: passed over.
 	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
@@ -671,10 +679,10 @@ func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, 
 	return last, nil
 }
 
-// validate checks what a receiver relies on before applying a delete.
-func (d Deletion) validate() error {
+// validDeletion checks what a receiver relies on before applying a delete.
+func validDeletion(d eventstore.Deletion) error {
 	switch {
-	case d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > limits.MsgIDBytes:
+	case d.Seq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > limits.MsgIDBytes:
 		return fmt.Errorf("malformed deletion %q", truncate(d.RootMsgID, 64))
 	case len(d.Venue) > limits.VenueBytes || len(d.Sender) > limits.NameBytes || len(d.SenderDID) > limits.NameBytes:
 		return fmt.Errorf("%w: a deletion's venue or names", errOversize)

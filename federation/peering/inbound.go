@@ -425,9 +425,9 @@ func (f *Federation) inboundMessage(peer Peer, ev exchange.Event) (*eventstore.M
 
 // applyDeletion checks and applies one delete. The delete event's own msgid, which its signature
 // covers, is among the tags the origin filed it with (deletionEventIDTag).
-func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d exchange.Deletion) (outcome, error) {
+func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d eventstore.Deletion) (outcome, error) {
 	eventID := d.Tags[deletionEventIDTag]
-	if !validMsgID(eventID) || !validMsgID(d.RootMsgID) || d.AtMS <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags+1 {
+	if !validMsgID(eventID) || !validMsgID(d.RootMsgID) || d.At.UnixMilli() <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags+1 {
 		return outcomeMalformed, nil
 	}
 	if isDMVenue(d.Venue) {
@@ -443,7 +443,7 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d exchange.De
 		return outcomeImpostor, nil
 	}
 	signed := sanitizeTags(d.Tags) // the tags the deleter signed (deletionEventIDTag is not one)
-	at := time.UnixMilli(d.AtMS)
+	at := d.At
 	if now := f.cfg.Now(); at.After(now) {
 		at = now
 	}

@@ -3,9 +3,7 @@ package peering
 import (
 	"context"
 	"maps"
-	"time"
 
-	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
@@ -34,7 +32,7 @@ func reactionOf(tags map[string]string) (emoji string, remove bool, root string)
 // applyReaction checks and files one reaction from a peer, and shows it to local members.
 // The reaction's emoji, root and whether it is an unreact are read from the tags its author
 // signed, never from the frame's other fields.
-func (f *Federation) applyReaction(ctx context.Context, peer Peer, r exchange.Reaction) (outcome, error) {
+func (f *Federation) applyReaction(ctx context.Context, peer Peer, r eventstore.ReactionEvent) (outcome, error) {
 	if !validMsgID(r.EventID) || r.SenderDID == "" || !validDID(r.SenderDID) || len(r.Tags) > maxTags || r.ReactorNick == "" {
 		return outcomeMalformed, nil
 	}
@@ -50,8 +48,8 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r exchange.Re
 	if emoji == "" || len(emoji) > eventstore.MaxEmojiBytes || !validMsgID(rootID) {
 		return outcomeMalformed, nil
 	}
-	at := time.UnixMilli(r.AtMS)
-	if now := f.cfg.Now(); r.AtMS <= 0 || at.After(now) {
+	at := r.At
+	if now := f.cfg.Now(); at.UnixMilli() <= 0 || at.After(now) {
 		at = now
 	}
 	sender := sanitizeName(r.Sender)
