@@ -11,6 +11,7 @@
 // ErrLinkDown. An accepted request changes nothing here yet: the home's answer arrives as a change
 // of its state, which the peering plug-in applies through Raft.
 //
-// Edges (the IRC edge, REST) depend on the Router interface and this package's types only, never
-// on peering's.
+// An edge depends on the Router interface and this package's types only, never on peering's:
+// the IRC edge does (gateway/irc/federation.go); REST has no route that changes a channel's
+// topic, modes, pins or members, and would ask the same Router if it had one.
 package linkroute
