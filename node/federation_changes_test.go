@@ -13,6 +13,7 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
@@ -43,9 +44,9 @@ func reaction(t *testing.T, did string, key ed25519.PrivateKey, root, emoji stri
 // local user or without a valid signature.
 func TestChannelStateFollowsTheHome(t *testing.T) {
 	changes := make(chan peering.Change, 16)
-	reactions := make(chan peering.Reaction, 16)
+	reactions := make(chan eventstore.ReactionEvent, 16)
 	relay := newLiar(t, "a-relay.test")
-	home, beta := scriptedHome(t, func(b peering.Batch) (int, any) {
+	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		for _, c := range b.Changes {
 			changes <- c
 		}
@@ -69,7 +70,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 		return peering.Change{}
 	}
 	to := "did:web:beta.test"
-	post := func(l *liar, mutate func(*peering.Batch)) {
+	post := func(l *liar, mutate func(*traffic)) {
 		t.Helper()
 		b := l.batch(to)
 		mutate(&b)
@@ -95,7 +96,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 	if m := modesOf(t, bob, "#fed"); strings.Contains(m, "m") {
 		t.Fatalf("+m applied before the home answered: %s", m)
 	}
-	post(home, func(b *peering.Batch) { b.Changes = []peering.Change{req} })
+	post(home, func(b *traffic) { b.Changes = []peering.Change{req} })
 	expect(t, bob, "MODE", "#fed", "+m")
 
 	// Ops are each server's own: bob trusts the home's op by DID (applied here, not sent).
@@ -104,7 +105,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 
 	// The home's changes: by its op they apply; by a stranger, as bob without a request, as a
 	// sync that would weaken, or from a relay peer, nothing changes.
-	post(home, func(b *peering.Batch) {
+	post(home, func(b *traffic) {
 		b.Changes = []peering.Change{
 			{Kind: peering.ChangeMode, Channel: "#fed", Actor: "nobody!u@a-home.test", ActorDID: stranger, Modes: []peering.ModeChange{{Mode: "m"}}},
 			{Kind: peering.ChangeMode, Channel: "#fed", Actor: req.Actor, ActorDID: res.DID, Modes: []peering.ModeChange{{Mode: "m"}}},
@@ -113,7 +114,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 		}
 	})
 	expect(t, bob, "MODE", "#fed", "+b", "*!*@spam.example")
-	post(relay, func(b *peering.Batch) {
+	post(relay, func(b *traffic) {
 		b.Changes = []peering.Change{{Kind: peering.ChangeMode, Channel: "#relay", Actor: "r!u@a-relay.test", ActorDID: "did:web:r.a-relay.test",
 			Modes: []peering.ModeChange{{Add: true, Mode: "i"}}}}
 	})
@@ -134,7 +135,7 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 	// Pins: the home's op pins bob's message; bob's own PIN is a request.
 	bob.Send("PRIVMSG #fed :pin me")
 	root := expect(t, bob, "PRIVMSG", "pin me").Tags["msgid"]
-	post(home, func(b *peering.Batch) {
+	post(home, func(b *traffic) {
 		b.Changes = []peering.Change{{Kind: peering.ChangePin, Channel: "#fed", Actor: "nobody!u@a-home.test", ActorDID: stranger, MsgID: root},
 			{Kind: peering.ChangePin, Channel: "#fed", Actor: "op!u@a-home.test", ActorDID: homeOp, MsgID: root}}
 	})
@@ -164,11 +165,12 @@ func TestChannelStateFollowsTheHome(t *testing.T) {
 	bad["+freeq.at/sig"] = bad["+freeq.at/sig"][:len(bad["+freeq.at/sig"])-4] + "AAAA"
 	unsignedID, unsigned := reaction(t, user, home.key, root, "🙈")
 	delete(unsigned, "+freeq.at/sig")
-	r := func(id, did, nick string, tags map[string]string) peering.Reaction {
-		return peering.Reaction{EventID: id, Venue: "#fed", Sender: nick + "!u@a-home.test", SenderNick: nick, SenderDID: did, Tags: tags, AtMS: time.Now().UnixMilli()}
+	r := func(id, did, nick string, tags map[string]string) eventstore.ReactionEvent {
+		return eventstore.ReactionEvent{EventID: id, Root: tags["+reply"], Reactor: did, ReactorNick: nick, Emoji: tags["+react"], Venue: "#fed",
+			Sender: nick + "!u@a-home.test", SenderDID: did, Tags: tags, At: time.Now()}
 	}
-	post(home, func(b *peering.Batch) {
-		b.Reactions = []peering.Reaction{r(asBobID, res.DID, "notbob", asBob), r(badID, user, "carol", bad),
+	post(home, func(b *traffic) {
+		b.Reactions = []eventstore.ReactionEvent{r(asBobID, res.DID, "notbob", asBob), r(badID, user, "carol", bad),
 			r(unsignedID, user, "carol", unsigned), r(honestID, user, "carol", honest)}
 	})
 	got, err := bob.Expect(testCtx(t), func(m ircmsg.Message) bool {

@@ -11,15 +11,17 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // dmEvent is a direct message from senderDID (nick) to recipientDID, signed with key as the
 // sender (a peer signs for its own users with its server key).
-func dmEvent(t *testing.T, key ed25519.PrivateKey, senderDID, nick, recipientDID, text string) peering.Event {
+func dmEvent(t *testing.T, key ed25519.PrivateKey, senderDID, nick, recipientDID, text string) exchange.Event {
 	t.Helper()
 	venue, err := signing.DMVenue(senderDID, recipientDID)
 	if err != nil {
@@ -30,7 +32,7 @@ func dmEvent(t *testing.T, key ed25519.PrivateKey, senderDID, nick, recipientDID
 	if err != nil {
 		t.Fatal(err)
 	}
-	return peering.Event{Seq: 1, MsgID: msgid, Venue: venue.String(), Command: "PRIVMSG", Sender: nick + "!u@a-home.test",
+	return exchange.Event{OriginSeq: 1, MsgID: msgid, Venue: venue.String(), Command: "PRIVMSG", Sender: nick + "!u@a-home.test",
 		SenderNick: nick, SenderDID: senderDID, Text: text, TimeMS: time.Now().UnixMilli(),
 		Tags: map[string]string{"+freeq.at/sig": signing.Sign(key, canonical)}}
 }
@@ -41,27 +43,24 @@ func dmEvent(t *testing.T, key ed25519.PrivateKey, senderDID, nick, recipientDID
 // no user of this server, or does not name its sender, is neither delivered nor stored (also
 // when the local user it claims has no session left).
 func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
-	events := make(chan peering.Event, 64)
-	deletions := make(chan peering.Deletion, 64)
-	home, beta := scriptedHome(t, func(b peering.Batch) (int, any) {
-		ack := peering.Ack{OK: true}
+	events := make(chan exchange.Event, 64)
+	deletions := make(chan eventstore.Deletion, 64)
+	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		for _, ev := range b.Events {
 			select {
 			case events <- ev:
 			default:
 			}
-			ack.EventsThrough = ev.Seq
 		}
 		for _, d := range b.Deletions {
 			select {
 			case deletions <- d:
 			default:
 			}
-			ack.DeletionsThrough = d.Seq
 		}
-		return http.StatusOK, ack
+		return http.StatusOK, peering.Ack{OK: true}
 	})
-	post := func(mutate func(*peering.Batch)) {
+	post := func(mutate func(*traffic)) {
 		t.Helper()
 		b := home.batch(betaDID)
 		mutate(&b)
@@ -77,7 +76,7 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 	dave, daveRes := login(t, beta, "dave", "message-tags")
 	bob.Send("JOIN #fed")
 	expect(t, bob, "366", "#fed")
-	post(func(b *peering.Batch) {
+	post(func(b *traffic) {
 		b.Presence = []peering.Presence{{Kind: peering.PresenceJoin, Channel: "#fed", Nick: "carol", User: "c", DID: carol}}
 	})
 	if got := expect(t, bob, "JOIN", "#fed"); !strings.HasPrefix(got.Source, "carol!") {
@@ -142,7 +141,7 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 
 	// carol → bob is delivered to bob, from carol, with its origin.
 	reply := dmEvent(t, home.key, carol, "carol", bobRes.DID, "hi bob")
-	post(func(b *peering.Batch) { b.Events = []peering.Event{reply} })
+	post(func(b *traffic) { b.Events = []exchange.Event{reply} })
 	got := expect(t, bob, "PRIVMSG", "hi bob")
 	if got.Params[0] != "bob" || !strings.HasPrefix(got.Source, "carol!") || got.Tags["msgid"] != reply.MsgID || got.Tags["+freeq.at/origin"] != "a-home.test" {
 		t.Fatalf("carol's DM arrived as %s", got.String())
@@ -163,9 +162,10 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post(func(b *peering.Batch) {
-		b.Deletions = []peering.Deletion{{Seq: 1, EventID: carolDel, RootMsgID: reply.MsgID, AtMS: time.Now().UnixMilli(), Venue: carolVenue.String(),
-			Sender: "carol!u@a-home.test", SenderDID: carol, Tags: map[string]string{"+draft/delete": reply.MsgID, "+freeq.at/sig": signing.Sign(home.key, canonical)}}}
+	post(func(b *traffic) {
+		b.Deletions = []eventstore.Deletion{{Seq: 1, RootMsgID: reply.MsgID, At: time.Now(), Venue: carolVenue.String(),
+			Deleter: eventstore.Deleter{Sender: "carol!u@a-home.test", SenderDID: carol, Tags: map[string]string{"+draft/delete": reply.MsgID,
+				"+freeq.at/sig": signing.Sign(home.key, canonical), "msgid": carolDel}}}}
 	})
 	if st := status(reply.MsgID); st != http.StatusNotFound {
 		t.Fatalf("carol's DM after her delete: status %d, want 404", st)
@@ -178,7 +178,7 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 	unnamed := dmEvent(t, home.key, carol, "carol", daveRes.DID, "venue without its sender")
 	unnamed.Venue = asBob.Venue
 	honest := dmEvent(t, home.key, carol, "carol", daveRes.DID, "honest")
-	post(func(b *peering.Batch) { b.Events = []peering.Event{asBob, stranger, unnamed, honest} })
+	post(func(b *traffic) { b.Events = []exchange.Event{asBob, stranger, unnamed, honest} })
 	first, err := dave.Expect(testCtx(t), func(m ircmsg.Message) bool { return m.Command == "PRIVMSG" })
 	if err != nil || first.Tags["msgid"] != honest.MsgID {
 		t.Fatalf("dave's first DM = %s, %v (want the honest one, %s)", first.String(), err, honest.MsgID)
@@ -195,12 +195,12 @@ func TestDirectMessagesBetweenLinkedServers(t *testing.T) {
 	})
 	asAbsentBob := dmEvent(t, home.key, bobRes.DID, "bob", daveRes.DID, "as bob, gone")
 	honestAgain := dmEvent(t, home.key, carol, "carol", daveRes.DID, "honest again")
-	post(func(b *peering.Batch) { b.Events = []peering.Event{asAbsentBob, honestAgain} })
+	post(func(b *traffic) { b.Events = []exchange.Event{asAbsentBob, honestAgain} })
 	next, err := dave.Expect(testCtx(t), func(m ircmsg.Message) bool { return m.Command == "PRIVMSG" })
 	if err != nil || next.Tags["msgid"] != honestAgain.MsgID {
 		t.Fatalf("dave's next DM = %s, %v (want %s)", next.String(), err, honestAgain.MsgID)
 	}
-	for _, lie := range []peering.Event{asBob, stranger, unnamed, asAbsentBob} {
+	for _, lie := range []exchange.Event{asBob, stranger, unnamed, asAbsentBob} {
 		if st := status(lie.MsgID); st != http.StatusNotFound {
 			t.Errorf("lie %q: status %d, want 404 (not stored)", lie.Text, st)
 		}

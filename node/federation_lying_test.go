@@ -5,14 +5,15 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,10 +40,10 @@ type liar struct {
 	server *httptest.Server
 	seq    int64
 	// inbox answers what the liar receives (nil: 404): the status and JSON body for an
-	// envelope. A stream's frames are handed to it as a Batch of their messages, deletes and
+	// envelope. A stream's frames are handed to it as traffic of their messages, deletes and
 	// reactions, and its status decides the stream: anything but 200 refuses the stream or ends
-	// it (a heartbeat asks with an empty Batch), as a server that is down would.
-	inbox atomic.Pointer[func(peering.Batch) (int, any)]
+	// it (a heartbeat asks with empty traffic), as a server that is down would.
+	inbox atomic.Pointer[func(traffic) (int, any)]
 	// victims: the server keys of the nodes whose streams the liar accepts (accept).
 	mu       sync.Mutex
 	victims  map[string]ed25519.PublicKey // kid → key
@@ -53,6 +54,15 @@ type liar struct {
 	smu       sync.Mutex
 	streams   map[string]*exchange.ServerConn
 	originSeq int64
+}
+
+// traffic is what the liar sends or receives: an envelope's authority (its Batch), and the
+// messages, deletes and reactions a server originates, which travel on its stream only.
+type traffic struct {
+	peering.Batch
+	Events    []exchange.Event
+	Deletions []eventstore.Deletion
+	Reactions []eventstore.ReactionEvent
 }
 
 func newLiar(t *testing.T, name string) *liar {
@@ -81,7 +91,7 @@ func newLiar(t *testing.T, name string) *liar {
 				http.Error(w, "bad envelope", http.StatusBadRequest)
 				return
 			}
-			status, answer := (*h)(b)
+			status, answer := (*h)(traffic{Batch: b})
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			json.NewEncoder(w).Encode(answer)
@@ -129,7 +139,7 @@ func (l *liar) AuthenticateStream(r *http.Request) (string, ed25519.PublicKey, i
 		return "", nil, http.StatusServiceUnavailable, r.Context().Err()
 	}
 	if h := l.inbox.Load(); h != nil {
-		if status, _ := (*h)(peering.Batch{}); status != http.StatusOK {
+		if status, _ := (*h)(traffic{}); status != http.StatusOK {
 			return "", nil, status, fmt.Errorf("the liar answers %d", status)
 		}
 	}
@@ -150,22 +160,22 @@ func (l *liar) ReceiveFrame(_ context.Context, _ string, f exchange.ServerFrame)
 	if h == nil {
 		return exchange.Taken{}, errors.New("the liar receives nothing")
 	}
-	if status, _ := (*h)(peering.BatchOf(f)); status != http.StatusOK {
+	if status, _ := (*h)(traffic{Events: f.Events, Deletions: f.Deletions, Reactions: f.Reactions}); status != http.StatusOK {
 		return exchange.Taken{}, fmt.Errorf("the liar answers %d", status)
 	}
 	return exchange.Taken{Events: len(f.Events), Deletions: len(f.Deletions), Reactions: len(f.Reactions)}, nil
 }
 
-func (l *liar) batch(to string) peering.Batch {
+func (l *liar) batch(to string) traffic {
 	l.seq++
-	return peering.Batch{From: l.did, To: to, Seq: l.seq, SentAt: time.Now().Unix()}
+	return traffic{Batch: peering.Batch{From: l.did, To: to, Seq: l.seq, SentAt: time.Now().Unix()}}
 }
 
 // send sends b to n as a server of the liar's would: its messages, deletes and reactions on the
 // liar's stream to n (signed with the liar's key), the rest in an envelope signed with key (none
 // when there is nothing else). It returns the status: 200, the stream's refusal, or the
 // envelope's answer.
-func (l *liar) send(n *Node, key ed25519.PrivateKey, b peering.Batch) int {
+func (l *liar) send(n *Node, key ed25519.PrivateKey, b traffic) int {
 	l.t.Helper()
 	if len(b.Events)+len(b.Deletions)+len(b.Reactions) > 0 {
 		if _, err := l.stream(n, b); err != nil {
@@ -185,7 +195,7 @@ func (l *liar) send(n *Node, key ed25519.PrivateKey, b peering.Batch) int {
 
 // stream sends what b originates as one frame of the liar's stream to n (opened, or opened again
 // after an error, as needed), and returns how much of each list n took.
-func (l *liar) stream(n *Node, b peering.Batch) (exchange.Taken, error) {
+func (l *liar) stream(n *Node, b traffic) (exchange.Taken, error) {
 	l.t.Helper()
 	l.smu.Lock()
 	defer l.smu.Unlock()
@@ -208,39 +218,25 @@ func (l *liar) stream(n *Node, b peering.Batch) (exchange.Taken, error) {
 
 // frame is b's messages, deletes and reactions as a frame of the liar's stream: each list in
 // the liar's origin order (its seqs are the liar's, whatever b says).
-func (l *liar) frame(b peering.Batch) exchange.ServerFrame {
-	var f exchange.ServerFrame
+func (l *liar) frame(b traffic) exchange.ServerFrame {
+	f := exchange.ServerFrame{Events: slices.Clone(b.Events), Deletions: slices.Clone(b.Deletions), Reactions: slices.Clone(b.Reactions)}
 	next := func() int64 { l.originSeq++; return l.originSeq }
-	for _, e := range b.Events {
-		f.Events = append(f.Events, exchange.Event{OriginSeq: next(), MsgID: e.MsgID, Venue: e.Venue, Command: e.Command,
-			Sender: e.Sender, SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags, TimeMS: e.TimeMS,
-			ReplacesMsgID: e.ReplacesMsgID})
+	for i := range f.Events {
+		f.Events[i].OriginSeq = next()
 	}
-	for _, d := range b.Deletions {
-		tags := maps.Clone(d.Tags)
-		if tags == nil {
-			tags = map[string]string{}
-		}
-		tags["msgid"] = d.EventID // a filed delete keeps its event's msgid among its tags
-		f.Deletions = append(f.Deletions, exchange.Deletion{OriginSeq: next(), RootMsgID: d.RootMsgID, AtMS: d.AtMS, Venue: d.Venue,
-			Sender: d.Sender, SenderDID: d.SenderDID, Tags: tags})
+	for i := range f.Deletions {
+		f.Deletions[i].Seq = next()
 	}
-	for _, r := range b.Reactions {
-		emoji, remove := r.Tags["+react"], false
-		if emoji == "" {
-			emoji, remove = r.Tags["+freeq.at/unreact"], true
-		}
-		f.Reactions = append(f.Reactions, exchange.Reaction{OriginSeq: next(), EventID: r.EventID, Root: r.Tags["+reply"],
-			Reactor: r.SenderDID, ReactorNick: r.SenderNick, Emoji: emoji, Remove: remove, AtMS: r.AtMS, Venue: r.Venue,
-			Sender: r.Sender, SenderDID: r.SenderDID, Tags: r.Tags})
+	for i := range f.Reactions {
+		f.Reactions[i].Seq = next()
 	}
 	return f
 }
 
 // post seals b with key and posts it to n, returning the status.
-func (l *liar) post(n *Node, key ed25519.PrivateKey, b peering.Batch) int {
+func (l *liar) post(n *Node, key ed25519.PrivateKey, b traffic) int {
 	l.t.Helper()
-	body, err := peering.Seal(key, b)
+	body, err := peering.Seal(key, b.Batch)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -272,12 +268,28 @@ func (l *liar) postSigned(n *Node, key ed25519.PrivateKey, body []byte) int {
 }
 
 // event is a message from one of the liar's users, signed with the liar's server key.
-func (l *liar) event(senderDID, nick, text string) peering.Event {
+func (l *liar) event(senderDID, nick, text string) exchange.Event {
 	msgid := ulid.Make().String()
 	venue, _ := signing.ChannelVenue("#fed")
 	canonical, _ := signing.Message{Envelope: signing.Envelope{From: senderDID, MsgID: msgid, Venue: venue}, Body: text}.Canonical()
-	return peering.Event{Seq: 1, MsgID: msgid, Venue: "#fed", Command: "PRIVMSG", Sender: nick + "!u@liar", SenderNick: nick,
+	return exchange.Event{OriginSeq: 1, MsgID: msgid, Venue: "#fed", Command: "PRIVMSG", Sender: nick + "!u@liar", SenderNick: nick,
 		SenderDID: senderDID, Text: text, TimeMS: time.Now().UnixMilli(), Tags: map[string]string{"+freeq.at/sig": signing.Sign(l.key, canonical)}}
+}
+
+// sealWith seals b with key as Seal does, with one more field in its payload: what a peer of
+// another make might add to an envelope.
+func sealWith(t *testing.T, key ed25519.PrivateKey, b peering.Batch, field string, value any) []byte {
+	t.Helper()
+	var payload map[string]any
+	raw, _ := json.Marshal(b)
+	if err := json.Unmarshal(raw, &payload); err != nil {
+		t.Fatal(err)
+	}
+	payload[field] = value
+	raw, _ = json.Marshal(payload)
+	env, _ := json.Marshal(peering.Envelope{Signer: b.From, Payload: base64.RawURLEncoding.EncodeToString(raw),
+		Signature: signing.Sign(key, append([]byte("palaver federation batch v1\n"), raw...))})
+	return env
 }
 
 // TestLyingPeerIsRefused: a peer speaking the federation protocol (its stream and its
@@ -309,7 +321,7 @@ func TestLyingPeerIsRefused(t *testing.T) {
 	// An honest message from the peer is stored, tagged with its origin, its nick sanitised.
 	honest := mallory.event(user, "mal\r\nlory", "hello")
 	b := mallory.batch(to)
-	b.Events = []peering.Event{honest}
+	b.Events = []exchange.Event{honest}
 	if st := mallory.send(victim, mallory.key, b); st != 200 || !stored(honest.MsgID) {
 		t.Fatalf("honest event: status %d, stored %v", st, stored(honest.MsgID))
 	}
@@ -326,15 +338,16 @@ func TestLyingPeerIsRefused(t *testing.T) {
 	edit.ReplacesMsgID, edit.Tags["+draft/edit"] = victimMsg, victimMsg
 	editAsAuthor := mallory.event(user, "mallory", "rewritten")
 	editAsAuthor.SenderDID, editAsAuthor.ReplacesMsgID = res.DID, victimMsg
-	del := peering.Deletion{Seq: 1, EventID: ulid.Make().String(), RootMsgID: victimMsg, AtMS: time.Now().UnixMilli(), Venue: "#fed",
-		Sender: "mallory!u@liar", SenderDID: user, Tags: map[string]string{"+draft/delete": victimMsg}}
+	delID := ulid.Make().String()
+	del := eventstore.Deletion{Seq: 1, RootMsgID: victimMsg, At: time.Now(), Venue: "#fed",
+		Deleter: eventstore.Deleter{Sender: "mallory!u@liar", SenderDID: user, Tags: map[string]string{"+draft/delete": victimMsg, "msgid": delID}}}
 	venue, _ := signing.ChannelVenue("#fed")
-	delDoc, _ := signing.Mutation{Envelope: signing.Envelope{From: user, MsgID: del.EventID, Venue: venue}, Kind: signing.KindDelete, Subject: victimMsg}.Canonical()
+	delDoc, _ := signing.Mutation{Envelope: signing.Envelope{From: user, MsgID: delID, Venue: venue}, Kind: signing.KindDelete, Subject: victimMsg}.Canonical()
 	del.Tags["+freeq.at/sig"] = signing.Sign(mallory.key, delDoc)
 	unlinked := mallory.event(user, "mallory", "elsewhere")
 	unlinked.Venue = "#other"
 
-	with := func(mutate func(*peering.Batch)) peering.Batch {
+	with := func(mutate func(*traffic)) traffic {
 		b := mallory.batch(to)
 		mutate(&b)
 		return b
@@ -352,8 +365,8 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		c.Close()
 		return http.StatusSwitchingProtocols
 	}
-	envelope := with(func(*peering.Batch) {})
-	envelopeBytes, _ := peering.Seal(mallory.key, envelope)
+	envelope := with(func(*traffic) {})
+	envelopeBytes, _ := peering.Seal(mallory.key, envelope.Batch)
 	cases := []struct {
 		name   string
 		send   func() int
@@ -369,14 +382,14 @@ func TestLyingPeerIsRefused(t *testing.T) {
 			return mallory.postRaw(victim, body)
 		}, 400},
 		{"not a configured peer", func() int {
-			return mallory.post(victim, stranger, with(func(b *peering.Batch) { b.From = "did:web:stranger.test" }))
+			return mallory.post(victim, stranger, with(func(b *traffic) { b.From = "did:web:stranger.test" }))
 		}, 403},
-		{"key not in the peer's document", func() int { return mallory.post(victim, stranger, with(func(*peering.Batch) {})) }, 401},
+		{"key not in the peer's document", func() int { return mallory.post(victim, stranger, with(func(*traffic) {})) }, 401},
 		{"addressed to another server", func() int {
-			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) { b.To = "did:web:other.test" }))
+			return mallory.post(victim, mallory.key, with(func(b *traffic) { b.To = "did:web:other.test" }))
 		}, 403},
 		{"stale", func() int {
-			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) { b.SentAt -= 600 }))
+			return mallory.post(victim, mallory.key, with(func(b *traffic) { b.SentAt -= 600 }))
 		}, 401},
 		{"without the envelope header", func() int {
 			resp, _ := httpDo(t, "POST", "http://"+victim.HTTPAddr()+"/federation/v1/events", "", bytes.NewReader(envelopeBytes))
@@ -385,37 +398,36 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		{"first send", func() int { return mallory.postRaw(victim, envelopeBytes) }, 200},
 		{"replayed", func() int { return mallory.postRaw(victim, envelopeBytes) }, 409},
 		{"out of order", func() int {
-			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) { b.Seq = 1 }))
+			return mallory.post(victim, mallory.key, with(func(b *traffic) { b.Seq = 1 }))
 		}, 409},
 		{"readonly peer originates", func() int {
-			ev := readonly.event(user, "ro", "hi")
-			ev.Venue = "#ro"
-			return readonly.post(victim, readonly.key, peering.Batch{From: readonly.did, To: to, Seq: 1, SentAt: time.Now().Unix(), Events: []peering.Event{ev}})
+			return readonly.post(victim, readonly.key, traffic{Batch: peering.Batch{From: readonly.did, To: to, Seq: 1, SentAt: time.Now().Unix(),
+				Topics: []peering.Topic{{Channel: "#ro", Text: "mine", SetBy: "ro!u@readonly.test", AtMS: time.Now().UnixMilli()}}}})
 		}, 403},
 		// Accepted streams and envelopes whose items are each dropped: the lies in a frame of
 		// the peer's stream, the topic in its envelope.
 		{"lies", func() int {
-			return mallory.send(victim, mallory.key, with(func(b *peering.Batch) {
-				b.Events = []peering.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
-				b.Deletions = []peering.Deletion{del}
+			return mallory.send(victim, mallory.key, with(func(b *traffic) {
+				b.Events = []exchange.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
+				b.Deletions = []eventstore.Deletion{del}
 				b.Topics = []peering.Topic{{Channel: "#fed", Text: "owned", SetBy: "mallory!u@liar", SetByDID: user}}
 			}))
 		}, 200},
-		// The same lies in an envelope (an earlier version's outbox still sends them there) meet
-		// the same checks.
-		{"lies in an envelope", func() int {
-			return mallory.post(victim, mallory.key, with(func(b *peering.Batch) {
-				b.Events = []peering.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked}
-				b.Deletions = []peering.Deletion{del}
-			}))
-		}, 200},
+		// An envelope carries authority only: one that names messages or deletes is malformed,
+		// refused whole.
+		{"messages in an envelope", func() int {
+			return mallory.postRaw(victim, sealWith(t, mallory.key, with(func(*traffic) {}).Batch, "events", []exchange.Event{honest}))
+		}, 400},
+		{"deletes in an envelope", func() int {
+			return mallory.postRaw(victim, sealWith(t, mallory.key, with(func(*traffic) {}).Batch, "deletions", []map[string]any{{"seq": 1, "event_id": delID, "root_msgid": victimMsg}}))
+		}, 400},
 	}
 	for _, c := range cases {
 		if got := c.send(); got != c.status {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.status)
 		}
 	}
-	for _, ev := range []peering.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked} {
+	for _, ev := range []exchange.Event{forged, asBob, asBobsNick, edit, editAsAuthor, unlinked} {
 		if stored(ev.MsgID) {
 			t.Errorf("%q (%s) was stored", ev.Text, ev.MsgID)
 		}
@@ -427,18 +439,18 @@ func TestLyingPeerIsRefused(t *testing.T) {
 		t.Errorf("topic = %d %s", resp.StatusCode, body)
 	}
 
-	// More than 100 events a second: an envelope of them is refused whole; on the stream they
+	// More than 100 items a second: an envelope of them is refused whole; on the stream they
 	// wait, so 300 items take at least the two seconds the limit refills 200 in.
 	limited := false
 	for i := 0; i < 3 && !limited; i++ {
 		b := mallory.batch(to)
 		for j := 0; j < peering.MaxBatchItems; j++ {
-			b.Events = append(b.Events, unlinked)
+			b.Topics = append(b.Topics, peering.Topic{Channel: "#other", Text: "elsewhere", SetBy: "mallory!u@liar", AtMS: time.Now().UnixMilli()})
 		}
 		limited = mallory.post(victim, mallory.key, b) == http.StatusTooManyRequests
 	}
 	if !limited {
-		t.Error("300 events in envelopes in a row were not rate limited")
+		t.Error("300 topics in envelopes in a row were not rate limited")
 	}
 	start := time.Now()
 	for range 3 {

@@ -15,7 +15,7 @@ import (
 // nick, or when the link to its server drops.
 func TestIRCMonitorFederatedUsers(t *testing.T) {
 	var down atomic.Bool
-	home, beta := scriptedHome(t, func(b peering.Batch) (int, any) {
+	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		if down.Load() {
 			return http.StatusServiceUnavailable, map[string]string{"error": "down"}
 		}

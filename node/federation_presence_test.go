@@ -17,7 +17,7 @@ func TestRemotePresence(t *testing.T) {
 	kicks := make(chan peering.Change, 16)
 	asked := make(chan bool, 64)
 	var down atomic.Bool
-	home, beta := scriptedHome(t, func(b peering.Batch) (int, any) {
+	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		if down.Load() {
 			return http.StatusServiceUnavailable, map[string]string{"error": "down"}
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 )
 
@@ -28,7 +29,7 @@ func TestPeerAllowPrivate(t *testing.T) {
 				c.Links = []peering.Link{{Channel: "#fed", Peer: peer.did}}
 			})
 			b := peer.batch("did:web:beta.test")
-			b.Events = []peering.Event{peer.event("did:web:someone.private.test", "someone", "hello")}
+			b.Events = []exchange.Event{peer.event("did:web:someone.private.test", "someone", "hello")}
 			if got := peer.send(n, peer.key, b); got != tt.status {
 				t.Fatalf("status %d, want %d", got, tt.status)
 			}

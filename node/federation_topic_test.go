@@ -15,7 +15,7 @@ import (
 
 // scriptedHome links #fed on beta.test with a scripted peer that sorts first, so the peer is the
 // channel's home. Envelopes beta sends it are handed to answer.
-func scriptedHome(t *testing.T, answer func(peering.Batch) (int, any), more ...func(*Config)) (*liar, *Node) {
+func scriptedHome(t *testing.T, answer func(traffic) (int, any), more ...func(*Config)) (*liar, *Node) {
 	t.Helper()
 	home := newLiar(t, "a-home.test") // "did:web:a-home.test" < "did:web:beta.test"
 	home.inbox.Store(&answer)
@@ -49,7 +49,7 @@ func topicOf(t *testing.T, n *Node) string {
 func TestTopicOnTheNonHomeSideIsARequest(t *testing.T) {
 	requests := make(chan peering.Topic, 16)
 	var refuse, down atomic.Bool
-	home, beta := scriptedHome(t, func(b peering.Batch) (int, any) {
+	home, beta := scriptedHome(t, func(b traffic) (int, any) {
 		if down.Load() {
 			return http.StatusServiceUnavailable, map[string]string{"error": "down"}
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/linkroute"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
@@ -256,8 +257,8 @@ func (n *Node) startIRC(context.Context) error {
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
 		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
 		Messages: n.chat, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
-		Federation: n.ircFederation(),
-		PingAfter:  cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
+		Links:     linkroute.New(n.linkPeering(), n.machine),
+		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),
 		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3,
 	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
@@ -609,9 +610,9 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 	return res, nil
 }
 
-// ircFederation is federation as the IRC edge asks of it: nil (no interface holding a nil
+// linkPeering is federation as linked-channel routing asks of it: nil (no interface holding a nil
 // pointer) without peers.
-func (n *Node) ircFederation() irc.Federation {
+func (n *Node) linkPeering() linkroute.Peering {
 	if n.federation == nil {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 // receiver's cursor over that log moves past it as past an item it stored. The rule for each kind
 // of refusal:
 //
-//   - too large or malformed (Event.validate, Reaction.validate, a deletion without a root):
+//   - too large or malformed (Event.validate, validReaction, validDeletion):
 //     reason "oversize" or "malformed";
 //   - refused by an acceptance rule (chat.Outcome: not-author, not-op, malformed, unauthorised,
 //     not-allowed, no-root): the outcome is the reason.

@@ -96,7 +96,7 @@ type Exchange struct {
 	in  *Pipeline // the inbound pipeline over cfg.Accept
 	// lock tier 9 (leaf)
 	mu     sync.Mutex
-	queues map[string]chan outgoing // peer DID → pushed items waiting
+	queues map[string]chan Event // peer DID → pushed ephemeral items waiting
 	// outboxes: peer DID → its stream of this node's messages (stream.go); conns: the streams
 	// this node receives, ended by Close.
 	outboxes map[string]*outbox
@@ -138,7 +138,7 @@ func New(cfg Config) *Exchange {
 		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan outgoing{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), eventsKick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
+	x := &Exchange{cfg: cfg, in: NewPipeline(cfg.Accept), queues: map[string]chan Event{}, outboxes: map[string]*outbox{}, serverBoxes: map[string]*outbox{}, conns: map[net.Conn]struct{}{}, through: map[string]int64{}, inbound: map[string]*inStream{}, pullErrs: map[string]string{}, kick: make(chan struct{}, 1), eventsKick: make(chan struct{}, 1), deadLetters: newDeadLetterCounter(), ctx: ctx, cancel: cancel}
 	if cfg.Stored != nil {
 		// Pushing is best effort (the pull catches up), so a full queue drops: DropAndResync.
 		if err := cfg.Stored.Subscribe("exchange", stream.DropAndResync, x.fromStream, stream.Local, stream.Federation); err != nil {
@@ -229,29 +229,23 @@ func (x *Exchange) Publish(m eventstore.Message) {
 	x.notifyOutboxes(true, false, false)
 }
 
-// outgoing is one pushed item: a stored event, a reaction, or an ephemeral TAGMSG.
-type outgoing struct {
-	event, ephemeral *Event
-	reaction         *Reaction
-}
-
-// enqueue queues an item for every peer, dropping it for a peer whose queue is full.
-func (x *Exchange) enqueue(item outgoing) {
+// enqueue queues an ephemeral item for every peer, dropping it for a peer whose queue is full.
+func (x *Exchange) enqueue(ev Event) {
 	for _, p := range x.cfg.Peers() {
 		q := x.queue(p)
 		select {
-		case q <- item:
+		case q <- ev:
 		default:
 		}
 	}
 }
 
-func (x *Exchange) queue(p Peer) chan outgoing {
+func (x *Exchange) queue(p Peer) chan Event {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	q, ok := x.queues[p.DID]
 	if !ok {
-		q = make(chan outgoing, x.cfg.QueueSize)
+		q = make(chan Event, x.cfg.QueueSize)
 		x.queues[p.DID] = q
 		x.wg.Add(1)
 		go x.pushLoop(p, q)
@@ -259,53 +253,35 @@ func (x *Exchange) queue(p Peer) chan outgoing {
 	return q
 }
 
-// pushLoop sends queued items to one peer in batches.
-func (x *Exchange) pushLoop(p Peer, q chan outgoing) {
+// pushLoop sends queued ephemeral items to one peer in batches.
+func (x *Exchange) pushLoop(p Peer, q chan Event) {
 	defer x.wg.Done()
 	for {
-		b := Batch{Origin: x.cfg.Self}
-		n := 0
+		b := Push{Origin: x.cfg.Self}
 		select {
 		case <-x.ctx.Done():
 			return
-		case item := <-q:
-			b.add(item)
-			n++
+		case ev := <-q:
+			b.Ephemeral = append(b.Ephemeral, ev)
 		}
 	drain:
-		for n < x.cfg.PageSize {
+		for len(b.Ephemeral) < x.cfg.PageSize {
 			select {
-			case item := <-q:
-				b.add(item)
-				n++
+			case ev := <-q:
+				b.Ephemeral = append(b.Ephemeral, ev)
 			default:
 				break drain
 			}
 		}
 		x.safely("push", func() {
 			if err := x.push(p, b); err != nil {
-				x.cfg.Logger.Debug("push failed; the peer will pull", "peer", p.DID, "items", n, "err", err)
+				x.cfg.Logger.Debug("push failed; ephemeral items are not sent again", "peer", p.DID, "items", len(b.Ephemeral), "err", err)
 			}
-		}, "peer", p.DID, "items", n)
+		}, "peer", p.DID, "items", len(b.Ephemeral))
 	}
 }
 
-// add puts a queued item in its list of the batch.
-func (b *Batch) add(item outgoing) {
-	switch {
-	case item.event != nil:
-		b.Events = append(b.Events, *item.event)
-	case item.reaction != nil:
-		b.Reactions = append(b.Reactions, *item.reaction)
-	case item.ephemeral != nil:
-		b.Ephemeral = append(b.Ephemeral, *item.ephemeral)
-	}
-}
-
-func (x *Exchange) push(p Peer, b Batch) error {
-	if b.Events == nil {
-		b.Events = []Event{}
-	}
+func (x *Exchange) push(p Peer, b Push) error {
 	body, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -347,7 +323,10 @@ func (x *Exchange) peer(c *gin.Context) (string, bool) {
 	return did, true
 }
 
-// receivePush stores events pushed by their origin and delivers the new ones.
+// receivePush delivers the ephemeral items (typing TAGMSGs, status messages) a node pushed. A
+// push carries nothing that is stored: messages, deletes and reactions travel on the stream and
+// the pull, so a push that holds any is refused whole (a node of v0.1.0 sends "events": [] with
+// every push, which is accepted).
 func (x *Exchange) receivePush(c *gin.Context) {
 	peer, ok := x.peer(c)
 	if !ok {
@@ -363,7 +342,7 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusUnauthorized, gin.H{"error": err.Error()})
 		return
 	}
-	var b Batch
+	var b Push
 	if err := json.Unmarshal(body, &b); err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "malformed batch"})
 		return
@@ -372,12 +351,8 @@ func (x *Exchange) receivePush(c *gin.Context) {
 		c.JSON(http.StatusForbidden, gin.H{"error": "a node may only push its own events"})
 		return
 	}
-	if _, err := x.store(c.Request.Context(), peer, b); err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
-		return
-	}
-	if _, err := x.applyReactions(c.Request.Context(), peer, Name(b.Origin), b.Reactions, false); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": err.Error()})
+	if len(b.Events) > 0 || len(b.Deletions) > 0 || len(b.Reactions) > 0 {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "a push carries ephemeral items only: messages, deletes and reactions travel on the stream"})
 		return
 	}
 	x.deliverEphemeral(Name(b.Origin), b.Ephemeral)
@@ -478,7 +453,7 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 			return
 		}
 		for _, d := range dels {
-			b.Deletions = append(b.Deletions, deletionOf(d))
+			b.Deletions = append(b.Deletions, pullDeletionOf(d))
 		}
 	}
 	if reactAfter >= 0 {
@@ -488,7 +463,7 @@ func (x *Exchange) serveEvents(c *gin.Context) {
 			return
 		}
 		for _, r := range rs {
-			b.Reactions = append(b.Reactions, reactionOf(r))
+			b.Reactions = append(b.Reactions, pullReactionOf(r))
 		}
 	}
 	fitPull(&b, limits.PullBytes-pullMargin)
@@ -595,7 +570,11 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastDel, err := x.applyDeletions(ctx, p.DID, origin, b.Deletions)
+		dels := make([]eventstore.Deletion, 0, len(b.Deletions))
+		for _, d := range b.Deletions {
+			dels = append(dels, d.deletion())
+		}
+		lastDel, err := x.applyDeletions(ctx, p.DID, origin, dels)
 		if lastDel > max(delCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogDeletes), lastDel); cerr != nil {
 				return cerr
@@ -604,7 +583,11 @@ func (x *Exchange) pull(ctx context.Context, p Peer, logs logSet) error {
 		if err != nil {
 			return err
 		}
-		lastReact, err := x.applyReactions(ctx, p.DID, origin, b.Reactions, true)
+		reacts := make([]eventstore.ReactionEvent, 0, len(b.Reactions))
+		for _, r := range b.Reactions {
+			reacts = append(reacts, r.reaction())
+		}
+		lastReact, err := x.applyReactions(ctx, p.DID, origin, reacts)
 		if lastReact > max(reactCursor, 0) {
 			if cerr := WriteCursor(ctx, x.cfg.Store, inCursor(origin, LogReactions), lastReact); cerr != nil {
 				return cerr
@@ -653,21 +636,21 @@ func (x *Exchange) getSigned(ctx context.Context, p Peer, pathQuery string) ([]b
 // of a message not stored here yet stops the walk: the cursor stays before it, and it is applied on
 // a later round, once the message has arrived from its own origin. A malformed delete, or one an
 // acceptance rule refuses, is a dead letter from peer, passed over.
-func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, dels []Deletion) (int64, error) {
+func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, dels []eventstore.Deletion) (int64, error) {
 	batch := make([]eventstore.Deletion, 0, len(dels))
 	var dead []eventstore.DeadLetter
 	seqs := make([]int64, 0, len(dels)) // the seq each item of dels stands for, in order
 	at := make([]int, 0, len(dels))     // its index in batch, or -1
 	for _, d := range dels {
-		seqs = append(seqs, d.OriginSeq)
-		if err := d.validate(); err != nil {
-			dead = append(dead, deadLetterOf(originName, LogDeletes, d.OriginSeq, d.RootMsgID, reasonOf(err), err.Error()))
+		seqs = append(seqs, d.Seq)
+		if err := validDeletion(d); err != nil {
+			dead = append(dead, deadLetterOf(originName, LogDeletes, d.Seq, d.RootMsgID, reasonOf(err), err.Error()))
 			at = append(at, -1)
 			continue
 		}
 		at = append(at, len(batch))
-		batch = append(batch, eventstore.Deletion{Seq: d.OriginSeq, RootMsgID: d.RootMsgID, At: time.UnixMilli(d.AtMS),
-			Origin: originName, Venue: d.Venue, Deleter: eventstore.Deleter{Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}})
+		d.Origin = originName
+		batch = append(batch, d)
 	}
 	// Applied before (pushed or pulled twice), or naming another venue: passed over.
 	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Deletions: batch})
@@ -696,10 +679,10 @@ func (x *Exchange) applyDeletions(ctx context.Context, peer, originName string, 
 	return last, nil
 }
 
-// validate checks what a receiver relies on before applying a delete.
-func (d Deletion) validate() error {
+// validDeletion checks what a receiver relies on before applying a delete.
+func validDeletion(d eventstore.Deletion) error {
 	switch {
-	case d.OriginSeq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > limits.MsgIDBytes:
+	case d.Seq <= 0 || d.RootMsgID == "" || len(d.RootMsgID) > limits.MsgIDBytes:
 		return fmt.Errorf("malformed deletion %q", truncate(d.RootMsgID, 64))
 	case len(d.Venue) > limits.VenueBytes || len(d.Sender) > limits.NameBytes || len(d.SenderDID) > limits.NameBytes:
 		return fmt.Errorf("%w: a deletion's venue or names", errOversize)

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,13 +296,8 @@ func TestRequestsMustBeSignedByTheirOrigin(t *testing.T) {
 			if tc.tlsPeer != "" {
 				req.Header.Set("Test-Tls-Peer", tc.tlsPeer)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != tc.want {
-				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			if got := statusOf(t, req); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
 			}
 		})
 	}
@@ -386,3 +382,53 @@ func TestContractFragmentDescribesTheMountedRoutes(t *testing.T) {
 
 // testClient is the HTTP client of the exchanges tests build (the node gives its cluster client).
 func testClient() *http.Client { return &http.Client{Timeout: 10 * time.Second} }
+
+// TestPushCarriesEphemeralItemsOnly: POST /internal/v1/events delivers typing TAGMSGs and status
+// messages; a push that holds a message, a delete or a reaction is refused whole and stores
+// nothing (those travel on the stream and the pull). A push in v0.1.0's form, with its empty
+// "events", is taken.
+func TestPushCarriesEphemeralItemsOnly(t *testing.T) {
+	c := newCluster(t, "a", "b")
+	a, b := c.nodes["did:web:a"], c.nodes["did:web:b"]
+	seen := a.record()
+	typing := `{"msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAT","venue":"#x","command":"TAGMSG","sender":"b!u@h","sender_nick":"b","text":"","tags":{"+typing":"active"},"time_ms":1700000000000}`
+	message := `{"origin_seq":1,"msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","venue":"#x","command":"PRIVMSG","sender":"b!u@h","sender_nick":"b","text":"pushed","time_ms":1700000000000}`
+	for _, tc := range []struct {
+		name string
+		body string
+		want int
+	}{
+		{"a message", `{"origin":"did:web:b","events":[` + message + `]}`, http.StatusBadRequest},
+		{"a message beside a TAGMSG", `{"origin":"did:web:b","events":[` + message + `],"ephemeral":[` + typing + `]}`, http.StatusBadRequest},
+		{"a delete", `{"origin":"did:web:b","deletions":[{"origin_seq":1,"root_msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","at_ms":1700000000000,"venue":"#x","sender":"b!u@h"}]}`, http.StatusBadRequest},
+		{"a reaction", `{"origin":"did:web:b","reactions":[{"origin_seq":1,"event_msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAW","root_msgid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","reactor":"did:plc:b","reactor_nick":"b","emoji":"👍","at_ms":1700000000000,"venue":"#x","sender":"b!u@h"}]}`, http.StatusBadRequest},
+		{"a TAGMSG in v0.1.0's form", `{"origin":"did:web:b","events":[],"ephemeral":[` + typing + `]}`, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const path = "/internal/v1/events"
+			req, _ := http.NewRequest(http.MethodPost, a.srv.URL+path, strings.NewReader(tc.body))
+			sign(req.Header, b.key, b.did, http.MethodPost, path, []byte(tc.body), time.Now())
+			if got := statusOf(t, req); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+	a.sync()
+	if n, _ := a.store.Count(context.Background()); n != 0 || len(seen.reactionsSeen()) != 0 {
+		t.Fatalf("a stored %d pushed messages and delivered reactions %v", n, seen.reactionsSeen())
+	}
+	if got := seen.ephemeralSeen(); !slices.Equal(got, []string{"01ARZ3NDEKTSV4RRFFQ69G5FAT"}) {
+		t.Fatalf("delivered ephemeral %v, want the one TAGMSG of the accepted push", got)
+	}
+}
+
+// statusOf sends req and returns the status it was answered with.
+func statusOf(t *testing.T, req *http.Request) int {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

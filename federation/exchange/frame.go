@@ -7,7 +7,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/limits"
 )
 
@@ -52,9 +54,9 @@ type streamBatch struct {
 	After, Last int64 // the messages section
 	Events      []Event
 	Dels        span
-	Deletions   []Deletion
+	Deletions   []eventstore.Deletion // Origin is the receiver's to set
 	Reacts      span
-	Reactions   []Reaction
+	Reactions   []eventstore.ReactionEvent // Origin is the receiver's to set
 }
 
 // appendBatch appends b's binary form to dst.
@@ -73,11 +75,11 @@ func appendLogs(dst []byte, b streamBatch) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b.Deletions)))
 	for i := range b.Deletions {
 		d := &b.Deletions[i]
-		dst = binary.AppendUvarint(dst, uint64(d.OriginSeq))
+		dst = binary.AppendUvarint(dst, uint64(d.Seq))
 		for _, s := range [...]string{d.RootMsgID, d.Venue, d.Sender, d.SenderDID} {
 			dst = appendString(dst, s)
 		}
-		dst = binary.AppendVarint(dst, d.AtMS)
+		dst = binary.AppendVarint(dst, d.At.UnixMilli())
 		dst = appendTags(dst, d.Tags)
 	}
 	dst = binary.AppendUvarint(dst, uint64(b.Reacts.After))
@@ -85,12 +87,12 @@ func appendLogs(dst []byte, b streamBatch) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b.Reactions)))
 	for i := range b.Reactions {
 		r := &b.Reactions[i]
-		dst = binary.AppendUvarint(dst, uint64(r.OriginSeq))
+		dst = binary.AppendUvarint(dst, uint64(r.Seq))
 		for _, s := range [...]string{r.EventID, r.Root, r.Reactor, r.ReactorNick, r.Emoji, r.Venue, r.Sender, r.SenderDID} {
 			dst = appendString(dst, s)
 		}
 		dst = appendBool(dst, r.Remove)
-		dst = binary.AppendVarint(dst, r.AtMS)
+		dst = binary.AppendVarint(dst, r.At.UnixMilli())
 		dst = appendTags(dst, r.Tags)
 	}
 	return dst
@@ -309,31 +311,31 @@ func decodeBatch(buf []byte) (streamBatch, error) {
 	}
 	b.Dels, n = d.section("deletions")
 	if d.err == nil && n > 0 {
-		b.Deletions = make([]Deletion, 0, n)
+		b.Deletions = make([]eventstore.Deletion, 0, n)
 	}
 	for i := uint64(0); d.err == nil && i < n; i++ {
-		var x Deletion
-		x.OriginSeq = d.int64("deletion seq")
+		var x eventstore.Deletion
+		x.Seq = d.int64("deletion seq")
 		x.RootMsgID, x.Venue, x.Sender, x.SenderDID = d.string("root msgid"), d.string("venue"), d.string("sender"), d.string("sender did")
-		x.AtMS = d.varint("deletion time")
+		x.At = time.UnixMilli(d.varint("deletion time")).UTC()
 		x.Tags = d.tags()
-		d.inSpan(b.Dels, x.OriginSeq, "a deletion")
+		d.inSpan(b.Dels, x.Seq, "a deletion")
 		b.Deletions = append(b.Deletions, x)
 	}
 	b.Reacts, n = d.section("reactions")
 	if d.err == nil && n > 0 {
-		b.Reactions = make([]Reaction, 0, n)
+		b.Reactions = make([]eventstore.ReactionEvent, 0, n)
 	}
 	for i := uint64(0); d.err == nil && i < n; i++ {
-		var r Reaction
-		r.OriginSeq = d.int64("reaction seq")
+		var r eventstore.ReactionEvent
+		r.Seq = d.int64("reaction seq")
 		r.EventID, r.Root, r.Reactor = d.string("event msgid"), d.string("root msgid"), d.string("reactor")
 		r.ReactorNick, r.Emoji, r.Venue = d.string("reactor nick"), d.string("emoji"), d.string("venue")
 		r.Sender, r.SenderDID = d.string("sender"), d.string("sender did")
 		r.Remove = d.bool("remove")
-		r.AtMS = d.varint("reaction time")
+		r.At = time.UnixMilli(d.varint("reaction time")).UTC()
 		r.Tags = d.tags()
-		d.inSpan(b.Reacts, r.OriginSeq, "a reaction")
+		d.inSpan(b.Reacts, r.Seq, "a reaction")
 		b.Reactions = append(b.Reactions, r)
 	}
 	if d.err != nil {

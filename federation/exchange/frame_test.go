@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/palaver-chat/palaver/node/eventstore"
 )
 
 func TestBatchRoundTrip(t *testing.T) {
@@ -23,10 +26,10 @@ func TestBatchRoundTrip(t *testing.T) {
 			{OriginSeq: 1 << 40, MsgID: "b", Venue: "dm:x", Command: "NOTICE", Text: strings.Repeat("z", 5000)},
 		}}},
 		{"every log", streamBatch{After: 6, Last: 7, Events: []Event{full},
-			Dels: span{After: 3, Last: 9}, Deletions: []Deletion{testDeletion(4), {OriginSeq: 9, RootMsgID: "r", AtMS: -1}},
-			Reacts: span{After: 0, Last: 1 << 33}, Reactions: []Reaction{testReaction(1, true), testReaction(1<<33, false)}}},
+			Dels: span{After: 3, Last: 9}, Deletions: []eventstore.Deletion{testDeletion(4), {Seq: 9, RootMsgID: "r", At: ms(-1)}},
+			Reacts: span{After: 0, Last: 1 << 33}, Reactions: []eventstore.ReactionEvent{testReaction(1, true), testReaction(1<<33, false)}}},
 		{"logs only", streamBatch{After: 5, Last: 5, Events: []Event{}, Dels: span{2, 2},
-			Reacts: span{After: 10, Last: 11}, Reactions: []Reaction{testReaction(11, false)}}},
+			Reacts: span{After: 10, Last: 11}, Reactions: []eventstore.ReactionEvent{testReaction(11, false)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enc := appendBatch(nil, tc.b)
@@ -44,14 +47,17 @@ func TestBatchRoundTrip(t *testing.T) {
 	}
 }
 
-func testDeletion(seq int64) Deletion {
-	return Deletion{OriginSeq: seq, RootMsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", AtMS: 1700000000999, Venue: "#chan",
-		Sender: "n!u@h", SenderDID: "did:plc:abc", Tags: map[string]string{"+draft/delete": "x", "msgid": "d"}}
+// ms is a time of unix milliseconds as a decoded frame holds it.
+func ms(unixMilli int64) time.Time { return time.UnixMilli(unixMilli).UTC() }
+
+func testDeletion(seq int64) eventstore.Deletion {
+	return eventstore.Deletion{Seq: seq, RootMsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", At: ms(1700000000999), Venue: "#chan",
+		Deleter: eventstore.Deleter{Sender: "n!u@h", SenderDID: "did:plc:abc", Tags: map[string]string{"+draft/delete": "x", "msgid": "d"}}}
 }
 
-func testReaction(seq int64, remove bool) Reaction {
-	return Reaction{OriginSeq: seq, EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAX", Root: "01ARZ3NDEKTSV4RRFFQ69G5FAV",
-		Reactor: "did:plc:r", ReactorNick: "r", Emoji: "👍", Remove: remove, AtMS: 1700000000001, Venue: "#chan",
+func testReaction(seq int64, remove bool) eventstore.ReactionEvent {
+	return eventstore.ReactionEvent{Seq: seq, EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAX", Root: "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+		Reactor: "did:plc:r", ReactorNick: "r", Emoji: "👍", Remove: remove, At: ms(1700000000001), Venue: "#chan",
 		Sender: "r!u@h", SenderDID: "did:plc:r", Tags: map[string]string{"+draft/react": "👍"}}
 }
 
@@ -84,19 +90,19 @@ func TestDecodeBatchRefusesMalformedInput(t *testing.T) {
 			return b
 		}()},
 		{"no log sections", good[:len(good)-6]},
-		{"deletion outside its section", appendBatch(nil, streamBatch{Dels: span{1, 3}, Deletions: []Deletion{testDeletion(4)}})},
-		{"reaction at its section's after", appendBatch(nil, streamBatch{Reacts: span{4, 9}, Reactions: []Reaction{testReaction(4, false)}})},
+		{"deletion outside its section", appendBatch(nil, streamBatch{Dels: span{1, 3}, Deletions: []eventstore.Deletion{testDeletion(4)}})},
+		{"reaction at its section's after", appendBatch(nil, streamBatch{Reacts: span{4, 9}, Reactions: []eventstore.ReactionEvent{testReaction(4, false)}})},
 		{"deletions last before after", append(good[:len(good)-6], 5, 4, 0, 0, 0, 0)},
 		{"deletion count over the bound", append(good[:len(good)-6], 0, 0, 0x81, 0x40, 0, 0, 0)},
 		{"reaction remove not a boolean", func() []byte {
-			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []Reaction{{OriginSeq: 1}}})
+			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []eventstore.ReactionEvent{{Seq: 1, At: ms(0)}}})
 			b[len(b)-3] = 2 // remove, then time 0 and no tags
 			return b
 		}()},
 		{"reaction tags out of order", func() []byte {
 			r := testReaction(1, false)
 			r.Tags = map[string]string{"a": "1", "b": "2"}
-			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []Reaction{r}})
+			b := appendBatch(nil, streamBatch{Reacts: span{0, 1}, Reactions: []eventstore.ReactionEvent{r}})
 			i := bytes.LastIndex(b, []byte{2, 1, 'a'})
 			b[i+2], b[i+6] = 'b', 'a'
 			return b
@@ -117,8 +123,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(appendBatch(nil, streamBatch{After: 1, Last: 9, Events: []Event{{OriginSeq: 2, MsgID: "m", Venue: "#x",
 		Command: "PRIVMSG", Tags: map[string]string{"a": "1", "b": "2"}, TimeMS: 1, Public: true}}}))
 	f.Add([]byte{frameVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0})
-	f.Add(appendBatch(nil, streamBatch{After: 2, Last: 2, Dels: span{1, 4}, Deletions: []Deletion{testDeletion(2), testDeletion(4)},
-		Reacts: span{7, 8}, Reactions: []Reaction{testReaction(8, true)}}))
+	f.Add(appendBatch(nil, streamBatch{After: 2, Last: 2, Dels: span{1, 4}, Deletions: []eventstore.Deletion{testDeletion(2), testDeletion(4)},
+		Reacts: span{7, 8}, Reactions: []eventstore.ReactionEvent{testReaction(8, true)}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		b, err := decodeBatch(in)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/limits"
@@ -38,16 +39,16 @@ func maxEvent(seq int64) Event {
 		Public: true, Status: "@"}
 }
 
-func maxDeletion(seq int64) Deletion {
+func maxDeletion(seq int64) eventstore.Deletion {
 	name := strings.Repeat("n", limits.NameBytes)
-	return Deletion{OriginSeq: seq, RootMsgID: strings.Repeat("m", limits.MsgIDBytes), AtMS: math.MaxInt64,
-		Venue: "#" + strings.Repeat("v", limits.VenueBytes-1), Sender: name, SenderDID: name, Tags: maxTags()}
+	return eventstore.Deletion{Seq: seq, RootMsgID: strings.Repeat("m", limits.MsgIDBytes), At: time.UnixMilli(math.MaxInt64).UTC(),
+		Venue: "#" + strings.Repeat("v", limits.VenueBytes-1), Deleter: eventstore.Deleter{Sender: name, SenderDID: name, Tags: maxTags()}}
 }
 
-func maxReaction(seq int64) Reaction {
+func maxReaction(seq int64) eventstore.ReactionEvent {
 	name := strings.Repeat("n", limits.NameBytes)
-	return Reaction{OriginSeq: seq, EventID: strings.Repeat("e", limits.MsgIDBytes), Root: strings.Repeat("m", limits.MsgIDBytes),
-		Reactor: name, ReactorNick: name, Emoji: strings.Repeat("<", eventstore.MaxEmojiBytes), AtMS: math.MaxInt64,
+	return eventstore.ReactionEvent{Seq: seq, EventID: strings.Repeat("e", limits.MsgIDBytes), Root: strings.Repeat("m", limits.MsgIDBytes),
+		Reactor: name, ReactorNick: name, Emoji: strings.Repeat("<", eventstore.MaxEmojiBytes), At: time.UnixMilli(math.MaxInt64).UTC(),
 		Venue: "#" + strings.Repeat("v", limits.VenueBytes-1), Sender: name, SenderDID: name, Tags: maxTags()}
 }
 
@@ -65,10 +66,10 @@ func TestLimitsFitEveryHop(t *testing.T) {
 	if err := e.validate(); err != nil {
 		t.Fatalf("the largest event is refused: %v", err)
 	}
-	if err := d.validate(); err != nil {
+	if err := validDeletion(d); err != nil {
 		t.Fatalf("the largest deletion is refused: %v", err)
 	}
-	if err := r.validate(true); err != nil {
+	if err := validReaction(r); err != nil {
 		t.Fatalf("the largest reaction is refused: %v", err)
 	}
 	over := []struct {
@@ -78,8 +79,8 @@ func TestLimitsFitEveryHop(t *testing.T) {
 		{"text", func() error { e := maxEvent(1); e.Text += "x"; return e.validate() }()},
 		{"tag bytes", func() error { e := maxEvent(1); e.Tags["+k000"] += "x"; return e.validate() }()},
 		{"tag count", func() error { e := maxEvent(1); e.Tags["+z"] = ""; return e.validate() }()},
-		{"deletion tags", func() error { d := maxDeletion(1); d.Tags["+k000"] += "x"; return d.validate() }()},
-		{"reaction tags", func() error { r := maxReaction(1); r.Tags["+k000"] += "x"; return r.validate(true) }()},
+		{"deletion tags", func() error { d := maxDeletion(1); d.Tags["+k000"] += "x"; return validDeletion(d) }()},
+		{"reaction tags", func() error { r := maxReaction(1); r.Tags["+k000"] += "x"; return validReaction(r) }()},
 	}
 	for _, o := range over {
 		if o.err == nil || reasonOf(o.err) != ReasonOversize {
@@ -118,7 +119,11 @@ func TestLimitsFitEveryHop(t *testing.T) {
 
 	// The pull: an answer of a page of each log is cut to fit, and moves on by at least one row a
 	// log.
-	pb := Batch{Origin: "did:web:" + strings.Repeat("o", limits.NameBytes), Events: b.Events, Deletions: b.Deletions, Reactions: b.Reactions}
+	pb := Batch{Origin: "did:web:" + strings.Repeat("o", limits.NameBytes), Events: b.Events}
+	for i := range b.Deletions {
+		pb.Deletions = append(pb.Deletions, pullDeletionOf(b.Deletions[i]))
+		pb.Reactions = append(pb.Reactions, pullReactionOf(b.Reactions[i]))
+	}
 	fitPull(&pb, limits.PullBytes-pullMargin)
 	body, err := json.Marshal(pb)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
@@ -18,45 +17,15 @@ import (
 // to a message a peer has not stored yet waits: the walk stops before it and the cursor stays,
 // until the message arrives from its own origin. Filing is idempotent (a repeated event msgid is
 // ErrDuplicate), and only a newly applied event is delivered to local members, so a reaction
-// streamed and then pulled is delivered once. (A peer of an earlier version may still POST
-// reactions: they are filed the same way.)
+// streamed and then pulled is delivered once.
 //
 // Other channel TAGMSGs (typing notifications) are ephemeral: they are pushed, best effort, and
 // delivered live on arrival; they are never stored nor pulled.
 
-// Reaction is a react or unreact made on the origin node of a batch, with the TAGMSG it came as.
-type Reaction struct {
-	OriginSeq   int64             `json:"origin_seq"`
-	EventID     string            `json:"event_msgid"`
-	Root        string            `json:"root_msgid"`
-	Reactor     string            `json:"reactor"`
-	ReactorNick string            `json:"reactor_nick"`
-	Emoji       string            `json:"emoji"`
-	Remove      bool              `json:"remove,omitempty"`
-	AtMS        int64             `json:"at_ms"`
-	Venue       string            `json:"venue"`
-	Sender      string            `json:"sender"`
-	SenderDID   string            `json:"sender_did,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
-}
-
-func reactionOf(r eventstore.ReactionEvent) Reaction {
-	return Reaction{OriginSeq: r.Seq, EventID: r.EventID, Root: r.Root, Reactor: r.Reactor, ReactorNick: r.ReactorNick,
-		Emoji: r.Emoji, Remove: r.Remove, AtMS: r.At.UnixMilli(), Venue: r.Venue, Sender: r.Sender,
-		SenderDID: r.SenderDID, Tags: r.Tags}
-}
-
-func (r Reaction) event(originName string) eventstore.ReactionEvent {
-	return eventstore.ReactionEvent{Seq: r.OriginSeq, EventID: r.EventID, Origin: originName, Root: r.Root,
-		Reactor: r.Reactor, ReactorNick: r.ReactorNick, Emoji: r.Emoji, Remove: r.Remove,
-		At: time.UnixMilli(r.AtMS).UTC(), Venue: r.Venue, Sender: r.Sender, SenderDID: r.SenderDID, Tags: r.Tags}
-}
-
-// validate checks what a receiver relies on before filing a reaction. A pulled reaction has its
-// origin seq; a pushed one need not (the push does not move the cursor).
-func (r Reaction) validate(pulled bool) error {
+// validReaction checks what a receiver relies on before filing a reaction.
+func validReaction(r eventstore.ReactionEvent) error {
 	switch {
-	case (pulled && r.OriginSeq <= 0) || r.OriginSeq < 0 || r.AtMS <= 0:
+	case r.Seq <= 0 || r.At.UnixMilli() <= 0:
 		return errors.New("bad sequence or time")
 	case r.EventID == "" || len(r.EventID) > limits.MsgIDBytes || r.Root == "" || len(r.Root) > limits.MsgIDBytes:
 		return errors.New("bad msgid")
@@ -105,34 +74,35 @@ func (x *Exchange) PublishReaction(eventstore.ReactionEvent) {
 func (x *Exchange) Relay(m eventstore.Message) {
 	ev := eventOf(m)
 	ev.OriginSeq = 0
-	x.enqueue(outgoing{ephemeral: &ev})
+	x.enqueue(ev)
 }
 
-// applyReactions has the chat service file an origin's reactions in order and returns the origin
-// seq of the last one filed. On a pull (waitForRoot: the batch came from the origin's log), a
-// reaction whose root is not stored here yet stops the walk, so the cursor stays before it; on a
-// push it is skipped, left to the pull. A malformed reaction, or one an acceptance rule refuses, is
-// a dead letter from peer (deadletters.go): one bad row must not hold back every reaction after it. Filing is idempotent, and only a newly applied event
-// is published, so a reaction pushed and then pulled is delivered once.
-func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, rs []Reaction, waitForRoot bool) (int64, error) {
+// applyReactions has the chat service file an origin's reactions (from its log, streamed or
+// pulled) in order and returns the origin seq of the last one filed. A reaction whose root is not
+// stored here yet stops the walk, so the cursor stays before it. A malformed reaction, or one an
+// acceptance rule refuses, is a dead letter from peer (deadletters.go): one bad row must not hold
+// back every reaction after it. Filing is idempotent, and only a newly applied event is
+// published, so a reaction streamed and then pulled is delivered once.
+func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, rs []eventstore.ReactionEvent) (int64, error) {
 	valid := make([]eventstore.ReactionEvent, 0, len(rs))
 	at := make([]int, len(rs)) // index in valid, or -1
 	var dead []eventstore.DeadLetter
 	for i, r := range rs {
-		if err := r.validate(waitForRoot); err != nil {
-			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, reasonOf(err), err.Error()))
+		if err := validReaction(r); err != nil {
+			dead = append(dead, deadLetterOf(originName, LogReactions, r.Seq, r.EventID, reasonOf(err), err.Error()))
 			at[i] = -1
 			continue
 		}
 		at[i] = len(valid)
-		valid = append(valid, r.event(originName))
+		r.Origin = originName
+		valid = append(valid, r)
 	}
-	res, err := x.in.Receive(ctx, clusterSource(originName, waitForRoot), chat.Batch{Reactions: valid})
+	res, err := x.in.Receive(ctx, clusterSource(originName, true), chat.Batch{Reactions: valid})
 	var last int64
 	record := func() error { return x.recordDeadLetters(ctx, peer, dead) }
 	for i, r := range rs {
 		if at[i] < 0 {
-			last = max(last, r.OriginSeq)
+			last = max(last, r.Seq)
 			continue
 		}
 		switch o := res.Reactions[at[i]]; {
@@ -142,14 +112,11 @@ func (x *Exchange) applyReactions(ctx context.Context, peer, originName string, 
 			}
 			return last, fmt.Errorf("file reaction %s: %w", r.EventID, err)
 		case o == chat.Wait:
-			if waitForRoot {
-				return last, record()
-			}
-			continue
+			return last, record()
 		case refused(o):
-			dead = append(dead, deadLetterOf(originName, LogReactions, r.OriginSeq, r.EventID, string(o), "refused by "+string(o)))
+			dead = append(dead, deadLetterOf(originName, LogReactions, r.Seq, r.EventID, string(o), "refused by "+string(o)))
 		}
-		last = r.OriginSeq
+		last = r.Seq
 	}
 	if rerr := record(); rerr != nil {
 		return 0, rerr

@@ -137,27 +137,25 @@ func TestReactionsWaitForTheirMessage(t *testing.T) {
 // TestApplyReactions drives the filing walk directly: what it files, delivers, and where the
 // cursor may move.
 func TestApplyReactions(t *testing.T) {
-	good := func(seq int64, id, root, emoji string, remove bool) Reaction {
-		return Reaction{OriginSeq: seq, EventID: id, Root: root, Reactor: "did:plc:r", ReactorNick: "r", Emoji: emoji,
-			Remove: remove, AtMS: 1_700_000_000_000 + seq, Venue: "#x", Sender: "r!u@h"}
+	good := func(seq int64, id, root, emoji string, remove bool) eventstore.ReactionEvent {
+		return eventstore.ReactionEvent{Seq: seq, EventID: id, Root: root, Reactor: "did:plc:r", ReactorNick: "r", Emoji: emoji,
+			Remove: remove, At: time.UnixMilli(1_700_000_000_000 + seq), Venue: "#x", Sender: "r!u@h"}
 	}
 	malformed := good(2, "bad", "root", "👍", false)
 	malformed.Venue = "nowhere"
 	tests := []struct {
 		name        string
-		in          []Reaction
-		pulled      bool
+		in          []eventstore.ReactionEvent
 		wantLast    int64
 		wantDeliver []string
 		wantTally   int
 	}{
-		{"in order", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "🎉", false)}, true, 2, []string{"e1", "e2"}, 1},
-		{"react then unreact", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "👍", true)}, true, 2, []string{"e1", "e2"}, 0},
-		{"a pull stops at a missing root", []Reaction{good(1, "e1", "root", "👍", false), good(2, "e2", "gone", "👍", false), good(3, "e3", "root", "🎉", false)}, true, 1, []string{"e1"}, 1},
-		{"a push skips a missing root", []Reaction{good(1, "e1", "gone", "👍", false), good(2, "e2", "root", "👍", false)}, false, 2, []string{"e2"}, 1},
-		{"a malformed reaction is passed over", []Reaction{good(1, "e1", "root", "👍", false), malformed, good(3, "e3", "root", "🎉", false)}, true, 3, []string{"e1", "e3"}, 1},
-		{"a repeat is not delivered again", []Reaction{good(1, "e1", "root", "👍", false), good(1, "e1", "root", "👍", false)}, true, 1, []string{"e1"}, 1},
-		{"a pulled reaction needs its seq", []Reaction{good(0, "e0", "root", "👍", false)}, true, 0, nil, 0},
+		{"in order", []eventstore.ReactionEvent{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "🎉", false)}, 2, []string{"e1", "e2"}, 1},
+		{"react then unreact", []eventstore.ReactionEvent{good(1, "e1", "root", "👍", false), good(2, "e2", "root", "👍", true)}, 2, []string{"e1", "e2"}, 0},
+		{"the walk stops at a missing root", []eventstore.ReactionEvent{good(1, "e1", "root", "👍", false), good(2, "e2", "gone", "👍", false), good(3, "e3", "root", "🎉", false)}, 1, []string{"e1"}, 1},
+		{"a malformed reaction is passed over", []eventstore.ReactionEvent{good(1, "e1", "root", "👍", false), malformed, good(3, "e3", "root", "🎉", false)}, 3, []string{"e1", "e3"}, 1},
+		{"a repeat is not delivered again", []eventstore.ReactionEvent{good(1, "e1", "root", "👍", false), good(1, "e1", "root", "👍", false)}, 1, []string{"e1"}, 1},
+		{"a reaction needs its seq", []eventstore.ReactionEvent{good(0, "e0", "root", "👍", false)}, 0, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +167,7 @@ func TestApplyReactions(t *testing.T) {
 			if err := n.store.Append(context.Background(), root); err != nil {
 				t.Fatal(err)
 			}
-			last, err := n.x.applyReactions(context.Background(), "did:web:o", "o", tt.in, tt.pulled)
+			last, err := n.x.applyReactions(context.Background(), "did:web:o", "o", tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,11 +34,12 @@ import (
 // The cursors of a server stream are held by the sender: out:<log>:<server DID>, advanced only
 // over what the server acknowledged after its durable commit.
 
-// ServerFrame is what one frame from a configured server carries, decoded.
+// ServerFrame is what one frame from a configured server carries, decoded: the store's own types
+// of a delete and a reaction, their Origin left for the receiver to set.
 type ServerFrame struct {
-	Events    []Event    // messages and edits (wire.go), in the sender's seq order
-	Deletions []Deletion // deletes made on the sending node, in their log's order
-	Reactions []Reaction // reactions made on the sending node (reactions.go), in their log's order
+	Events    []Event                    // messages and edits (wire.go), in the sender's seq order
+	Deletions []eventstore.Deletion      // deletes made on the sending node, in their log's order
+	Reactions []eventstore.ReactionEvent // reactions made on the sending node (reactions.go), in their log's order
 }
 
 // Taken is how much of each list of a ServerFrame the receiver took (applied, or passed over as a
@@ -198,8 +199,8 @@ func (h *serverReceiver) receive(conn net.Conn, r *bufio.Reader, server string, 
 		}
 		ack := positions{
 			msgs:   through(span{b.After, b.Last}, taken.Events, len(b.Events), func(i int) int64 { return b.Events[i].OriginSeq }),
-			dels:   through(b.Dels, taken.Deletions, len(b.Deletions), func(i int) int64 { return b.Deletions[i].OriginSeq }),
-			reacts: through(b.Reacts, taken.Reactions, len(b.Reactions), func(i int) int64 { return b.Reactions[i].OriginSeq }),
+			dels:   through(b.Dels, taken.Deletions, len(b.Deletions), func(i int) int64 { return b.Deletions[i].Seq }),
+			reacts: through(b.Reacts, taken.Reactions, len(b.Reactions), func(i int) int64 { return b.Reactions[i].Seq }),
 		}
 		if err := fr.ack(ack); err != nil {
 			return err
@@ -392,7 +393,7 @@ func (x *Exchange) collectLogs(ctx context.Context, o *outbox, b *streamBatch, m
 		more.dels, err = takeDue(ctx, func(ctx context.Context) ([]eventstore.Deletion, error) {
 			return x.cfg.Store.DeletionsAfter(ctx, self, after, x.cfg.PageSize)
 		}, x.cfg.PageSize, &room, func(d eventstore.Deletion) int64 { return d.Seq }, dueDel,
-			func(d eventstore.Deletion) { b.Deletions = append(b.Deletions, deletionOf(d)) }, &b.Dels.Last)
+			func(d eventstore.Deletion) { b.Deletions = append(b.Deletions, d) }, &b.Dels.Last)
 		if err != nil {
 			return fmt.Errorf("read deletes: %w", err)
 		}
@@ -402,7 +403,7 @@ func (x *Exchange) collectLogs(ctx context.Context, o *outbox, b *streamBatch, m
 		more.reacts, err = takeDue(ctx, func(ctx context.Context) ([]eventstore.ReactionEvent, error) {
 			return x.cfg.Store.ReactionLogAfter(ctx, self, after, x.cfg.PageSize)
 		}, x.cfg.PageSize, &room, func(r eventstore.ReactionEvent) int64 { return r.Seq }, dueReact,
-			func(r eventstore.ReactionEvent) { b.Reactions = append(b.Reactions, reactionOf(r)) }, &b.Reacts.Last)
+			func(r eventstore.ReactionEvent) { b.Reactions = append(b.Reactions, r) }, &b.Reacts.Last)
 		if err != nil {
 			return fmt.Errorf("read reactions: %w", err)
 		}
@@ -461,10 +462,10 @@ func (s *ServerConn) Send(f ServerFrame) (Taken, error) {
 		b.After, b.Last = f.Events[0].OriginSeq-1, f.Events[n-1].OriginSeq
 	}
 	if n := len(f.Deletions); n > 0 {
-		b.Dels = span{f.Deletions[0].OriginSeq - 1, f.Deletions[n-1].OriginSeq}
+		b.Dels = span{f.Deletions[0].Seq - 1, f.Deletions[n-1].Seq}
 	}
 	if n := len(f.Reactions); n > 0 {
-		b.Reacts = span{f.Reactions[0].OriginSeq - 1, f.Reactions[n-1].OriginSeq}
+		b.Reacts = span{f.Reactions[0].Seq - 1, f.Reactions[n-1].Seq}
 	}
 	ack, err := s.conn.send(appendBatch(s.conn.batch(), b))
 	if err != nil {
@@ -479,8 +480,8 @@ func (s *ServerConn) Send(f ServerFrame) (Taken, error) {
 	}
 	return Taken{
 		Events:    count(len(f.Events), func(i int) int64 { return f.Events[i].OriginSeq }, ack.msgs),
-		Deletions: count(len(f.Deletions), func(i int) int64 { return f.Deletions[i].OriginSeq }, ack.dels),
-		Reactions: count(len(f.Reactions), func(i int) int64 { return f.Reactions[i].OriginSeq }, ack.reacts),
+		Deletions: count(len(f.Deletions), func(i int) int64 { return f.Deletions[i].Seq }, ack.dels),
+		Reactions: count(len(f.Reactions), func(i int) int64 { return f.Reactions[i].Seq }, ack.reacts),
 	}, nil
 }
 

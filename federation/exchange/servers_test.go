@@ -349,8 +349,8 @@ func TestServerStreamLimits(t *testing.T) {
 		frame ServerFrame
 		ok    bool
 	}{
-		{"100 items", ServerFrame{Events: events(98, 10), Deletions: []Deletion{testDeletion(1)}, Reactions: []Reaction{testReaction(1, false)}}, true},
-		{"101 items", ServerFrame{Events: events(99, 10), Deletions: []Deletion{testDeletion(1)}, Reactions: []Reaction{testReaction(1, false)}}, false},
+		{"100 items", ServerFrame{Events: events(98, 10), Deletions: []eventstore.Deletion{testDeletion(1)}, Reactions: []eventstore.ReactionEvent{testReaction(1, false)}}, true},
+		{"101 items", ServerFrame{Events: events(99, 10), Deletions: []eventstore.Deletion{testDeletion(1)}, Reactions: []eventstore.ReactionEvent{testReaction(1, false)}}, false},
 		{"too many bytes", ServerFrame{Events: events(1, maxServerFrame)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

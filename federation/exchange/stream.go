@@ -695,13 +695,13 @@ func (x *Exchange) receiveStream(conn net.Conn, r *bufio.Reader, signer string, 
 		}
 		if err := x.applyLog(origin, LogDeletes, &pos.dels, b.Dels, len(b.Deletions), func() (int64, int64, error) {
 			last, err := x.applyDeletions(x.ctx, signer, origin, b.Deletions)
-			return last, b.Deletions[len(b.Deletions)-1].OriginSeq, err
+			return last, b.Deletions[len(b.Deletions)-1].Seq, err
 		}); err != nil {
 			return err
 		}
 		if err := x.applyLog(origin, LogReactions, &pos.reacts, b.Reacts, len(b.Reactions), func() (int64, int64, error) {
-			last, err := x.applyReactions(x.ctx, signer, origin, b.Reactions, true)
-			return last, b.Reactions[len(b.Reactions)-1].OriginSeq, err
+			last, err := x.applyReactions(x.ctx, signer, origin, b.Reactions)
+			return last, b.Reactions[len(b.Reactions)-1].Seq, err
 		}); err != nil {
 			return err
 		}

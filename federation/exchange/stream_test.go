@@ -239,13 +239,8 @@ func TestStreamHandshakeIsAuthenticated(t *testing.T) {
 			if tc.tlsPeer != "" {
 				req.Header.Set("Test-Tls-Peer", tc.tlsPeer)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != tc.want {
-				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			if got := statusOf(t, req); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,22 +36,34 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 }
 
-// Batch is what a push carries and a pull returns: events of one origin, in origin seq order,
-// (on pulls) the deletes made on that origin, in their own order, the reactions made on that
-// origin in their own order, and (on pushes only) ephemeral TAGMSGs that are never stored.
+// Batch is what a pull returns: events of one origin, in origin seq order, the deletes made on
+// that origin, in their own order, and the reactions made on that origin in their own order.
 type Batch struct {
-	Origin    string     `json:"origin"` // the origin node's DID
-	Events    []Event    `json:"events"`
-	Deletions []Deletion `json:"deletions,omitempty"`
-	Reactions []Reaction `json:"reactions,omitempty"`
-	Ephemeral []Event    `json:"ephemeral,omitempty"`
-	// More (on pull answers): the answer stopped before limits.PullBytes with rows left in a log
-	// it was asked for; the puller asks again after what it got.
+	Origin    string         `json:"origin"` // the origin node's DID
+	Events    []Event        `json:"events"`
+	Deletions []pullDeletion `json:"deletions,omitempty"`
+	Reactions []pullReaction `json:"reactions,omitempty"`
+	// More: the answer stopped before limits.PullBytes with rows left in a log it was asked for;
+	// the puller asks again after what it got.
 	More bool `json:"more,omitempty"`
 }
 
-// Deletion is a delete made on the origin node of a batch.
-type Deletion struct {
+// Push is what POST /internal/v1/events carries: ephemeral TAGMSGs and status messages of one
+// origin, never stored nor pulled. Events, Deletions and Reactions are there only to be refused
+// when not empty (stored items travel on the stream): a node of v0.1.0 sends "events": [].
+type Push struct {
+	Origin    string            `json:"origin"` // the origin node's DID
+	Ephemeral []Event           `json:"ephemeral,omitempty"`
+	Events    []json.RawMessage `json:"events,omitempty"`
+	Deletions []json.RawMessage `json:"deletions,omitempty"`
+	Reactions []json.RawMessage `json:"reactions,omitempty"`
+}
+
+// A delete is an eventstore.Deletion and a reaction an eventstore.ReactionEvent everywhere: in
+// the stream's frames (frame.go), the chat service and the store. pullDeletion and pullReaction
+// are only their JSON form in a pull's answer, whose field names nodes of v0.1.0 read and write:
+// origin_seq for Seq, at_ms for At in unix milliseconds.
+type pullDeletion struct {
 	OriginSeq int64             `json:"origin_seq"`
 	RootMsgID string            `json:"root_msgid"`
 	AtMS      int64             `json:"at_ms"`
@@ -60,9 +73,41 @@ type Deletion struct {
 	Tags      map[string]string `json:"tags,omitempty"`
 }
 
-func deletionOf(d eventstore.Deletion) Deletion {
-	return Deletion{OriginSeq: d.Seq, RootMsgID: d.RootMsgID, AtMS: d.At.UnixMilli(), Venue: d.Venue,
+type pullReaction struct {
+	OriginSeq   int64             `json:"origin_seq"`
+	EventID     string            `json:"event_msgid"`
+	Root        string            `json:"root_msgid"`
+	Reactor     string            `json:"reactor"`
+	ReactorNick string            `json:"reactor_nick"`
+	Emoji       string            `json:"emoji"`
+	Remove      bool              `json:"remove,omitempty"`
+	AtMS        int64             `json:"at_ms"`
+	Venue       string            `json:"venue"`
+	Sender      string            `json:"sender"`
+	SenderDID   string            `json:"sender_did,omitempty"`
+	Tags        map[string]string `json:"tags,omitempty"`
+}
+
+func pullDeletionOf(d eventstore.Deletion) pullDeletion {
+	return pullDeletion{OriginSeq: d.Seq, RootMsgID: d.RootMsgID, AtMS: d.At.UnixMilli(), Venue: d.Venue,
 		Sender: d.Sender, SenderDID: d.SenderDID, Tags: d.Tags}
+}
+
+func (p pullDeletion) deletion() eventstore.Deletion {
+	return eventstore.Deletion{Seq: p.OriginSeq, RootMsgID: p.RootMsgID, At: time.UnixMilli(p.AtMS).UTC(), Venue: p.Venue,
+		Deleter: eventstore.Deleter{Sender: p.Sender, SenderDID: p.SenderDID, Tags: p.Tags}}
+}
+
+func pullReactionOf(r eventstore.ReactionEvent) pullReaction {
+	return pullReaction{OriginSeq: r.Seq, EventID: r.EventID, Root: r.Root, Reactor: r.Reactor, ReactorNick: r.ReactorNick,
+		Emoji: r.Emoji, Remove: r.Remove, AtMS: r.At.UnixMilli(), Venue: r.Venue, Sender: r.Sender,
+		SenderDID: r.SenderDID, Tags: r.Tags}
+}
+
+func (p pullReaction) reaction() eventstore.ReactionEvent {
+	return eventstore.ReactionEvent{Seq: p.OriginSeq, EventID: p.EventID, Root: p.Root, Reactor: p.Reactor,
+		ReactorNick: p.ReactorNick, Emoji: p.Emoji, Remove: p.Remove, At: time.UnixMilli(p.AtMS).UTC(), Venue: p.Venue,
+		Sender: p.Sender, SenderDID: p.SenderDID, Tags: p.Tags}
 }
 
 func eventOf(m eventstore.Message) Event {

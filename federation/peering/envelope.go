@@ -31,18 +31,17 @@ type Envelope struct {
 	Signature string `json:"signature"` // ed25519:<kid>:<sig over the decoded payload bytes>
 }
 
-// Batch is what an envelope carries from one node of a server to a peer server.
+// Batch is what an envelope carries from one node of a server to a peer server: authority only
+// (topics, other state changes, requests and their answers, presence). Messages, edits, deletes
+// and reactions travel on the exchange's stream; an envelope naming them is malformed.
 type Batch struct {
-	From      string     `json:"from"`    // the sending server's DID; equals the envelope signer
-	To        string     `json:"to"`      // the receiving server's DID
-	Seq       int64      `json:"seq"`     // strictly increasing per signing key
-	SentAt    int64      `json:"sent_at"` // unix seconds
-	Events    []Event    `json:"events,omitempty"`
-	Deletions []Deletion `json:"deletions,omitempty"`
-	Topics    []Topic    `json:"topics,omitempty"`
-	Reactions []Reaction `json:"reactions,omitempty"`
-	Changes   []Change   `json:"changes,omitempty"`
-	Presence  []Presence `json:"presence,omitempty"`
+	From     string     `json:"from"`    // the sending server's DID; equals the envelope signer
+	To       string     `json:"to"`      // the receiving server's DID
+	Seq      int64      `json:"seq"`     // strictly increasing per signing key
+	SentAt   int64      `json:"sent_at"` // unix seconds
+	Topics   []Topic    `json:"topics,omitempty"`
+	Changes  []Change   `json:"changes,omitempty"`
+	Presence []Presence `json:"presence,omitempty"`
 	// WantPresence asks the receiver to send its members of the linked channels again (the
 	// sender forgot them when its link dropped).
 	WantPresence bool `json:"want_presence,omitempty"`
@@ -50,35 +49,7 @@ type Batch struct {
 
 // Items counts what a batch carries, for the rate limit.
 func (b Batch) Items() int {
-	return len(b.Events) + len(b.Deletions) + len(b.Topics) + len(b.Reactions) + len(b.Changes) + len(b.Presence)
-}
-
-// Event is a message or an edit, as stored on its origin server.
-type Event struct {
-	Seq           int64             `json:"seq"` // the sender's store seq, acknowledged back
-	MsgID         string            `json:"msgid"`
-	Venue         string            `json:"venue"`
-	Command       string            `json:"command"`
-	Sender        string            `json:"sender"` // nick!user@host
-	SenderNick    string            `json:"sender_nick"`
-	SenderDID     string            `json:"sender_did,omitempty"`
-	Text          string            `json:"text"`
-	Tags          map[string]string `json:"tags,omitempty"`
-	TimeMS        int64             `json:"time_ms"`
-	ReplacesMsgID string            `json:"replaces_msgid,omitempty"`
-}
-
-// Deletion is a delete made on the sending node. EventID is the delete event's own msgid, which
-// its signature covers.
-type Deletion struct {
-	Seq       int64             `json:"seq"`
-	EventID   string            `json:"event_id"`
-	RootMsgID string            `json:"root_msgid"`
-	AtMS      int64             `json:"at_ms"`
-	Venue     string            `json:"venue"`
-	Sender    string            `json:"sender"`
-	SenderDID string            `json:"sender_did,omitempty"`
-	Tags      map[string]string `json:"tags,omitempty"`
+	return len(b.Topics) + len(b.Changes) + len(b.Presence)
 }
 
 // Topic is a topic change of a linked channel. From the home it is the channel's topic; from the
@@ -93,19 +64,6 @@ type Topic struct {
 	// requesting node signs them (see topicrequest.go) and the home echoes both back unchanged.
 	RequestID  string `json:"request_id,omitempty"`
 	RequestSig string `json:"request_sig,omitempty"`
-}
-
-// Reaction is a react or unreact made on the sending node: the TAGMSG as its author sent it, with
-// +react (or +draft/react) or +freeq.at/unreact, +reply naming the root, and the author's
-// +freeq.at/sig, which covers EventID.
-type Reaction struct {
-	EventID    string            `json:"event_id"`
-	Venue      string            `json:"venue"`
-	Sender     string            `json:"sender"`
-	SenderNick string            `json:"sender_nick"`
-	SenderDID  string            `json:"sender_did"`
-	Tags       map[string]string `json:"tags"`
-	AtMS       int64             `json:"at_ms"`
 }
 
 // Change is a channel state change other than the topic: modes (flags, bans, invite exceptions),
@@ -176,12 +134,9 @@ const (
 	PresenceMembers = "members"
 )
 
-// Ack is the answer to an accepted envelope: the last event and deletion seqs stored (the sender
-// advances its cursors to them; something after them waits for a later envelope).
+// Ack is the answer to an accepted envelope.
 type Ack struct {
-	OK               bool  `json:"ok"`
-	EventsThrough    int64 `json:"events_through"`
-	DeletionsThrough int64 `json:"deletions_through"`
+	OK bool `json:"ok"`
 	// Refused names the requests (by request id) the home refused, with the reason.
 	Refused map[string]string `json:"refused,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -24,13 +25,13 @@ func TestPeerCannotSpeakAsOfflineLocalUsers(t *testing.T) {
 	peer := f.peers["did:web:a.example"]
 	origin := originName(peer.DID)
 
-	event := func(nick, sender, did string) Event {
-		return Event{MsgID: ulid.Make().String(), Venue: "#c", Command: "PRIVMSG", SenderNick: nick, Sender: sender,
+	event := func(nick, sender, did string) exchange.Event {
+		return exchange.Event{OriginSeq: 1, MsgID: ulid.Make().String(), Venue: "#c", Command: "PRIVMSG", SenderNick: nick, Sender: sender,
 			SenderDID: did, Text: "hi", TimeMS: now.UnixMilli()}
 	}
 	tests := []struct {
 		name       string
-		ev         Event
+		ev         exchange.Event
 		want       outcome
 		wantSender string
 	}{

@@ -223,21 +223,9 @@ func (f *Federation) limiter(did string) interface {
 	return f.limiters[did]
 }
 
-// apply applies a verified batch in order: events, deletions and reactions (applyItems), then
-// presence, changes and topics. An item that must wait (an edit or delete whose root is not
-// stored yet) stops its list; the ack says how far each list got.
+// apply applies a verified batch in order: presence, changes and topics.
 func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error) {
 	ack := Ack{OK: true}
-	taken, err := f.applyItems(ctx, peer, b.Events, b.Deletions, b.Reactions)
-	if taken.Events > 0 {
-		ack.EventsThrough = b.Events[taken.Events-1].Seq
-	}
-	if taken.Deletions > 0 {
-		ack.DeletionsThrough = b.Deletions[taken.Deletions-1].Seq
-	}
-	if err != nil {
-		return ack, err
-	}
 	for _, p := range b.Presence {
 		outcome, err := f.guarded(peer, "presence", func() (outcome, error) { return f.applyPresence(ctx, peer, p) })
 		if err != nil {
@@ -283,15 +271,15 @@ func (f *Federation) apply(ctx context.Context, peer Peer, b Batch) (Ack, error)
 	return ack, nil
 }
 
-// applyItems applies what a peer originated, in order: its messages and edits, its deletes, its
-// reactions. It is the one inbound path for those items, whether an envelope or a stream frame
-// carried them: per item peering's checks (its link or DM, impostors, signatures, sanitising, the
-// peer's trust), then the inbound pipeline. An event or delete that must wait (its root is not
-// stored yet) stops its list there; Taken says how many of each list were taken (stored, or
-// dropped as a duplicate or a lie). A reaction never waits: one whose root is not here is dropped.
-func (f *Federation) applyItems(ctx context.Context, peer Peer, evs []Event, dels []Deletion, reacts []Reaction) (exchange.Taken, error) {
+// applyItems applies what a peer originated, as one frame of its stream carried it, in order: its
+// messages and edits, its deletes, its reactions. Per item peering's checks (its link or DM,
+// impostors, signatures, sanitising, the peer's trust), then the inbound pipeline. An event or
+// delete that must wait (its root is not stored yet) stops its list there; Taken says how many of
+// each list were taken (stored, or dropped as a duplicate or a lie). A reaction never waits: one
+// whose root is not here is dropped.
+func (f *Federation) applyItems(ctx context.Context, peer Peer, fr exchange.ServerFrame) (exchange.Taken, error) {
 	var taken exchange.Taken
-	for _, ev := range evs {
+	for _, ev := range fr.Events {
 		outcome, err := f.guarded(peer, "an event", func() (outcome, error) { return f.applyEvent(ctx, peer, ev) })
 		if err != nil {
 			return taken, err
@@ -302,7 +290,7 @@ func (f *Federation) applyItems(ctx context.Context, peer Peer, evs []Event, del
 		f.tally(peer, outcome, !kept(outcome), "an event", "msgid", truncate(ev.MsgID, 40))
 		taken.Events++
 	}
-	for _, d := range dels {
+	for _, d := range fr.Deletions {
 		outcome, err := f.guarded(peer, "a delete", func() (outcome, error) { return f.applyDeletion(ctx, peer, d) })
 		if err != nil {
 			return taken, err
@@ -313,7 +301,7 @@ func (f *Federation) applyItems(ctx context.Context, peer Peer, evs []Event, del
 		f.tally(peer, outcome, !kept(outcome), "a delete", "root", truncate(d.RootMsgID, 40))
 		taken.Deletions++
 	}
-	for _, r := range reacts {
+	for _, r := range fr.Reactions {
 		outcome, err := f.guarded(peer, "a reaction", func() (outcome, error) { return f.applyReaction(ctx, peer, r) })
 		if err != nil {
 			return taken, err
@@ -368,7 +356,7 @@ const (
 )
 
 // applyEvent checks and stores one message or edit.
-func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev Event) (outcome, error) {
+func (f *Federation) applyEvent(ctx context.Context, peer Peer, ev exchange.Event) (outcome, error) {
 	m, why := f.inboundMessage(peer, ev)
 	if why != "" {
 		return why, nil
@@ -399,7 +387,7 @@ func (f *Federation) source(peer Peer, signature func(root eventstore.Message) c
 }
 
 // inboundMessage validates and sanitises an event into the message this node stores.
-func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, outcome) {
+func (f *Federation) inboundMessage(peer Peer, ev exchange.Event) (*eventstore.Message, outcome) {
 	if !validMsgID(ev.MsgID) || (ev.ReplacesMsgID != "" && !validMsgID(ev.ReplacesMsgID)) || ev.ReplacesMsgID == ev.MsgID {
 		return nil, outcomeMalformed
 	}
@@ -435,9 +423,11 @@ func (f *Federation) inboundMessage(peer Peer, ev Event) (*eventstore.Message, o
 	}, ""
 }
 
-// applyDeletion checks and applies one delete.
-func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (outcome, error) {
-	if !validMsgID(d.EventID) || !validMsgID(d.RootMsgID) || d.AtMS <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags {
+// applyDeletion checks and applies one delete. The delete event's own msgid, which its signature
+// covers, is among the tags the origin filed it with (deletionEventIDTag).
+func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d eventstore.Deletion) (outcome, error) {
+	eventID := d.Tags[deletionEventIDTag]
+	if !validMsgID(eventID) || !validMsgID(d.RootMsgID) || d.At.UnixMilli() <= 0 || d.SenderDID == "" || !validDID(d.SenderDID) || len(d.Tags) > maxTags+1 {
 		return outcomeMalformed, nil
 	}
 	if isDMVenue(d.Venue) {
@@ -452,8 +442,8 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	if f.ownedLocally(d.SenderDID, deleterNick) {
 		return outcomeImpostor, nil
 	}
-	signed := sanitizeTags(d.Tags) // the tags the deleter signed
-	at := time.UnixMilli(d.AtMS)
+	signed := sanitizeTags(d.Tags) // the tags the deleter signed (deletionEventIDTag is not one)
+	at := d.At
 	if now := f.cfg.Now(); at.After(now) {
 		at = now
 	}
@@ -462,12 +452,12 @@ func (f *Federation) applyDeletion(ctx context.Context, peer Peer, d Deletion) (
 	}
 	tags := maps.Clone(signed)
 	tags[TagOrigin] = originName(peer.DID)
-	tags[deletionEventIDTag] = d.EventID
+	tags[deletionEventIDTag] = eventID
 	// Filed in this node's deletions log (Origin: this node), so the rest of the cluster copies it.
 	del := eventstore.Deletion{RootMsgID: d.RootMsgID, At: at, Origin: f.cfg.NodeName, Venue: d.Venue,
 		Deleter: eventstore.Deleter{Sender: deleter, SenderDID: d.SenderDID, Tags: tags}}
 	res, err := f.pipe.Receive(ctx, f.source(peer, func(root eventstore.Message) chat.Outcome {
-		sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, d.EventID, d.Venue, "", signed)
+		sig := checkSignature(ctx, f, peer, "TAGMSG", d.SenderDID, eventID, d.Venue, "", signed)
 		switch {
 		case sig.verdict == verdictInvalid:
 			return chat.Outcome(outcomeInvalidSig)

@@ -182,19 +182,6 @@ func (o *outbox) collect() pending {
 	return p
 }
 
-// deletionWithEventID is a delete as it crosses: the delete event's msgid, which a filed delete
-// keeps among its tags, travels as EventID.
-func deletionWithEventID(seq int64, root string, atMS int64, venue, sender, senderDID string, filed map[string]string) Deletion {
-	tags := make(map[string]string, len(filed))
-	for k, v := range filed {
-		if k != deletionEventIDTag {
-			tags[k] = v
-		}
-	}
-	return Deletion{Seq: seq, EventID: filed[deletionEventIDTag], RootMsgID: root, AtMS: atMS,
-		Venue: venue, Sender: sender, SenderDID: senderDID, Tags: tags}
-}
-
 // errRefused is a peer's refusal of an envelope.
 var errRefused = errors.New("peer refused the envelope")
 

@@ -93,7 +93,7 @@ func TestSanitize(t *testing.T) {
 func TestSealAndParseEnvelope(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	b := Batch{From: "did:web:a.example", To: "did:web:b.example", Seq: 7, SentAt: 1700000000,
-		Events: []Event{{Seq: 1, MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Venue: "#c", Command: "PRIVMSG", Text: "hi"}}}
+		Topics: []Topic{{Channel: "#c", Text: "hi", SetBy: "a!u@h", AtMS: 1700000000000}}}
 	body, err := Seal(priv, b)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestSealAndParseEnvelope(t *testing.T) {
 		t.Fatalf("ParseEnvelope = %+v, %v", env, err)
 	}
 	got, err := DecodeBatch(payload)
-	if err != nil || got.Seq != 7 || len(got.Events) != 1 || got.Events[0].Text != "hi" {
+	if err != nil || got.Seq != 7 || len(got.Topics) != 1 || got.Topics[0].Text != "hi" {
 		t.Fatalf("DecodeBatch = %+v, %v", got, err)
 	}
 	bad := []string{
@@ -116,7 +116,10 @@ func TestSealAndParseEnvelope(t *testing.T) {
 			t.Errorf("ParseEnvelope(%s) accepted", in)
 		}
 	}
-	for _, in := range []string{`{}`, `{"seq":1}`, `{"seq":1,"sent_at":1,"what":1}`} {
+	// Messages, deletes and reactions travel on the stream only: an envelope naming them is
+	// malformed, even empty.
+	for _, in := range []string{`{}`, `{"seq":1}`, `{"seq":1,"sent_at":1,"what":1}`, `{"seq":1,"sent_at":1,"events":[]}`,
+		`{"seq":1,"sent_at":1,"deletions":[{"seq":1}]}`, `{"seq":1,"sent_at":1,"reactions":[{"event_id":"x"}]}`} {
 		if _, err := DecodeBatch([]byte(in)); err == nil {
 			t.Errorf("DecodeBatch(%s) accepted", in)
 		}
@@ -132,12 +135,11 @@ func TestSealAndParseEnvelope(t *testing.T) {
 func FuzzParseEnvelope(f *testing.F) {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	seed, _ := Seal(priv, Batch{From: "did:web:a.example", To: "did:web:b.example", Seq: 1, SentAt: 1,
-		Deletions: []Deletion{{Seq: 1, EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", RootMsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAW"}}})
+		Topics: []Topic{{Channel: "#c", Text: "t", SetBy: "a!u@h", AtMS: 1, RequestID: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}}})
 	f.Add(seed)
 	rich, _ := Seal(priv, Batch{From: "did:web:a.example", To: "did:web:b.example", Seq: 2, SentAt: 1, WantPresence: true,
-		Changes:   []Change{{Kind: ChangeMode, Channel: "#c", Modes: []ModeChange{{Add: true, Mode: "b", Arg: "*!*@x"}}, RequestID: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}},
-		Reactions: []Reaction{{EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Venue: "#c", Tags: map[string]string{"+react": "x"}}},
-		Presence:  []Presence{{Kind: PresenceMembers, Channel: "#c", Members: []PresenceMember{{Nick: "n"}}}}})
+		Changes:  []Change{{Kind: ChangeMode, Channel: "#c", Modes: []ModeChange{{Add: true, Mode: "b", Arg: "*!*@x"}}, RequestID: "01ARZ3NDEKTSV4RRFFQ69G5FAV"}},
+		Presence: []Presence{{Kind: PresenceMembers, Channel: "#c", Members: []PresenceMember{{Nick: "n"}}}}})
 	f.Add(rich)
 	f.Add([]byte(`{"signer":"did:web:x","payload":"` + base64.RawURLEncoding.EncodeToString([]byte(`{"seq":1,"sent_at":1}`)) + `","signature":"ed25519:AAAAAAAAAAAAAAAAAAAAAA:AA"}`))
 	f.Add([]byte(`{"signer":`))

@@ -112,8 +112,8 @@ func (f *Federation) AuthenticateStream(r *http.Request) (string, ed25519.Public
 // errReadonly ends the stream of a readonly peer that sent something.
 var errReadonly = errors.New("a readonly peer may originate nothing")
 
-// ReceiveFrame applies one frame of server's stream: the items go through applyItems, the same
-// checks and pipeline as an envelope's. It first waits for the peer's rate limit (100 items a
+// ReceiveFrame applies one frame of server's stream: the items go through applyItems, peering's
+// checks and then the inbound pipeline. It first waits for the peer's rate limit (100 items a
 // second, shared with its envelopes): a flood slows that server's stream only, whose sender waits
 // for the acknowledgement. It returns once what it took is stored, with how much of each list.
 func (f *Federation) ReceiveFrame(ctx context.Context, server string, fr exchange.ServerFrame) (exchange.Taken, error) {
@@ -135,31 +135,11 @@ func (f *Federation) ReceiveFrame(ctx context.Context, server string, fr exchang
 	if err := f.pace(ctx, peer.DID, n); err != nil {
 		return exchange.Taken{}, err
 	}
-	b := BatchOf(fr)
-	taken, err := f.applyItems(ctx, peer, b.Events, b.Deletions, b.Reactions)
+	taken, err := f.applyItems(ctx, peer, fr)
 	if err != nil {
 		return taken, fmt.Errorf("frame from %s: %w", peer.DID, err)
 	}
 	return taken, nil
-}
-
-// BatchOf is what a stream frame carries as the lists of an envelope's Batch: the items
-// ReceiveFrame checks, as applyItems checks an envelope's.
-func BatchOf(fr exchange.ServerFrame) Batch {
-	var b Batch
-	for _, e := range fr.Events {
-		b.Events = append(b.Events, Event{Seq: e.OriginSeq, MsgID: e.MsgID, Venue: e.Venue, Command: e.Command,
-			Sender: e.Sender, SenderNick: e.SenderNick, SenderDID: e.SenderDID, Text: e.Text, Tags: e.Tags,
-			TimeMS: e.TimeMS, ReplacesMsgID: e.ReplacesMsgID})
-	}
-	for _, d := range fr.Deletions {
-		b.Deletions = append(b.Deletions, deletionWithEventID(d.OriginSeq, d.RootMsgID, d.AtMS, d.Venue, d.Sender, d.SenderDID, d.Tags))
-	}
-	for _, r := range fr.Reactions {
-		b.Reactions = append(b.Reactions, Reaction{EventID: r.EventID, Venue: r.Venue, Sender: r.Sender,
-			SenderNick: r.ReactorNick, SenderDID: r.SenderDID, Tags: r.Tags, AtMS: r.AtMS})
-	}
-	return b
 }
 
 // pace waits until the peer's rate limit lets n more items in. A frame larger than the limit's

@@ -96,12 +96,12 @@ func (p *plane) event(key ed25519.PrivateKey, venue, senderDID, nick, text strin
 
 // deletion is a delete of root by senderDID, signed with key, as the stream carries it (the
 // delete event's msgid among its tags).
-func (p *plane) deletion(key ed25519.PrivateKey, senderDID, root string) exchange.Deletion {
+func (p *plane) deletion(key ed25519.PrivateKey, senderDID, root string) eventstore.Deletion {
 	eventID := ulid.Make().String()
 	v, _ := signing.ChannelVenue("#c")
 	doc, _ := signing.Mutation{Envelope: signing.Envelope{From: senderDID, MsgID: eventID, Venue: v}, Kind: signing.KindDelete, Subject: root}.Canonical()
-	return exchange.Deletion{OriginSeq: 1, RootMsgID: root, AtMS: p.now.UnixMilli(), Venue: "#c", Sender: "mallory!u@a.example",
-		SenderDID: senderDID, Tags: map[string]string{"+draft/delete": root, "+freeq.at/sig": signing.Sign(key, doc), deletionEventIDTag: eventID}}
+	return eventstore.Deletion{Seq: 1, RootMsgID: root, At: *p.now, Venue: "#c", Deleter: eventstore.Deleter{Sender: "mallory!u@a.example",
+		SenderDID: senderDID, Tags: map[string]string{"+draft/delete": root, "+freeq.at/sig": signing.Sign(key, doc), deletionEventIDTag: eventID}}}
 }
 
 func (p *plane) stored(t *testing.T, msgid string) (eventstore.Message, bool) {
@@ -230,7 +230,7 @@ func TestReceiveFrameDropsLies(t *testing.T) {
 		{"a DM sent as a local user", p.full.DID, exchange.ServerFrame{Events: []exchange.Event{dm}}},
 		{"an unlinked channel", p.full.DID, exchange.ServerFrame{Events: []exchange.Event{p.event(p.fullKey, "#other", planeRemote, "mallory", "elsewhere")}}},
 		{"a relay peer in another peer's channel", p.relay.DID, exchange.ServerFrame{Events: []exchange.Event{p.event(p.relayKey, "#c", "did:web:eve.relay.example", "eve", "not my link")}}},
-		{"delete of the victim's message", p.full.DID, exchange.ServerFrame{Deletions: []exchange.Deletion{p.deletion(p.fullKey, planeRemote, p.victimMsg)}}},
+		{"delete of the victim's message", p.full.DID, exchange.ServerFrame{Deletions: []eventstore.Deletion{p.deletion(p.fullKey, planeRemote, p.victimMsg)}}},
 	}
 	for _, tt := range tests {
 		taken, err := p.f.ReceiveFrame(ctx, tt.server, tt.frame)
@@ -394,7 +394,7 @@ func TestOutboxFollowsTheStream(t *testing.T) {
 	}
 	f.StreamUp(home)
 	if b := next("the link-up snapshot"); !b.WantPresence || len(b.Presence) != 1 || b.Presence[0].Kind != PresenceMembers ||
-		len(b.Presence[0].Members) != 1 || b.Presence[0].Members[0].Nick != "bob" || len(b.Events)+len(b.Deletions)+len(b.Reactions) != 0 {
+		len(b.Presence[0].Members) != 1 || b.Presence[0].Members[0].Nick != "bob" {
 		t.Fatalf("link-up envelope = %+v", b)
 	}
 	f.queuePresence(home, Presence{Kind: PresencePart, Channel: "#c", Nick: "bob", User: "bob", DID: planeBob})

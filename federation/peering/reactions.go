@@ -3,7 +3,6 @@ package peering
 import (
 	"context"
 	"maps"
-	"time"
 
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
@@ -31,14 +30,16 @@ func reactionOf(tags map[string]string) (emoji string, remove bool, root string)
 }
 
 // applyReaction checks and files one reaction from a peer, and shows it to local members.
-func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (outcome, error) {
-	if !validMsgID(r.EventID) || r.SenderDID == "" || !validDID(r.SenderDID) || len(r.Tags) > maxTags || r.SenderNick == "" {
+// The reaction's emoji, root and whether it is an unreact are read from the tags its author
+// signed, never from the frame's other fields.
+func (f *Federation) applyReaction(ctx context.Context, peer Peer, r eventstore.ReactionEvent) (outcome, error) {
+	if !validMsgID(r.EventID) || r.SenderDID == "" || !validDID(r.SenderDID) || len(r.Tags) > maxTags || r.ReactorNick == "" {
 		return outcomeMalformed, nil
 	}
 	if !f.Linked(peer.DID, r.Venue) {
 		return outcomeNotLinked, nil
 	}
-	nick := sanitizeName(r.SenderNick)
+	nick := sanitizeName(r.ReactorNick)
 	if f.ownedLocally(r.SenderDID, nick) {
 		return outcomeImpostor, nil
 	}
@@ -47,8 +48,8 @@ func (f *Federation) applyReaction(ctx context.Context, peer Peer, r Reaction) (
 	if emoji == "" || len(emoji) > eventstore.MaxEmojiBytes || !validMsgID(rootID) {
 		return outcomeMalformed, nil
 	}
-	at := time.UnixMilli(r.AtMS)
-	if now := f.cfg.Now(); r.AtMS <= 0 || at.After(now) {
+	at := r.At
+	if now := f.cfg.Now(); at.UnixMilli() <= 0 || at.After(now) {
 		at = now
 	}
 	sender := sanitizeName(r.Sender)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/node/linkroute"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
@@ -417,7 +417,7 @@ func (c *client) kick(rb *respBuf, channel, nick, reason string) {
 		reason = c.nick
 	}
 	target := c.sessionIDByNick(nick)
-	if target == "" && c.federatedTarget(rb, peering.ChangeKick, "KICK", name, nick, reason) {
+	if target == "" && c.federatedTarget(rb, linkroute.Kick, "KICK", name, nick, reason) {
 		return
 	}
 	if target == "" {
@@ -437,7 +437,7 @@ func (c *client) kick(rb *respBuf, channel, nick, reason string) {
 func handleINVITE(c *client, m ircmsg.Message, rb *respBuf) {
 	nick, name := m.Param(0), fsm.Fold(m.Param(1))
 	target := c.sessionIDByNick(nick)
-	if target == "" && c.federatedTarget(rb, peering.ChangeInvite, "INVITE", name, nick, "") {
+	if target == "" && c.federatedTarget(rb, linkroute.Invite, "INVITE", name, nick, "") {
 		return
 	}
 	if target == "" {

@@ -8,7 +8,9 @@
 // handlers validate syntax, read the local replica, and propose fsm commands through a Proposer.
 // They answer after the local state machine applied the command; the state machine's events come
 // back through Server.Observe and are rendered for every local session they concern, which is also
-// how changes made on other nodes reach local users. Chat messages stay out of Raft and are not
+// how changes made on other nodes reach local users. On a channel linked with a peer server,
+// linked-channel routing (node/linkroute, through Config.Links) says which changes go to the
+// channel's home server instead. Chat messages stay out of Raft and are not
 // written here: the chat service (node/chat, through the Messages interface) checks them, picks
 // or adopts their msgid, signs, stores them durably and publishes them, and only then does the
 // edge echo and deliver them, in the connection's command order (pipeline.go). Read markers and

@@ -48,11 +48,9 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	for _, l := range lists {
 		c.sendList(rb, name, l)
 	}
-	if c.s.federation != nil && c.s.federation.IsLinked(name) {
+	if c.s.links.Linked(name) {
 		changes = c.didOpGrants(rb, name, changes)
-		if c.homeElsewhere(name) {
-			changes = c.federatedModes(rb, name, changes)
-		}
+		changes = c.federatedModes(rb, name, changes)
 	}
 	if len(changes) == 0 {
 		return
@@ -112,7 +110,7 @@ func (c *client) parseModeChanges(rb *respBuf, channel, modestr string, args []s
 				continue
 			}
 			id := c.sessionIDByNick(nick)
-			if id == "" && ch == 'o' && strings.HasPrefix(nick, "did:") && c.s.federation != nil && c.s.federation.IsLinked(channel) {
+			if id == "" && ch == 'o' && strings.HasPrefix(nick, "did:") && c.s.links.Linked(channel) {
 				// A DID op of a linked channel, whether or not the DID has a session here.
 				changes = append(changes, fsm.ModeChange{Add: add, Mode: "o", Arg: nick})
 				continue

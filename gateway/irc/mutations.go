@@ -60,8 +60,7 @@ func (c *client) pin(m ircmsg.Message, rb *respBuf, add bool) {
 		}
 		cmd = fsm.Unpin{Session: c.id, Channel: name, MsgID: msgid}
 	}
-	if c.homeElsewhere(name) {
-		c.federatedPin(rb, verb, name, msgid, add)
+	if c.federatedPin(rb, verb, name, msgid, add) {
 		return
 	}
 	res, err := c.propose(cmd)

@@ -36,7 +36,7 @@ func handleRENAME(c *client, m ircmsg.Message, rb *respBuf) {
 		reason = truncate(reason, fsm.MaxTopicLen)
 	}
 	newName := fsm.Fold(newRaw)
-	if c.s.federation != nil && c.s.federation.IsLinked(old) {
+	if c.s.links.Linked(old) {
 		rb.add(c.failMsg("RENAME", "CANNOT_RENAME", "A channel linked with another server cannot be renamed", oldRaw, newRaw))
 		return
 	}

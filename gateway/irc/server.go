@@ -17,6 +17,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/sasl"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/linkroute"
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -95,8 +96,9 @@ type Config struct {
 	// chat events stored elsewhere, and publishes what its clients send (messages, edits, deletes
 	// and reactions once stored; typing and status messages as relayed). Nil in unit tests.
 	Streams *stream.Streams
-	// Federation is this node's side of federation with peer servers; nil without peers.
-	Federation Federation
+	// Links routes changes of channels linked with peer servers (node/linkroute); nil: no peer
+	// servers.
+	Links linkroute.Router
 	// Disconnects is told why each registered connection ended (disconnects.go); nil: nobody.
 	Disconnects DisconnectRecorder
 	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
@@ -137,7 +139,7 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	federation Federation // nil without peer servers (federation.go)
+	links linkroute.Router // linked-channel routing (federation.go); never nil
 
 	rendered renderedMembers // local channel members as of the last rendered event (events.go)
 
@@ -178,8 +180,8 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 		msgs: cfg.Messages,
 		ctx:  ctx, cancel: cancel,
 	}
-	if cfg.Federation != nil {
-		s.federation = cfg.Federation
+	if s.links = cfg.Links; s.links == nil {
+		s.links = linkroute.New(nil, nil) // no peer servers: every change is this server's
 	}
 	if verifier != nil && verifier.Passwords == nil {
 		verifier.Passwords = s.loginCredentials // PLAIN and SCRAM-SHA-256 (logins.go)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/raft/fsm"
@@ -47,94 +48,74 @@ func IsAuthor(root eventstore.Message, did, nick string) bool {
 	return did == "" && nick != "" && fsm.Fold(root.SenderNick) == fsm.Fold(nick)
 }
 
-// RemoteDeletion is a delete made elsewhere: on another node of the cluster (Authority nil) or on
-// a federated server.
-type RemoteDeletion struct {
-	Root        string            // the msgid of the message deleted (its root)
-	Venue       string            // where the delete says the message is
-	DeleterDID  string            // who deleted it
-	DeleterNick string            // their nick
-	Tags        map[string]string // the delete event's tags (+draft/delete names the root)
-	Authority   *Authority
-}
+// The acceptance rules take an event made elsewhere as the type the store files it as (one type
+// per item: eventstore.Message for a message or an edit, eventstore.Deletion, and
+// eventstore.ReactionEvent), with the Authority of where it came from: nil for a node of this
+// cluster, else a federated server's.
 
 // AcceptDeletion applies the rules a delete made elsewhere meets before it is applied here: its
 // message is here (else Wait), in the venue it names (else Malformed), not deleted yet (else
-// Duplicate); and, from a federated server, deleted by its author or an operator here (else
-// NotOp), naming the root (else Malformed), with a signature that authorises it. It returns the
-// root for an Accepted delete; it changes nothing.
-func AcceptDeletion(ctx context.Context, store Roots, d RemoteDeletion) (eventstore.Message, Outcome, error) {
-	root, err := store.Root(ctx, d.Root)
+// Duplicate); and, from a federated server, deleted by its author (by DID, or a guest's by the
+// nick of the delete's sender mask) or an operator here (else NotOp), naming the root in its
+// +draft/delete tag (else Malformed), with a signature that authorises it. It returns the root for
+// an Accepted delete; it changes nothing.
+func AcceptDeletion(ctx context.Context, store Roots, d eventstore.Deletion, auth *Authority) (eventstore.Message, Outcome, error) {
+	root, err := store.Root(ctx, d.RootMsgID)
 	switch {
 	case errors.Is(err, eventstore.ErrNotFound):
 		return root, Wait, nil
 	case err != nil:
-		return root, "", fmt.Errorf("chat: delete of %s: %w", d.Root, err)
-	case root.Venue != d.Venue || root.MsgID != d.Root:
+		return root, "", fmt.Errorf("chat: delete of %s: %w", d.RootMsgID, err)
+	case root.Venue != d.Venue || root.MsgID != d.RootMsgID:
 		return root, Malformed, nil
 	case !root.DeletedAt.IsZero():
 		return root, Duplicate, nil
-	case d.Authority == nil:
+	case auth == nil:
 		return root, Accepted, nil
 	}
-	if !IsAuthor(root, d.DeleterDID, d.DeleterNick) && !d.Authority.IsOp(d.Venue, d.DeleterDID) {
+	nick, _, _ := strings.Cut(d.Sender, "!")
+	if !IsAuthor(root, d.SenderDID, nick) && !auth.IsOp(d.Venue, d.SenderDID) {
 		return root, NotOp, nil
 	}
 	if d.Tags["+draft/delete"] != root.MsgID {
 		return root, Malformed, nil
 	}
-	if o := d.Authority.Signature(root); o != Accepted {
+	if o := auth.Signature(root); o != Accepted {
 		return root, o, nil
 	}
 	return root, Accepted, nil
 }
 
-// RemoteEdit is an edit made elsewhere.
-type RemoteEdit struct {
-	Replaces  string // the root the edit revises
-	Venue     string
-	EditorDID string
-	Tags      map[string]string // the edit's tags (+draft/edit names the root)
-	Authority *Authority
-}
-
-// AcceptEdit applies the rules an edit made elsewhere meets before it is stored here. From a
-// cluster node (Authority nil) every edit is stored: the store links an edit that arrives before
-// its root. From a federated server the root must be here (else Wait), in the edit's venue and
-// named by +draft/edit (else Malformed), written by the editor's DID (else NotAuthor), and the
-// signature must authorise it.
-func AcceptEdit(ctx context.Context, store Roots, e RemoteEdit) (Outcome, error) {
-	if e.Authority == nil {
+// AcceptEdit applies the rules an edit (m, whose ReplacesMsgID names its root) made elsewhere
+// meets before it is stored here. From a cluster node (auth nil) every edit is stored: the store
+// links an edit that arrives before its root. From a federated server the root must be here (else
+// Wait), in the edit's venue and named by +draft/edit (else Malformed), written by the editor's
+// DID (else NotAuthor), and the signature must authorise it.
+func AcceptEdit(ctx context.Context, store Roots, m *eventstore.Message, auth *Authority) (Outcome, error) {
+	if auth == nil {
 		return Accepted, nil
 	}
-	root, err := store.Root(ctx, e.Replaces)
+	root, err := store.Root(ctx, m.ReplacesMsgID)
 	switch {
 	case errors.Is(err, eventstore.ErrNotFound):
 		return Wait, nil
 	case err != nil:
-		return "", fmt.Errorf("chat: edit of %s: %w", e.Replaces, err)
-	case root.Venue != e.Venue || root.MsgID != e.Replaces || e.Tags["+draft/edit"] != root.MsgID:
+		return "", fmt.Errorf("chat: edit of %s: %w", m.ReplacesMsgID, err)
+	case root.Venue != m.Venue || root.MsgID != m.ReplacesMsgID || m.Tags["+draft/edit"] != root.MsgID:
 		return Malformed, nil
-	case root.SenderDID == "" || !IsAuthor(root, e.EditorDID, ""):
+	case root.SenderDID == "" || !IsAuthor(root, m.SenderDID, ""):
 		return NotAuthor, nil
 	}
-	return e.Authority.Signature(root), nil
-}
-
-// RemoteReaction is a react or unreact made elsewhere.
-type RemoteReaction struct {
-	Root      string // the msgid of the message reacted to (its root)
-	Venue     string
-	Authority *Authority
+	return auth.Signature(root), nil
 }
 
 // AcceptReaction applies the rules a reaction made elsewhere meets before it is filed here. From
-// a cluster node (Authority nil) every reaction is filed: filing finds its message, or the
-// reaction waits for it. From a federated server the message must be here (else NoRoot: a
-// reaction is not kept for later), in the reaction's venue, under that msgid and not deleted
-// (else Malformed), and the signature must speak for the reactor.
-func AcceptReaction(ctx context.Context, store Roots, r RemoteReaction) (Outcome, error) {
-	if r.Authority == nil {
+// a cluster node (auth nil) every reaction is filed: filing finds its message, or the reaction
+// waits for it. From a federated server the message must be here (else NoRoot: a reaction is not
+// kept for later), in the reaction's venue, under that msgid and not deleted (else Malformed),
+// and the signature must speak for the reactor.
+func AcceptReaction(ctx context.Context, store Roots, r eventstore.ReactionEvent, auth *Authority) (Outcome, error) {
+	if auth == nil {
 		return Accepted, nil
 	}
 	root, err := store.Root(ctx, r.Root)
@@ -146,5 +127,5 @@ func AcceptReaction(ctx context.Context, store Roots, r RemoteReaction) (Outcome
 	case root.Venue != r.Venue || root.MsgID != r.Root || !root.DeletedAt.IsZero():
 		return Malformed, nil
 	}
-	return r.Authority.Signature(root), nil
+	return auth.Signature(root), nil
 }

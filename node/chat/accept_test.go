@@ -40,32 +40,33 @@ func TestAcceptDeletion(t *testing.T) {
 	tags := func(id string) map[string]string { return map[string]string{"+draft/delete": id} }
 	for _, tc := range []struct {
 		name string
-		d    RemoteDeletion
+		d    eventstore.Deletion
+		auth *Authority
 		want Outcome
 	}{
-		{"cluster: accepted without authority checks", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:anyone"}, Accepted},
-		{"cluster: message not here yet", RemoteDeletion{Root: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c"}, Wait},
-		{"cluster: another venue", RemoteDeletion{Root: root, Venue: "#d"}, Malformed},
-		{"cluster: deleted before", RemoteDeletion{Root: deleted, Venue: "#c"}, Duplicate},
-		{"peer: the author", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:author", Tags: tags(root), Authority: peer}, Accepted},
-		{"peer: an operator", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:op", Tags: tags(root), Authority: peer}, Accepted},
-		{"peer: someone else", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:other", Tags: tags(root), Authority: peer}, NotOp},
-		{"peer: a DID on a guest's message", RemoteDeletion{Root: guestRoot, Venue: "#c", DeleterDID: "did:plc:x", DeleterNick: "guest", Tags: tags(guestRoot), Authority: peer}, NotOp},
-		{"peer: tag names another message", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:author", Tags: tags(guestRoot), Authority: peer}, Malformed},
-		{"peer: unsigned", RemoteDeletion{Root: root, Venue: "#c", DeleterDID: "did:plc:author", Tags: tags(root), Authority: &Authority{IsOp: ops, Signature: unsigned}}, Unsigned},
-		{"peer: deleted before", RemoteDeletion{Root: deleted, Venue: "#c", DeleterDID: "did:plc:author", Tags: tags(deleted), Authority: peer}, Duplicate},
+		{"cluster: accepted without authority checks", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:anyone"}}, nil, Accepted},
+		{"cluster: message not here yet", eventstore.Deletion{RootMsgID: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c"}, nil, Wait},
+		{"cluster: another venue", eventstore.Deletion{RootMsgID: root, Venue: "#d"}, nil, Malformed},
+		{"cluster: deleted before", eventstore.Deletion{RootMsgID: deleted, Venue: "#c"}, nil, Duplicate},
+		{"peer: the author", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:author", Tags: tags(root)}}, peer, Accepted},
+		{"peer: an operator", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:op", Tags: tags(root)}}, peer, Accepted},
+		{"peer: someone else", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:other", Tags: tags(root)}}, peer, NotOp},
+		{"peer: a DID on a guest's message", eventstore.Deletion{RootMsgID: guestRoot, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:x", Sender: "guest!u@h", Tags: tags(guestRoot)}}, peer, NotOp},
+		{"peer: tag names another message", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:author", Tags: tags(guestRoot)}}, peer, Malformed},
+		{"peer: unsigned", eventstore.Deletion{RootMsgID: root, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:author", Tags: tags(root)}}, &Authority{IsOp: ops, Signature: unsigned}, Unsigned},
+		{"peer: deleted before", eventstore.Deletion{RootMsgID: deleted, Venue: "#c", Deleter: eventstore.Deleter{SenderDID: "did:plc:author", Tags: tags(deleted)}}, peer, Duplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, o, err := AcceptDeletion(context.Background(), store, tc.d)
+			got, o, err := AcceptDeletion(context.Background(), store, tc.d, tc.auth)
 			if err != nil || o != tc.want {
 				t.Fatalf("outcome %q, %v; want %q", o, err, tc.want)
 			}
-			if o == Accepted && got.MsgID != tc.d.Root {
-				t.Errorf("accepted root %q, want %q", got.MsgID, tc.d.Root)
+			if o == Accepted && got.MsgID != tc.d.RootMsgID {
+				t.Errorf("accepted root %q, want %q", got.MsgID, tc.d.RootMsgID)
 			}
 		})
 	}
-	if _, _, err := AcceptDeletion(context.Background(), roots{fail: true}, RemoteDeletion{Root: root, Venue: "#c"}); err == nil {
+	if _, _, err := AcceptDeletion(context.Background(), roots{fail: true}, eventstore.Deletion{RootMsgID: root, Venue: "#c"}, nil); err == nil {
 		t.Error("a store failure was not reported")
 	}
 }
@@ -80,19 +81,19 @@ func TestAcceptEdit(t *testing.T) {
 	tags := func(id string) map[string]string { return map[string]string{"+draft/edit": id} }
 	for _, tc := range []struct {
 		name string
-		e    RemoteEdit
+		e    *eventstore.Message
+		auth *Authority
 		want Outcome
 	}{
-		{"cluster: stored even before its root", RemoteEdit{Replaces: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c"}, Accepted},
-		{"peer: the author", RemoteEdit{Replaces: root, Venue: "#c", EditorDID: "did:plc:author", Tags: tags(root), Authority: peer}, Accepted},
-		{"peer: root not here", RemoteEdit{Replaces: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c", EditorDID: "did:plc:author", Authority: peer}, Wait},
-		{"peer: another venue", RemoteEdit{Replaces: root, Venue: "#d", EditorDID: "did:plc:author", Tags: tags(root), Authority: peer}, Malformed},
-		{"peer: someone else", RemoteEdit{Replaces: root, Venue: "#c", EditorDID: "did:plc:other", Tags: tags(root), Authority: peer}, NotAuthor},
-		{"peer: a guest's message", RemoteEdit{Replaces: guestRoot, Venue: "#c", EditorDID: "did:plc:x", Tags: tags(guestRoot), Authority: peer}, NotAuthor},
-		{"peer: unsigned", RemoteEdit{Replaces: root, Venue: "#c", EditorDID: "did:plc:author", Tags: tags(root),
-			Authority: &Authority{Signature: func(eventstore.Message) Outcome { return Unsigned }}}, Unsigned},
+		{"cluster: stored even before its root", &eventstore.Message{ReplacesMsgID: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c"}, nil, Accepted},
+		{"peer: the author", &eventstore.Message{ReplacesMsgID: root, Venue: "#c", SenderDID: "did:plc:author", Tags: tags(root)}, peer, Accepted},
+		{"peer: root not here", &eventstore.Message{ReplacesMsgID: "01HXZ3K9Q8W2ABCDEFGHJKMNPZ", Venue: "#c", SenderDID: "did:plc:author"}, peer, Wait},
+		{"peer: another venue", &eventstore.Message{ReplacesMsgID: root, Venue: "#d", SenderDID: "did:plc:author", Tags: tags(root)}, peer, Malformed},
+		{"peer: someone else", &eventstore.Message{ReplacesMsgID: root, Venue: "#c", SenderDID: "did:plc:other", Tags: tags(root)}, peer, NotAuthor},
+		{"peer: a guest's message", &eventstore.Message{ReplacesMsgID: guestRoot, Venue: "#c", SenderDID: "did:plc:x", Tags: tags(guestRoot)}, peer, NotAuthor},
+		{"peer: unsigned", &eventstore.Message{ReplacesMsgID: root, Venue: "#c", SenderDID: "did:plc:author", Tags: tags(root)}, &Authority{Signature: func(eventstore.Message) Outcome { return Unsigned }}, Unsigned},
 	} {
-		if o, err := AcceptEdit(context.Background(), store, tc.e); err != nil || o != tc.want {
+		if o, err := AcceptEdit(context.Background(), store, tc.e, tc.auth); err != nil || o != tc.want {
 			t.Errorf("%s: outcome %q, %v; want %q", tc.name, o, err, tc.want)
 		}
 	}

@@ -8,8 +8,9 @@
 // Delete, React and SendAsNode are built on them. Events made elsewhere, on another node of the
 // cluster or on a federated server, go through AcceptRemote: deduplicated by msgid, checked by
 // the acceptance rules (AcceptEdit, AcceptDeletion, AcceptReaction, IsAuthor), stored in one
-// commit, and published with their source. eventstore.Message is the one type of a message for
-// the service, the store and the wire.
+// commit, and published with their source. eventstore.Message, eventstore.Deletion and
+// eventstore.ReactionEvent are the one type of a message, a delete and a reaction for the
+// service, its acceptance rules and the store.
 //
 // The service also keeps, in memory, which stored messages have not reached this node's readers
 // yet (delivery.go): a local write is delivered by Commit itself (Write.Deliver), a remote one

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/node/stream"
@@ -127,14 +126,13 @@ func (s *Service) acceptMessages(ctx context.Context, src Source, msgs []*events
 		o := Accepted
 		if m.ReplacesMsgID != "" {
 			var err error
-			e := RemoteEdit{Replaces: m.ReplacesMsgID, Venue: m.Venue, EditorDID: m.SenderDID, Tags: m.Tags,
-				Authority: src.authority(stream.Item{Kind: stream.KindMessage, Message: m})}
-			o, err = AcceptEdit(ctx, s.cfg.Store, e)
+			auth := src.authority(stream.Item{Kind: stream.KindMessage, Message: m})
+			o, err = AcceptEdit(ctx, s.cfg.Store, m, auth)
 			if err == nil && o == Wait && len(pending) > 0 {
 				if err := flush(); err != nil {
 					return err
 				}
-				o, err = AcceptEdit(ctx, s.cfg.Store, e)
+				o, err = AcceptEdit(ctx, s.cfg.Store, m, auth)
 			}
 			if err != nil {
 				return err
@@ -160,10 +158,7 @@ func (s *Service) acceptDeletions(ctx context.Context, src Source, dels []events
 			out[i] = Wait
 			continue
 		}
-		nick, _, _ := strings.Cut(d.Sender, "!")
-		_, o, err := AcceptDeletion(ctx, s.cfg.Store, RemoteDeletion{Root: d.RootMsgID, Venue: d.Venue,
-			DeleterDID: d.SenderDID, DeleterNick: nick, Tags: d.Tags,
-			Authority: src.authority(stream.Item{Kind: stream.KindDeletion, Deletion: d})})
+		_, o, err := AcceptDeletion(ctx, s.cfg.Store, *d, src.authority(stream.Item{Kind: stream.KindDeletion, Deletion: d}))
 		if err != nil {
 			return err
 		}
@@ -201,7 +196,7 @@ func (s *Service) acceptReactions(ctx context.Context, src Source, rs []eventsto
 			continue
 		}
 		auth := src.authority(stream.Item{Kind: stream.KindReaction, Reaction: r})
-		o, err := AcceptReaction(ctx, s.cfg.Store, RemoteReaction{Root: r.Root, Venue: r.Venue, Authority: auth})
+		o, err := AcceptReaction(ctx, s.cfg.Store, *r, auth)
 		if err != nil {
 			return err
 		}
