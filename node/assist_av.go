@@ -10,17 +10,20 @@ import (
 
 // assistAV compares a call's roster (replicated state) with the wire state of the forwarding unit
 // when this node hosts the call, for diagnose_av_session.
-type assistAV struct{ n *Node }
+type assistAV struct {
+	node    string
+	machine *fsm.Machine
+	surface *avSurface
+}
 
 func (a assistAV) InspectAV(_ context.Context, channel string) (assist.AVReport, bool, string) {
-	n := a.n
-	surface := n.av.Load()
-	if surface == nil || !surface.gateway.Running() {
-		return assist.AVReport{}, false, "AV is not running on node " + n.cfg.NodeName
+	surface := a.surface
+	if !surface.gateway.Running() {
+		return assist.AVReport{}, false, "AV is not running on node " + a.node
 	}
 	var call fsm.AVCall
 	var ok bool
-	n.machine.Read(func(st *fsm.State) { call, ok = st.AVActive(channel) })
+	a.machine.Read(func(st *fsm.State) { call, ok = st.AVActive(channel) })
 	if !ok {
 		return assist.AVReport{}, false, "the roster has no active call in " + channel
 	}
@@ -33,7 +36,7 @@ func (a assistAV) InspectAV(_ context.Context, channel string) (assist.AVReport,
 		byDID[p.DID] = len(r.Participants)
 		r.Participants = append(r.Participants, assist.AVParticipant{Nick: p.Nick, InRoster: true})
 	}
-	if call.Host == n.cfg.NodeName && surface.sfu != nil {
+	if call.Host == a.node && surface.sfu != nil {
 		r.WireKnown = true
 		if wire, found := surface.sfu.Inspect(channel); found && wire.CallID == call.ID {
 			for _, w := range wire.Participants {

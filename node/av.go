@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/palaver-chat/palaver/gateway/av"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/node/stream"
@@ -23,150 +27,173 @@ import (
 type avSurface struct {
 	sfu     *sfu.SFU
 	gateway *av.Gateway
+	forward prometheus.Histogram // time to forward one packet
+	log     *slog.Logger
+	once    sync.Once
 }
 
 // avDeadHostCheck is how often the leader looks for calls whose host node is gone.
 const avDeadHostCheck = 2 * time.Second
 
-// mountAV starts the forwarding unit (unless --no-av), mounts the call routes, ends the calls
-// of this node's previous process, and has the leader end the calls of dead hosts.
-func (n *Node) mountAV(context.Context) error {
-	prop := n.prop
-	opts := n.cfg.AV
+// newAV starts the forwarding unit (unless --no-av; when it cannot start, the gateway says why)
+// and builds the gateway of the call routes. mountAV plugs it into the node.
+func newAV(cfg Config, log *slog.Logger, machine *fsm.Machine, prop *proposer, keys avKeys, rf *raft.Store,
+	voice serverVoice, mset *metrics.Set) (*avSurface, error) {
+	opts := cfg.AV
 	if err := opts.Validate(); err != nil {
-		return fmt.Errorf("av: %w", err)
+		return nil, err
 	}
-	surface := &avSurface{}
-	unavailable := ""
-	forward := prometheus.NewHistogram(prometheus.HistogramOpts{
+	surface := &avSurface{log: log, forward: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "palaver_av_forward_seconds", Help: "Time to forward one RTP packet to every subscriber of its track.",
 		Buckets: prometheus.ExponentialBuckets(2e-6, 4, 10),
-	})
-	n.metrics.Registry.MustRegister(forward)
+	})}
+	mset.Registry.MustRegister(surface.forward)
+	unavailable := ""
 	if !opts.Off {
 		s, err := sfu.New(sfu.Config{
 			UDPAddr: opts.UDPAddr, PublicIPs: opts.PublicIPs, AllowPrivateCandidates: opts.AllowPrivateCandidates,
-			Logger: n.log.With("component", "sfu"),
-			OnLeave: func(channel, callID, account, reason string) {
-				if surface.gateway != nil {
-					surface.gateway.OnLeave(channel, callID, account, reason)
-				}
-			},
-			ObserveForward: func(d time.Duration) { forward.Observe(d.Seconds()) },
+			Logger: log.With("component", "sfu"),
+			// The unit and the gateway know each other: the gateway is built on the unit, and
+			// the unit tells it of departures (onLeave), which come only once calls run.
+			OnLeave:        surface.onLeave,
+			ObserveForward: surface.observeForward,
 		})
 		if err != nil {
 			unavailable = fmt.Sprintf("the media forwarding unit could not start on UDP %s (%v); every node needs a UDP address of its own (--av-udp-addr)", opts.UDPAddr, err)
-			n.log.Error("CALLS ARE UNAVAILABLE ON THIS NODE: the forwarding unit did not start; this node still serves the calls other nodes host",
+			log.Error("CALLS ARE UNAVAILABLE ON THIS NODE: the forwarding unit did not start; this node still serves the calls other nodes host",
 				"udp", opts.UDPAddr, "err", err, "fix", "give every node its own --av-udp-addr")
 		} else {
 			surface.sfu = s
-			n.log.Info("forwarding unit started", "udp", s.Addr())
+			log.Info("forwarding unit started", "udp", s.Addr())
 		}
 	}
 	surface.gateway = av.New(av.Config{
-		Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine, Propose: prop, Keys: avKeys{n},
-		SFU: surface.sfu, Unavailable: unavailable, HostURL: n.nodeBaseURL, Announce: n.announceAV,
-		ServerName: n.cfg.ServerName, OperDIDs: n.cfg.OperDIDs, Tell: n.tellAV, Logger: n.log.With("component", "av"),
+		Node: cfg.NodeName, BaseURL: cfg.BaseURL, State: machine, Propose: prop, Keys: keys,
+		SFU: surface.sfu, Unavailable: unavailable, HostURL: nodeURLs{cfg, rf}.baseURL, Announce: voice.announce,
+		ServerName: cfg.ServerName, OperDIDs: cfg.OperDIDs, Tell: voice.tell, Logger: log.With("component", "av"),
 	})
-	n.av.Store(surface)
-	if err := surface.gateway.Mount(n.rest); err != nil {
+	return surface, nil
+}
+
+// mountAV mounts the call routes, checks and observes the call TAGMSGs, ends the calls of this
+// node's previous process, and has the leader end the calls of dead hosts.
+func mountAV(cfg Config, log *slog.Logger, surface *avSurface, machine *fsm.Machine, prop *proposer, rf *raft.Store,
+	rs *rest.Server, ircSrv *irc.Server, streams *stream.Streams, mset *metrics.Set) error {
+	if err := surface.gateway.Mount(rs); err != nil {
 		return err
 	}
 	// Members start, join, leave and end calls with +freeq.at/av-* TAGMSGs to the channel.
-	if err := n.irc.AddMessageCheck("av", func(m irc.OutgoingMessage) *irc.Refusal {
-		r := surface.gateway.CheckMessage(av.ChannelMessage{Session: m.SessionID, DID: m.DID, Nick: m.Nick,
-			Command: m.Command, Channel: m.Channel, Status: m.Status, Tags: m.Tags})
-		if r == nil {
-			return nil
-		}
-		return &irc.Refusal{Code: r.Code, Text: r.Text}
-	}); err != nil {
-		return fmt.Errorf("av: %w", err)
+	if err := ircSrv.AddMessageCheck("av", surface.checkMessage); err != nil {
+		return err
 	}
 	// The roster changes reach the surface in log order; a dropped stretch is answered by a
 	// resync against the state.
-	if err := n.streams.Applied.Subscribe("av", stream.DropAndResync, func(e stream.Entry) {
-		if e.Resync {
-			surface.gateway.Resync()
-			return
-		}
-		surface.gateway.Observe(e.Events)
-	}); err != nil {
-		return fmt.Errorf("av: %w", err)
+	if err := streams.Applied.Subscribe("av", stream.DropAndResync, surface.observe); err != nil {
+		return err
 	}
-	n.registerAVMetrics()
+	registerAVMetrics(mset, surface)
 	// Calls hosted by an earlier process of this node died with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: n.cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
+	if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
 		return fmt.Errorf("ending the calls of the previous process: %w", err)
 	}
-	n.raft.OnLeadership(n.endCallsOfDeadHosts)
+	rf.OnLeadership(deadHosts{cfg.NodeName, rf, machine, log}.run)
 	return nil
 }
 
-// avRunning reports whether calls can be made on this node (health av).
-func (n *Node) avRunning() bool { a := n.av.Load(); return a != nil && a.gateway.Running() }
-
-// avError says why this node's forwarding unit is not running ("" when it runs): health av_error.
-func (n *Node) avError() string {
-	if a := n.av.Load(); a != nil {
-		return a.gateway.Unavailable()
+// checkMessage is the IRC edge's check of a call TAGMSG.
+func (a *avSurface) checkMessage(m irc.OutgoingMessage) *irc.Refusal {
+	r := a.gateway.CheckMessage(av.ChannelMessage{Session: m.SessionID, DID: m.DID, Nick: m.Nick,
+		Command: m.Command, Channel: m.Channel, Status: m.Status, Tags: m.Tags})
+	if r == nil {
+		return nil
 	}
-	return ""
+	return &irc.Refusal{Code: r.Code, Text: r.Text}
 }
 
-// closeAV ends the signalling sessions, then every call's connections and the UDP socket.
-func (n *Node) closeAV() {
-	a := n.av.Load()
-	if a == nil {
+// observe hands the gateway the applied entries' events, or a resync.
+func (a *avSurface) observe(e stream.Entry) {
+	if e.Resync {
+		a.gateway.Resync()
 		return
 	}
+	a.gateway.Observe(e.Events)
+}
+
+// running reports whether calls can be made on this node (health av).
+func (a *avSurface) running() bool { return a.gateway.Running() }
+
+// onLeave is the forwarding unit's OnLeave: it goes to the gateway, built after the unit.
+func (a *avSurface) onLeave(channel, callID, account, reason string) {
+	if a.gateway != nil {
+		a.gateway.OnLeave(channel, callID, account, reason)
+	}
+}
+
+func (a *avSurface) observeForward(d time.Duration) { a.forward.Observe(d.Seconds()) }
+
+// stop ends the signalling sessions, then every call's connections and the UDP socket. Start
+// adds it twice: where the surface is built, for a start that fails, and as the first step of
+// Close (see Start); it runs once.
+func (a *avSurface) stop() error {
+	a.once.Do(a.closeNow)
+	return nil
+}
+
+func (a *avSurface) closeNow() {
 	a.gateway.Close()
 	if a.sfu != nil {
 		if err := a.sfu.Close(); err != nil {
-			n.log.Warn("closing the forwarding unit", "err", err)
+			a.log.Warn("closing the forwarding unit", "err", err)
 		}
 	}
 }
 
 // SFU is the node's forwarding unit (nil when calls are off), for diagnosis and tests.
-func (n *Node) SFU() *sfu.SFU {
-	if a := n.av.Load(); a != nil {
-		return a.sfu
-	}
-	return nil
+func (n *Node) SFU() *sfu.SFU { return n.av.sfu }
+
+// serverVoice sends this node's own messages to its members: the message service gives each its
+// msgid (unless derived) and signature, the IRC edge delivers it.
+type serverVoice struct {
+	cfg  Config
+	log  *slog.Logger
+	chat *chat.Service
+	irc  *irc.Server
 }
 
-// announceAV sends a server TAGMSG to the channel's members on this node, under the msgid the
+// announce sends a server TAGMSG to the channel's members on this node, under the msgid the
 // call event derives (the same on every node).
-func (n *Node) announceAV(channel string, tags map[string]string, at time.Time, msgid string) {
-	n.deliverAsNode(chat.Draft{Command: "TAGMSG", Venue: channel, Tags: tags}, msgid, at)
+func (v serverVoice) announce(channel string, tags map[string]string, at time.Time, msgid string) {
+	v.deliver(chat.Draft{Command: "TAGMSG", Venue: channel, Tags: tags}, msgid, at)
 }
 
-// tellAV sends a server NOTICE to the sessions of did on this node.
-func (n *Node) tellAV(did, text string, tags map[string]string) {
-	n.deliverAsNode(chat.Draft{Command: "NOTICE", Venue: chat.DMVenue(n.ServerDID(), did), Text: text, Tags: tags}, "", time.Time{})
+// tell sends a server NOTICE to the sessions of did on this node.
+func (v serverVoice) tell(did, text string, tags map[string]string) {
+	v.deliver(chat.Draft{Command: "NOTICE", Venue: chat.DMVenue(serverDID(v.cfg), did), Text: text, Tags: tags}, "", time.Time{})
 }
 
-// deliverAsNode delivers a message of this node's own to its members: the message service gives
-// it its msgid (unless derived) and signature.
-func (n *Node) deliverAsNode(d chat.Draft, msgid string, at time.Time) {
-	d.Nick, d.Mask = n.cfg.ServerName, n.cfg.ServerName
-	m, err := n.chat.DeliverAsNode(d, msgid, at)
+func (v serverVoice) deliver(d chat.Draft, msgid string, at time.Time) {
+	d.Nick, d.Mask = v.cfg.ServerName, v.cfg.ServerName
+	m, err := v.chat.DeliverAsNode(d, msgid, at)
 	if err != nil {
-		n.log.Warn("server message not delivered", "venue", d.Venue, "err", err)
+		v.log.Warn("server message not delivered", "venue", d.Venue, "err", err)
 		return
 	}
-	n.irc.DeliverRemote(m)
+	v.irc.DeliverRemote(m)
 }
 
-// nodeBaseURL is the public base URL of a live node of the cluster, gossiped in its metadata.
-func (n *Node) nodeBaseURL(node string) (string, bool) {
-	if node == n.cfg.NodeName {
-		return n.cfg.BaseURL, true
+// nodeURLs finds the public base URL of a live node of the cluster, gossiped in its metadata.
+type nodeURLs struct {
+	cfg  Config
+	raft *raft.Store
+}
+
+func (u nodeURLs) baseURL(node string) (string, bool) {
+	if node == u.cfg.NodeName {
+		return u.cfg.BaseURL, true
 	}
-	for _, m := range n.raft.Members() {
+	for _, m := range u.raft.Members() {
 		if m.NodeID == node && m.State == raft.MemberAlive && m.Meta[metaHTTP] != "" {
 			return m.Meta[metaHTTP], true
 		}
@@ -174,19 +201,26 @@ func (n *Node) nodeBaseURL(node string) (string, bool) {
 	return "", false
 }
 
-// endCallsOfDeadHosts runs while this node leads: a call whose host node is dead or gone from
-// the cluster ends (a new call can then start on another node).
-func (n *Node) endCallsOfDeadHosts(ctx context.Context) {
-	prop := &proposer{store: n.raft, node: n.cfg.NodeName}
+// deadHosts runs while this node leads: a call whose host node is dead or gone from the cluster
+// ends (a new call can then start on another node).
+type deadHosts struct {
+	self    string
+	raft    *raft.Store
+	machine *fsm.Machine
+	log     *slog.Logger
+}
+
+func (d deadHosts) run(ctx context.Context) {
+	prop := &proposer{store: d.raft, node: d.self}
 	runEvery(ctx, avDeadHostCheck, func() {
-		alive := map[string]bool{n.cfg.NodeName: true}
-		for _, m := range n.raft.Members() {
+		alive := map[string]bool{d.self: true}
+		for _, m := range d.raft.Members() {
 			if m.State == raft.MemberAlive {
 				alive[m.NodeID] = true
 			}
 		}
 		dead := map[string]bool{}
-		n.machine.Read(func(st *fsm.State) {
+		d.machine.Read(func(st *fsm.State) {
 			for _, call := range st.AVLive() {
 				if !alive[call.Host] {
 					dead[call.Host] = true
@@ -195,7 +229,7 @@ func (n *Node) endCallsOfDeadHosts(ctx context.Context) {
 		})
 		for host := range dead {
 			if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
-				n.log.Warn("ending the calls of a dead node", "node", host, "err", err)
+				d.log.Warn("ending the calls of a dead node", "node", host, "err", err)
 			}
 		}
 	})
@@ -203,35 +237,39 @@ func (n *Node) endCallsOfDeadHosts(ctx context.Context) {
 
 // avKeys signs signalling tokens with this node's server key and checks them against the
 // replicated server keys of the cluster's nodes.
-type avKeys struct{ n *Node }
-
-func (k avKeys) Issuer() (string, string) {
-	return k.n.ServerDID(), signing.KID(k.n.serverKey.Public().(ed25519.PublicKey))
+type avKeys struct {
+	key     ed25519.PrivateKey
+	did     string
+	servers serverKeys
 }
 
-func (k avKeys) Sign(msg []byte) []byte { return ed25519.Sign(k.n.serverKey, msg) }
+func (k avKeys) Issuer() (string, string) {
+	return k.did, signing.KID(k.key.Public().(ed25519.PublicKey))
+}
+
+func (k avKeys) Sign(msg []byte) []byte { return ed25519.Sign(k.key, msg) }
 
 func (k avKeys) Verify(issuer, kid string, msg, sig []byte) bool {
-	pub, ok := k.n.serverKeyOf(issuer, kid)
+	pub, ok := k.servers.of(issuer, kid)
 	return ok && ed25519.Verify(pub, msg, sig)
 }
 
 // registerAVMetrics adds the call gauges and counters.
-func (n *Node) registerAVMetrics() {
+func registerAVMetrics(mset *metrics.Set, surface *avSurface) {
 	stats := func(f func(sfu.Stats) float64) func() float64 {
 		return func() float64 {
-			if s := n.SFU(); s != nil {
+			if s := surface.sfu; s != nil {
 				return f(s.Stats())
 			}
 			return 0
 		}
 	}
 	counter := func(name, help string, f func() float64) {
-		n.metrics.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+		mset.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
 	}
-	n.metrics.GaugeFunc("palaver_av_calls", "Calls whose media this node forwards.", stats(func(s sfu.Stats) float64 { return float64(s.Calls) }))
-	n.metrics.GaugeFunc("palaver_av_participants", "Participants connected to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Participants) }))
-	n.metrics.GaugeFunc("palaver_av_tracks", "Tracks published to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Tracks) }))
+	mset.GaugeFunc("palaver_av_calls", "Calls whose media this node forwards.", stats(func(s sfu.Stats) float64 { return float64(s.Calls) }))
+	mset.GaugeFunc("palaver_av_participants", "Participants connected to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Participants) }))
+	mset.GaugeFunc("palaver_av_tracks", "Tracks published to this node's forwarding unit.", stats(func(s sfu.Stats) float64 { return float64(s.Tracks) }))
 	counter("palaver_av_packets_received_total", "RTP packets received from publishers.", stats(func(s sfu.Stats) float64 { return float64(s.PacketsIn) }))
 	counter("palaver_av_packets_forwarded_total", "RTP packets forwarded to subscribers (one per subscriber).", stats(func(s sfu.Stats) float64 { return float64(s.PacketsOut) }))
 	counter("palaver_av_bytes_forwarded_total", "RTP bytes forwarded to subscribers.", stats(func(s sfu.Stats) float64 { return float64(s.BytesOut) }))

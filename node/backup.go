@@ -13,6 +13,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -60,19 +61,20 @@ type ManifestFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-// startBackups lets the operator plane ask this node for backups.
-func (n *Node) startBackups(context.Context) error {
-	n.raft.SetBackup(n.writeBackup)
-	return nil
+// backups writes the archives the operator plane asks this node for.
+type backups struct {
+	cfg  Config
+	raft *raft.Store
+	log  *slog.Logger
 }
 
-// writeBackup writes a backup archive to a new file in the data directory and returns its path.
-func (n *Node) writeBackup(ctx context.Context, withKeys bool) (string, error) {
-	f, err := os.CreateTemp(n.cfg.DataDir, ".backup-*.tar.gz")
+// write writes a backup archive to a new file in the data directory and returns its path.
+func (b backups) write(ctx context.Context, withKeys bool) (string, error) {
+	f, err := os.CreateTemp(b.cfg.DataDir, ".backup-*.tar.gz")
 	if err != nil {
 		return "", fmt.Errorf("backup: %w", err)
 	}
-	err = n.archive(ctx, f, withKeys)
+	err = b.archive(ctx, f, withKeys)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -80,7 +82,7 @@ func (n *Node) writeBackup(ctx context.Context, withKeys bool) (string, error) {
 		os.Remove(f.Name())
 		return "", fmt.Errorf("backup: %w", err)
 	}
-	n.log.Info("backup archive written", "with_keys", withKeys)
+	b.log.Info("backup archive written", "with_keys", withKeys)
 	return f.Name(), nil
 }
 
@@ -137,12 +139,12 @@ func (a *archiveWriter) addTree(prefix, dir string) error {
 	return err
 }
 
-func (n *Node) archive(ctx context.Context, w io.Writer, withKeys bool) error {
+func (b backups) archive(ctx context.Context, w io.Writer, withKeys bool) error {
 	gz := gzip.NewWriter(w)
 	a := &archiveWriter{tw: tar.NewWriter(gz), manifest: &Manifest{Format: BackupFormat, Created: time.Now().UTC(),
-		Node: n.cfg.NodeName, Version: n.cfg.Version, WithKeys: withKeys}}
+		Node: b.cfg.NodeName, Version: b.cfg.Version, WithKeys: withKeys}}
 
-	info, snap, err := n.raft.BackupSnapshot()
+	info, snap, err := b.raft.BackupSnapshot()
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,7 @@ func (n *Node) archive(ctx context.Context, w io.Writer, withKeys bool) error {
 	}
 	a.manifest.Raft = info
 
-	copyPath, err := n.copyEventStore(ctx)
+	copyPath, err := b.copyEventStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -162,14 +164,14 @@ func (n *Node) archive(ctx context.Context, w io.Writer, withKeys bool) error {
 	if err != nil {
 		return err
 	}
-	if err := a.addTree("media", filepath.Join(n.cfg.DataDir, "media")); err != nil {
+	if err := a.addTree("media", filepath.Join(b.cfg.DataDir, "media")); err != nil {
 		return fmt.Errorf("media: %w", err)
 	}
 	if withKeys {
-		if err := a.addTree("keys", filepath.Join(n.cfg.DataDir, "keys")); err != nil {
+		if err := a.addTree("keys", filepath.Join(b.cfg.DataDir, "keys")); err != nil {
 			return fmt.Errorf("keys: %w", err)
 		}
-		if err := a.addTree("cluster", filepath.Join(n.cfg.DataDir, "cluster")); err != nil {
+		if err := a.addTree("cluster", filepath.Join(b.cfg.DataDir, "cluster")); err != nil {
 			return fmt.Errorf("cluster secret: %w", err)
 		}
 	}
@@ -191,15 +193,15 @@ func (n *Node) archive(ctx context.Context, w io.Writer, withKeys bool) error {
 
 // copyEventStore copies the message store with SQLite's VACUUM INTO on a connection of its own:
 // one read transaction, so the copy is the store at one commit, while the node keeps writing.
-func (n *Node) copyEventStore(ctx context.Context) (string, error) {
-	f, err := os.CreateTemp(n.cfg.DataDir, ".backup-events-*.db")
+func (b backups) copyEventStore(ctx context.Context) (string, error) {
+	f, err := os.CreateTemp(b.cfg.DataDir, ".backup-events-*.db")
 	if err != nil {
 		return "", err
 	}
 	dst := f.Name()
 	f.Close()
 	os.Remove(dst) // VACUUM INTO refuses an existing file
-	src := filepath.Join(n.cfg.DataDir, "events.db")
+	src := filepath.Join(b.cfg.DataDir, "events.db")
 	db, err := sql.Open("sqlite", "file:"+src+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return "", fmt.Errorf("open the message store: %w", err)

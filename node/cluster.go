@@ -17,6 +17,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/federation/exchange"
+	"github.com/palaver-chat/palaver/federation/peering"
+	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/media"
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/node/chat"
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/trust"
@@ -39,7 +46,10 @@ var clusterSecretFile = filepath.Join("cluster", "secret")
 var credentialsFile = filepath.Join("cluster", "node")
 
 // clustered reports whether the node gossips and serves the cluster planes.
-func (c Config) clustered() bool { return c.GossipAddr != "" || c.Faults.network() != nil }
+func (c Config) clustered() bool {
+	network, _ := c.Faults.inject().raft()
+	return c.GossipAddr != "" || network != nil
+}
 
 // enrolled reports whether the data directory holds the node's credentials.
 func (c Config) enrolled() bool {
@@ -120,25 +130,21 @@ func clusterIdentity(cfg Config, log *slog.Logger) (*trust.Identity, error) {
 // raft layer reads them on every handshake between nodes and the leader proposes them.
 type nodeKeys struct {
 	machine *fsm.Machine
-	prop    atomic.Pointer[proposer] // set once Raft is open
+	prop    *raftProposer
 }
 
-func (k *nodeKeys) NodeKey(node string) (sum []byte, ok bool) {
+func (k nodeKeys) NodeKey(node string) (sum []byte, ok bool) {
 	k.machine.Read(func(st *fsm.State) { sum, ok = st.NodeKey(node) })
 	return sum, ok
 }
 
-func (k *nodeKeys) PinnedNodes() (nodes []string) {
+func (k nodeKeys) PinnedNodes() (nodes []string) {
 	k.machine.Read(func(st *fsm.State) { nodes = st.PinnedNodes() })
 	return nodes
 }
 
-func (k *nodeKeys) PinNodeKey(ctx context.Context, node string, sum []byte) error {
-	prop := k.prop.Load()
-	if prop == nil {
-		return errors.New("raft is not open yet")
-	}
-	res, err := prop.Propose(ctx, fsm.SetNodeKey{Node: node, Key: sum})
+func (k nodeKeys) PinNodeKey(ctx context.Context, node string, sum []byte) error {
+	res, err := k.prop.Propose(ctx, fsm.SetNodeKey{Node: node, Key: sum})
 	if err != nil {
 		return err
 	}
@@ -148,84 +154,96 @@ func (k *nodeKeys) PinNodeKey(ctx context.Context, node string, sum []byte) erro
 	return nil
 }
 
-// startExchange builds the event exchange between the cluster's nodes and with the configured
+// newExchange builds the event exchange between the cluster's nodes and with the configured
 // servers (federation plugs them in when it implements exchange.Servers); it subscribes to the
-// Stored stream in its constructor, and is told of every membership change.
-func (n *Node) startExchange(context.Context) error {
+// Stored stream in its constructor, serves the channel events the IRC edge files (and fills in
+// those it did not), and is told of every membership change.
+func newExchange(cfg Config, log *slog.Logger, fl faults, rf *raft.Store, members *members, keys serverKeys,
+	serverKey ed25519.PrivateKey, events *eventstore.Store, msgs *chat.Service, ircSrv *irc.Server,
+	streams *stream.Streams, fed *peering.Federation, mset *metrics.Set) (*exchange.Exchange, error) {
 	var servers exchange.Servers // nil, not a typed nil, without federation
-	if s, ok := any(n.federation).(exchange.Servers); ok && n.federation != nil {
-		servers = s
+	if fed != nil {
+		servers = fed
 	}
-	n.exchange = exchange.New(exchange.Config{
-		ServerDID: "did:web:" + n.cfg.ServerName, Servers: servers,
-		Self: n.ServerDID(), Key: n.serverKey, Store: n.events, Accept: n.chat, Keys: n.serverKeyOf, Peers: n.peers,
-		Events: n.playbackEvents(), EventsGap: n.playbackGap(),
-		Stored: n.streams.Stored, Logger: n.log.With("component", "exchange"),
-		Client: n.cfg.Faults.client(n.raft.ClusterHTTPClient(), exchangePoint), Authenticate: n.clusterPeer,
-		BeforeFrame: n.cfg.Faults.beforeFrame(),
-		PullEvery:   n.cfg.ExchangePullEvery, PageSize: n.cfg.ExchangePageSize, QueueSize: n.cfg.ExchangeQueueSize,
+	client, beforeFrame := fl.exchange(rf.ClusterHTTPClient())
+	ex := exchange.New(exchange.Config{
+		ServerDID: "did:web:" + cfg.ServerName, Servers: servers,
+		Self: serverDID(cfg), Key: serverKey, Store: events, Accept: msgs, Keys: keys.of, Peers: members.peers,
+		Events: events, EventsGap: ircSrv.PlaybackGap,
+		Stored: streams.Stored, Logger: log.With("component", "exchange"),
+		Client: client, Authenticate: clusterAuth{rf}.peer,
+		BeforeFrame: beforeFrame,
+		PullEvery:   cfg.ExchangePullEvery, PageSize: cfg.ExchangePageSize, QueueSize: cfg.ExchangeQueueSize,
 	})
-	if err := n.metrics.Registry.Register(n.exchange.Metrics()); err != nil {
-		return fmt.Errorf("exchange metrics: %w", err)
+	if err := mset.Registry.Register(ex.Metrics()); err != nil {
+		ex.Close()
+		return nil, fmt.Errorf("exchange metrics: %w", err)
 	}
-	n.raft.OnMembership(n.membershipChanged)
-	return nil
+	rf.OnMembership(membershipWatch{members, ex}.changed)
+	return ex, nil
 }
 
-// membershipChanged keeps the exchange's peer list current and has it pull at once.
-func (n *Node) membershipChanged(members []raft.Member) {
-	n.refreshMembers(members)
-	n.exchange.Kick()
+// membershipWatch keeps the exchange's peer list current and has it pull at once.
+type membershipWatch struct {
+	members  *members
+	exchange *exchange.Exchange
 }
 
-// serveClusterPlane serves the event exchange on the cluster listener's HTTP plane (mutual TLS,
-// peers of the cluster only); an unclustered node has no such plane and no peers.
-func (n *Node) serveClusterPlane(context.Context) error {
-	ln := n.raft.ClusterHTTPListener()
+func (w membershipWatch) changed(ms []raft.Member) {
+	w.members.refresh(ms)
+	w.exchange.Kick()
+}
+
+// clusterPlane is the server of the cluster listener's HTTP plane (mutual TLS, peers of the
+// cluster only): the event exchange and the media copies. An unclustered node has no such plane
+// and no peers (nil).
+func clusterPlane(log *slog.Logger, rf *raft.Store, ex *exchange.Exchange, med *media.Service, auth clusterAuth, keys serverKeys) (*http.Server, net.Listener) {
+	ln := rf.ClusterHTTPListener()
 	if ln == nil {
-		return nil
+		return nil, nil
 	}
 	e := gin.New()
 	e.Use(gin.Recovery())
-	n.exchange.Mount(e)
-	n.mountMediaInternal(e)
-	n.clusterSrv = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	ex.Mount(e)
+	mountMediaInternal(e, med, auth, keys)
+	return &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10,
-		ErrorLog: slog.NewLogLogger(n.log.With("component", "cluster-http").Handler(), slog.LevelDebug)}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.clusterSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			n.log.Error("cluster http server", "err", err)
-		}
-	}()
-	return nil
+		ErrorLog: slog.NewLogLogger(log.With("component", "cluster-http").Handler(), slog.LevelDebug)}, ln
 }
 
-// clusterPeer names the node DID at the other end of a cluster-plane request: the node its TLS
+// clusterAuth names the node DID at the other end of a cluster-plane request: the node its TLS
 // certificate names, which must be a server of the Raft configuration.
-func (n *Node) clusterPeer(r *http.Request) (string, error) {
-	node, err := n.raft.ClusterPeer(r.TLS)
+type clusterAuth struct{ raft *raft.Store }
+
+func (c clusterAuth) peer(r *http.Request) (string, error) {
+	node, err := c.raft.ClusterPeer(r.TLS)
 	if err != nil {
 		return "", err
 	}
 	return "did:web:" + node, nil
 }
 
-// peers lists the other live nodes for the event exchange: the list the last membership change
-// left (refreshMembers), read for every message sent, so it must not ask Raft each time.
-func (n *Node) peers() []exchange.Peer {
-	if p := n.peerList.Load(); p != nil {
-		return *p
-	}
-	return peersOf(n.raft.Members())
+// members lists the other live nodes for the event exchange: the list the last membership change
+// left (refresh), read for every message sent, so it must not ask Raft each time.
+type members struct {
+	raft *raft.Store
+	list atomic.Pointer[[]exchange.Peer]
 }
 
-// refreshMembers keeps the peer list current; OnMembership calls it after every gossip or
+func newMembers(rf *raft.Store) *members { return &members{raft: rf} }
+
+func (m *members) peers() []exchange.Peer {
+	if p := m.list.Load(); p != nil {
+		return *p
+	}
+	return peersOf(m.raft.Members())
+}
+
+// refresh keeps the peer list current; OnMembership calls it after every gossip or
 // configuration change, and once when it is registered.
-func (n *Node) refreshMembers(members []raft.Member) {
-	p := peersOf(members)
-	n.peerList.Store(&p)
+func (m *members) refresh(ms []raft.Member) {
+	p := peersOf(ms)
+	m.list.Store(&p)
 }
 
 func peersOf(members []raft.Member) []exchange.Peer {
@@ -239,10 +257,12 @@ func peersOf(members []raft.Member) []exchange.Peer {
 	return out
 }
 
-// serverKeyOf finds a cluster node's server key in the replicated key registry.
-func (n *Node) serverKeyOf(did, kid string) (ed25519.PublicKey, bool) {
+// serverKeys finds a cluster node's server key in the replicated key registry.
+type serverKeys struct{ machine *fsm.Machine }
+
+func (k serverKeys) of(did, kid string) (ed25519.PublicKey, bool) {
 	var pub ed25519.PublicKey
-	n.machine.Read(func(st *fsm.State) {
+	k.machine.Read(func(st *fsm.State) {
 		if k := st.Key(did, kid); k != nil && k.Source == "server-key" && k.RemovedAt == 0 {
 			pub = append(ed25519.PublicKey(nil), k.PublicKey...)
 		}
@@ -250,29 +270,40 @@ func (n *Node) serverKeyOf(did, kid string) (ed25519.PublicKey, bool) {
 	return pub, pub != nil
 }
 
-// purgeRemovedNode runs on the leader after a dead node left the Raft configuration: its sessions,
+// removedNodePurge runs on the leader after a dead node left the Raft configuration: its sessions,
 // their nicks and memberships are ended through Raft.
-func (n *Node) purgeRemovedNode(nodeID string) {
+type removedNodePurge struct {
+	prop *raftProposer
+	log  *slog.Logger
+}
+
+func (p removedNodePurge) run(nodeID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	prop := n.prop
-	if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: nodeID, Reason: "Node left the cluster"}); err != nil {
-		n.log.Warn("purging a removed node's sessions", "removed", nodeID, "err", err)
+	if _, err := p.prop.Propose(ctx, fsm.PurgeNode{Node: nodeID, Reason: "Node left the cluster"}); err != nil {
+		p.log.Warn("purging a removed node's sessions", "removed", nodeID, "err", err)
 	}
 }
 
-// purgeDepartedNodes runs when this node becomes leader: sessions held by nodes that are no longer
+// purgeDeparted runs when this node becomes leader: sessions held by nodes that are no longer
 // in the cluster (their removal committed, but a previous leader lost leadership before purging
 // them) are ended through Raft, so their nicks and memberships do not linger.
-func (n *Node) purgeDepartedNodes(ctx context.Context) {
+type purgeDeparted struct {
+	raft    *raft.Store
+	machine *fsm.Machine
+	prop    *proposer
+	log     *slog.Logger
+}
+
+func (p purgeDeparted) run(ctx context.Context) {
 	known := map[string]bool{}
-	for _, m := range n.raft.Members() {
+	for _, m := range p.raft.Members() {
 		if m.Suffrage != raft.NotInConfiguration || m.State == raft.MemberAlive {
 			known[m.NodeID] = true
 		}
 	}
 	var departed []string
-	n.machine.Read(func(st *fsm.State) {
+	p.machine.Read(func(st *fsm.State) {
 		seen := map[string]bool{}
 		for se := range st.Sessions() {
 			if !known[se.Node] && !seen[se.Node] {
@@ -281,10 +312,9 @@ func (n *Node) purgeDepartedNodes(ctx context.Context) {
 			}
 		}
 	})
-	prop := n.prop
 	for _, node := range departed {
-		if _, err := prop.Propose(ctx, fsm.PurgeNode{Node: node, Reason: "Node left the cluster"}); err != nil {
-			n.log.Warn("purging a departed node's sessions", "departed", node, "err", err)
+		if _, err := p.prop.Propose(ctx, fsm.PurgeNode{Node: node, Reason: "Node left the cluster"}); err != nil {
+			p.log.Warn("purging a departed node's sessions", "departed", node, "err", err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -66,11 +67,16 @@ func secureDataDir(dir string) error {
 	return nil
 }
 
-// keepDataDirPrivate tightens the data directory every dataDirCheckEvery until ctx ends.
-func (n *Node) keepDataDirPrivate(ctx context.Context) {
+// dataDirKeeper tightens the data directory every dataDirCheckEvery until ctx ends.
+type dataDirKeeper struct {
+	dir string
+	log *slog.Logger
+}
+
+func (k dataDirKeeper) run(ctx context.Context) {
 	runEvery(ctx, dataDirCheckEvery, func() {
-		if err := secureDataDir(n.cfg.DataDir); err != nil {
-			n.log.Error("keeping the data directory private", "err", err)
+		if err := secureDataDir(k.dir); err != nil {
+			k.log.Error("keeping the data directory private", "err", err)
 		}
 	})
 }

@@ -1,17 +1,20 @@
 // Package node is Palaver's composition root: it turns a Config into a running node by opening the
 // replicated state (raft and raft/fsm), the event store, the DID resolver and the SASL verifier,
 // and by starting the IRC edge on TCP and TLS and the HTTP server that carries the REST API and
-// IRC over WebSocket. It holds no protocol logic; it owns start and stop order.
+// IRC over WebSocket. It holds no protocol logic; it owns the wiring and start and stop order.
 //
-// Start is a flat list of constructors (one method each, see Start's steps): data directory →
-// state machine and streams (node/stream) → cluster identity (clustered nodes only: the node's
-// credentials in <data>/cluster/node, its own key and the certificate the cluster's CA issued for
-// it, made at its first start from the cluster secret file, created in <data>/cluster/secret by a
-// first node and given with --cluster-secret to joining ones; see raft/trust) → Raft (a node
-// without peers bootstraps a one-node cluster) → event store → federation → IRC edge → exchange
-// → purge of sessions left by an earlier process of this node → listeners. Surfaces subscribe to
-// the streams in their constructors. Stop order is the reverse: listeners, clients, Raft, the
-// streams, the event store.
+// Start (node.go) reads top to bottom: each step is a constructor that takes the parts it needs
+// as arguments and returns its own, a local handed to the steps after it. Data directory → state
+// machine, event store, streams (node/stream), server key → HTTP listener → cluster identity
+// (clustered nodes only: <data>/cluster/node, made at the first start from the cluster secret
+// file, created in <data>/cluster/secret by a first node and given with --cluster-secret to
+// joining ones; see raft/trust) → Raft (a node without peers bootstraps a one-node cluster) →
+// chat service → federation → IRC edge → exchange → leader jobs → purge of the sessions of an
+// earlier process of this node → operator plane → surfaces → listeners. Surfaces subscribe to the
+// streams and plug into the IRC edge in their own step. Whatever starts is added to a stop list;
+// Close runs it backwards. Where parts need each other the cycle is broken in one place and says
+// so (Raft's callbacks and the store it returns; the forwarding unit and the call gateway).
+// Test faults (Config.Faults) reach the parts through one interface, faults (faults.go).
 //
 // Two planes face the network. The public one is the HTTP server (REST, WebSocket IRC) and the IRC
 // listeners. The cluster one is Raft's port and the cluster listener (--cluster-addr), both mutual

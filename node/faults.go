@@ -1,10 +1,11 @@
 package node
 
 import (
-	"context"
-	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/palaver-chat/palaver/node/eventstore"
+	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 )
 
@@ -24,25 +25,42 @@ type Faults struct {
 	PanicAt func(point string) bool
 }
 
-func (f *Faults) network() *raft.InmemNetwork {
-	if f == nil {
-		return nil
-	}
-	return f.Network
+// faults is the one way Start asks for injected faults: each method is asked once, by the step
+// that builds the part it names, and hands back that part's hooks or the part with the faults in.
+// noFaults, the production one, hands back no hooks and the parts as they were given.
+type faults interface {
+	// raft is the network and the log's write delay of Raft (nil, nil: the real ones).
+	raft() (*raft.InmemNetwork, func() time.Duration)
+	// streams are the hooks run before each delivery of the Applied and Stored streams.
+	streams() (applied func(string, stream.Entry), stored func(string, stream.Item))
+	// history is the event store as the chat service writes it and the IRC edge reads it.
+	history(*eventstore.Store) eventHistory
+	// exchange is the event exchange's client and the hook run before each frame it sends.
+	exchange(*http.Client) (*http.Client, func())
+	// federation is federation's client.
+	federation(*http.Client) *http.Client
+	// injected reports whether faults are injected at all (the poison fault runs only then).
+	injected() bool
 }
 
-func (f *Faults) logWriteDelay() func() time.Duration {
+// inject is the node's faults: noFaults without any.
+func (f *Faults) inject() faults {
 	if f == nil {
-		return nil
+		return noFaults{}
 	}
-	return f.LogWriteDelay
+	return f
 }
 
-// TransferLeadership hands Raft leadership from this node, which must lead, to another voter
-// (see raft.Store.TransferLeadership).
-func (n *Node) TransferLeadership(ctx context.Context) error {
-	if err := n.raft.TransferLeadership(ctx); err != nil {
-		return fmt.Errorf("node %s: %w", n.cfg.NodeName, err)
-	}
-	return nil
-}
+// noFaults injects nothing.
+type noFaults struct{}
+
+func (noFaults) raft() (*raft.InmemNetwork, func() time.Duration)                 { return nil, nil }
+func (noFaults) streams() (func(string, stream.Entry), func(string, stream.Item)) { return nil, nil }
+func (noFaults) history(h *eventstore.Store) eventHistory                         { return h }
+func (noFaults) exchange(c *http.Client) (*http.Client, func())                   { return c, nil }
+func (noFaults) federation(c *http.Client) *http.Client                           { return c }
+func (noFaults) injected() bool                                                   { return false }
+
+func (f *Faults) raft() (*raft.InmemNetwork, func() time.Duration) { return f.Network, f.LogWriteDelay }
+
+func (f *Faults) injected() bool { return true }

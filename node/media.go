@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -13,69 +14,79 @@ import (
 
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/gateway/media"
+	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// mountMedia builds the media surface (uploads, media proxies, pre-key bundles, group keys),
-// installs the cluster's capability key through Raft when there is none yet, and mounts the
-// routes on the REST server. The cluster-plane route is mounted by serveClusterPlane.
-func (n *Node) mountMedia(ctx context.Context) error {
-	opts := n.cfg.Media
+// newMedia builds the media surface (uploads, media proxies, pre-key bundles, group keys) and
+// installs the cluster's capability key through Raft when there is none yet. Start mounts its
+// routes on the REST server and runs it; clusterPlane mounts its cluster-plane routes.
+func newMedia(ctx context.Context, cfg Config, log *slog.Logger, machine *fsm.Machine, prop *proposer, rf *raft.Store,
+	mset *metrics.Set, resolver *keyresolver.Resolver, serverKey ed25519.PrivateKey) (*media.Service, error) {
+	opts := cfg.Media
 	if opts.Dir == "" {
-		opts.Dir = filepath.Join(n.cfg.DataDir, "media")
+		opts.Dir = filepath.Join(cfg.DataDir, "media")
 	}
-	cfg := media.Config{
-		Options: opts, Node: n.cfg.NodeName, BaseURL: n.cfg.BaseURL, State: n.machine,
-		Proposer: n.prop, Levels: n.raft, Linearize: n.linearize, Registerer: n.metrics.Registry,
-		PDS: pdsResolver{n.resolver}, OperDIDs: n.cfg.OperDIDs, Logger: n.log.With("component", "media"),
+	mcfg := media.Config{
+		Options: opts, Node: cfg.NodeName, BaseURL: cfg.BaseURL, State: machine,
+		Proposer: prop, Levels: rf, Linearize: readIndex{rf}.wait, Registerer: mset.Registry,
+		PDS: pdsResolver{resolver}, OperDIDs: cfg.OperDIDs, Logger: log.With("component", "media"),
 	}
-	if client := n.raft.ClusterHTTPClient(); client != nil {
+	if client := rf.ClusterHTTPClient(); client != nil {
 		// Uploads are up to 12 MB: the exchange client's 10 s bound is too tight on a slow link.
 		c := *client
 		c.Timeout = 2 * time.Minute
-		cfg.Holders = &holders{raft: n.raft, client: &c, key: n.serverKey, did: "did:web:" + n.cfg.NodeName}
+		mcfg.Holders = &holders{raft: rf, client: &c, key: serverKey, did: serverDID(cfg)}
 	}
-	svc, err := media.New(cfg)
+	svc, err := media.New(mcfg)
 	if err != nil {
-		return fmt.Errorf("media: %w", err)
+		return nil, err
 	}
 	keyCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := svc.EnsureKey(keyCtx); err != nil {
-		return err
+		return nil, err
 	}
-	n.media = svc
-	if cfg.Holders != nil {
-		n.raft.OnMembership(func([]raft.Member) { svc.Kick() }) // copies lost with a removed node
+	if mcfg.Holders != nil {
+		rf.OnMembership(mediaRepair{svc}.changed) // copies lost with a removed node
 	}
-	n.wg.Go(func() { svc.Run(n.runCtx) }) // retention, deleted uploads' bytes, copies on other nodes
-	return svc.Mount(n.rest)
+	return svc, nil
 }
 
 // mountMediaInternal adds the routes through which the other nodes read this node's copies of
-// uploads and send it theirs.
-func (n *Node) mountMediaInternal(e *gin.Engine) {
-	if n.media == nil {
-		return
-	}
-	n.media.MountInternal(e, func(r *http.Request) error {
-		// As on the exchange's routes: a server of the configuration, over its own connection,
-		// whose request its server key signed.
-		peer, err := n.clusterPeer(r)
-		if err != nil {
-			return err
-		}
-		signer, _, err := exchange.VerifyRequest(r.Header, n.serverKeyOf, r.Method, r.URL.RequestURI(), nil, time.Now())
-		if err != nil {
-			return fmt.Errorf("media request: %w", err)
-		}
-		if signer != peer {
-			return fmt.Errorf("media request signed by %s over %s's connection", signer, peer)
-		}
-		return nil
-	})
+// uploads and send it theirs: as on the exchange's routes, from a server of the configuration,
+// over its own connection, whose request its server key signed.
+func mountMediaInternal(e *gin.Engine, svc *media.Service, auth clusterAuth, keys serverKeys) {
+	svc.MountInternal(e, mediaPeers{auth, keys}.check)
 }
+
+// mediaPeers checks a cluster-plane media request.
+type mediaPeers struct {
+	auth clusterAuth
+	keys serverKeys
+}
+
+func (m mediaPeers) check(r *http.Request) error {
+	peer, err := m.auth.peer(r)
+	if err != nil {
+		return err
+	}
+	signer, _, err := exchange.VerifyRequest(r.Header, m.keys.of, r.Method, r.URL.RequestURI(), nil, time.Now())
+	if err != nil {
+		return fmt.Errorf("media request: %w", err)
+	}
+	if signer != peer {
+		return fmt.Errorf("media request signed by %s over %s's connection", signer, peer)
+	}
+	return nil
+}
+
+// mediaRepair has the media service look again for uploads with too few copies.
+type mediaRepair struct{ svc *media.Service }
+
+func (m mediaRepair) changed([]raft.Member) { m.svc.Kick() }
 
 // holders reads uploads from the nodes that hold them and sends them copies, over the cluster
 // plane; each request is signed with this node's server key.

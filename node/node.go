@@ -21,9 +21,7 @@ import (
 	"github.com/palaver-chat/palaver/federation/exchange"
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/assist"
-	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
-	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/metrics"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/sasl"
@@ -39,58 +37,35 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// Node is one running Palaver node.
+// Node is one running Palaver node: what Start built and its public methods need, and the list
+// of what Close stops.
 type Node struct {
-	cfg     Config
-	log     *slog.Logger
-	machine *fsm.Machine
-	streams *stream.Streams // applied entries and stored chat events, the seams surfaces plug into
-	prop    *proposer       // the one proposer: returns after this node applied and rendered
-	raft    *raft.Store
-	events  *eventstore.Store
-	irc     *irc.Server
-	chat    *chat.Service // the one path by which chat events are written (chat.go)
-	rest    *rest.Server
-	metrics *metrics.Set
-	started time.Time
-
+	cfg       Config
+	faults    faults
+	machine   *fsm.Machine
+	streams   *stream.Streams // applied entries and stored chat events, the seams surfaces plug into
+	events    *eventstore.Store
 	serverKey ed25519.PrivateKey
-	coord     *coord.Service // the coordination surface (coord.go)
-	signing   *signingapi.API
+	raft      *raft.Store
+	irc       *irc.Server
 	exchange  *exchange.Exchange
-	resolver  *keyresolver.Resolver
+	rest      *rest.Server
+	health    *health
+	av        *avSurface
+	addrs     addrs // the bound listeners
 
-	incarnation string // this process: sessions of earlier ones are purged at start
-	ircLimiter  *transport.IPLimiter
-	runCtx      context.Context // ends at Close; cancel ends it
-
-	federation *peering.Federation // nil without peers
-	allow      *exchange.AllowList // the exchange's peers: live nodes and configured servers
-	media      *media.Service      // uploads, media proxies, encryption keys (media.go)
-
-	disconnects *assist.Disconnects       // recent disconnects, for the assistance tools (assist.go)
-	av          atomic.Pointer[avSurface] // calls (av.go); nil until mounted
-
-	peerList atomic.Pointer[[]exchange.Peer] // the other live nodes, as of the last membership change
-
-	pprofSrv  *http.Server // runtime profiles on --pprof-addr (pprof.go); nil without it
-	pprofAddr string
-
-	ircLn, tlsLn, httpLn net.Listener
-	httpSrv              *http.Server
-	clusterSrv           *http.Server // the cluster's HTTP plane (the event exchange); nil unclustered
-
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
+	close func() error // stops what Start started, backwards, once
 }
+
+// addrs are the node's bound listener addresses ("" when disabled).
+type addrs struct{ irc, tls, http, pprof string }
 
 // Start opens the node's state and starts its listeners. The node runs until Close.
 //
-// Start is a flat list of constructors, in dependency order. Each surface builds itself in its own
-// method (in its own file) from what the earlier ones opened, and subscribes to the streams
-// (n.streams) and plugs into the IRC edge (n.irc) there: a new surface is one line here.
-func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
+// Start reads top to bottom: each step builds one part from the parts before it, given as
+// arguments, and what it starts is added to the stop list as it starts. A surface subscribes to
+// the streams and plugs into the IRC edge in its own step, before the listeners serve.
+func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Node, err error) {
 	cfg = cfg.derived()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -101,183 +76,284 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err := secureDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	n = &Node{cfg: cfg, log: logger.With("node", cfg.NodeName), started: time.Now(),
-		incarnation: ulid.Make().String(), metrics: metrics.New()}
+	log := logger.With("node", cfg.NodeName)
+	started, incarnation := time.Now(), ulid.Make().String() // sessions of earlier processes are purged
+	fl := cfg.Faults.inject()
+	mset := metrics.New()
+	var stop stopList
 	defer func() {
 		if err != nil {
-			n.Close()
-			n = nil
+			stop.close()
 		}
 	}()
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"streams", n.openStreams},        // the state machine and its streams (streams.go)
-		{"http listener", n.listenHTTP},   // its address is gossiped
-		{"raft", n.openRaft},              // replicated state, caught up before serving reads
-		{"event store", n.openEventStore}, // durable chat events
-		{"server key", n.loadServerKey},   // this node's signing key
-		{"chat", n.startChat},             // the message service (chat.go)
-		{"federation", n.startFederation}, // peer servers (federation.go); nil without --peer
-		{"irc", n.startIRC},               // the IRC edge
-		{"playback", n.mountPlayback},     // channel events in IRC history (playback.go)
-		{"exchange", n.startExchange},     // the chat plane between the cluster's nodes (cluster.go)
-		{"leader jobs", n.startLeaderJobs},
-		{"registration", n.registerInstance}, // purge the previous process's sessions, publish the key
-		{"metrics", n.registerGauges},
-		{"operator", n.startOperator},  // the operator plane's report and gauges (operator.go)
-		{"irc listeners", n.listenIRC}, // bound now (discovery names them), served by "serve irc"
-		{"rest", n.buildREST},
-		{"signing api", n.mountSigning},
-		{"agent surfaces", n.mountAgents}, // MCP and discovery (agents.go)
-		{"coordination", n.mountCoord},    // ACT, tasks, agents, governance, the audit timeline (coord.go)
-		{"media", n.mountMedia},           // uploads, media proxies, keys for encrypted channels (media.go)
-		{"assist", n.mountAssist},         // assistance tools and /agent/session (assist.go)
-		{"av", n.mountAV},                 // calls: the forwarding unit and its routes (av.go)
-		{"cluster plane", n.serveClusterPlane},
-		{"pprof", n.startPprofIfAsked},
-		{"serve irc", n.serveIRC}, // after every surface: IRC seams close at the first connection
-		{"http", n.serveHTTP},     // WebSocket IRC too
+
+	// The replicated state, and the durable store of chat events (which asks it a channel's scope).
+	machine := fsm.New(log)
+	machine.SetLocalNode(cfg.NodeName)
+	events, err := eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(cfg.DataDir, "events.db"), Logger: log,
+		Scope: channelScope{machine}.scope})
+	if err != nil {
+		return nil, fmt.Errorf("event store: %w", err)
 	}
-	for _, step := range steps {
-		if err := step.run(ctx); err != nil {
-			return n, fmt.Errorf("%s: %w", step.name, err)
+	stop.add("event store", closeErr(events.Close))
+	// The streams come before any surface, so that each subscribes in its constructor.
+	streams := newStreams(machine, log, fl)
+	stop.add("streams", closeNoErr(streams.Close)) // after Raft: an Apply waiting on a full queue is released either way
+	serverKey, err := loadOrCreateServerKey(filepath.Join(cfg.DataDir, "keys"))
+	if err != nil {
+		return nil, fmt.Errorf("server key: %w", err)
+	}
+	keys := serverKeys{machine}
+	resolver := keyresolver.New(keyresolver.Options{PLCDirectory: cfg.PLCDirectory, AllowPrivateAddresses: cfg.AllowPrivateDID,
+		Logger: log.With("component", "keyresolver")})
+
+	// The HTTP listener opens before Raft: its address (the base URL) is gossiped.
+	httpLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http listener: %w", err)
+	}
+	stop.add("http listener", listenerStop{httpLn}) // served, then shut down, by "http"
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + httpLn.Addr().String()
+	}
+	stop.add("data directory", startTask(dataDirKeeper{cfg.DataDir, log}.run))
+
+	rf, prop, err := openRaft(ctx, cfg, log, fl, machine, streams.Applied, mset)
+	if err != nil {
+		return nil, fmt.Errorf("raft: %w", err)
+	}
+	stop.add("raft", closeErr(rf.Close))
+	members := newMembers(rf)
+
+	history := fl.history(events) // as the chat service writes it and the IRC edge reads it
+	msgs := chat.New(chat.Config{ // the one path by which chat events are written
+		State: machine, Store: history, Key: serverKey, Stored: streams.Stored,
+		NodeName: cfg.NodeName, Logger: log.With("component", "chat"),
+	})
+	fed, err := newFederation(cfg, log, fl, members, serverKey, msgs, events, machine, prop, streams, resolver, mset)
+	if err != nil {
+		return nil, fmt.Errorf("federation: %w", err)
+	}
+	if fed != nil {
+		stop.add("federation", closeNoErr(fed.Close))
+	}
+	disconnects := assist.NewDisconnects() // the IRC edge files, the assistance tools read
+	ircSrv, err := newIRC(cfg, log, incarnation, mset, machine, prop, streams, msgs, history, fed, disconnects, resolver)
+	if err != nil {
+		return nil, fmt.Errorf("irc: %w", err)
+	}
+	stop.add("irc", closeNoErr(ircSrv.Close))
+	// Channel events in IRC history (gateway/irc/playback.go).
+	if err := ircSrv.EnablePlayback(events, streams); err != nil {
+		return nil, fmt.Errorf("playback: %w", err)
+	}
+	ex, err := newExchange(cfg, log, fl, rf, members, keys, serverKey, events, msgs, ircSrv, streams, fed, mset)
+	if err != nil {
+		return nil, fmt.Errorf("exchange: %w", err)
+	}
+	stop.add("exchange", closeNoErr(ex.Close))
+
+	// Jobs of the leader, and this process's registration.
+	rf.OnLeadership(purgeDeparted{rf, machine, prop, log}.run)
+	rf.OnLeadership(channelSweep{cfg, prop, log}.run)
+	if err := registerInstance(ctx, cfg, incarnation, prop, serverKey); err != nil {
+		return nil, fmt.Errorf("registration: %w", err)
+	}
+	registerGauges(mset, machine, rf, started)
+	// The operator plane: the node's part of its report, its gauges, and backups. Raft asks for
+	// them through setters: they read the exchange, which reads Raft.
+	report := operatorReport{cfg, log, events, rf, ex}
+	rf.SetOperatorReport(report.report)
+	registerOperatorGauges(mset, cfg, rf, report)
+	rf.SetBackup(backups{cfg, rf, log}.write)
+
+	// The IRC listeners are bound now (discovery names them) and served last.
+	ircLimiter := transport.NewIPLimiter(cfg.MaxConnsPerIP)
+	ircLn, tlsLn, err := listenIRC(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("irc listeners: %w", err)
+	}
+	for _, ln := range []net.Listener{ircLn, tlsLn} {
+		if ln != nil {
+			stop.add("irc listener", listenerStop{ln})
 		}
 	}
-	n.log.Info("node started", "server_name", cfg.ServerName, "irc", addrOf(n.ircLn), "tls", addrOf(n.tlsLn), "http", addrOf(n.httpLn), "data", cfg.DataDir)
+	// Calls: the forwarding unit and its gateway, before the REST server, whose health reports them.
+	avs, err := newAV(cfg, log, machine, prop, avKeys{key: serverKey, did: serverDID(cfg), servers: keys}, rf, serverVoice{cfg, log, msgs, ircSrv}, mset)
+	if err != nil {
+		return nil, fmt.Errorf("av: %w", err)
+	}
+	stop.add("av", avs)
+	hl := &health{cfg: cfg, started: started, log: log, raft: rf, irc: ircSrv, machine: machine, exchange: ex, av: avs}
+	sign := signingapi.New(signingapi.Config{
+		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: serverKey, State: machine, Proposer: prop,
+		Messages: events, Retirer: ircSrv, Resolver: resolver, PeerKeyRetry: cfg.PeerKeyRetry,
+		Logger: log.With("component", "signing"),
+	})
+	rs := newREST(cfg, log, httpLn, ircSrv, ircLimiter, hl, machine, prop, mset, events, resolver, sign, rf)
+
+	// The surfaces on the REST server (and the IRC edge).
+	if err := sign.Mount(rs); err != nil {
+		return nil, fmt.Errorf("signing api: %w", err)
+	}
+	if err := mountAgents(cfg, log, machine, rs, addrOf(ircLn), addrOf(tlsLn)); err != nil { // MCP and discovery
+		return nil, fmt.Errorf("agent surfaces: %w", err)
+	}
+	if err := mountCoord(cfg, log, machine, prop, serverKey, rs, ircSrv, streams, rf); err != nil {
+		return nil, fmt.Errorf("coordination: %w", err)
+	}
+	med, err := newMedia(ctx, cfg, log, machine, prop, rf, mset, resolver, serverKey)
+	if err != nil {
+		return nil, fmt.Errorf("media: %w", err)
+	}
+	stop.add("media", startTask(med.Run)) // retention, deleted uploads' bytes, copies on other nodes
+	if err := med.Mount(rs); err != nil {
+		return nil, fmt.Errorf("media: %w", err)
+	}
+	if err := mountAssist(cfg, log, machine, events, disconnects, streams, fed, ircSrv, rf, ex, avs, ircLn != nil, tlsLn != nil, rs); err != nil {
+		return nil, fmt.Errorf("assist: %w", err)
+	}
+	if err := mountAV(cfg, log, avs, machine, prop, rf, rs, ircSrv, streams, mset); err != nil {
+		return nil, fmt.Errorf("av: %w", err)
+	}
+
+	// Serving: the cluster plane, profiles, then IRC (after every surface: the IRC edge's seams
+	// close at its first connection) and HTTP.
+	auth := clusterAuth{rf}
+	if srv, ln := clusterPlane(log, rf, ex, med, auth, keys); srv != nil {
+		stop.add("cluster plane", startServer("cluster http", srv, ln, log, nil))
+	}
+	pprofAddr := ""
+	if cfg.PprofAddr != "" {
+		srv, ln, err := newPprof(cfg.PprofAddr, log, mset, rf, machine)
+		if err != nil {
+			return nil, fmt.Errorf("pprof: %w", err)
+		}
+		pprofAddr = ln.Addr().String()
+		stop.add("pprof", startServer("pprof", srv, ln, log, nil))
+	}
+	for _, l := range []struct {
+		kind string
+		ln   net.Listener
+	}{{"tcp", ircLn}, {"tls", tlsLn}} {
+		if l.ln != nil {
+			stop.add("irc "+l.kind, startTask(ircListener{l.ln, l.kind, ircLimiter, ircSrv, log}.serve))
+		}
+	}
+	ex.Start()
+	if fed != nil {
+		fed.Mount(rs.Engine())
+		ex.MountPublic(rs.Engine()) // the configured servers' streams
+		fed.Start()
+	}
+	serveHTTP(&stop, cfg, log, rs, httpLn)
+	// Calls stop first, before the HTTP server ends their signalling sessions: a stopping host
+	// leaves its calls to the leader, which ends them ("the hosting server is gone"), rather than
+	// have each participant's end of session proposed as a leave.
+	stop.add("calls", avs)
+
+	n := &Node{cfg: cfg, faults: fl, machine: machine, streams: streams, events: events, serverKey: serverKey,
+		raft: rf, irc: ircSrv, exchange: ex, rest: rs, health: hl, av: avs,
+		addrs: addrs{irc: addrOf(ircLn), tls: addrOf(tlsLn), http: addrOf(httpLn), pprof: pprofAddr},
+		close: sync.OnceValue(stop.close)}
+	log.Info("node started", "server_name", cfg.ServerName, "irc", n.addrs.irc, "tls", n.addrs.tls, "http", n.addrs.http, "data", cfg.DataDir)
 	return n, nil
 }
 
-// listenHTTP opens the HTTP listener first: its address (the base URL) is gossiped to the other
-// nodes, and runCtx starts here, for what runs until Close.
-func (n *Node) listenHTTP(context.Context) (err error) {
-	if n.httpLn, err = net.Listen("tcp", n.cfg.HTTPAddr); err != nil {
-		return err
-	}
-	if n.cfg.BaseURL == "" {
-		n.cfg.BaseURL = "http://" + n.httpLn.Addr().String()
-	}
-	var runCtx context.Context
-	runCtx, n.cancel = context.WithCancel(context.Background())
-	n.runCtx = runCtx
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		n.keepDataDirPrivate(runCtx)
-	}()
-	return nil
-}
-
 // openRaft opens Raft with the state machine, waits for a leader and applies every committed
-// entry before the node serves reads from its replica.
-func (n *Node) openRaft(ctx context.Context) (err error) {
-	cfg := n.cfg
-	identity, err := clusterIdentity(cfg, n.log)
+// entry before the node serves reads from its replica. It returns the node's one proposer.
+//
+// Raft takes two parts that propose (the purge of a removed node's sessions, the pins of node
+// keys) before it returns the store they propose through: they hold a raftProposer, which
+// answers an error until Open has returned.
+func openRaft(ctx context.Context, cfg Config, log *slog.Logger, fl faults, machine *fsm.Machine, applied *stream.Applied, mset *metrics.Set) (*raft.Store, *proposer, error) {
+	identity, err := clusterIdentity(cfg, log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	keys := &nodeKeys{machine: n.machine}
-	n.raft, err = raft.Open(ctx, raft.Config{
+	network, logWriteDelay := fl.raft()
+	late := &raftProposer{}
+	store, err := raft.Open(ctx, raft.Config{
 		NodeID: cfg.NodeName, Dir: filepath.Join(cfg.DataDir, "raft"), BindAddr: cfg.RaftAddr,
 		AdvertiseAddr: cfg.RaftAdvertise, Bootstrap: len(cfg.Join) == 0,
 		GossipAddr: cfg.GossipAddr, GossipAdvertise: cfg.GossipAdvertise, ClusterAddr: cfg.ClusterAddr,
 		ClusterAdvertise: cfg.ClusterAdvertise, Join: cfg.Join, MaxVoters: cfg.MaxVoters,
-		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: n.ServerDID(), metaHTTP: cfg.BaseURL},
-		OnNodeRemoved: n.purgeRemovedNode,
-		Logger:        n.log,
-		OnApply:       n.observeApply,
-		Network:       cfg.Faults.network(), LogWriteDelay: cfg.Faults.logWriteDelay(), Identity: identity,
-		NodeKeys: keys,
+		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: serverDID(cfg), metaHTTP: cfg.BaseURL},
+		OnNodeRemoved: removedNodePurge{late, log}.run,
+		Logger:        log,
+		OnApply:       applyTimer{mset}.observe,
+		Network:       network, LogWriteDelay: logWriteDelay, Identity: identity,
+		NodeKeys: nodeKeys{machine: machine, prop: late},
 		Timing:   cfg.Raft,
 		// A command the servers of an earlier version cannot apply waits until they are upgraded.
 		FeatureLevel: fsm.Level, EntryLevel: fsm.EntryLevel,
-	}, n.machine)
+	}, machine)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	n.prop = &proposer{store: n.raft, node: cfg.NodeName, rendered: n.streams.Applied}
-	keys.prop.Store(n.prop)
+	prop := &proposer{store: store, node: cfg.NodeName, rendered: applied}
+	late.p.Store(prop)
 	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelWait()
-	if err := n.raft.WaitForLeader(waitCtx); err != nil {
-		return fmt.Errorf("waiting for a leader: %w", err)
+	if err := store.WaitForLeader(waitCtx); err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("waiting for a leader: %w", err)
 	}
 	// Apply every committed entry before serving reads from the replica.
-	if _, err := n.raft.ReadIndex(waitCtx); err != nil {
-		return fmt.Errorf("waiting for a leader: %w", err)
+	if _, err := store.ReadIndex(waitCtx); err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("waiting for a leader: %w", err)
 	}
-	return nil
+	return store, prop, nil
 }
 
-// startLeaderJobs registers the jobs that run while this node leads: the purge of departed
-// nodes' sessions and the channel expiry sweep.
-func (n *Node) startLeaderJobs(context.Context) error {
-	n.raft.OnLeadership(n.purgeDepartedNodes)
-	n.raft.OnLeadership(n.sweepChannels)
-	return nil
-}
+// applyTimer records how long Raft took to apply an entry.
+type applyTimer struct{ mset *metrics.Set }
 
-// observeApply records how long Raft took to apply an entry.
-func (n *Node) observeApply(d time.Duration) { n.metrics.RaftApplySeconds.Observe(d.Seconds()) }
+func (a applyTimer) observe(d time.Duration) { a.mset.RaftApplySeconds.Observe(d.Seconds()) }
 
-// openEventStore opens the durable store of chat events, and the resolver and SASL verifier that
-// the edges share.
-func (n *Node) openEventStore(ctx context.Context) (err error) {
-	n.events, err = eventstore.Open(ctx, eventstore.Options{Path: filepath.Join(n.cfg.DataDir, "events.db"), Logger: n.log,
-		Scope: n.channelScope})
-	if err != nil {
-		return err
-	}
-	n.resolver = keyresolver.New(keyresolver.Options{PLCDirectory: n.cfg.PLCDirectory, AllowPrivateAddresses: n.cfg.AllowPrivateDID,
-		Logger: n.log.With("component", "keyresolver")})
-	return nil
-}
-
-// loadServerKey loads (or creates) this node's server key; only its public half leaves the node.
-func (n *Node) loadServerKey(context.Context) (err error) {
-	n.serverKey, err = loadOrCreateServerKey(filepath.Join(n.cfg.DataDir, "keys"))
-	return err
-}
-
-// startIRC builds the IRC edge; it subscribes to the streams in its constructor.
-func (n *Node) startIRC(context.Context) error {
-	cfg := n.cfg
+// newIRC builds the IRC edge; it subscribes to the streams in its constructor.
+func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set, machine *fsm.Machine, prop *proposer,
+	streams *stream.Streams, msgs *chat.Service, history eventHistory, fed *peering.Federation, disconnects *assist.Disconnects,
+	resolver *keyresolver.Resolver) (*irc.Server, error) {
 	motd, err := readMOTD(cfg.MOTDFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	password, err := readPasswordFile(cfg.IRCPasswordFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n.irc = irc.New(irc.Config{
-		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: n.incarnation, Version: cfg.Version,
+	var links linkroute.Peering // nil, not a typed nil, without peers
+	if fed != nil {
+		links = fed
+	}
+	return irc.New(irc.Config{
+		ServerName: cfg.ServerName, NodeName: cfg.NodeName, Incarnation: incarnation, Version: cfg.Version,
 		MOTD: motd, Opers: cfg.Opers, OperDIDs: cfg.OperDIDs, NoGuests: cfg.NoGuests, Password: password,
 		FloodLimits: !cfg.NoFloodLimits, JoinHistory: cfg.JoinHistory,
-		Logger: n.log.With("component", "irc"), Metrics: n.metrics, Now: cfg.Clock,
-		Messages: n.chat, KeyLifetime: cfg.SigningKeyLifetime, Streams: n.streams,
-		Links:     linkroute.New(n.linkPeering(), n.machine),
+		Logger: log.With("component", "irc"), Metrics: mset, Now: cfg.Clock,
+		Messages: msgs, KeyLifetime: cfg.SigningKeyLifetime, Streams: streams,
+		Links:     linkroute.New(links, machine),
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
-		KeySweepEvery: cfg.KeySweepEvery, Disconnects: n.disconnectRecord(),
+		KeySweepEvery: cfg.KeySweepEvery, Disconnects: disconnects,
 		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3,
-	}, n.machine, n.prop, cfg.Faults.ircHistory(n.events), &sasl.Verifier{Resolver: n.resolver, ChallengeTTL: cfg.ChallengeTTL})
-	return nil
+	}, machine, prop, history, &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}), nil
 }
 
 // registerInstance ends the sessions an earlier process of this node held (they died with it) and
 // publishes this node's public key to every replica (the private key stays in keys/).
-func (n *Node) registerInstance(ctx context.Context) error {
+func registerInstance(ctx context.Context, cfg Config, incarnation string, prop *proposer, serverKey ed25519.PrivateKey) error {
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 30*time.Second)
-	_, err := n.prop.Propose(purgeCtx, fsm.PurgeNode{Node: n.cfg.NodeName, Keep: n.incarnation, Reason: "Server restarted"})
+	_, err := prop.Propose(purgeCtx, fsm.PurgeNode{Node: cfg.NodeName, Keep: incarnation, Reason: "Server restarted"})
 	cancelPurge()
 	if err != nil {
 		return fmt.Errorf("purging old sessions: %w", err)
 	}
-	pub := n.serverKey.Public().(ed25519.PublicKey)
+	pub := serverKey.Public().(ed25519.PublicKey)
 	keyCtx, cancelKey := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelKey()
-	res, err := n.prop.Propose(keyCtx, fsm.RegisterKey{DID: n.ServerDID(), KID: signing.KID(pub), PublicKey: pub, Source: "server-key", Purpose: "msgsig"})
+	res, err := prop.Propose(keyCtx, fsm.RegisterKey{DID: serverDID(cfg), KID: signing.KID(pub), PublicKey: pub, Source: "server-key", Purpose: "msgsig"})
 	if err != nil {
 		return fmt.Errorf("registering the server key: %w", err)
 	}
@@ -288,188 +364,223 @@ func (n *Node) registerInstance(ctx context.Context) error {
 }
 
 // registerGauges exports the node's gauges.
-func (n *Node) registerGauges(context.Context) error {
-	n.metrics.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(n.channelCount()) })
-	n.metrics.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(n.started).Seconds() })
-	n.metrics.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(n.raft.Status().Term) })
-	n.metrics.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(n.raft.Status().Voters) })
-	n.metrics.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(n.raft.AppliedIndex()) })
-	return nil
+func registerGauges(mset *metrics.Set, machine *fsm.Machine, rf *raft.Store, started time.Time) {
+	mset.GaugeFunc("palaver_channels", "Channels in the replicated state.", func() float64 { return float64(channelCount(machine)) })
+	mset.GaugeFunc("palaver_uptime_seconds", "Seconds since the node started.", func() float64 { return time.Since(started).Seconds() })
+	mset.GaugeFunc("palaver_raft_term", "Current Raft term.", func() float64 { return float64(rf.Status().Term) })
+	mset.GaugeFunc("palaver_raft_voters", "Voters in the Raft configuration this node knows.", func() float64 { return float64(rf.Status().Voters) })
+	mset.GaugeFunc("palaver_raft_applied_index", "Last applied Raft index.", func() float64 { return float64(rf.AppliedIndex()) })
 }
 
-// listenIRC opens the IRC listeners (plain and TLS); serveIRC serves them once the node is built.
-func (n *Node) listenIRC(context.Context) (err error) {
-	cfg := n.cfg
-	n.ircLimiter = transport.NewIPLimiter(cfg.MaxConnsPerIP)
+// listenIRC opens the IRC listeners (plain and TLS; nil when not configured).
+func listenIRC(cfg Config) (ircLn, tlsLn net.Listener, err error) {
 	if cfg.IRCAddr != "" {
-		if n.ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
-			return err
+		if ircLn, err = net.Listen("tcp", cfg.IRCAddr); err != nil {
+			return nil, nil, err
 		}
 	}
 	if cfg.TLSAddr != "" {
 		cert, err := transport.LoadOrCreateCertificate(filepath.Join(cfg.DataDir, "tls"), cfg.TLSCertFile, cfg.TLSKeyFile, certHosts(cfg))
 		if err != nil {
-			return fmt.Errorf("tls certificate: %w", err)
+			closeIf(ircLn)
+			return nil, nil, fmt.Errorf("tls certificate: %w", err)
 		}
 		ln, err := net.Listen("tcp", cfg.TLSAddr)
 		if err != nil {
-			return fmt.Errorf("tls listener: %w", err)
+			closeIf(ircLn)
+			return nil, nil, fmt.Errorf("tls listener: %w", err)
 		}
-		n.tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		tlsLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	return nil
+	return ircLn, tlsLn, nil
 }
 
-// serveIRC accepts IRC connections. It comes after every surface was built: the IRC edge's seams
-// (verbs, message checks, join tags) close at its first connection.
-func (n *Node) serveIRC(context.Context) error {
-	if n.ircLn != nil {
-		n.serve(n.runCtx, n.ircLn, "tcp", n.ircLimiter)
+func closeIf(ln net.Listener) {
+	if ln != nil {
+		ln.Close()
 	}
-	if n.tlsLn != nil {
-		n.serve(n.runCtx, n.tlsLn, "tls", n.ircLimiter)
-	}
-	return nil
 }
 
-// buildREST builds the public HTTP server's engine with the REST routes.
-func (n *Node) buildREST(context.Context) error {
-	cfg := n.cfg
-	n.signing = signingapi.New(signingapi.Config{
-		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, ServerKey: n.serverKey, State: n.machine, Proposer: n.prop,
-		Messages: n.events, Retirer: n.irc, Resolver: n.resolver, PeerKeyRetry: cfg.PeerKeyRetry,
-		Logger: n.log.With("component", "signing"),
-	})
-	n.rest = rest.New(rest.Config{
+// newREST builds the public HTTP server's engine with the REST routes.
+func newREST(cfg Config, log *slog.Logger, httpLn net.Listener, ircSrv *irc.Server, ircLimiter *transport.IPLimiter,
+	hl *health, machine *fsm.Machine, prop *proposer, mset *metrics.Set, events *eventstore.Store,
+	resolver *keyresolver.Resolver, sign *signingapi.API, rf *raft.Store) *rest.Server {
+	return rest.New(rest.Config{
 		ServerName: cfg.ServerName, BaseURL: cfg.BaseURL, AllowedOrigins: cfg.AllowedOrigins,
-		Tokens: n.irc, Health: n, Favorites: &favorites{machine: n.machine, prop: n.prop}, Passwords: n.irc,
-		Metrics: n.metrics, IRC: n.irc.Handle, IRCLimiter: n.ircLimiter, Logger: n.log.With("component", "http"),
-		State: n.machine, Events: n.events, Resolver: n.resolver, Evidence: n.signing,
-		Linearize:  n.linearize,
+		Tokens: ircSrv, Health: hl, Favorites: &favorites{machine: machine, prop: prop}, Passwords: ircSrv,
+		Metrics: mset, IRC: ircSrv.Handle, IRCLimiter: ircLimiter, Logger: log.With("component", "http"),
+		State: machine, Events: events, Resolver: resolver, Evidence: sign,
+		Linearize:  readIndex{rf}.wait,
 		RateLimits: rest.RateLimits{Off: cfg.NoFloodLimits},
 		// Pages on localhost at any port may open WebSocket IRC only on a node that only they
 		// can reach: bound to loopback, with a local base URL.
-		LocalWebSocketOrigins: isLoopbackListener(n.httpLn) && rest.IsLocalOrigin(cfg.BaseURL),
+		LocalWebSocketOrigins: isLoopbackListener(httpLn) && rest.IsLocalOrigin(cfg.BaseURL),
 		TrustedProxies:        cfg.TrustedProxies, HTTPLimits: cfg.HTTPLimits,
 	})
-	return nil
 }
 
-// linearize waits until this node's replica has applied everything committed when it was called.
-func (n *Node) linearize(ctx context.Context) error {
-	_, err := n.raft.ReadIndex(ctx)
+// readIndex waits until this node's replica has applied everything committed when it was called.
+type readIndex struct{ raft *raft.Store }
+
+func (r readIndex) wait(ctx context.Context) error {
+	_, err := r.raft.ReadIndex(ctx)
 	return err
 }
 
-// mountSigning mounts the signing, verify and evidence routes.
-func (n *Node) mountSigning(context.Context) error { return n.signing.Mount(n.rest) }
-
-// mountAgents mounts MCP and the discovery documents.
-func (n *Node) mountAgents(context.Context) error { return n.mountAgentSurfaces() }
-
-// startPprofIfAsked serves runtime profiles on --pprof-addr.
-func (n *Node) startPprofIfAsked(context.Context) error {
-	if n.cfg.PprofAddr == "" {
-		return nil
-	}
-	return n.startPprof(n.cfg.PprofAddr)
+// serveHTTP serves the public HTTP server, over the per-client cap, until Close. WebSocket
+// sessions live on their request's context: stopping ends them, then shuts the server down.
+func serveHTTP(stop *stopList, cfg Config, log *slog.Logger, rs *rest.Server, httpLn net.Listener) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ln := rest.SecurityHeadersListener(transport.LimitListener(httpLn, transport.NewIPLimiter(cfg.MaxHTTPConnsPerIP),
+		overCap{log, cfg.MaxHTTPConnsPerIP}.closed))
+	stop.add("http", startServer("http", rs.HTTPServer(ctx), ln, log, cancel))
 }
 
-// serveHTTP starts the exchange's and federation's loops and serves the public HTTP server.
-func (n *Node) serveHTTP(context.Context) error {
-	n.exchange.Start()
-	if n.federation != nil {
-		n.federation.Mount(n.rest.Engine())
-		n.exchange.MountPublic(n.rest.Engine()) // the configured servers' streams
-		n.federation.Start()
-	}
-	// WebSocket sessions live on their request's context: end them when the node stops.
-	n.httpSrv = n.rest.HTTPServer(n.runCtx)
-	httpLn := rest.SecurityHeadersListener(transport.LimitListener(n.httpLn, transport.NewIPLimiter(n.cfg.MaxHTTPConnsPerIP),
-		func(addr net.Addr) {
-			n.log.Debug("http connection over the per-client cap closed", "remote", addr.String(), "cap", n.cfg.MaxHTTPConnsPerIP)
-		}))
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.httpSrv.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.log.Error("http server", "err", err)
-		}
-	}()
-	return nil
+// overCap logs a connection over the per-client cap of the HTTP server.
+type overCap struct {
+	log *slog.Logger
+	cap int
 }
 
-func (n *Node) serve(ctx context.Context, ln net.Listener, kind string, limiter *transport.IPLimiter) {
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := transport.Serve(ctx, ln, kind, limiter, n.irc.Handle); err != nil && ctx.Err() == nil {
-			n.log.Error("listener stopped", "kind", kind, "err", err)
-		}
-	}()
+func (o overCap) closed(addr net.Addr) {
+	o.log.Debug("http connection over the per-client cap closed", "remote", addr.String(), "cap", o.cap)
 }
 
-// Close stops the node: listeners first, then clients, Raft and the event store.
-func (n *Node) Close() error {
+// Close stops the node: what Start started, in the reverse order (listeners first, then the
+// surfaces and clients, Raft, the streams and the event store).
+func (n *Node) Close() error { return n.close() }
+
+// stopList is what a node stops, in the order it was started.
+type stopList struct{ steps []stopStep }
+
+type stopStep struct {
+	name string
+	s    stopper
+}
+
+// stopper is one thing Close stops.
+type stopper interface{ stop() error }
+
+// add appends a step; its error, if any, is part of what Close returns.
+func (s *stopList) add(name string, st stopper) {
+	s.steps = append(s.steps, stopStep{name: name, s: st})
+}
+
+// close runs the steps backwards and returns their errors.
+func (s *stopList) close() error {
 	var errs []error
-	n.once.Do(func() {
-		if n.cancel != nil {
-			n.cancel()
+	for i := len(s.steps) - 1; i >= 0; i-- {
+		if err := s.steps[i].s.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.steps[i].name, err))
 		}
-		for _, ln := range []net.Listener{n.ircLn, n.tlsLn} {
-			if ln != nil {
-				ln.Close()
-			}
-		}
-		if n.pprofSrv != nil {
-			n.pprofSrv.Close()
-		}
-		if n.httpSrv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			n.httpSrv.Shutdown(ctx)
-			cancel()
-		} else if n.httpLn != nil {
-			n.httpLn.Close()
-		}
-		if n.clusterSrv != nil {
-			n.clusterSrv.Close()
-		}
-		n.closeAV()
-		if n.irc != nil {
-			n.irc.Close()
-		}
-		if n.federation != nil {
-			n.federation.Close()
-		}
-		if n.exchange != nil {
-			n.exchange.Close()
-		}
-		n.wg.Wait()
-		if n.raft != nil {
-			if err := n.raft.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("raft: %w", err))
-			}
-		}
-		if n.streams != nil { // after Raft: an Apply waiting on a full queue is released either way
-			n.streams.Close()
-		}
-		if n.events != nil {
-			if err := n.events.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("event store: %w", err))
-			}
-		}
-	})
+	}
+	s.steps = nil
 	return errors.Join(errs...)
 }
 
+// closeErr stops with a Close whose error Close reports.
+type closeErr func() error
+
+func (f closeErr) stop() error { return f() }
+
+// closeNoErr stops with a Close that cannot fail.
+type closeNoErr func()
+
+func (f closeNoErr) stop() error { f(); return nil }
+
+// listenerStop closes a listener, which what serves it may have closed already.
+type listenerStop struct{ ln net.Listener }
+
+func (l listenerStop) stop() error { l.ln.Close(); return nil }
+
+// task is a goroutine that runs until the node stops: stopping ends its context and waits.
+type task struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startTask(f func(context.Context)) *task {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &task{cancel: cancel, done: make(chan struct{})}
+	go t.run(ctx, f)
+	return t
+}
+
+func (t *task) run(ctx context.Context, f func(context.Context)) {
+	defer close(t.done)
+	f(ctx)
+}
+
+func (t *task) stop() error {
+	t.cancel()
+	<-t.done
+	return nil
+}
+
+// server is an HTTP server serving a listener until the node stops. One with a base context
+// (cancel) ends it, then shuts down gracefully; the others close at once.
+type server struct {
+	name   string
+	srv    *http.Server
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startServer(name string, srv *http.Server, ln net.Listener, log *slog.Logger, cancel context.CancelFunc) *server {
+	s := &server{name: name, srv: srv, log: log, cancel: cancel, done: make(chan struct{})}
+	go s.serve(ln)
+	return s
+}
+
+func (s *server) serve(ln net.Listener) {
+	defer close(s.done)
+	if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+		s.log.Error(s.name+" server", "err", err)
+	}
+}
+
+func (s *server) stop() error {
+	if s.cancel == nil {
+		s.srv.Close()
+	} else {
+		s.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.srv.Shutdown(ctx)
+	}
+	<-s.done
+	return nil
+}
+
+// ircListener serves IRC connections on one listener until its context ends.
+type ircListener struct {
+	ln      net.Listener
+	kind    string
+	limiter *transport.IPLimiter
+	irc     *irc.Server
+	log     *slog.Logger
+}
+
+func (l ircListener) serve(ctx context.Context) {
+	if err := transport.Serve(ctx, l.ln, l.kind, l.limiter, l.irc.Handle); err != nil && ctx.Err() == nil {
+		l.log.Error("listener stopped", "kind", l.kind, "err", err)
+	}
+}
+
 // IRCAddr, TLSAddr and HTTPAddr are the bound listener addresses ("" when disabled).
-func (n *Node) IRCAddr() string  { return addrOf(n.ircLn) }
-func (n *Node) TLSAddr() string  { return addrOf(n.tlsLn) }
-func (n *Node) HTTPAddr() string { return addrOf(n.httpLn) }
+func (n *Node) IRCAddr() string  { return n.addrs.irc }
+func (n *Node) TLSAddr() string  { return n.addrs.tls }
+func (n *Node) HTTPAddr() string { return n.addrs.http }
+
+// PprofAddr is the address the runtime profiles are served on ("" without --pprof-addr).
+func (n *Node) PprofAddr() string { return n.addrs.pprof }
 
 // ServerDID is the node's did:web identity (did:web:<node name>), under which its server key is
 // published and registered through Raft. On a single node the node name is the server name.
-func (n *Node) ServerDID() string { return "did:web:" + n.cfg.NodeName }
+func (n *Node) ServerDID() string { return serverDID(n.cfg) }
+
+func serverDID(cfg Config) string { return "did:web:" + cfg.NodeName }
 
 // Machine exposes the replicated state for tests and tools.
 func (n *Node) Machine() *fsm.Machine { return n.machine }
@@ -488,26 +599,40 @@ func addrOf(ln net.Listener) string {
 }
 
 // Health reports the node's health object.
-func (n *Node) Health() rest.Health {
-	st := n.raft.Status()
+func (n *Node) Health() rest.Health { return n.health.Health() }
+
+// health is the node's health object, for the node and for GET /api/v1/health.
+type health struct {
+	cfg      Config
+	started  time.Time
+	log      *slog.Logger
+	raft     *raft.Store
+	irc      *irc.Server
+	machine  *fsm.Machine
+	exchange *exchange.Exchange
+	av       *avSurface
+}
+
+func (h *health) Health() rest.Health {
+	st := h.raft.Status()
 	return rest.Health{
-		ServerName: n.cfg.ServerName, Connections: n.irc.Connections(), Channels: n.channelCount(),
-		UptimeSecs: int64(time.Since(n.started).Seconds()), AV: n.avRunning(), AVError: n.avError(), Version: n.cfg.Version,
-		Node: n.cfg.NodeName, Role: st.Role, Term: st.Term, Replication: n.replication(),
+		ServerName: h.cfg.ServerName, Connections: h.irc.Connections(), Channels: channelCount(h.machine),
+		UptimeSecs: int64(time.Since(h.started).Seconds()), AV: h.av.running(), AVError: h.av.gateway.Unavailable(), Version: h.cfg.Version,
+		Node: h.cfg.NodeName, Role: st.Role, Term: st.Term, Replication: h.replication(),
 	}
 }
 
 // replication is the health answer's view of the exchange (nil when unclustered, or when the
 // store cannot be read).
-func (n *Node) replication() *rest.Replication {
-	if n.exchange == nil || n.raft.ClusterHTTPListener() == nil {
+func (h *health) replication() *rest.Replication {
+	if h.raft.ClusterHTTPListener() == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	peers, err := n.exchange.Replication(ctx)
+	peers, err := h.exchange.Replication(ctx)
 	if err != nil {
-		n.log.Debug("health: replication", "err", err)
+		h.log.Debug("health: replication", "err", err)
 		return nil
 	}
 	r := &rest.Replication{OK: true, Peers: peers}
@@ -521,9 +646,9 @@ func (n *Node) replication() *rest.Replication {
 }
 
 // channelCount counts channels that have members.
-func (n *Node) channelCount() int {
+func channelCount(machine *fsm.Machine) int {
 	count := 0
-	n.machine.Read(func(st *fsm.State) {
+	machine.Read(func(st *fsm.State) {
 		for ch := range st.Channels() {
 			if ch.MemberCount() > 0 {
 				count++
@@ -578,7 +703,8 @@ func readPasswordFile(path string) (string, error) {
 // proposer stamps commands with a request id, this node's name and the time, and proposes them.
 // It keeps the contract of irc.Proposer: it returns once this node applied the entry and every
 // Backpressure subscriber of the Applied stream handled it (rendered), so that a command's own
-// effects reach its client before the command's replies. The node has exactly one (Node.prop).
+// effects reach its client before the command's replies. The node has exactly one (openRaft's);
+// one without rendered (the leader's end of dead hosts' calls) does not wait for the render.
 type proposer struct {
 	store    *raft.Store
 	node     string
@@ -610,13 +736,15 @@ func (p *proposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, er
 	return res, nil
 }
 
-// linkPeering is federation as linked-channel routing asks of it: nil (no interface holding a nil
-// pointer) without peers.
-func (n *Node) linkPeering() linkroute.Peering {
-	if n.federation == nil {
-		return nil
+// raftProposer is the proposer as the parts given to raft.Open hold it: empty until Open returns.
+type raftProposer struct{ p atomic.Pointer[proposer] }
+
+func (r *raftProposer) Propose(ctx context.Context, cmd fsm.Command) (fsm.Result, error) {
+	p := r.p.Load()
+	if p == nil {
+		return fsm.Result{}, errors.New("raft is not open yet")
 	}
-	return n.federation
+	return p.Propose(ctx, cmd)
 }
 
 // favorites adapts the replicated per-DID favourites to the REST API.

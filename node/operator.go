@@ -2,39 +2,43 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/palaver-chat/palaver/federation/exchange"
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/node/eventstore"
 	"github.com/palaver-chat/palaver/raft"
 )
-
-// startOperator plugs the node into the operator plane (`palaver cluster status`, raft's
-// operator.go): its version and its place in the event exchange go into its report, and it
-// writes backups (backup.go); and it exports the gauges the alerting rules of deploy/ watch.
-func (n *Node) startOperator(ctx context.Context) error {
-	n.raft.SetOperatorReport(n.operatorReport)
-	n.registerOperatorGauges()
-	return n.startBackups(ctx)
-}
 
 // ClusterAddr is the advertised address of the node's cluster listener ("" unclustered).
 func (n *Node) ClusterAddr() string { return n.raft.ClusterAddr() }
 
-// operatorReport is the node layer's part of this node's report.
-func (n *Node) operatorReport(ctx context.Context) raft.NodeExtra {
-	extra := raft.NodeExtra{Version: n.cfg.Version, InCursors: map[string]int64{}}
-	if head, err := n.logHead(ctx); err == nil {
+// operatorReport is the node layer's part of this node's report to the operator plane
+// (`palaver cluster status`, raft's operator.go): its version and its place in the event exchange.
+type operatorReport struct {
+	cfg      Config
+	log      *slog.Logger
+	events   *eventstore.Store
+	raft     *raft.Store
+	exchange *exchange.Exchange
+}
+
+func (o operatorReport) report(ctx context.Context) raft.NodeExtra {
+	extra := raft.NodeExtra{Version: o.cfg.Version, InCursors: map[string]int64{}}
+	if head, err := o.logHead(ctx); err == nil {
 		extra.LogHead = head
 	} else {
-		n.log.Warn("operator report: own log head", "err", err)
+		o.log.Warn("operator report: own log head", "err", err)
 	}
-	for _, m := range n.raft.Members() {
+	for _, m := range o.raft.Members() {
 		if m.Self {
 			continue
 		}
-		if messages, _, _, err := n.exchange.Cursors(ctx, m.NodeID); err == nil {
+		if messages, _, _, err := o.exchange.Cursors(ctx, m.NodeID); err == nil {
 			extra.InCursors[m.NodeID] = messages
 		}
 	}
@@ -44,9 +48,9 @@ func (n *Node) operatorReport(ctx context.Context) raft.NodeExtra {
 // logHead is the seq of the newest message of this node's own messages log (0 when empty): a
 // galloping search over "is there a seq after x", one indexed query per step, so it costs
 // about 2·log2(head) queries whatever the size of the store.
-func (n *Node) logHead(ctx context.Context) (int64, error) {
+func (o operatorReport) logHead(ctx context.Context) (int64, error) {
 	after := func(x int64) (int64, bool, error) {
-		seqs, err := n.events.OriginSeqs(ctx, n.cfg.NodeName, x, math.MaxInt64, 1)
+		seqs, err := o.events.OriginSeqs(ctx, o.cfg.NodeName, x, math.MaxInt64, 1)
 		if err != nil || len(seqs) == 0 {
 			return 0, false, err
 		}
@@ -84,52 +88,52 @@ func (n *Node) logHead(ctx context.Context) (int64, error) {
 }
 
 // registerOperatorGauges exports what an operator's alerts watch beyond registerGauges.
-func (n *Node) registerOperatorGauges() {
+func registerOperatorGauges(mset *metrics.Set, cfg Config, rf *raft.Store, report operatorReport) {
 	bool01 := func(b bool) float64 {
 		if b {
 			return 1
 		}
 		return 0
 	}
-	n.metrics.GaugeFunc("palaver_raft_has_leader", "1 when this node knows a Raft leader.",
-		func() float64 { return bool01(n.raft.Status().LeaderID != "") })
-	n.metrics.GaugeFunc("palaver_raft_is_leader", "1 when this node is the Raft leader.",
-		func() float64 { return bool01(n.raft.Status().Role == "leader") })
-	n.metrics.GaugeFunc("palaver_raft_commit_index", "Raft commit index this node knows.",
-		func() float64 { return float64(n.raft.Status().CommitIndex) })
-	n.metrics.GaugeFunc("palaver_raft_voters_alive", "Voters of the Raft configuration that gossip reports alive, as this node sees them.",
+	mset.GaugeFunc("palaver_raft_has_leader", "1 when this node knows a Raft leader.",
+		func() float64 { return bool01(rf.Status().LeaderID != "") })
+	mset.GaugeFunc("palaver_raft_is_leader", "1 when this node is the Raft leader.",
+		func() float64 { return bool01(rf.Status().Role == "leader") })
+	mset.GaugeFunc("palaver_raft_commit_index", "Raft commit index this node knows.",
+		func() float64 { return float64(rf.Status().CommitIndex) })
+	mset.GaugeFunc("palaver_raft_voters_alive", "Voters of the Raft configuration that gossip reports alive, as this node sees them.",
 		func() float64 {
 			alive := 0
-			for _, m := range n.raft.Members() {
+			for _, m := range rf.Members() {
 				if m.Suffrage == raft.Voter && m.State == raft.MemberAlive {
 					alive++
 				}
 			}
 			return float64(alive)
 		})
-	n.metrics.GaugeFunc("palaver_raft_last_contact_seconds", "Seconds since this node last heard from a Raft leader (0 on the leader, -1 never).",
+	mset.GaugeFunc("palaver_raft_last_contact_seconds", "Seconds since this node last heard from a Raft leader (0 on the leader, -1 never).",
 		func() float64 {
-			ago, ok := n.raft.LeaderContact()
+			ago, ok := rf.LeaderContact()
 			if !ok {
 				return -1
 			}
 			return ago.Seconds()
 		})
-	if _, ok := n.raft.CertificateExpiry(); ok {
-		n.metrics.GaugeFunc("palaver_cluster_certificate_expiry_timestamp_seconds",
+	if _, ok := rf.CertificateExpiry(); ok {
+		mset.GaugeFunc("palaver_cluster_certificate_expiry_timestamp_seconds",
 			"Unix time at which this node's cluster certificate ends (the end of the cluster CA that issued it).",
 			func() float64 {
-				t, _ := n.raft.CertificateExpiry()
+				t, _ := rf.CertificateExpiry()
 				return float64(t.Unix())
 			})
 	}
 	if diskStatsSupported {
-		n.metrics.GaugeFunc("palaver_data_dir_available_bytes", "Bytes available to the node on the file system of its data directory.",
-			func() float64 { avail, _ := diskStats(n.cfg.DataDir); return float64(avail) })
-		n.metrics.GaugeFunc("palaver_data_dir_size_bytes", "Size in bytes of the file system of the node's data directory.",
-			func() float64 { _, size := diskStats(n.cfg.DataDir); return float64(size) })
+		mset.GaugeFunc("palaver_data_dir_available_bytes", "Bytes available to the node on the file system of its data directory.",
+			func() float64 { avail, _ := diskStats(cfg.DataDir); return float64(avail) })
+		mset.GaugeFunc("palaver_data_dir_size_bytes", "Size in bytes of the file system of the node's data directory.",
+			func() float64 { _, size := diskStats(cfg.DataDir); return float64(size) })
 	}
-	n.metrics.Registry.MustRegister(&exchangeCollector{n: n})
+	mset.Registry.MustRegister(exchangeCollector{report})
 }
 
 var (
@@ -141,18 +145,18 @@ var (
 
 // exchangeCollector exports the node's own log head and its cursors over the other nodes' logs:
 // head(origin) − cursor(node, origin) across nodes is how far node is behind origin.
-type exchangeCollector struct{ n *Node }
+type exchangeCollector struct{ report operatorReport }
 
-func (c *exchangeCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c exchangeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- logHeadDesc
 	ch <- inCursorDesc
 }
 
-func (c *exchangeCollector) Collect(ch chan<- prometheus.Metric) {
+func (c exchangeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	extra := c.n.operatorReport(ctx)
-	self := c.n.cfg.NodeName
+	extra := c.report.report(ctx)
+	self := c.report.cfg.NodeName
 	ch <- prometheus.MustNewConstMetric(logHeadDesc, prometheus.GaugeValue, float64(extra.LogHead), self)
 	for origin, seq := range extra.InCursors {
 		ch <- prometheus.MustNewConstMetric(inCursorDesc, prometheus.GaugeValue, float64(seq), self, origin)

@@ -34,29 +34,22 @@ const (
 )
 
 func (f *Faults) panicAt(point string) bool {
-	return f != nil && f.PanicAt != nil && f.PanicAt(point)
+	return f.PanicAt != nil && f.PanicAt(point)
 }
 
-// beforeApplied makes the IRC edge's render of applied entries panic when PanicAt says so (nil
-// without PanicAt).
-func (f *Faults) beforeApplied() func(string, stream.Entry) {
-	if f == nil || f.PanicAt == nil {
-		return nil
+// streams makes the IRC edge's render of applied entries (PanicRender) and its delivery of a
+// message stored from a cluster peer (PanicExchangeDeliver) or a peer server
+// (PanicFederationApply) panic when PanicAt says so (no hooks without PanicAt).
+func (f *Faults) streams() (applied func(string, stream.Entry), stored func(string, stream.Item)) {
+	if f.PanicAt == nil {
+		return nil, nil
 	}
-	return func(sub string, e stream.Entry) {
+	applied = func(sub string, e stream.Entry) {
 		if sub == "irc" && !e.Resync && f.panicAt(PanicRender) {
 			panic("fault injection: render")
 		}
 	}
-}
-
-// beforeStored makes the IRC edge's delivery of a message stored from a cluster peer
-// (PanicExchangeDeliver) or a peer server (PanicFederationApply) panic when PanicAt says so.
-func (f *Faults) beforeStored() func(string, stream.Item) {
-	if f == nil || f.PanicAt == nil {
-		return nil
-	}
-	return func(sub string, it stream.Item) {
+	stored = func(sub string, it stream.Item) {
 		if sub != "irc" || it.Kind != stream.KindMessage {
 			return
 		}
@@ -68,6 +61,7 @@ func (f *Faults) beforeStored() func(string, stream.Item) {
 			panic("fault injection: " + point)
 		}
 	}
+	return applied, stored
 }
 
 // eventHistory is the event store as the IRC edge reads it and the chat service writes it.
@@ -76,10 +70,10 @@ type eventHistory interface {
 	chat.Store
 }
 
-// ircHistory is the event store as the IRC edge and the chat service use it, panicking where
+// history is the event store as the IRC edge and the chat service use it, panicking where
 // PanicAt says so.
-func (f *Faults) ircHistory(h *eventstore.Store) eventHistory {
-	if f == nil || f.PanicAt == nil {
+func (f *Faults) history(h *eventstore.Store) eventHistory {
+	if f.PanicAt == nil {
 		return h
 	}
 	return &panickyHistory{Store: h, f: f}
@@ -104,10 +98,28 @@ func (p *panickyHistory) Latest(ctx context.Context, venue string, after eventst
 	return p.Store.Latest(ctx, venue, after, limit)
 }
 
+// exchange is the event exchange's client, whose pushes (PanicExchangePush) and pulls
+// (PanicExchangePull) panic where PanicAt says so, and its hook run before it sends a frame of
+// messages on a stream (PanicExchangePush).
+func (f *Faults) exchange(c *http.Client) (*http.Client, func()) {
+	if f.PanicAt == nil {
+		return c, nil
+	}
+	return f.client(c, exchangePoint), func() {
+		if f.panicAt(PanicExchangePush) {
+			panic("fault injection: " + PanicExchangePush)
+		}
+	}
+}
+
+// federation is federation's client, whose outboxes' envelopes (PanicFederationSend) panic where
+// PanicAt says so.
+func (f *Faults) federation(c *http.Client) *http.Client { return f.client(c, federationPoint) }
+
 // client is c, whose requests panic in the goroutine that makes them when point names a point
 // for them (nil: none) and PanicAt says so.
 func (f *Faults) client(c *http.Client, point func(*http.Request) string) *http.Client {
-	if f == nil || f.PanicAt == nil || c == nil {
+	if f.PanicAt == nil || c == nil {
 		return c
 	}
 	base := c.Transport
@@ -127,19 +139,6 @@ func (f *Faults) client(c *http.Client, point func(*http.Request) string) *http.
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt(r) }
-
-// beforeFrame makes the event exchange's stream panic before it sends a frame of messages
-// (PanicExchangePush) when PanicAt says so (nil without PanicAt).
-func (f *Faults) beforeFrame() func() {
-	if f == nil || f.PanicAt == nil {
-		return nil
-	}
-	return func() {
-		if f.panicAt(PanicExchangePush) {
-			panic("fault injection: " + PanicExchangePush)
-		}
-	}
-}
 
 // exchangePoint names the point of an event exchange request: a push or a pull.
 func exchangePoint(r *http.Request) string {

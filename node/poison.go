@@ -19,7 +19,7 @@ import (
 // every receiver records them as dead letters and moves on. It is the testcluster's poison fault,
 // and refuses to run on a node without Config.Faults. It returns the number of rows stored.
 func (n *Node) StorePoison(ctx context.Context, venue string) (int, error) {
-	if n.cfg.Faults == nil {
+	if !n.faults.injected() {
 		return 0, errors.New("poison: only a node with injected faults stores poison")
 	}
 	origin, now := n.cfg.NodeName, time.Now()

@@ -3,22 +3,26 @@ package node
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/palaver-chat/palaver/gateway/metrics"
+	"github.com/palaver-chat/palaver/raft"
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// startPprof serves the runtime profiles (net/http/pprof), the replica's state
+// newPprof builds the server of the runtime profiles (net/http/pprof), the replica's state
 // (/debug/palaver/state) and every metric (/metrics; the public port's /metrics leaves out the
-// families that map the deployment) on their own listener, never on the public HTTP server:
+// families that map the deployment), on their own listener, never on the public HTTP server:
 // --pprof-addr is for operators, benchmarks and test harnesses, and should name a loopback address.
-func (n *Node) startPprof(addr string) error {
+func newPprof(addr string, log *slog.Logger, mset *metrics.Set, rf *raft.Store, machine *fsm.Machine) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("pprof listener %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("pprof listener %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -26,23 +30,11 @@ func (n *Node) startPprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("GET /debug/palaver/state", n.serveReplicaState)
-	mux.Handle("GET /metrics", n.metrics.Handler())
-	n.pprofSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	n.pprofAddr = ln.Addr().String()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.pprofSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.log.Error("pprof server", "err", err)
-		}
-	}()
-	n.log.Info("serving runtime profiles", "addr", n.pprofAddr)
-	return nil
+	mux.Handle("GET /debug/palaver/state", replicaState{rf, machine, log})
+	mux.Handle("GET /metrics", mset.Handler())
+	log.Info("serving runtime profiles", "addr", ln.Addr().String())
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, nil
 }
-
-// PprofAddr is the address the runtime profiles are served on ("" without --pprof-addr).
-func (n *Node) PprofAddr() string { return n.pprofAddr }
 
 // ReplicaState is what /debug/palaver/state answers: enough for a harness to compare the replicas
 // of nodes running as separate processes.
@@ -52,14 +44,20 @@ type ReplicaState struct {
 	Hash         string `json:"hash"`          // hex SHA-256 of the state's snapshot encoding
 }
 
-// serveReplicaState answers the replica's indexes and state hash, computed for this request: the
+// replicaState answers the replica's indexes and state hash, computed for this request: the
 // hash encodes the whole state under its read lock, so it is served here, on demand, and never
 // as a metric a monitoring system would scrape.
-func (n *Node) serveReplicaState(w http.ResponseWriter, _ *http.Request) {
-	applied := n.raft.Status().AppliedIndex
-	index, hash := n.machine.IndexedHash()
+type replicaState struct {
+	raft    *raft.Store
+	machine *fsm.Machine
+	log     *slog.Logger
+}
+
+func (s replicaState) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	applied := s.raft.Status().AppliedIndex
+	index, hash := s.machine.IndexedHash()
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(ReplicaState{AppliedIndex: applied, StateIndex: index, Hash: hex.EncodeToString(hash[:])}); err != nil {
-		n.log.Debug("replica state answer", "err", err)
+		s.log.Debug("replica state answer", "err", err)
 	}
 }

@@ -1,24 +1,23 @@
 package node
 
 import (
-	"context"
+	"log/slog"
 
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// openStreams builds the state machine and the node's streams, and makes the machine publish
-// every applied entry (and every snapshot restore) into the Applied stream. It comes first, so
-// that surfaces built later subscribe in their constructors before the node serves.
-func (n *Node) openStreams(context.Context) error {
-	n.machine = fsm.New(n.log)
-	n.machine.SetLocalNode(n.cfg.NodeName)
-	log := n.log.With("component", "stream")
-	n.streams = &stream.Streams{
-		Applied: stream.NewApplied(stream.AppliedOptions{Logger: log, BeforeDeliver: n.cfg.Faults.beforeApplied()}),
-		Stored:  stream.NewStored(stream.StoredOptions{Logger: log, BeforeDeliver: n.cfg.Faults.beforeStored()}),
+// newStreams builds the node's streams and makes the machine publish every applied entry (and
+// every snapshot restore) into the Applied stream. They come before any surface, so that surfaces
+// built later subscribe in their constructors before the node serves.
+func newStreams(machine *fsm.Machine, log *slog.Logger, fl faults) *stream.Streams {
+	log = log.With("component", "stream")
+	beforeApplied, beforeStored := fl.streams()
+	streams := &stream.Streams{
+		Applied: stream.NewApplied(stream.AppliedOptions{Logger: log, BeforeDeliver: beforeApplied}),
+		Stored:  stream.NewStored(stream.StoredOptions{Logger: log, BeforeDeliver: beforeStored}),
 	}
-	n.machine.SetObserver(n.streams.Applied.Publish)
-	n.machine.SetRestoreObserver(n.streams.Applied.Restored)
-	return nil
+	machine.SetObserver(streams.Applied.Publish)
+	machine.SetRestoreObserver(streams.Applied.Restored)
+	return streams
 }

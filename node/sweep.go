@@ -2,33 +2,40 @@ package node
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// sweepChannels runs while this node leads: every ChannelSweepEvery it proposes ExpireChannels,
+// channelSweep runs while this node leads: every ChannelSweepEvery it proposes ExpireChannels,
 // which deletes the channels that have been empty for longer than the configured expiries (the
 // time is the one this proposal is stamped with, so every replica deletes the same ones).
-func (n *Node) sweepChannels(ctx context.Context) {
+type channelSweep struct {
+	cfg  Config
+	prop *proposer
+	log  *slog.Logger
+}
+
+func (s channelSweep) run(ctx context.Context) {
 	expiry := func(d time.Duration) int64 {
 		if d < 0 {
 			return 0
 		}
 		return d.Milliseconds()
 	}
-	cmd := fsm.ExpireChannels{UnownedAfter: expiry(n.cfg.UnownedChannelExpiry), OwnedAfter: expiry(n.cfg.FoundedChannelExpiry)}
+	cmd := fsm.ExpireChannels{UnownedAfter: expiry(s.cfg.UnownedChannelExpiry), OwnedAfter: expiry(s.cfg.FoundedChannelExpiry)}
 	if cmd.UnownedAfter == 0 && cmd.OwnedAfter == 0 {
 		return
 	}
-	prop := n.prop
-	runEvery(ctx, n.cfg.ChannelSweepEvery, func() {
+	prop := s.prop
+	runEvery(ctx, s.cfg.ChannelSweepEvery, func() {
 		res, err := prop.Propose(ctx, cmd)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			n.log.Warn("sweeping empty channels", "err", err)
+			s.log.Warn("sweeping empty channels", "err", err)
 		case err == nil && res.Count > 0:
-			n.log.Info("expired empty channels", "count", res.Count)
+			s.log.Info("expired empty channels", "count", res.Count)
 		}
 	})
 }

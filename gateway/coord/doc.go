@@ -9,5 +9,6 @@
 // are filed percent-decoded. The models themselves are replicated state (raft/fsm/coord*.go),
 // where ownership is enforced: a task moves on only by its requester or assignee, an agent is
 // despawned only by its parent, and one DID spawns a bounded number; the rules of an action's
-// life are package act's.
+// life are package act's. PlugIRC puts the surface on the IRC edge through its seams (verbs, the
+// message check, JOIN tags) and files relayed coordination TAGMSGs from the Stored stream (irc.go).
 package coord
