@@ -126,7 +126,7 @@ func parseRef(s string, star bool) (eventstore.Bound, bool) {
 }
 
 // historyVenue maps a CHATHISTORY target to a venue the client may read: a channel it is in, or
-// the DM venue between its DID and the target's.
+// the DM venue between its DID and the target's, or the target guest's connection (guestParty).
 func (c *client) historyVenue(sub, target string, fail func(code, text string, ctx ...string)) (string, bool) {
 	if c.s.history == nil {
 		fail("MESSAGE_ERROR", "History is unavailable", sub, target)
@@ -162,6 +162,9 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		c.s.state.Read(func(st *fsm.State) {
 			if se := st.SessionByNick(target); se != nil {
 				other = se.DID
+				if other == "" {
+					other = guestParty(se.ID)
+				}
 			} else if owner := st.NickOwner(fsm.Fold(target)); owner != "" {
 				other = owner
 			}
