@@ -309,17 +309,21 @@ func TestIRCChatHistoryGuestDirectMessages(t *testing.T) {
 	sendLines(t, g, "PRIVMSG gdmalice :hello alice")
 	expectFrom(t, alice, "gdmguest", "PRIVMSG", "hello alice")
 
-	body := historyBatch(t, alice, "CHATHISTORY LATEST gdmguest * 10", "gdmguest")
-	if got := strings.Join(texts(body), ","); got != "hello guest,hello alice" {
-		t.Fatalf("alice's history with the guest: %q", got)
-	}
-	for _, m := range body {
-		want := "gdmalice" // lines sent to me are addressed to my nick, mine to the target
-		if isFrom(m, "gdmalice") {
-			want = "gdmguest"
+	// Nicks are case-insensitive: asked by another spelling, the batch names the target as asked
+	// and the lines keep the nick they were sent to.
+	for _, target := range []string{"gdmguest", "GDMGuest"} {
+		body := historyBatch(t, alice, "CHATHISTORY LATEST "+target+" * 10", target)
+		if got := strings.Join(texts(body), ","); got != "hello guest,hello alice" {
+			t.Fatalf("alice's history with %s: %q", target, got)
 		}
-		if m.Param(0) != want {
-			t.Fatalf("history line %q: want it addressed to %s", m.String(), want)
+		for _, m := range body {
+			want := "gdmalice" // lines sent to me are addressed to my nick, mine to the guest's
+			if isFrom(m, "gdmalice") {
+				want = "gdmguest"
+			}
+			if m.Param(0) != want {
+				t.Fatalf("%s: history line %q: want it addressed to %s", target, m.String(), want)
+			}
 		}
 	}
 
