@@ -343,6 +343,20 @@ func TestIRCChatHistoryGuestDirectMessages(t *testing.T) {
 		}
 	})
 
+	// draft/chathistory TARGETS lists the conversations the client has messages in: this one too,
+	// under the guest's current nick.
+	t.Run("TARGETS names the guest", func(t *testing.T) {
+		sendLines(t, alice, "CHATHISTORY TARGETS * * 50")
+		_, body := batchBody(t, alice, "draft/chathistory-targets")
+		var names []string
+		for _, m := range body {
+			names = append(names, m.Param(1))
+		}
+		if !slices.Contains(names, "gdmguest2") {
+			t.Fatalf("TARGETS %q, want gdmguest2 among them", names)
+		}
+	})
+
 	t.Run("another user cannot read it", func(t *testing.T) {
 		carol, _ := login(t, n, "gdmcarol", historyCaps...)
 		if body := historyBatch(t, carol, "CHATHISTORY LATEST gdmguest2 * 10", "gdmguest2"); len(body) != 0 {
