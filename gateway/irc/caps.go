@@ -35,7 +35,18 @@ const (
 	capEventPlayback // draft/event-playback: channel events in history batches (playback.go)
 	capAct           // freeq.at/act: the client speaks the signed task events (ACT TAGMSGs); they are relayed to message-tags clients either way
 	capMetadata3     // draft/metadata-3: draft/metadata-2's commands with metadata-3's replies (metadata.go)
+	capCapNotify     // cap-notify: on for every CAP LS 302 client, which cannot turn it off (capNotifyCap)
 )
+
+// capNotifyCap is cap-notify (IRCv3 cap-notify): a client that has it would be told with CAP NEW
+// and CAP DEL when the capabilities this server offers change. A node's offering is fixed for its
+// lifetime (the SASL mechanisms, account registration and draft/metadata-3 come from its
+// configuration), so it never has a CAP NEW or CAP DEL to send. The capability is on for every
+// client that asked for CAP LS 302 and cannot be turned off there; any client may CAP REQ it and
+// gets an ACK. CAP LS names it only when it fits on the one line (Server.capLSLines): the spec
+// lets a server leave it out for 302 clients, and a second LS line would break freeq's
+// JavaScript SDK.
+const capNotifyCap = "cap-notify"
 
 // capAnyMetadata is either metadata capability: both get the same keys, subscriptions and
 // notifications.
@@ -67,6 +78,7 @@ var capNames = map[string]capBits{
 	channelRenameCap:    capChannelRename,
 	"freeq.at/act":      capAct,
 	eventPlaybackCap:    capEventPlayback,
+	capNotifyCap:        capCapNotify,
 }
 
 // capsFirst are offered first, in this order: sasl and the capabilities freeq's clients request.
@@ -114,7 +126,8 @@ func capLSBudget(server, nick string) int {
 	return maxLine - len(":"+server+" CAP "+nick+" LS * :")
 }
 
-// capLS lists the capabilities CAP LS offers: capsFirst, then the rest in name order. A client
+// capLS lists the capabilities CAP LS offers: capsFirst, then the rest in name order, cap-notify
+// aside (the server adds it when it fits, Server.capLSLines). A client
 // asking for 302 gets the values (sasl's mechanisms, multiline and metadata limits).
 func capLS(v302 bool) []string {
 	first := make(map[string]bool, len(capsFirst))
@@ -123,7 +136,7 @@ func capLS(v302 bool) []string {
 	}
 	rest := make([]string, 0, len(capNames))
 	for n := range capNames {
-		if !first[n] {
+		if !first[n] && n != capNotifyCap {
 			rest = append(rest, n)
 		}
 	}

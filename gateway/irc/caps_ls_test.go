@@ -82,6 +82,12 @@ func TestCapLSDefaultOneLine(t *testing.T) {
 	if len(lines) != 1 || strings.Contains(lines[0], metadata3Cap) {
 		t.Fatalf("default CAP LS: %q", lines)
 	}
+	// cap-notify is named only when it fits on the one line (above: it never makes a second
+	// one); at the default server name, "localhost", it does.
+	local := &Server{cfg: Config{ServerName: "localhost"}, verifier: passwords}
+	if got := local.capLSLines(true, capLSBudget("localhost", "*")); len(got) != 1 || !strings.HasSuffix(got[0], " "+capNotifyCap) {
+		t.Fatalf("CAP LS at localhost: %q, want one line ending in %s", got, capNotifyCap)
+	}
 	s.cfg.Metadata3 = true
 	if got := strings.Join(s.capLSLines(true, budget), " "); !strings.Contains(" "+got+" ", " "+metadata3Cap+"=before-connect,") {
 		t.Fatalf("CAP LS with draft/metadata-3 configured: %q", got)

@@ -58,12 +58,12 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 			return
 		}
 	}
-	venue, ok := c.historyVenue(sub, target, fail)
+	venue, peer, ok := c.historyVenue(sub, target, fail)
 	if !ok {
 		return
 	}
 	if !strings.HasPrefix(venue, "dm:") {
-		target = venue // the batch names the canonical channel name
+		target, peer = venue, venue // the batch names the canonical channel name
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, 10*time.Second)
 	defer cancel()
@@ -74,7 +74,7 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 			fail("MESSAGE_ERROR", "History is unavailable", sub, target)
 			return
 		}
-		c.sendHistoryBatch(rb, target, items)
+		c.sendHistoryBatchTo(rb, target, peer, items)
 		return
 	}
 	var msgs []eventstore.Message
@@ -101,7 +101,7 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	withReactions(ctx, h, msgs)
-	c.sendHistoryBatch(rb, target, messageItems(msgs))
+	c.sendHistoryBatchTo(rb, target, peer, messageItems(msgs))
 }
 
 // parseRef parses "timestamp=<RFC 3339>", "msgid=<id>" or (when star is allowed) "*".
@@ -126,11 +126,14 @@ func parseRef(s string, star bool) (eventstore.Bound, bool) {
 }
 
 // historyVenue maps a CHATHISTORY target to a venue the client may read: a channel it is in, or
-// the DM venue between its DID and the target's.
-func (c *client) historyVenue(sub, target string, fail func(code, text string, ctx ...string)) (string, bool) {
+// the DM venue between its DID and the target's, or the target guest's connection (guestParty).
+// For a nick in use, peer is that nick as its holder spells it (the target of the lines the
+// client sent there), else the target as given.
+func (c *client) historyVenue(sub, target string, fail func(code, text string, ctx ...string)) (venue, peer string, ok bool) {
+	peer = target
 	if c.s.history == nil {
 		fail("MESSAGE_ERROR", "History is unavailable", sub, target)
-		return "", false
+		return "", "", false
 	}
 	if strings.HasPrefix(target, "#") || strings.HasPrefix(target, "&") {
 		name := fsm.Fold(target)
@@ -142,18 +145,18 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		})
 		if !exists {
 			fail("INVALID_TARGET", "No such channel", sub, target)
-			return "", false
+			return "", "", false
 		}
 		if !member {
 			fail("INVALID_TARGET", "You are not in that channel", sub, target)
-			return "", false
+			return "", "", false
 		}
-		return name, true
+		return name, name, true
 	}
 	me := c.currentDID()
 	if me == "" {
 		fail("ACCOUNT_REQUIRED", "Direct message history needs an authenticated session", sub, target)
-		return "", false
+		return "", "", false
 	}
 	other := ""
 	if strings.HasPrefix(target, "did:") {
@@ -161,7 +164,10 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 	} else {
 		c.s.state.Read(func(st *fsm.State) {
 			if se := st.SessionByNick(target); se != nil {
-				other = se.DID
+				other, peer = se.DID, se.Nick
+				if other == "" {
+					other = guestParty(se.ID)
+				}
 			} else if owner := st.NickOwner(fsm.Fold(target)); owner != "" {
 				other = owner
 			}
@@ -169,14 +175,20 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 	}
 	if other == "" {
 		fail("INVALID_TARGET", "No such user", sub, target)
-		return "", false
+		return "", "", false
 	}
-	return chat.DMVenue(me, other), true
+	return chat.DMVenue(me, other), peer, true
 }
 
 // sendHistoryBatch replays stored messages (and, for draft/event-playback clients, channel
 // events), in a chathistory batch when the client has batch.
 func (c *client) sendHistoryBatch(rb *respBuf, target string, items []histItem) {
+	c.sendHistoryBatchTo(rb, target, target, items)
+}
+
+// sendHistoryBatchTo is sendHistoryBatch for a batch about target whose direct messages from the
+// client are addressed to peer.
+func (c *client) sendHistoryBatchTo(rb *respBuf, target, peer string, items []histItem) {
 	caps := c.capBits()
 	batchID := ""
 	if caps&capBatch != 0 {
@@ -196,7 +208,7 @@ func (c *client) sendHistoryBatch(rb *respBuf, target string, items []histItem) 
 		if strings.HasPrefix(hm.Venue, "dm:") {
 			param = c.nick
 			if hm.SenderDID == me {
-				param = target
+				param = peer
 			}
 		}
 		out := outMsg{

@@ -130,7 +130,8 @@ func targetsBound(s string) (time.Time, bool) {
 }
 
 // targetCandidates lists the venues the client may read: its channels, and the direct venues
-// between its DID and every other DID the state knows (sessions, nick owners, filed keys).
+// between its DID and every other DID the state knows (sessions, nick owners, filed keys) or
+// every guest connected now.
 func (c *client) targetCandidates() []historyTarget {
 	me := c.currentDID()
 	var out []historyTarget
@@ -171,6 +172,14 @@ func (c *client) targetCandidates() []historyTarget {
 				nick = did
 			}
 			out = append(out, historyTarget{name: nick, did: did, venue: chat.DMVenue(me, did)})
+		}
+		// The guests connected now: a conversation with one is keyed by its connection
+		// (guestParty) and named by its current nick.
+		for se := range st.Sessions() {
+			if se.DID == "" && se.ID != c.id && n < maxTargetCandidates {
+				n++
+				out = append(out, historyTarget{name: se.Nick, venue: dmVenue(me, c.id, "", guestParty(se.ID))})
+			}
 		}
 	})
 	return out

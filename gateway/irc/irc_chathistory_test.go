@@ -295,6 +295,95 @@ func TestIRCChatHistoryDirectMessages(t *testing.T) {
 	})
 }
 
+// TestIRCChatHistoryGuestDirectMessages: draft/chathistory serves "the history of a target" for a
+// nick target too, and a user's direct messages with a guest are kept for it. The guest has no
+// DID, so the conversation is keyed by the guest's connection: the user reads it by the guest's
+// nick while that connection holds it (across a nick change), and a later holder of the nick,
+// guest or account, starts a conversation of its own.
+func TestIRCChatHistoryGuestDirectMessages(t *testing.T) {
+	n := startNode(t, t.TempDir(), nil)
+	alice, _ := login(t, n, "gdmalice", historyCaps...)
+	g, _ := guest(t, n, "gdmguest", historyCaps...)
+	sendLines(t, alice, "PRIVMSG gdmguest :hello guest")
+	expectFrom(t, g, "gdmalice", "PRIVMSG", "hello guest")
+	sendLines(t, g, "PRIVMSG gdmalice :hello alice")
+	expectFrom(t, alice, "gdmguest", "PRIVMSG", "hello alice")
+
+	// Nicks are case-insensitive: asked by another spelling, the batch names the target as asked
+	// and the lines keep the nick they were sent to.
+	for _, target := range []string{"gdmguest", "GDMGuest"} {
+		body := historyBatch(t, alice, "CHATHISTORY LATEST "+target+" * 10", target)
+		if got := strings.Join(texts(body), ","); got != "hello guest,hello alice" {
+			t.Fatalf("alice's history with %s: %q", target, got)
+		}
+		for _, m := range body {
+			want := "gdmalice" // lines sent to me are addressed to my nick, mine to the guest's
+			if isFrom(m, "gdmalice") {
+				want = "gdmguest"
+			}
+			if m.Param(0) != want {
+				t.Fatalf("%s: history line %q: want it addressed to %s", target, m.String(), want)
+			}
+		}
+	}
+
+	t.Run("the guest reads no DM history", func(t *testing.T) {
+		sendLines(t, g, "CHATHISTORY LATEST gdmalice * 10")
+		expect(t, g, "FAIL", "CHATHISTORY", "ACCOUNT_REQUIRED", "gdmalice")
+	})
+
+	t.Run("a nick change keeps the conversation", func(t *testing.T) {
+		sendLines(t, g, "NICK gdmguest2")
+		expect(t, g, "NICK")
+		sendLines(t, g, "PRIVMSG gdmalice :renamed")
+		expectFrom(t, alice, "gdmguest2", "PRIVMSG", "renamed")
+		body := historyBatch(t, alice, "CHATHISTORY LATEST gdmguest2 * 10", "gdmguest2")
+		if got := strings.Join(texts(body), ","); got != "hello guest,hello alice,renamed" {
+			t.Fatalf("history after the nick change: %q", got)
+		}
+	})
+
+	// draft/chathistory TARGETS lists the conversations the client has messages in: this one too,
+	// under the guest's current nick.
+	t.Run("TARGETS names the guest", func(t *testing.T) {
+		sendLines(t, alice, "CHATHISTORY TARGETS * * 50")
+		_, body := batchBody(t, alice, "draft/chathistory-targets")
+		var names []string
+		for _, m := range body {
+			names = append(names, m.Param(1))
+		}
+		if !slices.Contains(names, "gdmguest2") {
+			t.Fatalf("TARGETS %q, want gdmguest2 among them", names)
+		}
+	})
+
+	t.Run("another user cannot read it", func(t *testing.T) {
+		carol, _ := login(t, n, "gdmcarol", historyCaps...)
+		if body := historyBatch(t, carol, "CHATHISTORY LATEST gdmguest2 * 10", "gdmguest2"); len(body) != 0 {
+			t.Fatalf("carol read %q", texts(body))
+		}
+	})
+
+	t.Run("the next holder of the nick has a conversation of its own", func(t *testing.T) {
+		quit(t, n, g, "gdmguest2")
+		g2, _ := guest(t, n, "gdmguest2", historyCaps...)
+		if body := historyBatch(t, alice, "CHATHISTORY LATEST gdmguest2 * 10", "gdmguest2"); len(body) != 0 {
+			t.Fatalf("a new guest of the same nick shares the old conversation: %q", texts(body))
+		}
+		sendLines(t, g2, "PRIVMSG gdmalice :new guest")
+		expectFrom(t, alice, "gdmguest2", "PRIVMSG", "new guest")
+		body := historyBatch(t, alice, "CHATHISTORY LATEST gdmguest2 * 10", "gdmguest2")
+		if got := strings.Join(texts(body), ","); got != "new guest" {
+			t.Fatalf("history with the new guest: %q", got)
+		}
+		quit(t, n, g2, "gdmguest2")
+		acct, _ := login(t, n, "gdmguest2", historyCaps...)
+		if body := historyBatch(t, acct, "CHATHISTORY LATEST gdmalice * 10", "gdmalice"); len(body) != 0 {
+			t.Fatalf("an account taking the nick reads the guests' conversations: %q", texts(body))
+		}
+	})
+}
+
 // TestIRCChatHistoryTargets: CHATHISTORY TARGETS (draft/chathistory-targets) lists the channels
 // and direct conversations of the caller with their latest message time, readable venues only.
 func TestIRCChatHistoryTargets(t *testing.T) {

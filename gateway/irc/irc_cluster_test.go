@@ -79,3 +79,25 @@ func TestThreeNodesShareChannelsAndMessages(t *testing.T) {
 	carol.Send("WHOIS alice")
 	expect(t, carol, "330", "alice", res.DID)
 }
+
+// TestGuestDirectMessagesAcrossNodes: a direct message between a user and a guest connected to
+// different nodes reaches the other party, and the user reads the conversation from any node.
+func TestGuestDirectMessagesAcrossNodes(t *testing.T) {
+	nodes := startCluster(t)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	caps := []string{"message-tags", "server-time", "batch", "draft/chathistory"}
+	key := newEd25519(t)
+	alice, _ := loginAs(t, a, key, "xalice", caps...)
+	g, _ := guest(t, b, "xguest", caps...)
+	sendLines(t, alice, "PRIVMSG xguest :to the guest on b")
+	expectFrom(t, g, "xalice", "PRIVMSG", "to the guest on b")
+	sendLines(t, g, "PRIVMSG xalice :to alice on a")
+	expectFrom(t, alice, "xguest", "PRIVMSG", "to alice on a")
+
+	other, _ := loginAs(t, c, key, "xalice2", caps...)
+	eventually(t, "the conversation readable on node c", func() bool {
+		sendLines(t, other, "CHATHISTORY LATEST xguest * 10")
+		_, body := batchBody(t, other, "chathistory")
+		return strings.Join(texts(body), ",") == "to the guest on b,to alice on a"
+	})
+}

@@ -53,13 +53,42 @@ func TestIRCCapNegotiation(t *testing.T) {
 		list := expect(t, c, "CAP", "LIST")
 		got := strings.Fields(list.Param(2))
 		slices.Sort(got)
-		if strings.Join(got, " ") != "message-tags server-time" {
-			t.Fatalf("CAP LIST = %q after a NAKed request, want message-tags server-time", list.Param(2))
+		if strings.Join(got, " ") != "cap-notify message-tags server-time" {
+			t.Fatalf("CAP LIST = %q after a NAKed request, want cap-notify message-tags server-time", list.Param(2))
 		}
 		sendLines(t, c, "CAP REQ :-server-time")
 		expectParams(t, c, "CAP", "*", "ACK", "-server-time")
 		sendLines(t, c, "CAP LIST")
-		expectParams(t, c, "CAP", "*", "LIST", "message-tags")
+		expectParams(t, c, "CAP", "*", "LIST", "cap-notify message-tags")
+	})
+
+	// IRCv3 cap-notify: "The cap-notify capability MUST be implicitly enabled if the client
+	// requests CAP LS with a version of 302 or newer ... Further, the cap-notify capability MAY
+	// NOT be disabled if the client requests CAP LS with a version of 302 or newer. ... client
+	// MAY request the capability with CAP REQ, and capable servers MUST accept and CAP ACK the
+	// request without side effects. Clients that do not support CAP LS version 302 MAY request
+	// the cap-notify capability explicitly. Such clients MAY disable the capability at any time."
+	t.Run("cap-notify: implied by LS 302 and kept; requested and dropped before 302", func(t *testing.T) {
+		c := dial(t, n)
+		sendLines(t, c, "CAP LS 302", "CAP LIST")
+		expectParams(t, c, "CAP", "*", "LIST", "cap-notify")
+		sendLines(t, c, "CAP REQ :cap-notify")
+		expectParams(t, c, "CAP", "*", "ACK", "cap-notify")
+		sendLines(t, c, "CAP REQ :-cap-notify")
+		expectParams(t, c, "CAP", "*", "NAK", "-cap-notify")
+		sendLines(t, c, "CAP LIST")
+		expectParams(t, c, "CAP", "*", "LIST", "cap-notify")
+
+		old := dial(t, n)
+		sendLines(t, old, "CAP LS", "CAP LIST")
+		expectParams(t, old, "CAP", "*", "LIST", "")
+		sendLines(t, old, "CAP REQ :cap-notify")
+		expectParams(t, old, "CAP", "*", "ACK", "cap-notify")
+		sendLines(t, old, "CAP LIST")
+		expectParams(t, old, "CAP", "*", "LIST", "cap-notify")
+		sendLines(t, old, "CAP REQ :-cap-notify", "CAP LIST")
+		expectParams(t, old, "CAP", "*", "ACK", "-cap-notify")
+		expectParams(t, old, "CAP", "*", "LIST", "")
 	})
 
 	t.Run("registration waits for CAP END", func(t *testing.T) {
@@ -74,7 +103,7 @@ func TestIRCCapNegotiation(t *testing.T) {
 		expect(t, c, "005", "CHANMODES=beI,k,l,CimnstE", "PREFIX=(ohv)@%+")
 		expect(t, c, "422")
 		sendLines(t, c, "CAP LIST")
-		expectParams(t, c, "CAP", "capwaiter", "LIST", "")
+		expectParams(t, c, "CAP", "capwaiter", "LIST", "cap-notify")
 	})
 }
 

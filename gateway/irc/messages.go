@@ -188,17 +188,19 @@ func (s *Server) localMembers(channel, except string) []*client {
 }
 
 // privateMessage finds the recipients of a message to a nick or to every session of a DID and
-// signs it. Messages between two authenticated users are stored under their dm: venue; a message
-// to an offline DID is stored for CHATHISTORY when the sender is authenticated. It returns what is
-// left to do (store, deliver, echo), or nil when the message was refused.
+// signs it. Messages between two authenticated users are stored under their dm: venue, and so
+// are those between an authenticated user and a guest, the guest named by its connection
+// (guestParty); only two guests' messages are delivered live alone. A message to an offline DID
+// is stored for CHATHISTORY when the sender is authenticated. It returns what is left to do
+// (store, deliver, echo), or nil when the message was refused.
 func (c *client) privateMessage(cmd, target, text string, tags map[string]string, rb *respBuf) *sendStep {
 	notice := cmd == "NOTICE"
 	type recipient struct {
 		id, nick, away string
 	}
 	var rcpts []recipient
-	var targetDID string
-	var remote bool // target is a nick of a linked server's user
+	var targetDID, targetGuest string // targetGuest: the guestParty of a guest target
+	var remote bool                   // target is a nick of a linked server's user
 	var bot bool
 	c.s.state.Read(func(st *fsm.State) {
 		bot = st.SessionIsBot(c.id)
@@ -212,6 +214,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				list = st.SessionsByDID(se.DID)
 			} else {
 				list = []*fsm.Session{se}
+				targetGuest = guestParty(se.ID)
 			}
 		} else if rm := st.RemoteByNick(target); rm != nil && rm.DID != "" {
 			targetDID = rm.DID // a user of a linked server: the DM goes to its DID's venue
@@ -222,8 +225,9 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 	})
 	myDID := c.currentDID()
-	venue := chat.DMVenue(myDID, targetDID)
-	if len(rcpts) == 0 && (venue == "" || !(remote || strings.HasPrefix(target, "did:"))) {
+	venue := dmVenue(myDID, c.id, targetDID, targetGuest)
+	// Only an authenticated sender may leave a message for a DID with no session here.
+	if len(rcpts) == 0 && (myDID == "" || venue == "" || !(remote || strings.HasPrefix(target, "did:"))) {
 		if !notice {
 			rb.add(c.numericMsg("401", target, "No such nick/channel"))
 		}
@@ -291,4 +295,33 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 		}
 	}
 	return step
+}
+
+// guestPrefix starts the name a guest has in a DM venue (guestParty).
+const guestPrefix = "guest:"
+
+// guestParty names a guest in the venue of its direct messages with an authenticated user:
+// guest:<session id>. A guest has no DID, and its nick passes to whoever takes it next, so the
+// conversation is keyed by the connection: it lasts as long as the guest's connection (a nick
+// change keeps it), the user reads it by the guest's current nick, and no later holder of the
+// nick, guest or account, ever shares it. Guests read no DM history (ACCOUNT_REQUIRED). Such a
+// venue names no two DIDs, so its messages are not signed and not sent to linked servers.
+func guestParty(sessionID string) string { return guestPrefix + sessionID }
+
+// dmVenue is the venue of a direct message from a sender (its DID, "" for a guest, and its
+// session id) to a recipient (its DID, or the guestParty of a guest recipient): the two parties
+// sorted (chat.DMVenue), or "" between two guests, whose messages are delivered live only: no
+// one could ever read them back.
+func dmVenue(fromDID, fromSession, toDID, toGuest string) string {
+	from, to := fromDID, toDID
+	if from == "" {
+		from = guestParty(fromSession)
+	}
+	if to == "" {
+		to = toGuest
+	}
+	if fromDID == "" && toDID == "" {
+		return ""
+	}
+	return chat.DMVenue(from, to)
 }

@@ -53,7 +53,8 @@ func init() {
 	capNames[accountRegistrationCap] = 0
 }
 
-// capLSLines is capLSLines with this server's SASL mechanisms and account registration.
+// capLSLines is capLSLines with this server's SASL mechanisms and account registration, and
+// cap-notify last when the list fits on one line with it (capNotifyCap).
 func (s *Server) capLSLines(v302 bool, budget int) []string {
 	names := capLS(v302)
 	kept := names[:0]
@@ -69,6 +70,9 @@ func (s *Server) capLSLines(v302 bool, budget int) []string {
 			n += s.registrationCapValue(v302)
 		}
 		kept = append(kept, n)
+	}
+	if len(strings.Join(kept, " "))+1+len(capNotifyCap) <= budget {
+		kept = append(kept, capNotifyCap)
 	}
 	return fillCapLSLines(kept, v302, budget)
 }

@@ -28,6 +28,7 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 		if m.Param(1) >= "302" {
 			c.cap302 = true
+			c.setCaps(capCapNotify, 0) // implied by 302 (capNotifyCap)
 		}
 		lines := c.s.capLSLines(c.cap302, capLSBudget(c.s.cfg.ServerName, c.displayNick()))
 		for i, line := range lines {
@@ -45,17 +46,12 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 		list := m.Param(1)
 		add, remove, ok := parseCapReq(list)
-		if !ok || strings.TrimSpace(list) == "" || !c.s.capsOffered(list) {
+		// A CAP LS 302 client may not turn cap-notify off.
+		if !ok || strings.TrimSpace(list) == "" || !c.s.capsOffered(list) || (c.cap302 && remove&capCapNotify != 0) {
 			reply("NAK", list)
 			return
 		}
-		for {
-			old := c.caps.Load()
-			next := (old | uint32(add)) &^ uint32(remove)
-			if c.caps.CompareAndSwap(old, next) {
-				break
-			}
-		}
+		c.setCaps(add, remove)
 		reply("ACK", list)
 		if add&capAnyMetadata != 0 && c.registered.Load() {
 			c.ownMetadata(rb)
@@ -68,6 +64,17 @@ func handleCAP(c *client, m ircmsg.Message, rb *respBuf) {
 		c.tryRegister(rb)
 	default:
 		rb.add(c.numericMsg("410", m.Param(0), "Invalid CAP command"))
+	}
+}
+
+// setCaps turns the capabilities add on and remove off.
+func (c *client) setCaps(add, remove capBits) {
+	for {
+		old := c.caps.Load()
+		next := (old | uint32(add)) &^ uint32(remove)
+		if c.caps.CompareAndSwap(old, next) {
+			return
+		}
 	}
 }
 

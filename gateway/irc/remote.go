@@ -56,7 +56,8 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		return
 	}
 	recipient := pair[0]
-	if recipient == m.SenderDID {
+	// The sender is one party: its DID, or for a guest (no DID) the party that is no DID.
+	if recipient == m.SenderDID || (m.SenderDID == "" && strings.HasPrefix(recipient, guestPrefix)) {
 		recipient = pair[1]
 	}
 	if recipient == m.SenderDID {
@@ -66,6 +67,12 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	var targets []target
 	s.state.Read(func(st *fsm.State) {
 		base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
+		if id, guest := strings.CutPrefix(recipient, guestPrefix); guest {
+			if se := st.Session(id); se != nil && se.DID == "" {
+				targets = append(targets, target{se.ID, se.Nick})
+			}
+			return
+		}
 		for _, se := range st.SessionsByDID(recipient) {
 			targets = append(targets, target{se.ID, se.Nick})
 		}

@@ -184,7 +184,7 @@ func (s *Service) resolveRoot(ctx context.Context, failCmd, venue, msgid string)
 // prepareMutation checks an edit or delete against its root and authorship and points the
 // reference tag at the root. A signed event that names a revision is refused, never rewritten,
 // because the signature covers the reference. It returns the root an edit replaces and the root a
-// delete removes. A venue of "" (a DM with a guest) is never stored, so it is relayed as it is.
+// delete removes. A venue of "" (a DM between two guests) is never stored, so it is relayed as it is.
 func (s *Service) prepareMutation(ctx context.Context, d Draft, tags map[string]string, mayModerate bool) (replaces, deletes string, r *Refusal) {
 	mu := mutationOf(d.Command, tags)
 	if d.Venue == "" || (mu.editOf == "" && mu.deleteOf == "") {

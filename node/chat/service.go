@@ -127,8 +127,9 @@ type Sender struct {
 type Draft struct {
 	Sender
 	Command string // PRIVMSG, NOTICE or TAGMSG
-	// Venue is a channel (folded), a DM venue (DMVenue), or "" for a direct message with a guest,
-	// which is delivered only: neither stored, signed nor published.
+	// Venue is a channel (folded), a DM venue (DMVenue: two DIDs, or a DID and a guest's name
+	// for its connection, which is stored but not signed), or "" for a direct message between
+	// two guests, which is delivered only: neither stored, signed nor published.
 	Venue string
 	// Status limits a channel message to the members with that prefix or a higher one ("@",
 	// "%", "+"): relayed live, never stored.
@@ -149,7 +150,7 @@ type Draft struct {
 type WriteKind int
 
 const (
-	// Deliver only: a direct message with a guest, or a TAGMSG to a user. Neither stored nor published.
+	// Deliver only: a direct message between two guests, or a TAGMSG to a user. Neither stored nor published.
 	Deliver WriteKind = iota
 	// Message: a message or an edit, stored, then published.
 	Message
@@ -223,8 +224,8 @@ func IsChannel(venue string) bool {
 	return strings.HasPrefix(venue, "#") || strings.HasPrefix(venue, "&")
 }
 
-// DMVenue is the venue of a conversation between two DIDs: dm:<a>,<b> with the DIDs sorted; ""
-// when either is "" (a guest's messages are not stored).
+// DMVenue is the venue of a conversation between two parties (DIDs, or a DID and the IRC edge's
+// name for a guest's connection): dm:<a>,<b> sorted; "" when either is "".
 func DMVenue(a, b string) string {
 	if a == "" || b == "" {
 		return ""

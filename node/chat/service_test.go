@@ -266,7 +266,7 @@ func TestCommitKinds(t *testing.T) {
 		{"typing", Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+typing": "active"}}, Relay},
 		{"status message", Draft{Sender: f.op, Command: "PRIVMSG", Venue: "#c", Status: "@", Text: "ops"}, Relay},
 		{"DM between DIDs", Draft{Sender: f.op, Command: "PRIVMSG", Venue: DMVenue("did:plc:op", "did:plc:zed"), Text: "x"}, Message},
-		{"DM with a guest", Draft{Sender: f.guest, Command: "PRIVMSG", Text: "x"}, Deliver},
+		{"DM between two guests", Draft{Sender: f.guest, Command: "PRIVMSG", Text: "x"}, Deliver},
 		{"DM TAGMSG", Draft{Sender: f.op, Command: "TAGMSG", Venue: DMVenue("did:plc:op", "did:plc:zed")}, Deliver},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
