@@ -6,7 +6,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/discovery"
 	"github.com/palaver-chat/palaver/gateway/mcp"
 	"github.com/palaver-chat/palaver/gateway/signingapi"
-	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // mountAgentSurfaces puts the MCP endpoint and the discovery documents on the REST server. The
@@ -35,7 +35,7 @@ func (n *Node) mountAgentSurfaces() error {
 			FloodLimits: !cfg.NoFloodLimits, MaxConnsPerIP: cfg.MaxConnsPerIP, ChallengeTTL: cfg.ChallengeTTL,
 			SigningKeyLifetime: cfg.SigningKeyLifetime, BatchKeyPairs: signingapi.MaxBatchPairs,
 			MCP: mcp.DefaultLimit, MCPLimitsOff: cfg.NoFloodLimits, MCPBodyBytes: mcp.MaxBodyBytes,
-			Coordination: fsm.DefaultCoordBudget,
+			Coordination: fsmcoord.DefaultCoordBudget,
 		},
 		FreeFormSession: cfg.Assist.Configured(),
 		Logger:          n.log.With("component", "discovery"),

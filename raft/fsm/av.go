@@ -62,13 +62,13 @@ const (
 var AVArtifactKinds = []string{"recording", "transcript", "summary", "notes", "link"}
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeAVStart:       spec("av-start", (*applier).avStart),
-		TypeAVJoin:        spec("av-join", (*applier).avJoin),
-		TypeAVLeave:       spec("av-leave", (*applier).avLeave),
-		TypeAVEnd:         spec("av-end", (*applier).avEnd),
-		TypeAVEndNode:     spec("av-end-node", (*applier).avEndNode),
-		TypeAVAddArtifact: spec("av-add-artifact", (*applier).avAddArtifact),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeAVStart:       spec("av-start", (*Applier).avStart),
+		TypeAVJoin:        spec("av-join", (*Applier).avJoin),
+		TypeAVLeave:       spec("av-leave", (*Applier).avLeave),
+		TypeAVEnd:         spec("av-end", (*Applier).avEnd),
+		TypeAVEndNode:     spec("av-end-node", (*Applier).avEndNode),
+		TypeAVAddArtifact: spec("av-add-artifact", (*Applier).avAddArtifact),
 	})
 	nameCode(ErrAVNoCall, "av-no-call")
 	nameCode(ErrAVFull, "av-full")
@@ -207,12 +207,12 @@ func ValidAVArtifact(kind, rawURL, title string) string {
 	return ""
 }
 
-func (AVStart) commandType() CommandType       { return TypeAVStart }
-func (AVJoin) commandType() CommandType        { return TypeAVJoin }
-func (AVLeave) commandType() CommandType       { return TypeAVLeave }
-func (AVEnd) commandType() CommandType         { return TypeAVEnd }
-func (AVEndNode) commandType() CommandType     { return TypeAVEndNode }
-func (AVAddArtifact) commandType() CommandType { return TypeAVAddArtifact }
+func (AVStart) CommandType() CommandType       { return TypeAVStart }
+func (AVJoin) CommandType() CommandType        { return TypeAVJoin }
+func (AVLeave) CommandType() CommandType       { return TypeAVLeave }
+func (AVEnd) CommandType() CommandType         { return TypeAVEnd }
+func (AVEndNode) CommandType() CommandType     { return TypeAVEndNode }
+func (AVAddArtifact) CommandType() CommandType { return TypeAVAddArtifact }
 
 // avMember finds a session of did in channel that may take part in its call: a member, not
 // banned. It answers the refusal code otherwise.
@@ -238,7 +238,7 @@ func (s *State) avMember(channel, did string) (*Session, Code) {
 	return nil, code
 }
 
-func (a *applier) av() *AVState {
+func (a *Applier) av() *AVState {
 	if a.st.av == nil {
 		a.st.av = &AVState{Calls: map[string]*AVCall{}, Active: map[string]string{}}
 	}
@@ -246,7 +246,7 @@ func (a *applier) av() *AVState {
 }
 
 // activeCall is the live call with id, or nil.
-func (a *applier) activeCall(id string) *AVCall {
+func (a *Applier) activeCall(id string) *AVCall {
 	if a.st.av == nil {
 		return nil
 	}
@@ -256,7 +256,7 @@ func (a *applier) activeCall(id string) *AVCall {
 	return nil
 }
 
-func (a *applier) avStart(c AVStart) Result {
+func (a *Applier) avStart(c AVStart) Result {
 	if c.CallID == "" || c.Node == "" || a.st.av != nil && a.st.av.Calls[c.CallID] != nil {
 		return Result{Code: ErrInvalid}
 	}
@@ -276,7 +276,7 @@ func (a *applier) avStart(c AVStart) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) avJoin(c AVJoin) Result {
+func (a *Applier) avJoin(c AVJoin) Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
 		return Result{Code: ErrAVNoCall}
@@ -302,7 +302,7 @@ func (a *applier) avJoin(c AVJoin) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) avLeave(c AVLeave) Result {
+func (a *Applier) avLeave(c AVLeave) Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
 		return Result{Code: ErrAVNoCall}
@@ -321,7 +321,7 @@ func (a *applier) avLeave(c AVLeave) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) avEnd(c AVEnd) Result {
+func (a *Applier) avEnd(c AVEnd) Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
 		return Result{Code: ErrAVNoCall}
@@ -330,7 +330,7 @@ func (a *applier) avEnd(c AVEnd) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) avEndNode(c AVEndNode) Result {
+func (a *Applier) avEndNode(c AVEndNode) Result {
 	if c.Node == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -353,7 +353,7 @@ func (a *applier) avEndNode(c AVEndNode) Result {
 	return Result{Code: OK, Count: len(ids)}
 }
 
-func (a *applier) avAddArtifact(c AVAddArtifact) Result {
+func (a *Applier) avAddArtifact(c AVAddArtifact) Result {
 	if c.ArtifactID == "" || ValidAVArtifact(c.Kind, c.URL, c.Title) != "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -382,7 +382,7 @@ func (a *applier) avAddArtifact(c AVAddArtifact) Result {
 // endCall ends a live call: its participants leave, the channel is free for a new call, and the
 // oldest ended calls beyond MaxRecentAVCalls are forgotten. by is who ended it (zero for the
 // server); its DID is kept as the call's EndedBy.
-func (a *applier) endCall(call *AVCall, by SessionRef, reason string) {
+func (a *Applier) endCall(call *AVCall, by SessionRef, reason string) {
 	av := a.av()
 	for i := range call.Participants {
 		if call.Participants[i].LeftAt == 0 {

@@ -15,8 +15,8 @@ const ErrAVNotOperator Code = 45
 const avOperatorReason = "ended by an operator"
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeAVOperatorEnd: spec("av-operator-end", (*applier).avOperatorEnd),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeAVOperatorEnd: spec("av-operator-end", (*Applier).avOperatorEnd),
 	})
 	nameCode(ErrAVNotOperator, "av-not-operator")
 }
@@ -33,7 +33,7 @@ type AVOperatorEnd struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-func (AVOperatorEnd) commandType() CommandType { return TypeAVOperatorEnd }
+func (AVOperatorEnd) CommandType() CommandType { return TypeAVOperatorEnd }
 
 // avOperator finds who may end channel's call among did's sessions and session: its reference
 // and true when one is a channel operator there or a server operator. A session that belongs to
@@ -58,11 +58,10 @@ func (s *State) avOperator(channel, did, session string) (SessionRef, bool) {
 	} else if did != "" {
 		ref.Nick = s.didNicks[did]
 	}
-	a := applier{st: s}
-	return ref, ch != nil && a.didIsChannelOp(ch, did) // the founder or a DID operator
+	return ref, ch != nil && s.didIsChannelOp(ch, did) // the founder or a DID operator
 }
 
-func (a *applier) avOperatorEnd(c AVOperatorEnd) Result {
+func (a *Applier) avOperatorEnd(c AVOperatorEnd) Result {
 	if c.CallID == "" || c.DID == "" && c.Session == "" {
 		return Result{Code: ErrInvalid}
 	}

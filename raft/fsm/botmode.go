@@ -4,7 +4,7 @@ package fsm
 const TypeSetBot CommandType = 27
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeSetBot: spec("set-bot", (*applier).setBot)})
+	registerCommands(map[CommandType]CommandSpec{TypeSetBot: spec("set-bot", (*Applier).setBot)})
 }
 
 // SetBot sets or clears a session's bot mode (user mode +B, IRCv3 bot-mode).
@@ -13,9 +13,9 @@ type SetBot struct {
 	Bot     bool   `json:"bot"`
 }
 
-func (SetBot) commandType() CommandType { return TypeSetBot }
+func (SetBot) CommandType() CommandType { return TypeSetBot }
 
-func (a *applier) setBot(c SetBot) Result {
+func (a *Applier) setBot(c SetBot) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}

@@ -173,9 +173,6 @@ func checkInvariants(st *State) error {
 	if err := checkLocalIndex(st); err != nil {
 		return err
 	}
-	if err := checkBudget(st); err != nil {
-		return err
-	}
 	for nick, id := range st.nicks {
 		se := st.sessions[id]
 		if se == nil {

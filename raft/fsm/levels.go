@@ -35,13 +35,10 @@ var commandLevels = map[CommandType]int{
 	TypeClearMetadata: 0, TypeRenameChannel: 0, TypeSetMediaKey: 0, TypeRecordMedia: 0,
 	TypeSetPreKeyBundle: 0, TypeSetGroupKeys: 0, TypeSetMediaSpace: 0, TypeAVStart: 0,
 	TypeAVJoin: 0, TypeAVLeave: 0, TypeAVEnd: 0, TypeAVEndNode: 0, TypeAVAddArtifact: 0,
-	TypeAVOperatorEnd: 0, TypeFileAct: 0, TypeFileCoordEvent: 0, TypeRegisterManifest: 0,
-	TypeSetActorClass: 0, TypeSetProvenance: 0, TypeSetPresence: 0, TypeHeartbeat: 0,
-	TypeRecordSpawn: 0, TypeGrantCapability: 0, TypeRevokeCapability: 0, TypeRequestApproval: 0,
-	TypeResolveApproval: 0, TypeSystemActEvent: 0,
+	TypeAVOperatorEnd: 0,
 
 	// level 1
-	TypeDeleteMedia: 1, TypeAddMediaHolder: 1, TypeDropMediaHolder: 1, TypeDespawn: 1,
+	TypeDeleteMedia: 1, TypeAddMediaHolder: 1, TypeDropMediaHolder: 1,
 	TypeSetInvisible: 1, TypeSetClientPassword: 1, TypeRevokeClientPassword: 1,
 	TypeRegisterAccount: 1, TypeSetNodeKey: 1,
 }
@@ -51,7 +48,7 @@ var commandLevels = map[CommandType]int{
 // RecordMedia without Holders and Total, so it would record a replicated upload with only the
 // node that took it, and ignore the deployment's budget, where the nodes of this version do not.
 func CommandLevel(cmd Command) int {
-	level := commandLevels[cmd.commandType()]
+	level := commandLevels[cmd.CommandType()]
 	if rm, ok := cmd.(RecordMedia); ok && (rm.Total != 0 ||
 		slices.ContainsFunc(rm.Object.Holders, func(h string) bool { return h != rm.Object.Holder })) {
 		level = max(level, 1)

@@ -38,10 +38,10 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeSetClientPassword:    spec("set-client-password", (*applier).setClientPassword),
-		TypeRevokeClientPassword: spec("revoke-client-password", (*applier).revokeClientPassword),
-		TypeRegisterAccount:      spec("register-account", (*applier).registerAccount),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeSetClientPassword:    spec("set-client-password", (*Applier).setClientPassword),
+		TypeRevokeClientPassword: spec("revoke-client-password", (*Applier).revokeClientPassword),
+		TypeRegisterAccount:      spec("register-account", (*Applier).registerAccount),
 	})
 	nameCode(ErrPasswordExists, "password-exists")
 	nameCode(ErrNoSuchPassword, "no-such-password")
@@ -122,9 +122,9 @@ type RegisterAccount struct {
 	Session string `json:"session,omitempty"`
 }
 
-func (SetClientPassword) commandType() CommandType    { return TypeSetClientPassword }
-func (RevokeClientPassword) commandType() CommandType { return TypeRevokeClientPassword }
-func (RegisterAccount) commandType() CommandType      { return TypeRegisterAccount }
+func (SetClientPassword) CommandType() CommandType    { return TypeSetClientPassword }
+func (RevokeClientPassword) CommandType() CommandType { return TypeRevokeClientPassword }
+func (RegisterAccount) CommandType() CommandType      { return TypeRegisterAccount }
 
 // ValidPasswordName reports whether name may name a client password.
 func ValidPasswordName(name string) bool {
@@ -168,7 +168,7 @@ func (s *State) loginsOf() *Logins {
 }
 
 // addPassword files a verifier under did, checking the name, the cap and the DID's salt.
-func (a *applier) addPassword(did, name string, salt []byte, iterations int, stored, server []byte) Result {
+func (a *Applier) addPassword(did, name string, salt []byte, iterations int, stored, server []byte) Result {
 	if did == "" || !ValidPasswordName(name) || !validVerifier(salt, iterations, stored, server) {
 		return Result{Code: ErrInvalid}
 	}
@@ -192,11 +192,11 @@ func (a *applier) addPassword(did, name string, salt []byte, iterations int, sto
 	return Result{Code: OK}
 }
 
-func (a *applier) setClientPassword(c SetClientPassword) Result {
+func (a *Applier) setClientPassword(c SetClientPassword) Result {
 	return a.addPassword(c.DID, c.Name, c.Salt, c.Iterations, c.StoredKey, c.ServerKey)
 }
 
-func (a *applier) revokeClientPassword(c RevokeClientPassword) Result {
+func (a *Applier) revokeClientPassword(c RevokeClientPassword) Result {
 	if c.DID == "" || c.Name == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -214,7 +214,7 @@ func (a *applier) revokeClientPassword(c RevokeClientPassword) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) registerAccount(c RegisterAccount) Result {
+func (a *Applier) registerAccount(c RegisterAccount) Result {
 	folded := Fold(c.Name)
 	if !ValidAccountName(c.Name) || !strings.HasPrefix(c.DID, "did:web:") ||
 		!strings.HasSuffix(c.DID, hostedAccountDIDMarker+folded) {

@@ -103,8 +103,8 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 			return r
 		}
 	}
-	a := applier{st: st, env: env, index: index}
-	res := commands[cmd.commandType()].apply(&a, cmd)
+	a := Applier{st: st, env: env, index: index}
+	res := commands[cmd.CommandType()].apply(&a, cmd)
 	if env.RequestID != "" {
 		st.remember(env.RequestID, res)
 	}
@@ -180,15 +180,15 @@ func (m *Machine) IndexedHash() (uint64, [32]byte) {
 	return m.state.index, sha256.Sum256(data)
 }
 
-// applier applies one command to st and collects events.
-type applier struct {
+// Applier applies one command to st and collects events.
+type Applier struct {
 	st     *State
 	env    Envelope
 	index  uint64
 	events []Event
 }
 
-func (a *applier) emit(e Event) {
+func (a *Applier) emit(e Event) {
 	e.Index = a.index
 	e.Time = a.env.Time
 	a.events = append(a.events, e)

@@ -53,12 +53,12 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeSetMediaKey:     spec("set-media-key", (*applier).setMediaKey),
-		TypeRecordMedia:     spec("record-media", (*applier).recordMedia),
-		TypeSetPreKeyBundle: spec("set-prekey-bundle", (*applier).setPreKeyBundle),
-		TypeSetGroupKeys:    spec("set-group-keys", (*applier).setGroupKeys),
-		TypeSetMediaSpace:   spec("set-media-space", (*applier).setMediaSpace),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeSetMediaKey:     spec("set-media-key", (*Applier).setMediaKey),
+		TypeRecordMedia:     spec("record-media", (*Applier).recordMedia),
+		TypeSetPreKeyBundle: spec("set-prekey-bundle", (*Applier).setPreKeyBundle),
+		TypeSetGroupKeys:    spec("set-group-keys", (*Applier).setGroupKeys),
+		TypeSetMediaSpace:   spec("set-media-space", (*Applier).setMediaSpace),
 	})
 	for code, name := range map[Code]string{
 		ErrMediaExists: "media-exists", ErrMediaQuota: "media-quota", ErrMediaFull: "media-full",
@@ -169,14 +169,14 @@ type SetMediaSpace struct {
 	Max     int    `json:"max"`
 }
 
-func (SetMediaKey) commandType() CommandType     { return TypeSetMediaKey }
-func (RecordMedia) commandType() CommandType     { return TypeRecordMedia }
-func (SetPreKeyBundle) commandType() CommandType { return TypeSetPreKeyBundle }
-func (SetGroupKeys) commandType() CommandType    { return TypeSetGroupKeys }
-func (SetMediaSpace) commandType() CommandType   { return TypeSetMediaSpace }
+func (SetMediaKey) CommandType() CommandType     { return TypeSetMediaKey }
+func (RecordMedia) CommandType() CommandType     { return TypeRecordMedia }
+func (SetPreKeyBundle) CommandType() CommandType { return TypeSetPreKeyBundle }
+func (SetGroupKeys) CommandType() CommandType    { return TypeSetGroupKeys }
+func (SetMediaSpace) CommandType() CommandType   { return TypeSetMediaSpace }
 
 // media returns the media state, creating it on first use.
-func (a *applier) media() *MediaState {
+func (a *Applier) media() *MediaState {
 	if a.st.media == nil {
 		a.st.media = &MediaState{}
 	}
@@ -194,7 +194,7 @@ func (m *MediaState) usageMap() map[string]int64 {
 	return m.usage
 }
 
-func (a *applier) setMediaKey(c SetMediaKey) Result {
+func (a *Applier) setMediaKey(c SetMediaKey) Result {
 	if len(c.Key) != MediaKeySize {
 		return Result{Code: ErrInvalid}
 	}
@@ -206,7 +206,7 @@ func (a *applier) setMediaKey(c SetMediaKey) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) recordMedia(c RecordMedia) Result {
+func (a *Applier) recordMedia(c RecordMedia) Result {
 	o := c.Object
 	if o.ID == "" || len(o.ID) > MaxMediaIDLen || o.Holder == "" || o.Uploader == "" || o.Size < 0 ||
 		len(o.Filename) > MaxMediaFilename || len(o.MIME) > MaxMediaMIME || len(o.Channel) > MaxChannelLen ||
@@ -243,7 +243,7 @@ func (a *applier) recordMedia(c RecordMedia) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) setPreKeyBundle(c SetPreKeyBundle) Result {
+func (a *Applier) setPreKeyBundle(c SetPreKeyBundle) Result {
 	if c.DID == "" || len(c.Bundle) == 0 || len(c.Bundle) > MaxPreKeyBundle || !isJSONObject(c.Bundle) {
 		return Result{Code: ErrInvalid}
 	}
@@ -264,7 +264,7 @@ func isJSONObject(b []byte) bool {
 	return json.Unmarshal(b, &v) == nil && v != nil
 }
 
-func (a *applier) setGroupKeys(c SetGroupKeys) Result {
+func (a *Applier) setGroupKeys(c SetGroupKeys) Result {
 	if c.Channel == "" || c.DID == "" || c.Epoch < 0 || len(c.Keys) == 0 || len(c.Keys) > MaxGroupKeyMembers {
 		return Result{Code: ErrInvalid}
 	}
@@ -315,7 +315,7 @@ func (a *applier) setGroupKeys(c SetGroupKeys) Result {
 	return Result{Code: OK, Count: len(keys)}
 }
 
-func (a *applier) setMediaSpace(c SetMediaSpace) Result {
+func (a *Applier) setMediaSpace(c SetMediaSpace) Result {
 	if c.Channel == "" || c.Ref == "" || len(c.Ref) > MaxMediaSpaceRef || len(c.Type) > MaxMediaSpaceRef || c.Max < 0 {
 		return Result{Code: ErrInvalid}
 	}

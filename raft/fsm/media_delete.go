@@ -15,8 +15,8 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeDeleteMedia: spec("delete-media", (*applier).deleteMedia),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeDeleteMedia: spec("delete-media", (*Applier).deleteMedia),
 	})
 	nameCode(ErrMediaNotFound, "media-not-found")
 	nameCode(ErrMediaNotYours, "media-not-yours")
@@ -32,9 +32,9 @@ type DeleteMedia struct {
 	Holder     string `json:"holder,omitempty"`
 }
 
-func (DeleteMedia) commandType() CommandType { return TypeDeleteMedia }
+func (DeleteMedia) CommandType() CommandType { return TypeDeleteMedia }
 
-func (a *applier) deleteMedia(c DeleteMedia) Result {
+func (a *Applier) deleteMedia(c DeleteMedia) Result {
 	if c.ID == "" || len(c.ID) > MaxMediaIDLen || c.Expired == (c.DID != "") {
 		return Result{Code: ErrInvalid}
 	}

@@ -25,9 +25,9 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeAddMediaHolder:  spec("add-media-holder", (*applier).addMediaHolder),
-		TypeDropMediaHolder: spec("drop-media-holder", (*applier).dropMediaHolder),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeAddMediaHolder:  spec("add-media-holder", (*Applier).addMediaHolder),
+		TypeDropMediaHolder: spec("drop-media-holder", (*Applier).dropMediaHolder),
 	})
 }
 
@@ -44,8 +44,8 @@ type DropMediaHolder struct {
 	Node string `json:"node"`
 }
 
-func (AddMediaHolder) commandType() CommandType  { return TypeAddMediaHolder }
-func (DropMediaHolder) commandType() CommandType { return TypeDropMediaHolder }
+func (AddMediaHolder) CommandType() CommandType  { return TypeAddMediaHolder }
+func (DropMediaHolder) CommandType() CommandType { return TypeDropMediaHolder }
 
 // HolderSet lists the nodes that hold the upload's bytes, sorted.
 func (o MediaObject) HolderSet() []string {
@@ -91,7 +91,7 @@ func compactHolders(holder string, sorted []string) []string {
 	return sorted
 }
 
-func (a *applier) addMediaHolder(c AddMediaHolder) Result {
+func (a *Applier) addMediaHolder(c AddMediaHolder) Result {
 	if c.ID == "" || len(c.ID) > MaxMediaIDLen || c.Node == "" || len(c.Node) > MaxNodeName {
 		return Result{Code: ErrInvalid}
 	}
@@ -112,7 +112,7 @@ func (a *applier) addMediaHolder(c AddMediaHolder) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) dropMediaHolder(c DropMediaHolder) Result {
+func (a *Applier) dropMediaHolder(c DropMediaHolder) Result {
 	if c.Node == "" || len(c.Node) > MaxNodeName {
 		return Result{Code: ErrInvalid}
 	}

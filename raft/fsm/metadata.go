@@ -28,9 +28,9 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeSetMetadata:   spec("set-metadata", (*applier).setMetadata),
-		TypeClearMetadata: spec("clear-metadata", (*applier).clearMetadata),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeSetMetadata:   spec("set-metadata", (*Applier).setMetadata),
+		TypeClearMetadata: spec("clear-metadata", (*Applier).clearMetadata),
 	})
 	nameCode(ErrMetadataLimit, "metadata-limit")
 	nameCode(ErrKeyNotSet, "key-not-set")
@@ -53,8 +53,8 @@ type ClearMetadata struct {
 	Channel string `json:"channel,omitempty"`
 }
 
-func (SetMetadata) commandType() CommandType   { return TypeSetMetadata }
-func (ClearMetadata) commandType() CommandType { return TypeClearMetadata }
+func (SetMetadata) CommandType() CommandType   { return TypeSetMetadata }
+func (ClearMetadata) CommandType() CommandType { return TypeClearMetadata }
 
 // MetadataChange is one key changed by an EvMetadata event (Deleted: removed).
 type MetadataChange struct {
@@ -122,7 +122,7 @@ func (s *State) dropMetadata(owner string) {
 
 // metadataTarget resolves the owner a command changes and checks the session may change it. For
 // a user it returns the event's channels (the session's, sorted).
-func (a *applier) metadataTarget(session, channel string) (se *Session, owner string, channels []string, code Code) {
+func (a *Applier) metadataTarget(session, channel string) (se *Session, owner string, channels []string, code Code) {
 	se = a.st.sessions[session]
 	if se == nil {
 		return nil, "", nil, ErrNoSuchSession
@@ -140,7 +140,7 @@ func (a *applier) metadataTarget(session, channel string) (se *Session, owner st
 	return se, channel, nil, OK
 }
 
-func (a *applier) setMetadata(c SetMetadata) Result {
+func (a *Applier) setMetadata(c SetMetadata) Result {
 	if !ValidMetadataKey(c.Key) || len(c.Value) > MaxMetadataValueBytes || (c.Delete && c.Value != "") {
 		return Result{Code: ErrInvalid}
 	}
@@ -182,7 +182,7 @@ func (a *applier) setMetadata(c SetMetadata) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) clearMetadata(c ClearMetadata) Result {
+func (a *Applier) clearMetadata(c ClearMetadata) Result {
 	se, owner, channels, code := a.metadataTarget(c.Session, c.Channel)
 	if code != OK {
 		return Result{Code: code}

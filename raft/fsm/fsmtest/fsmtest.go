@@ -1,8 +1,10 @@
-// Package fsmtest builds replicated states for tests outside raft/fsm: a Machine driven through
-// encoded log entries, as Raft would drive it, so fixtures hold only states Apply can reach.
+// Package fsmtest builds replicated states for tests outside raft/fsm and in its modules: a
+// Machine driven through encoded log entries, as Raft would drive it, so fixtures hold only states
+// Apply can reach. A test applies a module's commands by importing the module, which registers it.
 package fsmtest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -69,4 +71,38 @@ func (m *Machine) MustOK(tb testing.TB, cmds ...fsm.Command) {
 // Session is a RegisterSession of a local session with the fields Apply requires filled in.
 func Session(id, nick, did string) fsm.RegisterSession {
 	return fsm.RegisterSession{ID: id, Node: Node, Incarnation: "inc-test", Nick: nick, User: "u", Host: "host.test", DID: did}
+}
+
+// Now is the time stamped on the last entry applied (unix ms).
+func (m *Machine) Now() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Base + int64(m.index)*1000
+}
+
+// Snapshot is m's snapshot, as Raft would store it.
+func Snapshot(tb testing.TB, m *fsm.Machine) []byte {
+	tb.Helper()
+	w, err := m.Snapshot()
+	if err != nil {
+		tb.Fatalf("snapshot: %v", err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		tb.Fatalf("write snapshot: %v", err)
+	}
+	return buf.Bytes()
+}
+
+// Restored is a fresh machine restored from m's snapshot; it fails tb unless the two hash alike.
+func Restored(tb testing.TB, m *fsm.Machine) *fsm.Machine {
+	tb.Helper()
+	fresh := fsm.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := fresh.Restore(bytes.NewReader(Snapshot(tb, m))); err != nil {
+		tb.Fatal(err)
+	}
+	if fresh.Hash() != m.Hash() {
+		tb.Fatal("restored state hashes differently")
+	}
+	return fresh
 }

@@ -1,4 +1,4 @@
-package fsm
+package coord
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // withBudget runs a test under a smaller coordination budget.
@@ -21,12 +23,12 @@ var unbounded = CoordBudget{DIDItems: 1 << 30, DIDBytes: 1 << 40, VenueItems: 1 
 	TotalItems: 1 << 30, TotalBytes: 1 << 40, TimelineBytes: 1 << 40, TimelineTotalBytes: 1 << 40}
 
 // checkBudget verifies that the incremental accounting equals the one derived from the state.
-func checkBudget(st *State) error {
-	if st.coord == nil || st.coord.budget == nil {
+func checkBudget(st *fsm.State) error {
+	if section.Of(st) == nil || section.Of(st).budget == nil {
 		return nil
 	}
-	got := st.coord.budget
-	fresh := &Coord{Tasks: st.coord.Tasks, Actions: st.coord.Actions, Timeline: st.coord.Timeline}
+	got := section.Of(st).budget
+	fresh := &Coord{Tasks: section.Of(st).Tasks, Actions: section.Of(st).Actions, Timeline: section.Of(st).Timeline}
 	want := fresh.usage()
 	if !reflect.DeepEqual(got, want) {
 		return fmt.Errorf("coordination budget accounting drifted:\n got %+v\nwant %+v", *got, *want)
@@ -36,9 +38,9 @@ func checkBudget(st *State) error {
 
 // usageOf reads the accounting of the harness's state.
 func usageOf(h *harness) (u coordUsage) {
-	h.read(func(st *State) {
-		if st.coord != nil {
-			u = *st.coord.usage()
+	h.read(func(st *fsm.State) {
+		if section.Of(st) != nil {
+			u = *section.Of(st).usage()
 		}
 	})
 	return u
@@ -46,7 +48,7 @@ func usageOf(h *harness) (u coordUsage) {
 
 // coordJSON is the coordination state, encoded.
 func coordJSON(t *testing.T, h *harness) (s string) {
-	h.read(func(st *State) { s = jsonString(t, st.coord) })
+	h.read(func(st *fsm.State) { s = jsonString(t, section.Of(st)) })
 	return s
 }
 
@@ -75,7 +77,7 @@ func TestCoordBudgetPerDID(t *testing.T) {
 			refused = i
 			break
 		}
-		if r.Code != OK {
+		if r.Code != fsm.OK {
 			t.Fatalf("update %d: %v", i, r.Code)
 		}
 	}
@@ -98,10 +100,10 @@ func TestCoordBudgetPerDID(t *testing.T) {
 	if r := h.apply(taskUpdate("#c", didAlice, "t0", 999, EventTaskComplete)); r.Code != ErrCoordBudget {
 		t.Fatalf("completing at the budget: %v", r.Code) // the event itself does not fit
 	}
-	h.read(func(st *State) { st.coord.Tasks["t0"].Status = TaskComplete }) // as an accepted completion would
+	h.read(func(st *fsm.State) { section.Of(st).Tasks["t0"].Status = TaskComplete }) // as an accepted completion would
 	h.mustOK(taskRequest("#c", didAlice, "t1"))
-	h.read(func(st *State) {
-		if st.coord.Tasks["t0"] != nil || st.coord.Tasks["t-bob"] == nil {
+	h.read(func(st *fsm.State) {
+		if section.Of(st).Tasks["t0"] != nil || section.Of(st).Tasks["t-bob"] == nil {
 			t.Error("making room forgot the wrong task")
 		}
 		if err := checkBudget(st); err != nil {
@@ -147,14 +149,14 @@ func TestCoordBudgetActs(t *testing.T) {
 			refused = true
 			break
 		}
-		if r.Code != OK {
+		if r.Code != fsm.OK {
 			t.Fatalf("offer %d: %v", i, r.Code)
 		}
 	}
 	if !refused {
 		t.Fatal("50 offers with 4 KB titles fit a 24 KiB budget")
 	}
-	h.read(func(st *State) {
+	h.read(func(st *fsm.State) {
 		if err := checkBudget(st); err != nil {
 			t.Error(err)
 		}
@@ -180,8 +182,8 @@ func TestCoordTimelineBudget(t *testing.T) {
 			t.Fatalf("%s holds %d bytes", v, n)
 		}
 	}
-	h.read(func(st *State) {
-		if got := st.coord.Timeline["#v9"]; len(got) == 0 || got[len(got)-1].EventID != "n199" {
+	h.read(func(st *fsm.State) {
+		if got := section.Of(st).Timeline["#v9"]; len(got) == 0 || got[len(got)-1].EventID != "n199" {
 			t.Error("the newest item was dropped")
 		}
 		if err := checkBudget(st); err != nil {
@@ -219,7 +221,7 @@ func TestCoordBudgetWorstCase(t *testing.T) {
 			continue
 		}
 		for i := 1; ; i++ {
-			if r := h.apply(taskUpdate(venue, did, ref, i, EventTaskUpdate)); r.Code != OK {
+			if r := h.apply(taskUpdate(venue, did, ref, i, EventTaskUpdate)); r.Code != fsm.OK {
 				break
 			}
 		}
@@ -245,7 +247,7 @@ func TestCoordBudgetWorstCase(t *testing.T) {
 		t.Fatalf("the state takes %d bytes of heap, more than %d (2 × the budget)", heap, limit)
 	}
 	runtime.KeepAlive(h)
-	h.read(func(st *State) {
+	h.read(func(st *fsm.State) {
 		if err := checkBudget(st); err != nil {
 			t.Error(err)
 		}

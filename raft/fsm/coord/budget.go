@@ -1,8 +1,10 @@
-package fsm
+package coord
 
 import (
 	"cmp"
 	"slices"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // Budgets of the coordination state. A DID costs nothing to mint, so the tasks and actions in
@@ -26,11 +28,9 @@ import (
 // so snapshots are unchanged.
 
 // ErrCoordBudget refuses a coordination command that would take its DID, its venue or the whole
-// coordination state past its budget when no finished task or action can make room. Result code
+// coordination state past its budget when no finished task or action can make room. fsm.Result code
 // 70 is the budgets'.
-const ErrCoordBudget Code = 70
-
-func init() { nameCode(ErrCoordBudget, "coord-budget") }
+const ErrCoordBudget fsm.Code = 70
 
 // CoordBudget is the coordination state's budget.
 type CoordBudget struct {
@@ -243,7 +243,7 @@ func (co *Coord) finishedUnits() []finishedUnit {
 // when they cannot all fit. keep names the task or action the cost is added to, never forgotten.
 // An empty did is the server's own step (expire, auto-accept): always admitted (and charged), as
 // each action takes at most a few of them and they finish actions, which makes room.
-func (a *applier) admit(did, venue string, cost usage, keep string) bool {
+func (a *tx) admit(did, venue string, cost usage, keep string) bool {
 	if did == "" {
 		return true
 	}
@@ -318,14 +318,14 @@ func (co *Coord) chargeUnit(did, venue string, cost usage, sign int) {
 }
 
 // forgetTask removes a task and its cost.
-func (a *applier) forgetTask(t *CoordTask) {
+func (a *tx) forgetTask(t *CoordTask) {
 	co := a.coord()
 	co.usage().apply(taskCharge(t), -1)
 	delete(co.Tasks, t.TaskID)
 }
 
 // forgetAction removes an action, its event ids and its cost.
-func (a *applier) forgetAction(ac *ActAction) {
+func (a *tx) forgetAction(ac *ActAction) {
 	co := a.coord()
 	co.usage().apply(actionCharge(ac), -1)
 	for _, e := range ac.Events {
@@ -343,7 +343,7 @@ func (a *applier) forgetAction(ac *ActAction) {
 // fitTimeline makes room in venue's timeline for an item of n bytes: the venue's oldest items
 // drop past TimelineBytes, and past TimelineTotalBytes the oldest item of the venue whose oldest
 // item is oldest (ties by venue). It returns the venue's list after the drops.
-func (a *applier) fitTimeline(venue string, n int) []TimelineItem {
+func (a *tx) fitTimeline(venue string, n int) []TimelineItem {
 	co := a.coord()
 	u := co.usage()
 	b := coordBudget
@@ -377,7 +377,7 @@ func (a *applier) fitTimeline(venue string, n int) []TimelineItem {
 	return co.Timeline[venue]
 }
 
-func (a *applier) dropTimelineBytes(venue string, n int) {
+func (a *tx) dropTimelineBytes(venue string, n int) {
 	u := a.coord().usage()
 	u.timelineTotal -= n
 	if u.timeline[venue] -= n; u.timeline[venue] <= 0 {
@@ -385,7 +385,7 @@ func (a *applier) dropTimelineBytes(venue string, n int) {
 	}
 }
 
-func (a *applier) setTimeline(venue string, list []TimelineItem) {
+func (a *tx) setTimeline(venue string, list []TimelineItem) {
 	co := a.coord()
 	if len(list) == 0 {
 		delete(co.Timeline, venue)
@@ -395,7 +395,7 @@ func (a *applier) setTimeline(venue string, list []TimelineItem) {
 }
 
 // forgetTimeline drops a whole venue's timeline and its bytes.
-func (a *applier) forgetTimeline(venue string) {
+func (a *tx) forgetTimeline(venue string) {
 	co := a.coord()
 	u := co.usage()
 	u.timelineTotal -= u.timeline[venue]
@@ -404,7 +404,7 @@ func (a *applier) forgetTimeline(venue string) {
 }
 
 // addTimelineBytes counts an item appended to venue's timeline.
-func (a *applier) addTimelineBytes(venue string, n int) {
+func (a *tx) addTimelineBytes(venue string, n int) {
 	u := a.coord().usage()
 	u.timeline[venue] += n
 	u.timelineTotal += n

@@ -1,8 +1,10 @@
-package fsm
+package coord
 
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // FileCoordEvent files a typed coordination event (+freeq.at/event) sent in a venue: the task
@@ -92,17 +94,17 @@ type ResolveApproval struct {
 	Approve bool   `json:"approve"`
 }
 
-func (FileCoordEvent) commandType() CommandType   { return TypeFileCoordEvent }
-func (RegisterManifest) commandType() CommandType { return TypeRegisterManifest }
-func (SetActorClass) commandType() CommandType    { return TypeSetActorClass }
-func (SetProvenance) commandType() CommandType    { return TypeSetProvenance }
-func (SetPresence) commandType() CommandType      { return TypeSetPresence }
-func (Heartbeat) commandType() CommandType        { return TypeHeartbeat }
-func (RecordSpawn) commandType() CommandType      { return TypeRecordSpawn }
-func (GrantCapability) commandType() CommandType  { return TypeGrantCapability }
-func (RevokeCapability) commandType() CommandType { return TypeRevokeCapability }
-func (RequestApproval) commandType() CommandType  { return TypeRequestApproval }
-func (ResolveApproval) commandType() CommandType  { return TypeResolveApproval }
+func (FileCoordEvent) CommandType() fsm.CommandType   { return TypeFileCoordEvent }
+func (RegisterManifest) CommandType() fsm.CommandType { return TypeRegisterManifest }
+func (SetActorClass) CommandType() fsm.CommandType    { return TypeSetActorClass }
+func (SetProvenance) CommandType() fsm.CommandType    { return TypeSetProvenance }
+func (SetPresence) CommandType() fsm.CommandType      { return TypeSetPresence }
+func (Heartbeat) CommandType() fsm.CommandType        { return TypeHeartbeat }
+func (RecordSpawn) CommandType() fsm.CommandType      { return TypeRecordSpawn }
+func (GrantCapability) CommandType() fsm.CommandType  { return TypeGrantCapability }
+func (RevokeCapability) CommandType() fsm.CommandType { return TypeRevokeCapability }
+func (RequestApproval) CommandType() fsm.CommandType  { return TypeRequestApproval }
+func (ResolveApproval) CommandType() fsm.CommandType  { return TypeResolveApproval }
 
 // Coordination event types that build tasks.
 const (
@@ -121,10 +123,10 @@ const (
 	TaskFailed     = "task_failed"
 )
 
-func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
+func (a *tx) fileCoordEvent(c FileCoordEvent) fsm.Result {
 	if c.Venue == "" || len(c.Venue) > 600 || !validID(c.EventID) || c.Type == "" || len(c.Type) > 64 ||
 		!validDID(c.ActorDID) || !validValue(c.Payload) || len(c.Ref) > 128 || len(c.Evidence) > 64 || len(c.Signature) > 256 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	co := a.coord()
 	ref := c.Ref
@@ -134,15 +136,15 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 			ref = c.EventID
 		}
 		if co.Tasks[ref] != nil {
-			return Result{Code: ErrActImmutableEvent}
+			return fsm.Result{Code: ErrActImmutableEvent}
 		}
 		if len(co.Tasks) >= MaxTasks && !hasFinishedTask(co) || runningTasksOf(co, c.ActorDID) >= MaxRunningTasksPerDID {
-			return Result{Code: ErrCoordFull}
+			return fsm.Result{Code: ErrCoordFull}
 		}
 		t := &CoordTask{TaskID: ref, Description: DescribeTask(c.Payload), Status: TaskInProgress,
-			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.env.Time, Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
-		if !a.admit(c.ActorDID, c.Venue, taskHeadCost(t).plus(c.taskCost(a.env.Time)), "") {
-			return Result{Code: ErrCoordBudget}
+			ActorDID: c.ActorDID, Channel: c.Venue, CreatedAt: a.Time(), Events: []TaskEvent{}, Evidence: []TaskEvidence{}}
+		if !a.admit(c.ActorDID, c.Venue, taskHeadCost(t).plus(c.taskCost(a.Time())), "") {
+			return fsm.Result{Code: ErrCoordBudget}
 		}
 		if len(co.Tasks) >= MaxTasks {
 			a.evictFinishedTask()
@@ -151,7 +153,7 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 			co.Tasks = map[string]*CoordTask{}
 		}
 		co.Tasks[ref] = t
-		te := c.taskEvent(a.env.Time)
+		te := c.taskEvent(a.Time())
 		t.Events = append(t.Events, te)
 		co.chargeUnit(c.ActorDID, c.Venue, taskHeadCost(t).plus(taskEventUsage(te)), 1)
 		// Events about this task that were filed before its request (another node's member
@@ -167,14 +169,14 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 		if t == nil || t.Channel != c.Venue {
 			break // an event about a task not filed here stays on the timeline only
 		}
-		if code := judgeTaskStep(t, c.Type, c.ActorDID); code != OK {
-			return Result{Code: code}
+		if code := judgeTaskStep(t, c.Type, c.ActorDID); code != fsm.OK {
+			return fsm.Result{Code: code}
 		}
-		if !a.admit(c.ActorDID, c.Venue, c.taskCost(a.env.Time), "t:"+ref) {
-			return Result{Code: ErrCoordBudget}
+		if !a.admit(c.ActorDID, c.Venue, c.taskCost(a.Time()), "t:"+ref) {
+			return fsm.Result{Code: ErrCoordBudget}
 		}
-		if code := a.stepTask(t, c.taskEvent(a.env.Time), c.Evidence); code != OK {
-			return Result{Code: code}
+		if code := a.stepTask(t, c.taskEvent(a.Time()), c.Evidence); code != fsm.OK {
+			return fsm.Result{Code: code}
 		}
 	}
 	details := map[string]string{}
@@ -186,7 +188,7 @@ func (a *applier) fileCoordEvent(c FileCoordEvent) Result {
 	}
 	a.record(c.Venue, TimelineItem{Category: CategoryCoordination, Event: c.Type, ActorDID: c.ActorDID, RefID: ref,
 		EventID: c.EventID, Signature: c.Signature, Details: details})
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // isTaskStep reports whether a typed event moves a task on (every task event but its request).
@@ -200,20 +202,20 @@ func isTaskStep(typ string) bool {
 
 // judgeTaskStep says whether an event of type typ by actor may move task t on: taskStep, then
 // the task's bounds.
-func judgeTaskStep(t *CoordTask, typ, actor string) Code {
-	if code := taskStep(t, typ, actor); code != OK {
+func judgeTaskStep(t *CoordTask, typ, actor string) fsm.Code {
+	if code := taskStep(t, typ, actor); code != fsm.OK {
 		return code
 	}
 	if len(t.Events) >= MaxTaskEvents || typ == EventEvidenceAttach && len(t.Evidence) >= MaxTaskEvidence {
 		return ErrCoordFull
 	}
-	return OK
+	return fsm.OK
 }
 
 // stepTask judges ev on task t (judgeTaskStep) and, when it passes, applies it: the assignee,
 // evidence, status and history, charged to the event's DID.
-func (a *applier) stepTask(t *CoordTask, ev TaskEvent, evidenceType string) Code {
-	if code := judgeTaskStep(t, ev.EventType, ev.ActorDID); code != OK {
+func (a *tx) stepTask(t *CoordTask, ev TaskEvent, evidenceType string) fsm.Code {
+	if code := judgeTaskStep(t, ev.EventType, ev.ActorDID); code != fsm.OK {
 		return code
 	}
 	co := a.coord()
@@ -234,13 +236,13 @@ func (a *applier) stepTask(t *CoordTask, ev TaskEvent, evidenceType string) Code
 	}
 	t.Events = append(t.Events, ev)
 	co.chargeUnit(ev.ActorDID, t.Channel, cost, 1)
-	return OK
+	return fsm.OK
 }
 
 // taskStep judges a task event of type typ by actor on task t: only its requester and its
 // assignee (the first other DID that claimed or reported on it) move it on, and a finished task
 // takes evidence only.
-func taskStep(t *CoordTask, typ, actor string) Code {
+func taskStep(t *CoordTask, typ, actor string) fsm.Code {
 	switch {
 	case actor != t.ActorDID && t.Assignee != "" && actor != t.Assignee:
 		return ErrCoordNotYours
@@ -249,26 +251,26 @@ func taskStep(t *CoordTask, typ, actor string) Code {
 	case typ == EventTaskClaim && t.Assignee != "" && actor != t.Assignee:
 		return ErrCoordNotYours // the requester claiming a task another DID works on
 	}
-	return OK
+	return fsm.OK
 }
 
 // JudgeCoordEvent says what filing a typed coordination event would answer now for its task:
-// OK, or the refusal (another DID's task, a finished task, a task id in use). An event about a
+// fsm.OK, or the refusal (another DID's task, a finished task, a task id in use). An event about a
 // task not filed in the venue is OK: it goes on the timeline only.
-func (s *State) JudgeCoordEvent(venue, eventType, ref, actor string) Code {
-	if s.coord == nil {
-		return OK
+func (v View) JudgeCoordEvent(venue, eventType, ref, actor string) fsm.Code {
+	if v.c == nil {
+		return fsm.OK
 	}
-	t := s.coord.Tasks[ref]
+	t := v.c.Tasks[ref]
 	switch {
 	case eventType == EventTaskRequest && t != nil:
 		return ErrActImmutableEvent
 	case t == nil || t.Channel != venue:
-		return OK
+		return fsm.OK
 	case isTaskStep(eventType):
 		return taskStep(t, eventType, actor)
 	}
-	return OK
+	return fsm.OK
 }
 
 // runningTasksOf counts the tasks did requested that are in progress.
@@ -284,7 +286,7 @@ func runningTasksOf(co *Coord, did string) int {
 
 // evictFinishedTask makes room for a task by dropping the finished one created longest ago (ties
 // by id); false when every task is in progress.
-func (a *applier) evictFinishedTask() bool {
+func (a *tx) evictFinishedTask() bool {
 	co := a.coord()
 	var oldest *CoordTask
 	for _, t := range co.Tasks {
@@ -337,111 +339,111 @@ func DescribeTask(payload string) string {
 	return payload
 }
 
-func (a *applier) registerManifest(c RegisterManifest) Result {
+func (a *tx) registerManifest(c RegisterManifest) fsm.Result {
 	if !validDID(c.DID) || c.Manifest == "" || len(c.Manifest) > MaxManifestBytes || len(c.Class) > 32 || !json.Valid([]byte(c.Manifest)) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	co := a.coord()
 	if co.Manifests[c.DID] == nil && len(co.Manifests) >= MaxManifests && !a.evictManifest() {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
 	if co.Manifests == nil {
 		co.Manifests = map[string]*AgentManifest{}
 	}
-	co.Manifests[c.DID] = &AgentManifest{AgentDID: c.DID, Manifest: c.Manifest, RegisteredAt: a.env.Time}
+	co.Manifests[c.DID] = &AgentManifest{AgentDID: c.DID, Manifest: c.Manifest, RegisteredAt: a.Time()}
 	if c.Class != "" {
 		r.Class = c.Class
 	}
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) setActorClass(c SetActorClass) Result {
+func (a *tx) setActorClass(c SetActorClass) fsm.Result {
 	if !validDID(c.DID) || c.Class == "" || len(c.Class) > 32 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
 	r.Class = c.Class
-	if se := a.st.sessions[c.Session]; se != nil && se.DID == c.DID {
+	if se := a.State().Session(c.Session); se != nil && se.DID == c.DID {
 		// An agent's session is a bot (user mode +B).
 		se.Bot = c.Class == "agent"
 	}
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) setProvenance(c SetProvenance) Result {
+func (a *tx) setProvenance(c SetProvenance) fsm.Result {
 	if !validDID(c.DID) || (c.Principal != "" || c.Verified) && !validDID(c.Principal) || c.Certificate == "" ||
 		!validValue(c.Certificate) || len(c.Reason) > 256 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
 	r.Provenance = &ActorProvenance{Verified: c.Verified, Principal: c.Principal, Reason: c.Reason, Certificate: c.Certificate,
-		Expires: c.Expires, RecordedAt: a.env.Time}
-	return Result{Code: OK}
+		Expires: c.Expires, RecordedAt: a.Time()}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) setPresence(c SetPresence) Result {
+func (a *tx) setPresence(c SetPresence) fsm.Result {
 	if !validDID(c.DID) || c.State == "" || len(c.State) > 32 || len(c.Status) > 256 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
-	r.Presence = &ActorPresence{State: c.State, Status: c.Status, UpdatedAt: a.env.Time}
-	return Result{Code: OK}
+	r.Presence = &ActorPresence{State: c.State, Status: c.Status, UpdatedAt: a.Time()}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) heartbeat(c Heartbeat) Result {
+func (a *tx) heartbeat(c Heartbeat) fsm.Result {
 	if !validDID(c.DID) || c.TTL <= 0 || c.TTL > MaxHeartbeatTTL || len(c.State) > 32 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	r := a.actor(c.DID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
-	r.Heartbeat = &ActorHeartbeat{State: c.State, LastSeen: a.env.Time, TTL: c.TTL}
-	return Result{Code: OK}
+	r.Heartbeat = &ActorHeartbeat{State: c.State, LastSeen: a.Time(), TTL: c.TTL}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) recordSpawn(c RecordSpawn) Result {
+func (a *tx) recordSpawn(c RecordSpawn) fsm.Result {
 	s := c.Agent
-	if !validDID(s.ChildDID) || !validDID(s.ParentDID) || s.Nick == "" || len(s.Nick) > MaxNickLen ||
-		len(s.Channel) > MaxChannelLen || len(s.Capabilities) > 32 || s.TTL < 0 || len(s.TaskRef) > 128 {
-		return Result{Code: ErrInvalid}
+	if !validDID(s.ChildDID) || !validDID(s.ParentDID) || s.Nick == "" || len(s.Nick) > fsm.MaxNickLen ||
+		len(s.Channel) > fsm.MaxChannelLen || len(s.Capabilities) > 32 || s.TTL < 0 || len(s.TaskRef) > 128 {
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	co := a.coord()
-	now := a.env.Time
+	now := a.Time()
 	if prev := co.Spawned[s.ChildDID]; prev != nil && prev.ParentDID != s.ParentDID && !prev.Expired(now) {
-		return Result{Code: ErrActImmutableEvent}
+		return fsm.Result{Code: ErrActImmutableEvent}
 	}
 	a.dropExpiredSpawns(s.ParentDID)
 	if co.Spawned[s.ChildDID] == nil {
 		if spawnedBy(co, s.ParentDID) >= MaxSpawnedPerDID {
-			return Result{Code: ErrCoordFull}
+			return fsm.Result{Code: ErrCoordFull}
 		}
 		if len(co.Spawned) >= MaxSpawned && !a.evictSpawn() {
-			return Result{Code: ErrCoordFull}
+			return fsm.Result{Code: ErrCoordFull}
 		}
 	}
 	r := a.actor(s.ChildDID)
 	if r == nil {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
 	r.Class = "agent"
 	if co.Spawned == nil {
 		co.Spawned = map[string]*SpawnedAgent{}
 	}
-	s.SpawnedAt = a.env.Time
+	s.SpawnedAt = a.Time()
 	if s.Capabilities == nil {
 		s.Capabilities = []string{}
 	}
@@ -450,7 +452,7 @@ func (a *applier) recordSpawn(c RecordSpawn) Result {
 		a.record(s.Channel, TimelineItem{Category: CategoryGovernance, Event: "agent_spawned", ActorDID: s.ParentDID,
 			RefID: s.ChildDID, Details: map[string]string{"nick": s.Nick, "capabilities": strings.Join(s.Capabilities, ",")}})
 	}
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // Despawn removes an agent its parent spawned (AGENT DESPAWN); only the parent may.
@@ -459,26 +461,26 @@ type Despawn struct {
 	ChildDID  string `json:"child_did"`
 }
 
-func (Despawn) commandType() CommandType { return TypeDespawn }
+func (Despawn) CommandType() fsm.CommandType { return TypeDespawn }
 
-func (a *applier) despawn(c Despawn) Result {
+func (a *tx) despawn(c Despawn) fsm.Result {
 	if !validDID(c.ParentDID) || !validDID(c.ChildDID) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	co := a.coord()
 	s := co.Spawned[c.ChildDID]
 	switch {
 	case s == nil:
-		return Result{Code: ErrCoordNotFound}
+		return fsm.Result{Code: ErrCoordNotFound}
 	case s.ParentDID != c.ParentDID:
-		return Result{Code: ErrCoordNotYours}
+		return fsm.Result{Code: ErrCoordNotYours}
 	}
 	delete(co.Spawned, c.ChildDID)
 	if s.Channel != "" {
 		a.record(s.Channel, TimelineItem{Category: CategoryGovernance, Event: "agent_despawned", ActorDID: c.ParentDID,
 			RefID: c.ChildDID, Details: map[string]string{"nick": s.Nick}})
 	}
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // Expired reports whether a spawned agent's ttl (seconds; 0 never) has run out at unix ms now.
@@ -498,10 +500,10 @@ func spawnedBy(co *Coord, did string) int {
 }
 
 // dropExpiredSpawns forgets the agents did spawned whose ttl ran out.
-func (a *applier) dropExpiredSpawns(did string) {
+func (a *tx) dropExpiredSpawns(did string) {
 	co := a.coord()
 	for child, s := range co.Spawned {
-		if s.ParentDID == did && s.Expired(a.env.Time) {
+		if s.ParentDID == did && s.Expired(a.Time()) {
 			delete(co.Spawned, child)
 		}
 	}
@@ -509,14 +511,14 @@ func (a *applier) dropExpiredSpawns(did string) {
 
 // evictSpawn makes room in the full table of spawned agents: an expired one, else the one spawned
 // longest ago by a DID with no live session (ties by child DID); false when every parent is online.
-func (a *applier) evictSpawn() bool {
+func (a *tx) evictSpawn() bool {
 	co := a.coord()
 	var drop *SpawnedAgent
 	older := func(s *SpawnedAgent) bool {
 		return drop == nil || s.SpawnedAt < drop.SpawnedAt || s.SpawnedAt == drop.SpawnedAt && s.ChildDID < drop.ChildDID
 	}
 	for _, s := range co.Spawned {
-		if s.Expired(a.env.Time) && (drop == nil || !drop.Expired(a.env.Time) || older(s)) {
+		if s.Expired(a.Time()) && (drop == nil || !drop.Expired(a.Time()) || older(s)) {
 			drop = s
 		}
 	}
@@ -536,9 +538,9 @@ func (a *applier) evictSpawn() bool {
 }
 
 // onlineDIDs is the set of DIDs with a live session.
-func (a *applier) onlineDIDs() map[string]bool {
+func (a *tx) onlineDIDs() map[string]bool {
 	out := map[string]bool{}
-	for _, se := range a.st.sessions {
+	for se := range a.State().Sessions() {
 		if se.DID != "" {
 			out[se.DID] = true
 		}
@@ -548,7 +550,7 @@ func (a *applier) onlineDIDs() map[string]bool {
 
 // evictManifest makes room in the full manifest table: the manifest registered longest ago by a
 // DID with no live session (ties by DID); false when every manifest's DID is online.
-func (a *applier) evictManifest() bool {
+func (a *tx) evictManifest() bool {
 	co := a.coord()
 	var drop *AgentManifest
 	online := a.onlineDIDs()
@@ -565,57 +567,39 @@ func (a *applier) evictManifest() bool {
 	return true
 }
 
-// didIsChannelOp reports whether did may act as an operator of ch: its founder, a DID op, a
-// session of did that is a channel op, or a server operator's session.
-func (a *applier) didIsChannelOp(ch *Channel, did string) bool {
-	if did == "" {
-		return false
+// opCheck answers fsm.OK when did may act as an operator of the channel.
+func (a *tx) opCheck(channel, did string) fsm.Code {
+	if !a.State().ChannelExists(channel) {
+		return fsm.ErrNoSuchChannel
 	}
-	if did == ch.FounderDID || ch.didOps[did] {
-		return true
+	if !a.State().IsChannelOpDID(channel, did) {
+		return fsm.ErrChanOpNeeded
 	}
-	for _, se := range a.st.SessionsByDID(did) {
-		if a.st.IsChannelOp(ch, se) {
-			return true
-		}
-	}
-	return false
+	return fsm.OK
 }
 
-// opCheck answers OK when did may act as an operator of the channel.
-func (a *applier) opCheck(channel, did string) Code {
-	ch := a.st.channels[channel]
-	if ch == nil {
-		return ErrNoSuchChannel
-	}
-	if !a.didIsChannelOp(ch, did) {
-		return ErrChanOpNeeded
-	}
-	return OK
-}
-
-func (a *applier) grantCapability(c GrantCapability) Result {
+func (a *tx) grantCapability(c GrantCapability) fsm.Result {
 	g := c.Grant
 	if !validID(g.ID) || !validDID(g.AgentDID) || g.Capability == "" || len(g.Capability) > 128 || len(g.Scope) > 256 ||
 		g.TTLSeconds < 0 || len(g.RateLimit) > 64 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
-		return Result{Code: code}
+	if code := a.opCheck(c.Channel, c.ByDID); code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	co := a.coord()
 	list := co.Capabilities[c.Channel]
 	for _, old := range list {
 		if old.ID == g.ID {
-			return Result{Code: ErrActImmutableEvent}
+			return fsm.Result{Code: ErrActImmutableEvent}
 		}
 	}
 	if len(list) >= MaxGrantsPerChannel {
-		return Result{Code: ErrCoordFull}
+		return fsm.Result{Code: ErrCoordFull}
 	}
-	g.GrantedBy, g.GrantedAt, g.ExpiresAt = c.ByDID, a.env.Time, 0
+	g.GrantedBy, g.GrantedAt, g.ExpiresAt = c.ByDID, a.Time(), 0
 	if g.TTLSeconds > 0 {
-		g.ExpiresAt = a.env.Time + g.TTLSeconds*1000
+		g.ExpiresAt = a.Time() + g.TTLSeconds*1000
 	}
 	if co.Capabilities == nil {
 		co.Capabilities = map[string][]*CapabilityGrant{}
@@ -623,12 +607,12 @@ func (a *applier) grantCapability(c GrantCapability) Result {
 	co.Capabilities[c.Channel] = append(list, &g)
 	a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "capability_granted", ActorDID: c.ByDID, RefID: g.ID,
 		Details: map[string]string{"agent_did": g.AgentDID, "capability": g.Capability}})
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) revokeCapability(c RevokeCapability) Result {
-	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
-		return Result{Code: code}
+func (a *tx) revokeCapability(c RevokeCapability) fsm.Result {
+	if code := a.opCheck(c.Channel, c.ByDID); code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	co := a.coord()
 	list := co.Capabilities[c.Channel]
@@ -640,35 +624,28 @@ func (a *applier) revokeCapability(c RevokeCapability) Result {
 			}
 			a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "capability_revoked", ActorDID: c.ByDID, RefID: c.ID,
 				Details: map[string]string{"agent_did": g.AgentDID, "capability": g.Capability}})
-			return Result{Code: OK}
+			return fsm.Result{Code: fsm.OK}
 		}
 	}
-	return Result{Code: ErrCoordNotFound}
+	return fsm.Result{Code: ErrCoordNotFound}
 }
 
-func (a *applier) requestApproval(c RequestApproval) Result {
+func (a *tx) requestApproval(c RequestApproval) fsm.Result {
 	ap := c.Approval
 	if !validID(ap.ID) || !validDID(ap.AgentDID) || ap.Capability == "" || len(ap.Capability) > 128 || !validValue(ap.Details) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	ch := a.st.channels[c.Channel]
-	if ch == nil {
-		return Result{Code: ErrNoSuchChannel}
+	if !a.State().ChannelExists(c.Channel) {
+		return fsm.Result{Code: fsm.ErrNoSuchChannel}
 	}
-	member := false
-	for _, se := range a.st.SessionsByDID(ap.AgentDID) {
-		if ch.members[se.ID] != nil {
-			member = true
-		}
-	}
-	if !member {
-		return Result{Code: ErrNotOnChannel}
+	if !a.State().IsChannelMemberDID(c.Channel, ap.AgentDID) {
+		return fsm.Result{Code: fsm.ErrNotOnChannel}
 	}
 	co := a.coord()
 	list := co.Approvals[c.Channel]
 	for _, old := range list {
 		if old.ID == ap.ID {
-			return Result{Code: ErrActImmutableEvent}
+			return fsm.Result{Code: ErrActImmutableEvent}
 		}
 	}
 	if len(list) >= MaxApprovalsPerChan {
@@ -680,37 +657,37 @@ func (a *applier) requestApproval(c RequestApproval) Result {
 			}
 		}
 		if len(list) >= MaxApprovalsPerChan {
-			return Result{Code: ErrCoordFull}
+			return fsm.Result{Code: ErrCoordFull}
 		}
 	}
-	ap.Status, ap.RequestedAt, ap.ResolvedBy, ap.ResolvedAt = ApprovalPending, a.env.Time, "", 0
+	ap.Status, ap.RequestedAt, ap.ResolvedBy, ap.ResolvedAt = ApprovalPending, a.Time(), "", 0
 	if co.Approvals == nil {
 		co.Approvals = map[string][]*Approval{}
 	}
 	co.Approvals[c.Channel] = append(list, &ap)
 	a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "approval_requested", ActorDID: ap.AgentDID, RefID: ap.ID,
 		Details: map[string]string{"capability": ap.Capability}})
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *applier) resolveApproval(c ResolveApproval) Result {
-	if code := a.opCheck(c.Channel, c.ByDID); code != OK {
-		return Result{Code: code}
+func (a *tx) resolveApproval(c ResolveApproval) fsm.Result {
+	if code := a.opCheck(c.Channel, c.ByDID); code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	for _, ap := range a.coord().Approvals[c.Channel] {
 		if ap.ID != c.ID {
 			continue
 		}
 		if ap.Status != ApprovalPending {
-			return Result{Code: ErrApprovalResolved}
+			return fsm.Result{Code: ErrApprovalResolved}
 		}
-		ap.Status, ap.ResolvedBy, ap.ResolvedAt = ApprovalDenied, c.ByDID, a.env.Time
+		ap.Status, ap.ResolvedBy, ap.ResolvedAt = ApprovalDenied, c.ByDID, a.Time()
 		if c.Approve {
 			ap.Status = ApprovalApproved
 		}
 		a.record(c.Channel, TimelineItem{Category: CategoryGovernance, Event: "approval_" + ap.Status, ActorDID: c.ByDID, RefID: ap.ID,
 			Details: map[string]string{"agent_did": ap.AgentDID, "capability": ap.Capability}})
-		return Result{Code: OK}
+		return fsm.Result{Code: fsm.OK}
 	}
-	return Result{Code: ErrCoordNotFound}
+	return fsm.Result{Code: ErrCoordNotFound}
 }

@@ -1,9 +1,10 @@
-package fsm
+package coord
 
 import (
 	"maps"
 
-	"github.com/palaver-chat/palaver/gateway/coord/act"
+	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/coord/act"
 )
 
 // FileAct files an ACT event (a TAGMSG with +freeq.at/act tags) that its gateway has already
@@ -31,36 +32,36 @@ type SystemActEvent struct {
 	From string `json:"from"`
 }
 
-func (FileAct) commandType() CommandType        { return TypeFileAct }
-func (SystemActEvent) commandType() CommandType { return TypeSystemActEvent }
+func (FileAct) CommandType() fsm.CommandType        { return TypeFileAct }
+func (SystemActEvent) CommandType() fsm.CommandType { return TypeSystemActEvent }
 
-func (a *applier) fileAct(c FileAct) Result {
+func (a *tx) fileAct(c FileAct) fsm.Result {
 	if c.Venue == "" || len(c.Venue) > 600 || !validID(c.EventID) || !validDID(c.From) || len(c.Fields) == 0 ||
 		len(c.Fields) > MaxActFields || len(c.Canonical) > 4*MaxCoordValue || len(c.Signature) > 256 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	for k, v := range c.Fields {
 		if k != act.FieldKind && (len(k) < 5 || k[:4] != "act-") || !validValue(v) {
-			return Result{Code: ErrInvalid}
+			return fsm.Result{Code: fsm.ErrInvalid}
 		}
 	}
 	return a.applyAct(c.Venue, act.Event{ID: c.EventID, Sender: c.From, Fields: c.Fields}, c.Canonical, c.Signature, c.Receipt)
 }
 
-func (a *applier) systemActEvent(c SystemActEvent) Result {
+func (a *tx) systemActEvent(c SystemActEvent) fsm.Result {
 	co := a.coord()
 	ac := co.Actions[c.ActID]
 	if ac == nil || !validID(c.EventID) || !validDID(c.From) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	fields := map[string]string{act.FieldKind: ac.Kind, act.FieldVerb: c.Verb, act.FieldID: c.ActID}
 	return a.applyAct(ac.Venue, act.Event{ID: c.EventID, Sender: c.From, System: true, Fields: fields}, "", "", nil)
 }
 
-// actVerdict is what filing an act event would do: the result code and, when OK, the action
+// actVerdict is what filing an act event would do: the result code and, when fsm.OK, the action
 // after it (Opened for a new one) and whether an opener's act-replaces names an unknown action.
 type actVerdict struct {
-	Code            Code
+	Code            fsm.Code
 	Next            act.Action
 	Opened          bool
 	ReplacesUnknown bool
@@ -100,7 +101,7 @@ func judgeAct(co *Coord, venue string, ev act.Event) actVerdict {
 		if refused != act.Accepted {
 			return actVerdict{Code: refusalCodes[refused]}
 		}
-		return actVerdict{Code: OK, Next: opened, Opened: true, ReplacesUnknown: unknown}
+		return actVerdict{Code: fsm.OK, Next: opened, Opened: true, ReplacesUnknown: unknown}
 	}
 	ac := co.Actions[ev.Fields[act.FieldID]]
 	switch {
@@ -117,31 +118,31 @@ func judgeAct(co *Coord, venue string, ev act.Event) actVerdict {
 	if refused != act.Accepted {
 		return actVerdict{Code: refusalCodes[refused]}
 	}
-	return actVerdict{Code: OK, Next: next}
+	return actVerdict{Code: fsm.OK, Next: next}
 }
 
-func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, receipt *ActReceipt) Result {
+func (a *tx) applyAct(venue string, ev act.Event, canonical, sig string, receipt *ActReceipt) fsm.Result {
 	co := a.coord()
 	v := judgeAct(co, venue, ev)
-	if v.Code != OK {
-		return Result{Code: v.Code}
+	if v.Code != fsm.OK {
+		return fsm.Result{Code: v.Code}
 	}
 	if receipt != nil && (!validID(receipt.EventID) || len(receipt.Canonical) > 4*MaxCoordValue || len(receipt.Signature) > 256) {
 		receipt = nil
 	}
 	filed := ActEvent{
 		EventID: ev.ID, Verb: ev.Verb(), ActorDID: ev.Sender, Fields: maps.Clone(ev.Fields), Canonical: canonical,
-		Signature: sig, ConfirmState: ConfirmConfirmed, Receipt: receipt, State: v.Next.State, Timestamp: a.env.Time,
+		Signature: sig, ConfirmState: ConfirmConfirmed, Receipt: receipt, State: v.Next.State, Timestamp: a.Time(),
 	}
 	var ac *ActAction
 	var cost usage
 	keep := ""
 	if v.Opened {
 		if len(co.Actions) >= MaxActions && !hasFinishedAction(co) {
-			return Result{Code: ErrCoordFull}
+			return fsm.Result{Code: ErrCoordFull}
 		}
 		ac = &ActAction{Action: v.Next, Venue: venue, Caps: ev.Fields[act.FieldCaps], Title: ev.Fields[act.FieldTitle],
-			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: v.ReplacesUnknown, Created: a.env.Time}
+			Replaces: ev.Fields[act.FieldReplaces], ReplacesUnknown: v.ReplacesUnknown, Created: a.Time()}
 		cost = actionHeadCost(ac)
 	} else {
 		ac = co.Actions[ev.Fields[act.FieldID]]
@@ -155,7 +156,7 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 		payer = ""
 	}
 	if !a.admit(payer, venue, cost.plus(actEventUsage(filed)), keep) {
-		return Result{Code: ErrCoordBudget}
+		return fsm.Result{Code: ErrCoordBudget}
 	}
 	if v.Opened {
 		if len(co.Actions) >= MaxActions {
@@ -184,18 +185,18 @@ func (a *applier) applyAct(venue string, ev act.Event, canonical, sig string, re
 	if receipt != nil {
 		co.ActEvents[receipt.EventID] = ac.ID
 	}
-	ac.Updated = a.env.Time
+	ac.Updated = a.Time()
 	ac.Events = append(ac.Events, filed)
 	co.chargeUnit(ev.Sender, venue, actEventUsage(filed), 1)
 	a.record(venue, TimelineItem{Category: CategoryCoordination, Event: "act:" + ev.Verb(), ActorDID: ev.Sender,
 		RefID: ac.ID, EventID: ev.ID, Signature: sig,
 		Details: map[string]string{"kind": ac.Kind, "state": ac.State, "act_id": ac.ID}})
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // evictFinishedAction makes room for a new action by dropping the finished one updated longest
 // ago (ties by id); false when every action is still running.
-func (a *applier) evictFinishedAction() bool {
+func (a *tx) evictFinishedAction() bool {
 	co := a.coord()
 	var oldest *ActAction
 	for _, ac := range co.Actions {

@@ -1,56 +1,50 @@
-package fsm
+package coord
 
 import (
-	"github.com/palaver-chat/palaver/gateway/coord/act"
+	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/coord/act"
 )
-
-// Coordination models (freeq.at/act and the agent surfaces): ACT actions with their transition
-// history, delegated tasks from typed coordination events, agent manifests, spawned agents,
-// channel capability grants and approvals, actor records (class, delegation, presence,
-// heartbeat) and each venue's audit timeline. They are shared state: every node answers the same
-// from its replica. The proposer stamps every time; act verdicts come from package act, whose
-// clock is the event's own ULID.
 
 // Command types 60–79 are the coordination models'.
 const (
-	TypeFileAct          CommandType = 60
-	TypeFileCoordEvent   CommandType = 61
-	TypeRegisterManifest CommandType = 62
-	TypeSetActorClass    CommandType = 63
-	TypeSetProvenance    CommandType = 64
-	TypeSetPresence      CommandType = 65
-	TypeHeartbeat        CommandType = 66
-	TypeRecordSpawn      CommandType = 67
-	TypeGrantCapability  CommandType = 68
-	TypeRevokeCapability CommandType = 69
-	TypeRequestApproval  CommandType = 70
-	TypeResolveApproval  CommandType = 71
-	TypeSystemActEvent   CommandType = 72
-	TypeDespawn          CommandType = 79
+	TypeFileAct          fsm.CommandType = 60
+	TypeFileCoordEvent   fsm.CommandType = 61
+	TypeRegisterManifest fsm.CommandType = 62
+	TypeSetActorClass    fsm.CommandType = 63
+	TypeSetProvenance    fsm.CommandType = 64
+	TypeSetPresence      fsm.CommandType = 65
+	TypeHeartbeat        fsm.CommandType = 66
+	TypeRecordSpawn      fsm.CommandType = 67
+	TypeGrantCapability  fsm.CommandType = 68
+	TypeRevokeCapability fsm.CommandType = 69
+	TypeRequestApproval  fsm.CommandType = 70
+	TypeResolveApproval  fsm.CommandType = 71
+	TypeSystemActEvent   fsm.CommandType = 72
+	TypeDespawn          fsm.CommandType = 79
 )
 
-// Result codes 50–69 are the coordination models'. The first twelve are the act refusal keys, in
+// fsm.Result codes 50–69 are the coordination models'. The first twelve are the act refusal keys, in
 // the order of act.Refusals.
 const (
-	ErrActUnknownKind         Code = 50
-	ErrActUnknownVerb         Code = 51
-	ErrActTerminalTask        Code = 52
-	ErrActIllegalStep         Code = 53
-	ErrActWrongSender         Code = 54
-	ErrActDeadlinePassed      Code = 55
-	ErrActClientConfirm       Code = 56
-	ErrActReplacesNotOpener   Code = 57
-	ErrActReplacesMalformed   Code = 58
-	ErrActReplacesNotTerminal Code = 59
-	ErrActMissingRequirement  Code = 60
-	ErrActAcceptsNotABid      Code = 61
-	ErrActUnknownTask         Code = 62 // act-id names no action filed here
-	ErrActWrongVenue          Code = 63 // the action lives in another venue
-	ErrActImmutableEvent      Code = 64 // an event id already filed
-	ErrCoordFull              Code = 65 // a coordination bound is reached
-	ErrCoordNotFound          Code = 66 // a grant or approval id that does not exist
-	ErrApprovalResolved       Code = 67 // an approval already approved or denied
-	ErrCoordNotYours          Code = 69 // a task, spawned agent or manifest of another DID
+	ErrActUnknownKind         fsm.Code = 50
+	ErrActUnknownVerb         fsm.Code = 51
+	ErrActTerminalTask        fsm.Code = 52
+	ErrActIllegalStep         fsm.Code = 53
+	ErrActWrongSender         fsm.Code = 54
+	ErrActDeadlinePassed      fsm.Code = 55
+	ErrActClientConfirm       fsm.Code = 56
+	ErrActReplacesNotOpener   fsm.Code = 57
+	ErrActReplacesMalformed   fsm.Code = 58
+	ErrActReplacesNotTerminal fsm.Code = 59
+	ErrActMissingRequirement  fsm.Code = 60
+	ErrActAcceptsNotABid      fsm.Code = 61
+	ErrActUnknownTask         fsm.Code = 62 // act-id names no action filed here
+	ErrActWrongVenue          fsm.Code = 63 // the action lives in another venue
+	ErrActImmutableEvent      fsm.Code = 64 // an event id already filed
+	ErrCoordFull              fsm.Code = 65 // a coordination bound is reached
+	ErrCoordNotFound          fsm.Code = 66 // a grant or approval id that does not exist
+	ErrApprovalResolved       fsm.Code = 67 // an approval already approved or denied
+	ErrCoordNotYours          fsm.Code = 69 // a task, spawned agent or manifest of another DID
 )
 
 // Bounds of the coordination state, enforced in Apply.
@@ -90,43 +84,66 @@ const (
 	CategoryPresence     = "presence"
 )
 
-var refusalCodes = map[act.Refusal]Code{}
+// refusalCodes is the result code of each act refusal. The numbers are persisted: a refusal
+// added to the rules gets a new number, never one of these.
+var refusalCodes = map[act.Refusal]fsm.Code{
+	act.UnknownKind: ErrActUnknownKind, act.UnknownVerb: ErrActUnknownVerb,
+	act.TerminalTask: ErrActTerminalTask, act.IllegalStep: ErrActIllegalStep,
+	act.WrongSender: ErrActWrongSender, act.DeadlinePassed: ErrActDeadlinePassed,
+	act.ClientConfirm: ErrActClientConfirm, act.ReplacesNotOpener: ErrActReplacesNotOpener,
+	act.ReplacesMalformed: ErrActReplacesMalformed, act.ReplacesNotTerminal: ErrActReplacesNotTerminal,
+	act.MissingRequirement: ErrActMissingRequirement, act.AcceptsNotABid: ErrActAcceptsNotABid,
+}
 
-func init() {
-	for i, r := range act.Refusals {
-		c := ErrActUnknownKind + Code(i)
-		refusalCodes[r] = c
-		nameCode(c, "act-"+string(r))
-	}
-	for c, name := range map[Code]string{
+// section is the coordination models' part of the state: nil until the first command.
+var section = fsm.NewSection[Coord]("coord")
+
+// module registers the coordination models with the state machine.
+func module() fsm.Module {
+	codes := map[fsm.Code]string{
 		ErrActUnknownTask: "act-unknown-task", ErrActWrongVenue: "act-wrong-venue",
 		ErrActImmutableEvent: "act-immutable-event", ErrCoordFull: "coord-full", ErrCoordNotFound: "coord-not-found",
-		ErrApprovalResolved: "approval-resolved", ErrCoordNotYours: "coord-not-yours",
-	} {
-		nameCode(c, name)
+		ErrApprovalResolved: "approval-resolved", ErrCoordNotYours: "coord-not-yours", ErrCoordBudget: "coord-budget",
 	}
-	registerCommands(map[CommandType]commandSpec{
-		TypeFileAct:          spec("file-act", (*applier).fileAct),
-		TypeFileCoordEvent:   spec("file-coord-event", (*applier).fileCoordEvent),
-		TypeRegisterManifest: spec("register-manifest", (*applier).registerManifest),
-		TypeSetActorClass:    spec("set-actor-class", (*applier).setActorClass),
-		TypeSetProvenance:    spec("set-provenance", (*applier).setProvenance),
-		TypeSetPresence:      spec("set-presence", (*applier).setPresence),
-		TypeHeartbeat:        spec("heartbeat", (*applier).heartbeat),
-		TypeRecordSpawn:      spec("record-spawn", (*applier).recordSpawn),
-		TypeGrantCapability:  spec("grant-capability", (*applier).grantCapability),
-		TypeRevokeCapability: spec("revoke-capability", (*applier).revokeCapability),
-		TypeRequestApproval:  spec("request-approval", (*applier).requestApproval),
-		TypeResolveApproval:  spec("resolve-approval", (*applier).resolveApproval),
-		TypeSystemActEvent:   spec("system-act-event", (*applier).systemActEvent),
-		TypeDespawn:          spec("despawn", (*applier).despawn),
-	})
+	for r, c := range refusalCodes {
+		codes[c] = "act-" + string(r)
+	}
+	return fsm.Module{
+		Section: section,
+		Codes:   codes,
+		Commands: map[fsm.CommandType]fsm.CommandSpec{
+			TypeFileAct:          handle("file-act", 0, (*tx).fileAct),
+			TypeFileCoordEvent:   handle("file-coord-event", 0, (*tx).fileCoordEvent),
+			TypeRegisterManifest: handle("register-manifest", 0, (*tx).registerManifest),
+			TypeSetActorClass:    handle("set-actor-class", 0, (*tx).setActorClass),
+			TypeSetProvenance:    handle("set-provenance", 0, (*tx).setProvenance),
+			TypeSetPresence:      handle("set-presence", 0, (*tx).setPresence),
+			TypeHeartbeat:        handle("heartbeat", 0, (*tx).heartbeat),
+			TypeRecordSpawn:      handle("record-spawn", 0, (*tx).recordSpawn),
+			TypeGrantCapability:  handle("grant-capability", 0, (*tx).grantCapability),
+			TypeRevokeCapability: handle("revoke-capability", 0, (*tx).revokeCapability),
+			TypeRequestApproval:  handle("request-approval", 0, (*tx).requestApproval),
+			TypeResolveApproval:  handle("resolve-approval", 0, (*tx).resolveApproval),
+			TypeSystemActEvent:   handle("system-act-event", 0, (*tx).systemActEvent),
+			TypeDespawn:          handle("despawn", 1, (*tx).despawn),
+		},
+	}
+}
+
+func init() { fsm.Register(module()) }
+
+// tx is one coordination command being applied.
+type tx struct{ *fsm.Applier }
+
+// handle registers command type C, introduced at feature level level, applied by f.
+func handle[C fsm.Command](name string, level int, f func(*tx, C) fsm.Result) fsm.CommandSpec {
+	return fsm.Handle(name, level, func(a *fsm.Applier, c C) fsm.Result { return f(&tx{a}, c) })
 }
 
 // RefusalCode is the result code of an act refusal.
-func RefusalCode(r act.Refusal) Code { return refusalCodes[r] }
+func RefusalCode(r act.Refusal) fsm.Code { return refusalCodes[r] }
 
-// Coord is the replicated coordination state: State.Coord, nil until the first command.
+// Coord is the replicated coordination state, the module's section of the state.
 type Coord struct {
 	Actions map[string]*ActAction `json:"actions,omitempty"` // act id → action
 	// ActEvents maps every filed act event id to its action (dedupe, bid lookup).
@@ -182,7 +199,7 @@ type ActReceipt struct {
 	Signature string `json:"signature"`
 }
 
-// CoordTask is a delegated task built from typed coordination events.
+// Task is a delegated task built from typed coordination events.
 type CoordTask struct {
 	TaskID      string `json:"task_id"`
 	Description string `json:"description"`
@@ -315,21 +332,16 @@ type TimelineItem struct {
 }
 
 // coord returns the coordination state, creating it on first use.
-func (a *applier) coord() *Coord {
-	if a.st.coord == nil {
-		a.st.coord = &Coord{}
-	}
-	return a.st.coord
-}
+func (a *tx) coord() *Coord { return section.Make(a.Applier) }
 
 // record appends an item to a venue's timeline, dropping the oldest beyond MaxTimeline and the
 // timeline budgets (fitTimeline).
-func (a *applier) record(venue string, it TimelineItem) {
+func (a *tx) record(venue string, it TimelineItem) {
 	c := a.coord()
 	if c.Timeline == nil {
 		c.Timeline = map[string][]TimelineItem{}
 	}
-	it.Timestamp = a.env.Time
+	it.Timestamp = a.Time()
 	if _, known := c.Timeline[venue]; !known && len(c.Timeline) >= MaxTimelineVenues {
 		// Forget the venue whose last entry is the oldest (ties by name).
 		drop, at := "", int64(0)
@@ -354,7 +366,7 @@ func (a *applier) record(venue string, it TimelineItem) {
 }
 
 // actor returns the record of did, creating it; nil when the actor table is full.
-func (a *applier) actor(did string) *ActorRecord {
+func (a *tx) actor(did string) *ActorRecord {
 	c := a.coord()
 	if r := c.Actors[did]; r != nil {
 		return r
