@@ -78,3 +78,34 @@ func (s *State) didIsChannelOp(ch *Channel, did string) bool {
 	}
 	return false
 }
+
+// ChannelAccess is what a DID may do with a channel.
+type ChannelAccess struct {
+	Exists bool
+	// Restricted: +i, +k, +E or +s (not discoverable).
+	Restricted bool
+	// Member: the DID has a session in the channel now.
+	Member bool
+	// Manager: the DID is the channel's founder or a DID op.
+	Manager bool
+}
+
+// ChannelAccessOf answers ChannelAccess for a channel (folded name) and a DID ("" anonymous).
+func (s *State) ChannelAccessOf(channel, did string) ChannelAccess {
+	ch := s.channels[channel]
+	if ch == nil {
+		return ChannelAccess{}
+	}
+	acc := ChannelAccess{Exists: true, Restricted: !ch.Discoverable()}
+	if did == "" {
+		return acc
+	}
+	acc.Manager = did == ch.FounderDID || ch.didOps[did]
+	for id := range ch.members {
+		if se := s.sessions[id]; se != nil && se.DID == did {
+			acc.Member = true
+			break
+		}
+	}
+	return acc
+}

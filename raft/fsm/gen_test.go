@@ -141,9 +141,6 @@ func randomCommand(c chooser) Command {
 		}
 		return FederatedTopic{Channel: ch(), Text: pick(c, []string{"", "remote topic", "other"}), SetBy: "bob!u@peer.example", SetByDID: pick(c, genDIDs)}
 	default:
-		if c.intn(3) == 0 {
-			return randomMediaCommand(c)
-		}
 		if c.intn(4) == 0 {
 			return SetRealname{Session: sess(), Realname: pick(c, genTexts)}
 		}

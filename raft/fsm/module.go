@@ -107,8 +107,10 @@ type CommandSpec struct {
 	name   string
 	module string // the section name of the module that registered it; "" for the core's
 	level  int
-	decode func(body []byte) (Command, error)
-	apply  func(a *Applier, cmd Command) Result
+	// levelOf, when set, is the level a command of the type needs beyond level, from its fields.
+	levelOf func(Command) int
+	decode  func(body []byte) (Command, error)
+	apply   func(a *Applier, cmd Command) Result
 }
 
 // Handle builds the registration of command type C, introduced at feature level level and
@@ -117,6 +119,13 @@ type CommandSpec struct {
 func Handle[C Command](name string, level int, f func(*Applier, C) Result) CommandSpec {
 	sp := spec(name, f)
 	sp.level = level
+	return sp
+}
+
+// WithLevelOf makes a command of the type need the level f gives it when that is above the
+// type's own: a field added to an existing type since a release needs the later level.
+func (sp CommandSpec) WithLevelOf(f func(Command) int) CommandSpec {
+	sp.levelOf = f
 	return sp
 }
 
@@ -155,6 +164,18 @@ func (a *Applier) Time() int64 { return a.env.Time }
 
 // Node is the node that proposed the command.
 func (a *Applier) Node() string { return a.env.Node }
+
+// EncryptChannel sets +E on a channel (folded name) that exists and lacks it, as actor, and
+// emits the mode change; it reports whether it changed anything.
+func (a *Applier) EncryptChannel(name string, actor SessionRef) bool {
+	ch := a.st.channels[name]
+	if ch == nil || ch.Encrypted {
+		return false
+	}
+	ch.Encrypted = true
+	a.emit(Event{Kind: EvMode, Actor: actor, Channel: ch.Name, Modes: []ModeChange{{Add: true, Mode: "E"}}})
+	return true
+}
 
 // Emit adds an event of the command, delivered to the observer after the command applied.
 func (a *Applier) Emit(e Event) { a.emit(e) }

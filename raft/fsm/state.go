@@ -32,9 +32,6 @@ type State struct {
 	readMarkers map[string]map[string]int64
 	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
 	metadata *MetadataStore
-	// media holds uploads' metadata, the capability key, pre-key bundles, group keys and media
-	// spaces (media.go); nil until the first one.
-	media *MediaState
 	// av holds the channels' calls (av.go); nil until the first one.
 	av *AVState
 	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.

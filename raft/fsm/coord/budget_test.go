@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
 // withBudget runs a test under a smaller coordination budget.
@@ -37,8 +38,8 @@ func checkBudget(st *fsm.State) error {
 }
 
 // usageOf reads the accounting of the harness's state.
-func usageOf(h *harness) (u coordUsage) {
-	h.read(func(st *fsm.State) {
+func usageOf(h *fsmtest.Harness) (u coordUsage) {
+	h.Read(func(st *fsm.State) {
 		if section.Of(st) != nil {
 			u = *section.Of(st).usage()
 		}
@@ -47,8 +48,8 @@ func usageOf(h *harness) (u coordUsage) {
 }
 
 // coordJSON is the coordination state, encoded.
-func coordJSON(t *testing.T, h *harness) (s string) {
-	h.read(func(st *fsm.State) { s = jsonString(t, section.Of(st)) })
+func coordJSON(t *testing.T, h *fsmtest.Harness) (s string) {
+	h.Read(func(st *fsm.State) { s = jsonString(t, section.Of(st)) })
 	return s
 }
 
@@ -68,11 +69,11 @@ func taskUpdate(venue, did, ref string, n int, typ string) FileCoordEvent {
 func TestCoordBudgetPerDID(t *testing.T) {
 	withBudget(t, CoordBudget{DIDItems: 1000, DIDBytes: 64 << 10, VenueItems: 1 << 20, VenueBytes: 1 << 30,
 		TotalItems: 1 << 20, TotalBytes: 1 << 30, TimelineBytes: 1 << 30, TimelineTotalBytes: 1 << 30})
-	h := newHarness(t)
-	h.mustOK(taskRequest("#c", didAlice, "t0"))
+	h := fsmtest.NewHarness(t)
+	h.OK(taskRequest("#c", didAlice, "t0"))
 	refused := -1
 	for i := 1; i < 100; i++ {
-		r := h.apply(taskUpdate("#c", didAlice, "t0", i, EventTaskUpdate))
+		r := h.Do(taskUpdate("#c", didAlice, "t0", i, EventTaskUpdate))
 		if r.Code == ErrCoordBudget {
 			refused = i
 			break
@@ -85,7 +86,7 @@ func TestCoordBudgetPerDID(t *testing.T) {
 		t.Fatal("one DID filed 100 events of 3.8 KB under a 64 KiB budget")
 	}
 	before := coordJSON(t, h)
-	if r := h.apply(taskRequest("#c", didAlice, "t-more")); r.Code != ErrCoordBudget {
+	if r := h.Do(taskRequest("#c", didAlice, "t-more")); r.Code != ErrCoordBudget {
 		t.Fatalf("a new task past the budget: %v, want %v", r.Code, ErrCoordBudget)
 	}
 	if coordJSON(t, h) != before {
@@ -95,14 +96,14 @@ func TestCoordBudgetPerDID(t *testing.T) {
 		t.Fatalf("alice holds %d bytes, budget %d", u.bytes, 64<<10)
 	}
 	// Another DID has its own budget.
-	h.mustOK(taskRequest("#c", didBob, "t-bob"))
+	h.OK(taskRequest("#c", didBob, "t-bob"))
 	// A finished task of alice's is forgotten to make room for her next one.
-	if r := h.apply(taskUpdate("#c", didAlice, "t0", 999, EventTaskComplete)); r.Code != ErrCoordBudget {
+	if r := h.Do(taskUpdate("#c", didAlice, "t0", 999, EventTaskComplete)); r.Code != ErrCoordBudget {
 		t.Fatalf("completing at the budget: %v", r.Code) // the event itself does not fit
 	}
-	h.read(func(st *fsm.State) { section.Of(st).Tasks["t0"].Status = TaskComplete }) // as an accepted completion would
-	h.mustOK(taskRequest("#c", didAlice, "t1"))
-	h.read(func(st *fsm.State) {
+	h.Read(func(st *fsm.State) { section.Of(st).Tasks["t0"].Status = TaskComplete }) // as an accepted completion would
+	h.OK(taskRequest("#c", didAlice, "t1"))
+	h.Read(func(st *fsm.State) {
 		if section.Of(st).Tasks["t0"] != nil || section.Of(st).Tasks["t-bob"] == nil {
 			t.Error("making room forgot the wrong task")
 		}
@@ -117,10 +118,10 @@ func TestCoordBudgetPerDID(t *testing.T) {
 func TestCoordBudgetPerVenue(t *testing.T) {
 	withBudget(t, CoordBudget{DIDItems: 1000, DIDBytes: 1 << 30, VenueItems: 1 << 20, VenueBytes: 40 << 10,
 		TotalItems: 1 << 20, TotalBytes: 1 << 30, TimelineBytes: 1 << 30, TimelineTotalBytes: 1 << 30})
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	refused := false
 	for i := range 100 {
-		r := h.apply(taskRequest("#c", fmt.Sprintf("did:key:z%d", i), fmt.Sprintf("t%d", i)))
+		r := h.Do(taskRequest("#c", fmt.Sprintf("did:key:z%d", i), fmt.Sprintf("t%d", i)))
 		if r.Code == ErrCoordBudget {
 			refused = true
 			break
@@ -132,18 +133,18 @@ func TestCoordBudgetPerVenue(t *testing.T) {
 	if u := usageOf(h).venue["#c"]; u.bytes > 40<<10 {
 		t.Fatalf("#c holds %d bytes", u.bytes)
 	}
-	h.mustOK(taskRequest("#d", "did:key:zother", "t-other"))
+	h.OK(taskRequest("#d", "did:key:zother", "t-other"))
 }
 
 // TestCoordBudgetActs: act events are charged to their sender too.
 func TestCoordBudgetActs(t *testing.T) {
 	withBudget(t, CoordBudget{DIDItems: 1000, DIDBytes: 24 << 10, VenueItems: 1 << 20, VenueBytes: 1 << 30,
 		TotalItems: 1 << 20, TotalBytes: 1 << 30, TimelineBytes: 1 << 30, TimelineTotalBytes: 1 << 30})
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	title := strings.Repeat("t", 4000)
 	refused := false
 	for i := range 50 {
-		r := h.apply(FileAct{Venue: "#ops", EventID: fmt.Sprintf("01M16E7TC0OFFER%011d", i), From: didAlice,
+		r := h.Do(FileAct{Venue: "#ops", EventID: fmt.Sprintf("01M16E7TC0OFFER%011d", i), From: didAlice,
 			Fields: actFields("handoff", "offer", "", "act-to", didBob, "act-title", title)})
 		if r.Code == ErrCoordBudget {
 			refused = true
@@ -156,7 +157,7 @@ func TestCoordBudgetActs(t *testing.T) {
 	if !refused {
 		t.Fatal("50 offers with 4 KB titles fit a 24 KiB budget")
 	}
-	h.read(func(st *fsm.State) {
+	h.Read(func(st *fsm.State) {
 		if err := checkBudget(st); err != nil {
 			t.Error(err)
 		}
@@ -167,10 +168,10 @@ func TestCoordBudgetActs(t *testing.T) {
 func TestCoordTimelineBudget(t *testing.T) {
 	withBudget(t, CoordBudget{DIDItems: 1 << 20, DIDBytes: 1 << 30, VenueItems: 1 << 20, VenueBytes: 1 << 30,
 		TotalItems: 1 << 20, TotalBytes: 1 << 30, TimelineBytes: 32 << 10, TimelineTotalBytes: 96 << 10})
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	for i := range 200 {
 		// Events about no task land on the timeline only.
-		h.mustOK(FileCoordEvent{Venue: fmt.Sprintf("#v%d", i%10), EventID: fmt.Sprintf("n%d", i), Type: "note",
+		h.OK(FileCoordEvent{Venue: fmt.Sprintf("#v%d", i%10), EventID: fmt.Sprintf("n%d", i), Type: "note",
 			ActorDID: didAlice, Payload: bigPayload})
 	}
 	u := usageOf(h)
@@ -182,7 +183,7 @@ func TestCoordTimelineBudget(t *testing.T) {
 			t.Fatalf("%s holds %d bytes", v, n)
 		}
 	}
-	h.read(func(st *fsm.State) {
+	h.Read(func(st *fsm.State) {
 		if got := section.Of(st).Timeline["#v9"]; len(got) == 0 || got[len(got)-1].EventID != "n199" {
 			t.Error("the newest item was dropped")
 		}
@@ -209,19 +210,19 @@ func TestCoordBudgetWorstCase(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	heap0 := ms.HeapAlloc
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	dids := 2 * b.TotalBytes / b.DIDBytes
 	refusedDIDs := 0
 	for d := range dids {
 		did := fmt.Sprintf("did:key:zAttacker%04d", d)
 		venue := fmt.Sprintf("#v%d", d%64)
 		ref := fmt.Sprintf("t%d", d)
-		if r := h.apply(taskRequest(venue, did, ref)); r.Code == ErrCoordBudget {
+		if r := h.Do(taskRequest(venue, did, ref)); r.Code == ErrCoordBudget {
 			refusedDIDs++
 			continue
 		}
 		for i := 1; ; i++ {
-			if r := h.apply(taskUpdate(venue, did, ref, i, EventTaskUpdate)); r.Code != fsm.OK {
+			if r := h.Do(taskUpdate(venue, did, ref, i, EventTaskUpdate)); r.Code != fsm.OK {
 				break
 			}
 		}
@@ -247,7 +248,7 @@ func TestCoordBudgetWorstCase(t *testing.T) {
 		t.Fatalf("the state takes %d bytes of heap, more than %d (2 × the budget)", heap, limit)
 	}
 	runtime.KeepAlive(h)
-	h.read(func(st *fsm.State) {
+	h.Read(func(st *fsm.State) {
 		if err := checkBudget(st); err != nil {
 			t.Error(err)
 		}

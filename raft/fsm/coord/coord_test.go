@@ -37,39 +37,39 @@ var samples = []fsm.Command{
 }
 
 // randomCommand draws one coordination command from a small universe, so that commands collide.
-func randomCommand(c chooser) fsm.Command {
+func randomCommand(c *fsmtest.Chooser) fsm.Command {
 	actIDs := []string{"01M16E7TC0ACTA000000000000", "01M16E7TC0ACTB000000000000", "01M16E7TC0ACTC000000000000"}
-	did := func() string { return pick(c, []string{"did:plc:d1", "did:plc:d2", "did:plc:d3", "bad"}) }
-	ch := func() string { return pick(c, genChannels) }
-	switch c.intn(17) {
+	did := func() string { return fsmtest.Pick(c, []string{"did:plc:d1", "did:plc:d2", "did:plc:d3", "bad"}) }
+	ch := func() string { return fsmtest.Pick(c, fsmtest.GenChannels) }
+	switch c.Intn(17) {
 	case 13, 14:
-		return RequestApproval{Channel: ch(), Approval: Approval{ID: pick(c, []string{"a1", "a2", "a3"}), AgentDID: pick(c, genDIDs), Capability: "deploy"}}
+		return RequestApproval{Channel: ch(), Approval: Approval{ID: fsmtest.Pick(c, []string{"a1", "a2", "a3"}), AgentDID: fsmtest.Pick(c, fsmtest.GenDIDs), Capability: "deploy"}}
 	case 15, 16:
-		return ResolveApproval{Channel: ch(), ByDID: pick(c, genDIDs), ID: pick(c, []string{"a1", "a2", "a3"}), Approve: c.intn(2) == 0}
+		return ResolveApproval{Channel: ch(), ByDID: fsmtest.Pick(c, fsmtest.GenDIDs), ID: fsmtest.Pick(c, []string{"a1", "a2", "a3"}), Approve: c.Intn(2) == 0}
 	case 0:
-		f := map[string]string{"act": pick(c, []string{"handoff", "bounty", "nope"}), "act-verb": "offer"}
-		if c.intn(2) == 0 {
+		f := map[string]string{"act": fsmtest.Pick(c, []string{"handoff", "bounty", "nope"}), "act-verb": "offer"}
+		if c.Intn(2) == 0 {
 			f["act-to"] = did()
 		}
-		return FileAct{Venue: ch(), EventID: pick(c, actIDs), From: did(), Fields: f}
+		return FileAct{Venue: ch(), EventID: fsmtest.Pick(c, actIDs), From: did(), Fields: f}
 	case 1:
-		f := map[string]string{"act": "handoff", "act-id": pick(c, actIDs),
-			"act-verb": pick(c, []string{"accept", "claim", "progress", "complete", "cancel", "decline", "confirm"})}
-		return FileAct{Venue: ch(), EventID: pick(c, []string{"01M16E7TC0E1", "01M16E7TC0E2", "01M16E7TC0E3", "01M16E7TC0E4"}) + pick(c, []string{"", "X", "Y"}),
+		f := map[string]string{"act": "handoff", "act-id": fsmtest.Pick(c, actIDs),
+			"act-verb": fsmtest.Pick(c, []string{"accept", "claim", "progress", "complete", "cancel", "decline", "confirm"})}
+		return FileAct{Venue: ch(), EventID: fsmtest.Pick(c, []string{"01M16E7TC0E1", "01M16E7TC0E2", "01M16E7TC0E3", "01M16E7TC0E4"}) + fsmtest.Pick(c, []string{"", "X", "Y"}),
 			From: did(), Fields: f}
 	case 2:
-		return FileCoordEvent{Venue: ch(), EventID: pick(c, []string{"e1", "e2", "e3"}), ActorDID: did(), Ref: pick(c, []string{"", "t1"}),
-			Type: pick(c, []string{EventTaskRequest, EventTaskUpdate, EventTaskComplete, EventEvidenceAttach, EventTaskClaim, "note"})}
+		return FileCoordEvent{Venue: ch(), EventID: fsmtest.Pick(c, []string{"e1", "e2", "e3"}), ActorDID: did(), Ref: fsmtest.Pick(c, []string{"", "t1"}),
+			Type: fsmtest.Pick(c, []string{EventTaskRequest, EventTaskUpdate, EventTaskComplete, EventEvidenceAttach, EventTaskClaim, "note"})}
 	case 3:
-		return RegisterManifest{DID: did(), Manifest: pick(c, []string{`{"agent":{}}`, "not json"}), Class: "agent"}
+		return RegisterManifest{DID: did(), Manifest: fsmtest.Pick(c, []string{`{"agent":{}}`, "not json"}), Class: "agent"}
 	case 4:
-		return SetActorClass{DID: did(), Class: pick(c, []string{"agent", "human", ""}), Session: pick(c, genSessions)}
+		return SetActorClass{DID: did(), Class: fsmtest.Pick(c, []string{"agent", "human", ""}), Session: fsmtest.Pick(c, fsmtest.GenSessions)}
 	case 5:
-		return SetProvenance{DID: did(), Principal: did(), Certificate: pick(c, []string{"{}", ""})}
+		return SetProvenance{DID: did(), Principal: did(), Certificate: fsmtest.Pick(c, []string{"{}", ""})}
 	case 6:
-		return SetPresence{DID: did(), State: pick(c, []string{"active", "offline", ""})}
+		return SetPresence{DID: did(), State: fsmtest.Pick(c, []string{"active", "offline", ""})}
 	case 7:
-		return Heartbeat{DID: did(), TTL: pick(c, []int64{0, 60, 1 << 40})}
+		return Heartbeat{DID: did(), TTL: fsmtest.Pick(c, []int64{0, 60, 1 << 40})}
 	case 8:
 		child, parent, channel := did(), did(), ch()
 		if child == "did:plc:d3" {
@@ -77,17 +77,17 @@ func randomCommand(c chooser) fsm.Command {
 		}
 		return RecordSpawn{Agent: SpawnedAgent{ChildDID: child, ParentDID: parent, Nick: "kid", Channel: channel}}
 	case 9:
-		return GrantCapability{Channel: ch(), ByDID: pick(c, genDIDs), Grant: CapabilityGrant{ID: pick(c, []string{"g1", "g2"}),
-			AgentDID: did(), Capability: "post", TTLSeconds: pick(c, []int64{0, 1})}}
+		return GrantCapability{Channel: ch(), ByDID: fsmtest.Pick(c, fsmtest.GenDIDs), Grant: CapabilityGrant{ID: fsmtest.Pick(c, []string{"g1", "g2"}),
+			AgentDID: did(), Capability: "post", TTLSeconds: fsmtest.Pick(c, []int64{0, 1})}}
 	case 10:
-		return RevokeCapability{Channel: ch(), ByDID: pick(c, genDIDs), ID: pick(c, []string{"g1", "g2"})}
+		return RevokeCapability{Channel: ch(), ByDID: fsmtest.Pick(c, fsmtest.GenDIDs), ID: fsmtest.Pick(c, []string{"g1", "g2"})}
 	case 11:
-		if c.intn(2) == 0 {
-			return RequestApproval{Channel: ch(), Approval: Approval{ID: pick(c, []string{"a1", "a2"}), AgentDID: pick(c, genDIDs), Capability: "deploy"}}
+		if c.Intn(2) == 0 {
+			return RequestApproval{Channel: ch(), Approval: Approval{ID: fsmtest.Pick(c, []string{"a1", "a2"}), AgentDID: fsmtest.Pick(c, fsmtest.GenDIDs), Capability: "deploy"}}
 		}
-		return ResolveApproval{Channel: ch(), ByDID: pick(c, genDIDs), ID: pick(c, []string{"a1", "a2"}), Approve: c.intn(2) == 0}
+		return ResolveApproval{Channel: ch(), ByDID: fsmtest.Pick(c, fsmtest.GenDIDs), ID: fsmtest.Pick(c, []string{"a1", "a2"}), Approve: c.Intn(2) == 0}
 	}
-	return SystemActEvent{ActID: pick(c, actIDs), Verb: pick(c, []string{"expire", "auto-accept"}), EventID: pick(c, []string{"01M16E7TC0S1", "01M16E7TC0S2"}), From: "did:web:x"}
+	return SystemActEvent{ActID: fsmtest.Pick(c, actIDs), Verb: fsmtest.Pick(c, []string{"expire", "auto-accept"}), EventID: fsmtest.Pick(c, []string{"01M16E7TC0S1", "01M16E7TC0S2"}), From: "did:web:x"}
 }
 
 // actFields builds an act event's fields.
@@ -105,7 +105,7 @@ func actFields(kind, verb, actID string, kv ...string) map[string]string {
 // TestFileAct runs a handoff through the log: each step's code, and a refused step changes
 // nothing (not the action, its history, nor the timeline).
 func TestFileAct(t *testing.T) {
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	const offer = "01M16E7TC0OFFER00000000000"
 	steps := []struct {
 		name  string
@@ -130,14 +130,14 @@ func TestFileAct(t *testing.T) {
 	for _, st := range steps {
 		var before ActAction
 		var beforeTimeline int
-		h.read(func(s *fsm.State) {
+		h.Read(func(s *fsm.State) {
 			before, _ = Of(s).Action(offer)
 			beforeTimeline = len(Of(s).Timeline("#ops", func(*TimelineItem) bool { return true }, 1000))
 		})
-		if got := h.apply(st.cmd).Code; got != st.want {
+		if got := h.Do(st.cmd).Code; got != st.want {
 			t.Fatalf("%s: code %v, want %v", st.name, got, st.want)
 		}
-		h.read(func(s *fsm.State) {
+		h.Read(func(s *fsm.State) {
 			a, ok := Of(s).Action(offer)
 			if !ok || a.State != st.state {
 				t.Fatalf("%s: action %+v, want state %q", st.name, a, st.state)
@@ -151,7 +151,7 @@ func TestFileAct(t *testing.T) {
 			}
 		})
 	}
-	h.read(func(s *fsm.State) {
+	h.Read(func(s *fsm.State) {
 		a, _ := Of(s).Action(offer)
 		if a.Assignee != didBob || a.Offeree != didBob || a.Title != "Cite" || a.Venue != "#ops" || a.Events[0].ConfirmState != ConfirmConfirmed {
 			t.Fatalf("action %+v", a)
@@ -162,16 +162,16 @@ func TestFileAct(t *testing.T) {
 // TestActRevival: a re-offer of a finished action is filed, one of a live action is refused, one
 // naming an unknown action is annotated.
 func TestActRevival(t *testing.T) {
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	const first, second = "01M16E7TC0FIRST00000000000", "01M16E7TC0SECND00000000000"
-	h.mustOK(FileAct{Venue: "#ops", EventID: first, From: didAlice, Fields: actFields("handoff", "offer", "")})
-	if got := h.apply(FileAct{Venue: "#ops", EventID: second, From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", first)}).Code; got != ErrActReplacesNotTerminal {
+	h.OK(FileAct{Venue: "#ops", EventID: first, From: didAlice, Fields: actFields("handoff", "offer", "")})
+	if got := h.Do(FileAct{Venue: "#ops", EventID: second, From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", first)}).Code; got != ErrActReplacesNotTerminal {
 		t.Fatalf("reviving a live action: %v", got)
 	}
-	h.mustOK(FileAct{Venue: "#ops", EventID: "01M16E7TC0CANCL0000000000", From: didAlice, Fields: actFields("handoff", "cancel", first)})
-	h.mustOK(FileAct{Venue: "#ops", EventID: second, From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", first)})
-	h.mustOK(FileAct{Venue: "#ops", EventID: "01M16E7TC0THIRD00000000000", From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", "01M16E7TC0NEVERSEEN0000000")})
-	h.read(func(s *fsm.State) {
+	h.OK(FileAct{Venue: "#ops", EventID: "01M16E7TC0CANCL0000000000", From: didAlice, Fields: actFields("handoff", "cancel", first)})
+	h.OK(FileAct{Venue: "#ops", EventID: second, From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", first)})
+	h.OK(FileAct{Venue: "#ops", EventID: "01M16E7TC0THIRD00000000000", From: didAlice, Fields: actFields("handoff", "offer", "", "act-replaces", "01M16E7TC0NEVERSEEN0000000")})
+	h.Read(func(s *fsm.State) {
 		a, _ := Of(s).Action(second)
 		b, _ := Of(s).Action("01M16E7TC0THIRD00000000000")
 		if a.Replaces != first || a.ReplacesUnknown || !b.ReplacesUnknown {
@@ -181,15 +181,15 @@ func TestActRevival(t *testing.T) {
 }
 
 func TestCoordTasks(t *testing.T) {
-	h := newHarness(t)
-	h.mustOK(
+	h := fsmtest.NewHarness(t)
+	h.OK(
 		FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Payload: `{"description":"summarize"}`, Ref: "t1"},
 		FileCoordEvent{Venue: "#ops", EventID: "e2", Type: EventTaskUpdate, ActorDID: didBob, Ref: "t1", Payload: "half"},
 		FileCoordEvent{Venue: "#ops", EventID: "e3", Type: EventEvidenceAttach, ActorDID: didBob, Ref: "t1", Payload: "log", Evidence: "url"},
 		FileCoordEvent{Venue: "#other", EventID: "e4", Type: EventTaskComplete, ActorDID: didBob, Ref: "t1"},
 		FileCoordEvent{Venue: "#ops", EventID: "e5", Type: EventTaskFailed, ActorDID: didBob, Ref: "t1"},
 	)
-	if got := h.apply(FileCoordEvent{Venue: "#ops", EventID: "e6", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1"}).Code; got != ErrActImmutableEvent {
+	if got := h.Do(FileCoordEvent{Venue: "#ops", EventID: "e6", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1"}).Code; got != ErrActImmutableEvent {
 		t.Fatalf("second request of t1: %v", got)
 	}
 	for _, bad := range []FileCoordEvent{
@@ -197,11 +197,11 @@ func TestCoordTasks(t *testing.T) {
 		{Venue: "#ops", EventID: "e8", Type: EventTaskUpdate, ActorDID: didAlice, Payload: strings.Repeat("x", MaxCoordValue+1)},
 		{Venue: "", EventID: "e9", Type: EventTaskUpdate, ActorDID: didAlice},
 	} {
-		if got := h.apply(bad).Code; got != fsm.ErrInvalid {
+		if got := h.Do(bad).Code; got != fsm.ErrInvalid {
 			t.Errorf("%+v: %v", bad, got)
 		}
 	}
-	h.read(func(s *fsm.State) {
+	h.Read(func(s *fsm.State) {
 		task, ok := Of(s).Task("t1")
 		if !ok || task.Description != "summarize" || task.Status != TaskFailed || len(task.Events) != 4 || len(task.Evidence) != 1 || task.Channel != "#ops" {
 			t.Fatalf("task %+v", task)
@@ -213,9 +213,9 @@ func TestCoordTasks(t *testing.T) {
 }
 
 func TestCoordGovernance(t *testing.T) {
-	h := newHarness(t)
-	h.mustOK(world()...)
-	h.mustOK(fsm.Join{Session: "s-alice", Channel: "#ops"}, fsm.Join{Session: "s-bob", Channel: "#ops"})
+	h := fsmtest.NewHarness(t)
+	h.OK(fsmtest.World(didAlice, didBob)...)
+	h.OK(fsm.Join{Session: "s-alice", Channel: "#ops"}, fsm.Join{Session: "s-bob", Channel: "#ops"})
 	grant := CapabilityGrant{ID: "g1", AgentDID: didBob, Capability: "post", TTLSeconds: 60}
 	for _, tc := range []struct {
 		name string
@@ -234,11 +234,11 @@ func TestCoordGovernance(t *testing.T) {
 		{"resolve twice", ResolveApproval{Channel: "#ops", ByDID: didAlice, ID: "a1"}, ErrApprovalResolved},
 		{"revoke by a non-op", RevokeCapability{Channel: "#ops", ByDID: didBob, ID: "g1"}, fsm.ErrChanOpNeeded},
 	} {
-		if got := h.apply(tc.cmd).Code; got != tc.want {
+		if got := h.Do(tc.cmd).Code; got != tc.want {
 			t.Fatalf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	h.read(func(s *fsm.State) {
+	h.Read(func(s *fsm.State) {
 		g := Of(s).Capabilities("#ops", h.Now())
 		if len(g) != 1 || g[0].GrantedBy != didAlice || g[0].ExpiresAt == 0 {
 			t.Fatalf("grants %+v", g)
@@ -251,16 +251,16 @@ func TestCoordGovernance(t *testing.T) {
 			t.Fatalf("approvals %+v", ap)
 		}
 	})
-	h.mustOK(RevokeCapability{Channel: "#ops", ByDID: didAlice, ID: "g1"})
-	if got := h.apply(RevokeCapability{Channel: "#ops", ByDID: didAlice, ID: "g1"}).Code; got != ErrCoordNotFound {
+	h.OK(RevokeCapability{Channel: "#ops", ByDID: didAlice, ID: "g1"})
+	if got := h.Do(RevokeCapability{Channel: "#ops", ByDID: didAlice, ID: "g1"}).Code; got != ErrCoordNotFound {
 		t.Fatalf("revoking twice: %v", got)
 	}
 }
 
 func TestCoordActors(t *testing.T) {
-	h := newHarness(t)
-	h.mustOK(world()...)
-	h.mustOK(
+	h := fsmtest.NewHarness(t)
+	h.OK(fsmtest.World(didAlice, didBob)...)
+	h.OK(
 		SetActorClass{DID: didAlice, Class: "agent", Session: "s-alice"},
 		SetProvenance{DID: didAlice, Principal: didBob, Certificate: "{}"},
 		SetPresence{DID: didAlice, State: "active"},
@@ -273,11 +273,11 @@ func TestCoordActors(t *testing.T) {
 		RegisterManifest{DID: didAlice, Manifest: "{"}, RegisterManifest{DID: didAlice, Manifest: `"` + strings.Repeat("x", MaxManifestBytes) + `"`},
 		SetActorClass{DID: "alice", Class: "agent"},
 	} {
-		if got := h.apply(bad).Code; got != fsm.ErrInvalid {
+		if got := h.Do(bad).Code; got != fsm.ErrInvalid {
 			t.Errorf("%T %+v: %v", bad, bad, got)
 		}
 	}
-	h.read(func(s *fsm.State) {
+	h.Read(func(s *fsm.State) {
 		r, ok := Of(s).Actor(didAlice)
 		if !ok || r.Class != "agent" || r.Provenance.Principal != didBob || r.Presence.State != "active" || r.Heartbeat.TTL != 60 {
 			t.Fatalf("actor %+v", r)
@@ -291,26 +291,23 @@ func TestCoordActors(t *testing.T) {
 	})
 }
 
-// goldenEnv is the envelope of the golden encodings.
-const goldenEnv = `{"rid":"r1","node":"n1","ts":1700000000000,"body":`
-
 // golden are the pinned log encodings of samples, in order: entries already in logs must keep
 // decoding to the same commands.
 var golden = []string{
-	"\x3c\x00" + goldenEnv + "{\"venue\":\"#c\",\"event_id\":\"01M16E7TC0OFFER00000000000\",\"from\":\"did:plc:alice\",\"fields\":{\"act\":\"handoff\",\"act-to\":\"did:plc:bob\",\"act-verb\":\"offer\"},\"canonical\":\"{\\\"act\\\":\\\"handoff\\\"}\",\"signature\":\"ed25519:k:s\",\"receipt\":{\"event_id\":\"01M16E7TC0RCPT000000000000\",\"from\":\"did:web:x\",\"canonical\":\"{}\",\"signature\":\"ed25519:k:r\"}}}",
-	"\x3d\x00" + goldenEnv + "{\"venue\":\"#c\",\"event_id\":\"e1\",\"type\":\"task_request\",\"actor_did\":\"did:plc:alice\",\"payload\":\"{\\\"description\\\":\\\"d\\\"}\",\"ref\":\"t1\",\"evidence\":\"log\",\"signature\":\"ed25519:k:s\"}}",
-	"\x3e\x00" + goldenEnv + "{\"did\":\"did:plc:alice\",\"manifest\":\"{\\\"agent\\\":{}}\",\"class\":\"agent\"}}",
-	"\x3f\x00" + goldenEnv + "{\"did\":\"did:plc:alice\",\"class\":\"agent\",\"session\":\"s1\"}}",
-	"\x40\x00" + goldenEnv + "{\"did\":\"did:plc:alice\",\"verified\":true,\"principal\":\"did:plc:bob\",\"reason\":\"ok\",\"certificate\":\"{}\",\"expires\":1900000000}}",
-	"\x41\x00" + goldenEnv + "{\"did\":\"did:plc:alice\",\"state\":\"active\",\"status\":\"working\"}}",
-	"\x42\x00" + goldenEnv + "{\"did\":\"did:plc:alice\",\"state\":\"active\",\"ttl\":60}}",
-	"\x43\x00" + goldenEnv + "{\"agent\":{\"child_did\":\"did:key:z6Mk\",\"parent_did\":\"did:plc:alice\",\"parent_nick\":\"alice\",\"nick\":\"kid\",\"channel\":\"#c\",\"capabilities\":[\"post\"],\"ttl\":60,\"task_ref\":\"t1\",\"spawned_at\":5}}}",
-	"\x44\x00" + goldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"grant\":{\"id\":\"g1\",\"agent_did\":\"did:plc:bob\",\"capability\":\"post\",\"scope\":\"#c\",\"ttl_seconds\":60,\"requires_approval\":true,\"rate_limit\":\"5/m\",\"granted_by\":\"x\",\"granted_at\":1,\"expires_at\":2}}}",
-	"\x45\x00" + goldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"g1\"}}",
-	"\x46\x00" + goldenEnv + "{\"channel\":\"#c\",\"approval\":{\"id\":\"a1\",\"agent_did\":\"did:plc:bob\",\"capability\":\"deploy\",\"details\":\"v2\",\"status\":\"x\",\"requested_at\":1,\"resolved_by\":\"y\",\"resolved_at\":2}}}",
-	"\x47\x00" + goldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"a1\",\"approve\":true}}",
-	"\x48\x00" + goldenEnv + "{\"act_id\":\"01M16E7TC0OFFER00000000000\",\"verb\":\"expire\",\"event_id\":\"01M16E7TC0EXP0000000000000\",\"from\":\"did:web:x\"}}",
-	"\x4f\x00" + goldenEnv + "{\"parent_did\":\"did:plc:alice\",\"child_did\":\"did:web:x:agents:a1:kid\"}}",
+	"\x3c\x00" + fsmtest.GoldenEnv + "{\"venue\":\"#c\",\"event_id\":\"01M16E7TC0OFFER00000000000\",\"from\":\"did:plc:alice\",\"fields\":{\"act\":\"handoff\",\"act-to\":\"did:plc:bob\",\"act-verb\":\"offer\"},\"canonical\":\"{\\\"act\\\":\\\"handoff\\\"}\",\"signature\":\"ed25519:k:s\",\"receipt\":{\"event_id\":\"01M16E7TC0RCPT000000000000\",\"from\":\"did:web:x\",\"canonical\":\"{}\",\"signature\":\"ed25519:k:r\"}}}",
+	"\x3d\x00" + fsmtest.GoldenEnv + "{\"venue\":\"#c\",\"event_id\":\"e1\",\"type\":\"task_request\",\"actor_did\":\"did:plc:alice\",\"payload\":\"{\\\"description\\\":\\\"d\\\"}\",\"ref\":\"t1\",\"evidence\":\"log\",\"signature\":\"ed25519:k:s\"}}",
+	"\x3e\x00" + fsmtest.GoldenEnv + "{\"did\":\"did:plc:alice\",\"manifest\":\"{\\\"agent\\\":{}}\",\"class\":\"agent\"}}",
+	"\x3f\x00" + fsmtest.GoldenEnv + "{\"did\":\"did:plc:alice\",\"class\":\"agent\",\"session\":\"s1\"}}",
+	"\x40\x00" + fsmtest.GoldenEnv + "{\"did\":\"did:plc:alice\",\"verified\":true,\"principal\":\"did:plc:bob\",\"reason\":\"ok\",\"certificate\":\"{}\",\"expires\":1900000000}}",
+	"\x41\x00" + fsmtest.GoldenEnv + "{\"did\":\"did:plc:alice\",\"state\":\"active\",\"status\":\"working\"}}",
+	"\x42\x00" + fsmtest.GoldenEnv + "{\"did\":\"did:plc:alice\",\"state\":\"active\",\"ttl\":60}}",
+	"\x43\x00" + fsmtest.GoldenEnv + "{\"agent\":{\"child_did\":\"did:key:z6Mk\",\"parent_did\":\"did:plc:alice\",\"parent_nick\":\"alice\",\"nick\":\"kid\",\"channel\":\"#c\",\"capabilities\":[\"post\"],\"ttl\":60,\"task_ref\":\"t1\",\"spawned_at\":5}}}",
+	"\x44\x00" + fsmtest.GoldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"grant\":{\"id\":\"g1\",\"agent_did\":\"did:plc:bob\",\"capability\":\"post\",\"scope\":\"#c\",\"ttl_seconds\":60,\"requires_approval\":true,\"rate_limit\":\"5/m\",\"granted_by\":\"x\",\"granted_at\":1,\"expires_at\":2}}}",
+	"\x45\x00" + fsmtest.GoldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"g1\"}}",
+	"\x46\x00" + fsmtest.GoldenEnv + "{\"channel\":\"#c\",\"approval\":{\"id\":\"a1\",\"agent_did\":\"did:plc:bob\",\"capability\":\"deploy\",\"details\":\"v2\",\"status\":\"x\",\"requested_at\":1,\"resolved_by\":\"y\",\"resolved_at\":2}}}",
+	"\x47\x00" + fsmtest.GoldenEnv + "{\"channel\":\"#c\",\"by_did\":\"did:plc:alice\",\"id\":\"a1\",\"approve\":true}}",
+	"\x48\x00" + fsmtest.GoldenEnv + "{\"act_id\":\"01M16E7TC0OFFER00000000000\",\"verb\":\"expire\",\"event_id\":\"01M16E7TC0EXP0000000000000\",\"from\":\"did:web:x\"}}",
+	"\x4f\x00" + fsmtest.GoldenEnv + "{\"parent_did\":\"did:plc:alice\",\"child_did\":\"did:web:x:agents:a1:kid\"}}",
 }
 
 // TestActionsBounded: at MaxActions a new action drops the finished one updated longest ago,
@@ -361,24 +358,24 @@ func TestTimelineBounded(t *testing.T) {
 // TestRunningActionsPerDID: one DID keeps at most MaxRunningActionsPerDID actions running; a
 // finished one frees a place, also after a snapshot restore.
 func TestRunningActionsPerDID(t *testing.T) {
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	id := func(i int) string { return fmt.Sprintf("01M16E7TC0%016d", i) }
 	for i := 0; i < MaxRunningActionsPerDID; i++ {
-		h.mustOK(FileAct{Venue: "#ops", EventID: id(i), From: didAlice, Fields: actFields("handoff", "offer", "")})
+		h.OK(FileAct{Venue: "#ops", EventID: id(i), From: didAlice, Fields: actFields("handoff", "offer", "")})
 	}
-	if got := h.apply(FileAct{Venue: "#ops", EventID: id(1000), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
+	if got := h.Do(FileAct{Venue: "#ops", EventID: id(1000), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
 		t.Fatalf("one more: %v", got)
 	}
-	h.mustOK(FileAct{Venue: "#ops", EventID: id(2000), From: didBob, Fields: actFields("handoff", "offer", "")})
+	h.OK(FileAct{Venue: "#ops", EventID: id(2000), From: didBob, Fields: actFields("handoff", "offer", "")})
 	snap := fsmtest.Snapshot(t, h.Machine.Machine)
 	if err := h.Machine.Machine.Restore(bytes.NewReader(snap)); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.apply(FileAct{Venue: "#ops", EventID: id(1001), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
+	if got := h.Do(FileAct{Venue: "#ops", EventID: id(1001), From: didAlice, Fields: actFields("handoff", "offer", "")}).Code; got != ErrCoordFull {
 		t.Fatalf("one more after a restore: %v", got)
 	}
-	h.mustOK(FileAct{Venue: "#ops", EventID: id(3000), From: didAlice, Fields: actFields("handoff", "cancel", id(5))})
-	h.mustOK(FileAct{Venue: "#ops", EventID: id(1002), From: didAlice, Fields: actFields("handoff", "offer", "")})
+	h.OK(FileAct{Venue: "#ops", EventID: id(3000), From: didAlice, Fields: actFields("handoff", "cancel", id(5))})
+	h.OK(FileAct{Venue: "#ops", EventID: id(1002), From: didAlice, Fields: actFields("handoff", "offer", "")})
 }
 
 // TestTaskOwnership: only a task's requester and its assignee (the first other DID that claimed
@@ -406,22 +403,22 @@ func TestTaskOwnership(t *testing.T) {
 		{"a finished task takes evidence", []fsm.Command{ev("e2", EventTaskComplete, didBob)}, ev("x", EventEvidenceAttach, didBob), fsm.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.mustOK(FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1"})
-			h.mustOK(tc.setup...)
+			h := fsmtest.NewHarness(t)
+			h.OK(FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1"})
+			h.OK(tc.setup...)
 			var before CoordTask
 			var judged fsm.Code
-			h.read(func(s *fsm.State) {
+			h.Read(func(s *fsm.State) {
 				before, _ = Of(s).Task("t1")
 				judged = Of(s).JudgeCoordEvent(tc.cmd.Venue, tc.cmd.Type, tc.cmd.Ref, tc.cmd.ActorDID)
 			})
 			if judged != tc.want {
 				t.Fatalf("JudgeCoordEvent = %v, want %v", judged, tc.want)
 			}
-			if got := h.apply(tc.cmd).Code; got != tc.want {
+			if got := h.Do(tc.cmd).Code; got != tc.want {
 				t.Fatalf("Apply = %v, want %v", got, tc.want)
 			}
-			h.read(func(s *fsm.State) {
+			h.Read(func(s *fsm.State) {
 				after, _ := Of(s).Task("t1")
 				if tc.want != fsm.OK && (after.Status != before.Status || len(after.Events) != len(before.Events) || after.Assignee != before.Assignee) {
 					t.Fatalf("a refused event changed the task: %+v -> %+v", before, after)
@@ -437,34 +434,34 @@ func TestTaskOwnership(t *testing.T) {
 // TestSpawnLimits: one DID spawns at most MaxSpawnedPerDID live agents, expired ones make room,
 // only the parent despawns, and a child DID held by another parent is not taken over.
 func TestSpawnLimits(t *testing.T) {
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	spawn := func(parent, child string, ttl int64) RecordSpawn {
 		return RecordSpawn{Agent: SpawnedAgent{ChildDID: child, ParentDID: parent, Nick: "kid", Channel: "#ops", TTL: ttl}}
 	}
 	child := func(i int) string { return fmt.Sprintf("did:web:x:agents:a:kid%d", i) }
 	for i := range MaxSpawnedPerDID {
-		h.mustOK(spawn(didAlice, child(i), 0))
+		h.OK(spawn(didAlice, child(i), 0))
 	}
-	if got := h.apply(spawn(didAlice, child(MaxSpawnedPerDID), 0)).Code; got != ErrCoordFull {
+	if got := h.Do(spawn(didAlice, child(MaxSpawnedPerDID), 0)).Code; got != ErrCoordFull {
 		t.Fatalf("spawn past the per-DID cap: %v", got)
 	}
-	h.mustOK(spawn(didBob, "did:web:x:agents:b:kid", 0)) // another DID is not affected
-	if got := h.apply(spawn(didBob, child(0), 0)).Code; got != ErrActImmutableEvent {
+	h.OK(spawn(didBob, "did:web:x:agents:b:kid", 0)) // another DID is not affected
+	if got := h.Do(spawn(didBob, child(0), 0)).Code; got != ErrActImmutableEvent {
 		t.Fatalf("taking over another parent's child: %v", got)
 	}
-	if got := h.apply(Despawn{ParentDID: didBob, ChildDID: child(0)}).Code; got != ErrCoordNotYours {
+	if got := h.Do(Despawn{ParentDID: didBob, ChildDID: child(0)}).Code; got != ErrCoordNotYours {
 		t.Fatalf("despawn by another DID: %v", got)
 	}
-	if got := h.apply(Despawn{ParentDID: didAlice, ChildDID: "did:web:x:agents:a:none"}).Code; got != ErrCoordNotFound {
+	if got := h.Do(Despawn{ParentDID: didAlice, ChildDID: "did:web:x:agents:a:none"}).Code; got != ErrCoordNotFound {
 		t.Fatalf("despawn of nothing: %v", got)
 	}
-	h.mustOK(Despawn{ParentDID: didAlice, ChildDID: child(0)})
-	h.mustOK(spawn(didAlice, child(MaxSpawnedPerDID), 2)) // the freed slot, for 2 s (an entry is 1 s here)
-	if got := h.apply(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)).Code; got != ErrCoordFull {
+	h.OK(Despawn{ParentDID: didAlice, ChildDID: child(0)})
+	h.OK(spawn(didAlice, child(MaxSpawnedPerDID), 2)) // the freed slot, for 2 s (an entry is 1 s here)
+	if got := h.Do(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)).Code; got != ErrCoordFull {
 		t.Fatalf("spawn past the cap again: %v", got)
 	}
-	h.mustOK(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)) // 2 s later: the expired agent made room
-	h.read(func(s *fsm.State) {
+	h.OK(spawn(didAlice, child(MaxSpawnedPerDID+1), 0)) // 2 s later: the expired agent made room
+	h.Read(func(s *fsm.State) {
 		if _, ok := Of(s).Spawn(child(MaxSpawnedPerDID)); ok {
 			t.Fatal("the expired agent is still recorded")
 		}
@@ -477,14 +474,14 @@ func TestSpawnLimits(t *testing.T) {
 // TestTaskEarlyEvents: events about a task filed before its request (a member on another node
 // answered the relayed request first) join the task when the request is filed, judged in order.
 func TestTaskEarlyEvents(t *testing.T) {
-	h := newHarness(t)
-	h.mustOK(
+	h := fsmtest.NewHarness(t)
+	h.OK(
 		FileCoordEvent{Venue: "#ops", EventID: "e2", Type: EventEvidenceAttach, ActorDID: didBob, Ref: "t1", Payload: `{"summary":"s"}`, Evidence: "code_review"},
 		FileCoordEvent{Venue: "#ops", EventID: "e3", Type: EventTaskComplete, ActorDID: didCarol, Ref: "t1"}, // not the assignee
 		FileCoordEvent{Venue: "#other", EventID: "e4", Type: EventTaskUpdate, ActorDID: didBob, Ref: "t1"},   // another venue
 		FileCoordEvent{Venue: "#ops", EventID: "e1", Type: EventTaskRequest, ActorDID: didAlice, Ref: "t1", Payload: `{"description":"d"}`},
 	)
-	h.read(func(s *fsm.State) {
+	h.Read(func(s *fsm.State) {
 		task, _ := Of(s).Task("t1")
 		if len(task.Evidence) != 1 || task.Evidence[0].EventID != "e2" || task.Evidence[0].Type != "code_review" ||
 			task.Assignee != didBob || task.Status != TaskInProgress || len(task.Events) != 2 {
@@ -497,27 +494,27 @@ func TestTaskEarlyEvents(t *testing.T) {
 // registered longest ago by a DID with no live session; while every holder is online it is
 // refused.
 func TestManifestsBounded(t *testing.T) {
-	h := newHarness(t)
+	h := fsmtest.NewHarness(t)
 	did := func(i int) string { return fmt.Sprintf("did:plc:m%05d", i) }
 	online := func(i int, did string) fsm.RegisterSession {
 		return fsmtest.Session(fmt.Sprint("s", i), fmt.Sprint("n", i), did)
 	}
 	// The oldest holder is online, the second oldest is not: the second goes.
-	h.mustOK(online(0, did(0)))
+	h.OK(online(0, did(0)))
 	for i := range MaxManifests {
-		h.mustOK(RegisterManifest{DID: did(i), Manifest: `{}`})
+		h.OK(RegisterManifest{DID: did(i), Manifest: `{}`})
 	}
-	h.mustOK(RegisterManifest{DID: "did:plc:new", Manifest: `{}`})
-	h.read(func(st *fsm.State) {
+	h.OK(RegisterManifest{DID: "did:plc:new", Manifest: `{}`})
+	h.Read(func(st *fsm.State) {
 		if m := section.Of(st).Manifests; m[did(0)] == nil || m[did(1)] != nil || len(m) != MaxManifests {
 			t.Fatalf("evicted the wrong manifest (%d kept)", len(m))
 		}
 	})
 	for i := 1; i < MaxManifests; i++ {
-		h.mustOK(online(i, did(i)))
+		h.OK(online(i, did(i)))
 	}
-	h.mustOK(online(MaxManifests, "did:plc:new"))
-	if r := h.apply(RegisterManifest{DID: "did:plc:another", Manifest: `{}`}); r.Code != ErrCoordFull {
+	h.OK(online(MaxManifests, "did:plc:new"))
+	if r := h.Do(RegisterManifest{DID: "did:plc:another", Manifest: `{}`}); r.Code != ErrCoordFull {
 		t.Fatalf("manifest with every holder online: %v", r.Code)
 	}
 }

@@ -106,3 +106,37 @@ func Restored(tb testing.TB, m *fsm.Machine) *fsm.Machine {
 	}
 	return fresh
 }
+
+// Harness is a Machine bound to a test: its helpers fail the test on what is not the test's
+// question (an entry that does not encode, a setup command refused).
+type Harness struct {
+	*Machine
+	tb testing.TB
+}
+
+// NewHarness returns a harness over an empty machine.
+func NewHarness(tb testing.TB) *Harness { return &Harness{New(), tb} }
+
+// Do applies cmd as the next entry and returns its result.
+func (h *Harness) Do(cmd fsm.Command) fsm.Result {
+	h.tb.Helper()
+	res, err := h.Apply(cmd)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	return res
+}
+
+// OK applies each command and fails the test unless every one answers fsm.OK.
+func (h *Harness) OK(cmds ...fsm.Command) {
+	h.tb.Helper()
+	h.MustOK(h.tb, cmds...)
+}
+
+// World is the sessions many tables start from, on Node: alice (alice's DID), bob (bob's),
+// guest (no DID) and oper (a server operator without a DID).
+func World(alice, bob string) []fsm.Command {
+	oper := Session("s-oper", "oper", "")
+	oper.Oper = true
+	return []fsm.Command{Session("s-alice", "alice", alice), Session("s-bob", "bob", bob), Session("s-guest", "guest", ""), oper}
+}

@@ -1,13 +1,16 @@
-package fsm
+package media
 
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
 // mediaSamples are the media commands of sampleCommands, every field set.
-func mediaSamples() []Command {
-	return []Command{
+func mediaSamples() []fsm.Command {
+	return []fsm.Command{
 		SetMediaKey{Key: bytes.Repeat([]byte{1}, MediaKeySize)},
 		RecordMedia{Object: MediaObject{ID: "m1", Holder: "n1", Size: 10, MIME: "image/png", Filename: "a.png", Private: true,
 			Uploader: "did:plc:alice", Channel: "#c", Width: 2, Height: 3, At: 5}, Quota: 100},
@@ -18,22 +21,22 @@ func mediaSamples() []Command {
 }
 
 // randomMediaCommand draws a media command from the generator's small universe.
-func randomMediaCommand(c chooser) Command {
-	did := func() string { return pick(c, genDIDs[2:]) }
-	switch c.intn(7) {
+func randomMediaCommand(c *fsmtest.Chooser) fsm.Command {
+	did := func() string { return fsmtest.Pick(c, fsmtest.GenDIDs[2:]) }
+	switch c.Intn(7) {
 	case 0:
-		return SetMediaKey{Key: bytes.Repeat([]byte{byte(c.intn(3))}, pick(c, []int{MediaKeySize, MediaKeySize, 3}))}
+		return SetMediaKey{Key: bytes.Repeat([]byte{byte(c.Intn(3))}, fsmtest.Pick(c, []int{MediaKeySize, MediaKeySize, 3}))}
 	case 1:
-		return RecordMedia{Object: MediaObject{ID: pick(c, []string{"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", ""}), Holder: pick(c, genNodes),
-			Size: int64(c.intn(1000)), MIME: "image/png", Uploader: did(), Channel: pick(c, genChannels)},
-			Quota: pick(c, []int64{0, 1500})}
+		return RecordMedia{Object: MediaObject{ID: fsmtest.Pick(c, []string{"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", ""}), Holder: fsmtest.Pick(c, fsmtest.GenNodes),
+			Size: int64(c.Intn(1000)), MIME: "image/png", Uploader: did(), Channel: fsmtest.Pick(c, fsmtest.GenChannels)},
+			Quota: fsmtest.Pick(c, []int64{0, 1500})}
 	case 2:
-		return SetPreKeyBundle{DID: did(), Bundle: json.RawMessage(pick(c, []string{`{"k":1}`, `[]`, `{}`}))}
+		return SetPreKeyBundle{DID: did(), Bundle: json.RawMessage(fsmtest.Pick(c, []string{`{"k":1}`, `[]`, `{}`}))}
 	case 3, 4, 5:
-		return SetGroupKeys{Channel: pick(c, genChannels[:4]), DID: pick(c, genDIDs[2:4]), Epoch: int64(c.intn(20)),
+		return SetGroupKeys{Channel: fsmtest.Pick(c, fsmtest.GenChannels[:4]), DID: fsmtest.Pick(c, fsmtest.GenDIDs[2:4]), Epoch: int64(c.Intn(20)),
 			Keys: map[string]string{"did:plc:d1": "EGK1:a", "did:plc:d2": "EGK1:b"}}
 	}
-	return SetMediaSpace{Channel: pick(c, genChannels), Ref: pick(c, []string{"r1", "r2"}), Type: "space", DID: did(), Max: pick(c, []int{0, 2})}
+	return SetMediaSpace{Channel: fsmtest.Pick(c, fsmtest.GenChannels), Ref: fsmtest.Pick(c, []string{"r1", "r2"}), Type: "space", DID: did(), Max: fsmtest.Pick(c, []int{0, 2})}
 }
 
 // mediaGolden are the encodings of mediaSamples, as persisted in Raft logs.

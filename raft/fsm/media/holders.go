@@ -1,8 +1,10 @@
-package fsm
+package media
 
 import (
 	"slices"
 	"sort"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // Which nodes hold an upload's bytes. An upload is recorded with the nodes it was copied to
@@ -14,8 +16,8 @@ import (
 
 // Command types of this file (persisted; never renumber or reuse).
 const (
-	TypeAddMediaHolder  CommandType = 46
-	TypeDropMediaHolder CommandType = 47
+	TypeAddMediaHolder  fsm.CommandType = 46
+	TypeDropMediaHolder fsm.CommandType = 47
 )
 
 // MaxMediaHolders bounds an upload's holder set; MaxNodeName a holder's name.
@@ -23,13 +25,6 @@ const (
 	MaxMediaHolders = 16
 	MaxNodeName     = 255
 )
-
-func init() {
-	registerCommands(map[CommandType]CommandSpec{
-		TypeAddMediaHolder:  spec("add-media-holder", (*Applier).addMediaHolder),
-		TypeDropMediaHolder: spec("drop-media-holder", (*Applier).dropMediaHolder),
-	})
-}
 
 // AddMediaHolder records that Node holds a copy of upload ID (NoChange when it is recorded
 // already; ErrMediaNotFound for an unknown upload; ErrMediaFull past MaxMediaHolders).
@@ -44,8 +39,8 @@ type DropMediaHolder struct {
 	Node string `json:"node"`
 }
 
-func (AddMediaHolder) CommandType() CommandType  { return TypeAddMediaHolder }
-func (DropMediaHolder) CommandType() CommandType { return TypeDropMediaHolder }
+func (AddMediaHolder) CommandType() fsm.CommandType  { return TypeAddMediaHolder }
+func (DropMediaHolder) CommandType() fsm.CommandType { return TypeDropMediaHolder }
 
 // HolderSet lists the nodes that hold the upload's bytes, sorted.
 func (o MediaObject) HolderSet() []string {
@@ -91,36 +86,36 @@ func compactHolders(holder string, sorted []string) []string {
 	return sorted
 }
 
-func (a *Applier) addMediaHolder(c AddMediaHolder) Result {
+func (a *tx) addMediaHolder(c AddMediaHolder) fsm.Result {
 	if c.ID == "" || len(c.ID) > MaxMediaIDLen || c.Node == "" || len(c.Node) > MaxNodeName {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	if a.st.media == nil || a.st.media.Objects[c.ID] == nil {
-		return Result{Code: ErrMediaNotFound}
+	if section.Of(a.State()) == nil || section.Of(a.State()).Objects[c.ID] == nil {
+		return fsm.Result{Code: ErrMediaNotFound}
 	}
-	o := a.st.media.Objects[c.ID]
+	o := section.Of(a.State()).Objects[c.ID]
 	if o.HeldBy(c.Node) {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	set := o.HolderSet()
 	if len(set) >= MaxMediaHolders {
-		return Result{Code: ErrMediaFull}
+		return fsm.Result{Code: ErrMediaFull}
 	}
 	set = append(set, c.Node)
 	sort.Strings(set)
 	o.Holders = compactHolders(o.Holder, set)
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) dropMediaHolder(c DropMediaHolder) Result {
+func (a *tx) dropMediaHolder(c DropMediaHolder) fsm.Result {
 	if c.Node == "" || len(c.Node) > MaxNodeName {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	if a.st.media == nil {
-		return Result{Code: NoChange}
+	if section.Of(a.State()) == nil {
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	changed := 0
-	for _, o := range a.st.media.Objects {
+	for _, o := range section.Of(a.State()).Objects {
 		set := o.HolderSet()
 		i, found := slices.BinarySearch(set, c.Node)
 		if !found || len(set) == 1 {
@@ -130,7 +125,7 @@ func (a *Applier) dropMediaHolder(c DropMediaHolder) Result {
 		changed++
 	}
 	if changed == 0 {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
-	return Result{Code: OK, Count: changed}
+	return fsm.Result{Code: fsm.OK, Count: changed}
 }

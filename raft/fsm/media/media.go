@@ -1,32 +1,29 @@
-package fsm
+package media
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
-)
 
-// Media and keys for encrypted channels: what every node must agree on so that any node can serve
-// any of it. Uploads are recorded here by their metadata only (the bytes stay on the holder node's
-// disk); the media capability key (the HMAC key of capability URLs, drawn once by a proposer);
-// pre-key bundles per DID; sealed group keys per channel, epoch and member; media spaces per
-// channel. Every collection is bounded by the constants below.
+	"github.com/palaver-chat/palaver/raft/fsm"
+)
 
 // Command types of this file (persisted; never renumber or reuse).
 const (
-	TypeSetMediaKey     CommandType = 40
-	TypeRecordMedia     CommandType = 41
-	TypeSetPreKeyBundle CommandType = 42
-	TypeSetGroupKeys    CommandType = 43
-	TypeSetMediaSpace   CommandType = 44
+	TypeSetMediaKey     fsm.CommandType = 40
+	TypeRecordMedia     fsm.CommandType = 41
+	TypeSetPreKeyBundle fsm.CommandType = 42
+	TypeSetGroupKeys    fsm.CommandType = 43
+	TypeSetMediaSpace   fsm.CommandType = 44
 )
 
 // Result codes of this file (persisted; never renumber or reuse).
 const (
-	ErrMediaExists      Code = 30 // RecordMedia of an id already recorded
-	ErrMediaQuota       Code = 31 // the uploader's bytes would pass the quota the proposer stamped
-	ErrMediaFull        Code = 32 // MaxMediaObjects, MaxPreKeyBundles or MaxGroupKeyChannels reached
-	ErrMediaSpacesFull  Code = 33 // the server holds the maximum number of media spaces (507)
-	ErrGroupKeyNotFound Code = 34 // reserved: a group key read of a channel without keys
+	ErrMediaExists      fsm.Code = 30 // RecordMedia of an id already recorded
+	ErrMediaQuota       fsm.Code = 31 // the uploader's bytes would pass the quota the proposer stamped
+	ErrMediaFull        fsm.Code = 32 // MaxMediaObjects, MaxPreKeyBundles or MaxGroupKeyChannels reached
+	ErrMediaSpacesFull  fsm.Code = 33 // the server holds the maximum number of media spaces (507)
+	ErrGroupKeyNotFound fsm.Code = 34 // reserved: a group key read of a channel without keys
 )
 
 const (
@@ -52,23 +49,53 @@ const (
 	MaxMediaSpaceRef = 512
 )
 
-func init() {
-	registerCommands(map[CommandType]CommandSpec{
-		TypeSetMediaKey:     spec("set-media-key", (*Applier).setMediaKey),
-		TypeRecordMedia:     spec("record-media", (*Applier).recordMedia),
-		TypeSetPreKeyBundle: spec("set-prekey-bundle", (*Applier).setPreKeyBundle),
-		TypeSetGroupKeys:    spec("set-group-keys", (*Applier).setGroupKeys),
-		TypeSetMediaSpace:   spec("set-media-space", (*Applier).setMediaSpace),
-	})
-	for code, name := range map[Code]string{
-		ErrMediaExists: "media-exists", ErrMediaQuota: "media-quota", ErrMediaFull: "media-full",
-		ErrMediaSpacesFull: "media-spaces-full", ErrGroupKeyNotFound: "group-key-not-found",
-	} {
-		nameCode(code, name)
+// section is the media module's part of the state: nil until the first command.
+var section = fsm.NewSection[MediaState]("media")
+
+// module registers the media module with the state machine.
+func module() fsm.Module {
+	return fsm.Module{
+		Section: section,
+		Codes: map[fsm.Code]string{
+			ErrMediaExists: "media-exists", ErrMediaQuota: "media-quota", ErrMediaFull: "media-full",
+			ErrMediaSpacesFull: "media-spaces-full", ErrGroupKeyNotFound: "group-key-not-found",
+			ErrMediaNotFound: "media-not-found", ErrMediaNotYours: "media-not-yours",
+		},
+		Commands: map[fsm.CommandType]fsm.CommandSpec{
+			TypeSetMediaKey:     handle("set-media-key", 0, (*tx).setMediaKey),
+			TypeRecordMedia:     handle("record-media", 0, (*tx).recordMedia).WithLevelOf(recordMediaLevel),
+			TypeSetPreKeyBundle: handle("set-prekey-bundle", 0, (*tx).setPreKeyBundle),
+			TypeSetGroupKeys:    handle("set-group-keys", 0, (*tx).setGroupKeys),
+			TypeSetMediaSpace:   handle("set-media-space", 0, (*tx).setMediaSpace),
+			TypeDeleteMedia:     handle("delete-media", 1, (*tx).deleteMedia),
+			TypeAddMediaHolder:  handle("add-media-holder", 1, (*tx).addMediaHolder),
+			TypeDropMediaHolder: handle("drop-media-holder", 1, (*tx).dropMediaHolder),
+		},
 	}
 }
 
-// MediaState is the replicated media and key state (State.Media; nil until the first command).
+func init() { fsm.Register(module()) }
+
+// recordMediaLevel: v0.1.0 decodes RecordMedia without Holders and Total, so it would record a
+// replicated upload with only the node that took it, and ignore the deployment's budget, where
+// the nodes of level 1 do not.
+func recordMediaLevel(cmd fsm.Command) int {
+	rm := cmd.(RecordMedia)
+	if rm.Total != 0 || slices.ContainsFunc(rm.Object.Holders, func(h string) bool { return h != rm.Object.Holder }) {
+		return 1
+	}
+	return 0
+}
+
+// tx is one media command being applied.
+type tx struct{ *fsm.Applier }
+
+// handle registers command type C, introduced at feature level level, applied by f.
+func handle[C fsm.Command](name string, level int, f func(*tx, C) fsm.Result) fsm.CommandSpec {
+	return fsm.Handle(name, level, func(a *fsm.Applier, c C) fsm.Result { return f(&tx{a}, c) })
+}
+
+// MediaState is the replicated media and key state (the module's section; nil until the first command).
 type MediaState struct {
 	// Key is the capability key: the first SetMediaKey wins.
 	Key []byte `json:"key,omitempty"`
@@ -169,19 +196,14 @@ type SetMediaSpace struct {
 	Max     int    `json:"max"`
 }
 
-func (SetMediaKey) CommandType() CommandType     { return TypeSetMediaKey }
-func (RecordMedia) CommandType() CommandType     { return TypeRecordMedia }
-func (SetPreKeyBundle) CommandType() CommandType { return TypeSetPreKeyBundle }
-func (SetGroupKeys) CommandType() CommandType    { return TypeSetGroupKeys }
-func (SetMediaSpace) CommandType() CommandType   { return TypeSetMediaSpace }
+func (SetMediaKey) CommandType() fsm.CommandType     { return TypeSetMediaKey }
+func (RecordMedia) CommandType() fsm.CommandType     { return TypeRecordMedia }
+func (SetPreKeyBundle) CommandType() fsm.CommandType { return TypeSetPreKeyBundle }
+func (SetGroupKeys) CommandType() fsm.CommandType    { return TypeSetGroupKeys }
+func (SetMediaSpace) CommandType() fsm.CommandType   { return TypeSetMediaSpace }
 
 // media returns the media state, creating it on first use.
-func (a *Applier) media() *MediaState {
-	if a.st.media == nil {
-		a.st.media = &MediaState{}
-	}
-	return a.st.media
-}
+func (a *tx) media() *MediaState { return section.Make(a.Applier) }
 
 // usageMap returns the per-uploader byte totals, rebuilding them after a restore.
 func (m *MediaState) usageMap() map[string]int64 {
@@ -194,68 +216,68 @@ func (m *MediaState) usageMap() map[string]int64 {
 	return m.usage
 }
 
-func (a *Applier) setMediaKey(c SetMediaKey) Result {
+func (a *tx) setMediaKey(c SetMediaKey) fsm.Result {
 	if len(c.Key) != MediaKeySize {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	m := a.media()
 	if m.Key != nil {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	m.Key = append([]byte(nil), c.Key...)
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) recordMedia(c RecordMedia) Result {
+func (a *tx) recordMedia(c RecordMedia) fsm.Result {
 	o := c.Object
 	if o.ID == "" || len(o.ID) > MaxMediaIDLen || o.Holder == "" || o.Uploader == "" || o.Size < 0 ||
-		len(o.Filename) > MaxMediaFilename || len(o.MIME) > MaxMediaMIME || len(o.Channel) > MaxChannelLen ||
+		len(o.Filename) > MaxMediaFilename || len(o.MIME) > MaxMediaMIME || len(o.Channel) > fsm.MaxChannelLen ||
 		o.Width < 0 || o.Height < 0 || c.Quota < 0 || c.Total < 0 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	holders, ok := normalHolders(o.Holder, o.Holders)
 	if !ok {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	o.Holders = holders
 	m := a.media()
 	if m.Objects[o.ID] != nil {
-		return Result{Code: ErrMediaExists}
+		return fsm.Result{Code: ErrMediaExists}
 	}
 	if len(m.Objects) >= MaxMediaObjects {
-		return Result{Code: ErrMediaFull}
+		return fsm.Result{Code: ErrMediaFull}
 	}
 	usage := m.usageMap()
 	if c.Quota > 0 && usage[o.Uploader]+o.Size > c.Quota {
-		return Result{Code: ErrMediaQuota}
+		return fsm.Result{Code: ErrMediaQuota}
 	}
 	if c.Total > 0 && m.totalBytes()+o.Size > c.Total {
-		return Result{Code: ErrMediaFull}
+		return fsm.Result{Code: ErrMediaFull}
 	}
 	if m.Objects == nil {
 		m.Objects = map[string]*MediaObject{}
 	}
 	m.totalBytes()
-	o.At = a.env.Time
+	o.At = a.Time()
 	m.Objects[o.ID] = &o
 	usage[o.Uploader] += o.Size
 	m.total += o.Size
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) setPreKeyBundle(c SetPreKeyBundle) Result {
+func (a *tx) setPreKeyBundle(c SetPreKeyBundle) fsm.Result {
 	if c.DID == "" || len(c.Bundle) == 0 || len(c.Bundle) > MaxPreKeyBundle || !isJSONObject(c.Bundle) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	m := a.media()
 	if _, known := m.Bundles[c.DID]; !known && len(m.Bundles) >= MaxPreKeyBundles {
-		return Result{Code: ErrMediaFull}
+		return fsm.Result{Code: ErrMediaFull}
 	}
 	if m.Bundles == nil {
 		m.Bundles = map[string]json.RawMessage{}
 	}
 	m.Bundles[c.DID] = append(json.RawMessage(nil), c.Bundle...)
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // isJSONObject reports whether b is one JSON object.
@@ -264,27 +286,27 @@ func isJSONObject(b []byte) bool {
 	return json.Unmarshal(b, &v) == nil && v != nil
 }
 
-func (a *Applier) setGroupKeys(c SetGroupKeys) Result {
+func (a *tx) setGroupKeys(c SetGroupKeys) fsm.Result {
 	if c.Channel == "" || c.DID == "" || c.Epoch < 0 || len(c.Keys) == 0 || len(c.Keys) > MaxGroupKeyMembers {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	for did, sealed := range c.Keys {
 		if did == "" || len(did) > 2048 || sealed == "" || len(sealed) > MaxSealedKey {
-			return Result{Code: ErrInvalid}
+			return fsm.Result{Code: fsm.ErrInvalid}
 		}
 	}
-	ch := a.st.channels[c.Channel]
+	ch := a.State().Channel(c.Channel)
 	if ch == nil {
-		return Result{Code: ErrNoSuchChannel}
+		return fsm.Result{Code: fsm.ErrNoSuchChannel}
 	}
-	if c.DID != ch.FounderDID && !ch.didOps[c.DID] {
-		return Result{Code: ErrChanOpNeeded}
+	if !a.State().ChannelAccessOf(c.Channel, c.DID).Manager {
+		return fsm.Result{Code: fsm.ErrChanOpNeeded}
 	}
 	m := a.media()
 	ring := m.GroupKeys[c.Channel]
 	if ring == nil || ring.Incarnation != ch.Incarnation {
 		if ring == nil && len(m.GroupKeys) >= MaxGroupKeyChannels {
-			return Result{Code: ErrMediaFull}
+			return fsm.Result{Code: ErrMediaFull}
 		}
 		ring = &GroupKeyRing{Incarnation: ch.Incarnation, Epochs: map[int64]map[string]string{}}
 		if m.GroupKeys == nil {
@@ -305,36 +327,35 @@ func (a *Applier) setGroupKeys(c SetGroupKeys) Result {
 		delete(ring.Epochs, oldest)
 	}
 	if !ch.Encrypted {
-		ch.Encrypted = true
-		actor := SessionRef{DID: c.DID, Nick: c.DID, User: "groupkeys", Host: "api"}
-		if ses := a.st.SessionsByDID(c.DID); len(ses) > 0 {
+		actor := fsm.SessionRef{DID: c.DID, Nick: c.DID, User: "groupkeys", Host: "api"}
+		if ses := a.State().SessionsByDID(c.DID); len(ses) > 0 {
 			actor = ses[0].Ref()
 		}
-		a.emit(Event{Kind: EvMode, Actor: actor, Channel: ch.Name, Modes: []ModeChange{{Add: true, Mode: "E"}}})
+		a.EncryptChannel(c.Channel, actor)
 	}
-	return Result{Code: OK, Count: len(keys)}
+	return fsm.Result{Code: fsm.OK, Count: len(keys)}
 }
 
-func (a *Applier) setMediaSpace(c SetMediaSpace) Result {
+func (a *tx) setMediaSpace(c SetMediaSpace) fsm.Result {
 	if c.Channel == "" || c.Ref == "" || len(c.Ref) > MaxMediaSpaceRef || len(c.Type) > MaxMediaSpaceRef || c.Max < 0 {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	ch := a.st.channels[c.Channel]
+	ch := a.State().Channel(c.Channel)
 	if ch == nil {
-		return Result{Code: ErrNoSuchChannel}
+		return fsm.Result{Code: fsm.ErrNoSuchChannel}
 	}
 	m := a.media()
 	if sp := m.Spaces[c.Channel]; sp != nil && sp.Incarnation == ch.Incarnation {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	if _, replacing := m.Spaces[c.Channel]; !replacing && c.Max > 0 && len(m.Spaces) >= c.Max {
-		return Result{Code: ErrMediaSpacesFull}
+		return fsm.Result{Code: ErrMediaSpacesFull}
 	}
 	if m.Spaces == nil {
 		m.Spaces = map[string]*MediaSpace{}
 	}
-	m.Spaces[c.Channel] = &MediaSpace{Ref: c.Ref, Type: c.Type, Incarnation: ch.Incarnation, CreatedBy: c.DID, At: a.env.Time}
-	return Result{Code: OK}
+	m.Spaces[c.Channel] = &MediaSpace{Ref: c.Ref, Type: c.Type, Incarnation: ch.Incarnation, CreatedBy: c.DID, At: a.Time()}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // sealedFor lists did's sealed keys in a ring, newest epoch first.

@@ -1,4 +1,6 @@
-package fsm
+package media
+
+import "github.com/palaver-chat/palaver/raft/fsm"
 
 // Deleting uploads and the deployment's media budget. An upload is deleted by its uploader, by a
 // server operator (an operator session of the DID, or ServerOper: the proposing node counts the
@@ -6,21 +8,13 @@ package fsm
 // passed (Expired). The bytes are removed by the holder, which drops objects no record names.
 
 // TypeDeleteMedia deletes an upload's record.
-const TypeDeleteMedia CommandType = 45
+const TypeDeleteMedia fsm.CommandType = 45
 
 // Result codes of deletions.
 const (
-	ErrMediaNotFound Code = 35 // no upload with that id
-	ErrMediaNotYours Code = 36 // the deleter is neither the uploader nor a server operator
+	ErrMediaNotFound fsm.Code = 35 // no upload with that id
+	ErrMediaNotYours fsm.Code = 36 // the deleter is neither the uploader nor a server operator
 )
-
-func init() {
-	registerCommands(map[CommandType]CommandSpec{
-		TypeDeleteMedia: spec("delete-media", (*Applier).deleteMedia),
-	})
-	nameCode(ErrMediaNotFound, "media-not-found")
-	nameCode(ErrMediaNotYours, "media-not-yours")
-}
 
 // DeleteMedia deletes the record of upload ID, on DID's word (the uploader or a server operator),
 // or, with Expired, on the retention of a node that holds a copy (Holder names it; no DID).
@@ -32,24 +26,24 @@ type DeleteMedia struct {
 	Holder     string `json:"holder,omitempty"`
 }
 
-func (DeleteMedia) CommandType() CommandType { return TypeDeleteMedia }
+func (DeleteMedia) CommandType() fsm.CommandType { return TypeDeleteMedia }
 
-func (a *Applier) deleteMedia(c DeleteMedia) Result {
+func (a *tx) deleteMedia(c DeleteMedia) fsm.Result {
 	if c.ID == "" || len(c.ID) > MaxMediaIDLen || c.Expired == (c.DID != "") {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	m := a.media()
 	o := m.Objects[c.ID]
 	if o == nil {
-		return Result{Code: ErrMediaNotFound}
+		return fsm.Result{Code: ErrMediaNotFound}
 	}
 	switch {
 	case c.Expired:
 		if !o.HeldBy(c.Holder) {
-			return Result{Code: ErrMediaNotYours}
+			return fsm.Result{Code: ErrMediaNotYours}
 		}
-	case c.DID != o.Uploader && !c.ServerOper && !a.st.didIsOper(c.DID):
-		return Result{Code: ErrMediaNotYours}
+	case c.DID != o.Uploader && !c.ServerOper && !didIsOper(a.State(), c.DID):
+		return fsm.Result{Code: ErrMediaNotYours}
 	}
 	usage := m.usageMap()
 	if usage[o.Uploader] -= o.Size; usage[o.Uploader] <= 0 {
@@ -58,11 +52,11 @@ func (a *Applier) deleteMedia(c DeleteMedia) Result {
 	m.totalBytes()
 	m.total -= o.Size
 	delete(m.Objects, c.ID)
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
 // didIsOper reports whether a session of did is a server operator.
-func (s *State) didIsOper(did string) bool {
+func didIsOper(s *fsm.State, did string) bool {
 	for _, se := range s.SessionsByDID(did) {
 		if se.Oper {
 			return true
