@@ -15,6 +15,7 @@ import (
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 	"github.com/palaver-chat/palaver/sfu"
 )
 
@@ -98,7 +99,7 @@ func (n *Node) mountAV(context.Context) error {
 	// Calls hosted by an earlier process of this node died with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: n.cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
+	if _, err := prop.Propose(ctx, fsmav.AVEndNode{Node: n.cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
 		return fmt.Errorf("ending the calls of the previous process: %w", err)
 	}
 	n.raft.OnLeadership(n.endCallsOfDeadHosts)
@@ -187,14 +188,14 @@ func (n *Node) endCallsOfDeadHosts(ctx context.Context) {
 		}
 		dead := map[string]bool{}
 		n.machine.Read(func(st *fsm.State) {
-			for _, call := range st.AVLive() {
+			for _, call := range fsmav.Of(st).Live() {
 				if !alive[call.Host] {
 					dead[call.Host] = true
 				}
 			}
 		})
 		for host := range dead {
-			if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
+			if _, err := prop.Propose(ctx, fsmav.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
 				n.log.Warn("ending the calls of a dead node", "node", host, "err", err)
 			}
 		}

@@ -57,13 +57,6 @@ func sampleCommands() []Command {
 		SetMetadata{Session: "s1", Channel: "#c", Key: "url", Value: "https://example.com"},
 		ClearMetadata{Session: "s1"},
 		RenameChannel{Session: "s1", Channel: "#c", NewName: "#d", Reason: "typo"},
-		AVStart{CallID: "c1", Channel: "#c", Node: "n1", DID: "did:plc:alice"},
-		AVJoin{CallID: "c1", DID: "did:plc:alice"},
-		AVLeave{CallID: "c1", DID: "did:plc:alice", Reason: "bye"},
-		AVEnd{CallID: "c1", By: "did:plc:alice", Reason: "done"},
-		AVEndNode{Node: "n1", Reason: "gone"},
-		AVAddArtifact{CallID: "c1", ArtifactID: "01HXART", DID: "did:plc:alice", Kind: "recording",
-			URL: "https://example.com/r.webm", Title: "Weekly call"},
 	}, extraSamples...)
 }
 
@@ -155,12 +148,6 @@ func TestEncodeGolden(t *testing.T) {
 		"\x21\x00" + env + `{"session":"s1","channel":"#c","key":"url","value":"https://example.com"}}`,
 		"\x22\x00" + env + `{"session":"s1"}}`,
 		"\x23\x00" + env + `{"session":"s1","channel":"#c","new_name":"#d","reason":"typo"}}`,
-		"\x32\x00" + env + `{"call_id":"c1","channel":"#c","node":"n1","did":"did:plc:alice"}}`,
-		"\x33\x00" + env + `{"call_id":"c1","did":"did:plc:alice"}}`,
-		"\x34\x00" + env + `{"call_id":"c1","did":"did:plc:alice","reason":"bye"}}`,
-		"\x35\x00" + env + `{"call_id":"c1","by":"did:plc:alice","reason":"done"}}`,
-		"\x36\x00" + env + `{"node":"n1","reason":"gone"}}`,
-		"\x37\x00" + env + `{"call_id":"c1","artifact_id":"01HXART","did":"did:plc:alice","kind":"recording","url":"https://example.com/r.webm","title":"Weekly call"}}`,
 	}
 	golden = append(golden, extraGolden...)
 	samples := sampleCommands()

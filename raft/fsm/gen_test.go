@@ -117,7 +117,7 @@ func randomCommand(c chooser) Command {
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
 	case 32, 33, 34, 35, 36, 37, 38, 39:
-		return randomAVCommand(c)
+		return Join{Session: sess(), Channel: ch(), Key: pick(c, genKeys)}
 	case 22, 29:
 		switch c.intn(9) {
 		case 0:

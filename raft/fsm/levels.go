@@ -29,9 +29,7 @@ var commandLevels = map[CommandType]int{
 	TypeRetireKey: 0, TypeFederatedTopic: 0, TypeFederatedMode: 0, TypeFederatedPin: 0,
 	TypeRemotePresence: 0, TypeFederatedKick: 0, TypeFederatedInvite: 0, TypeSetReadMarker: 0,
 	TypeSetRealname: 0, TypeSetBot: 0, TypeExpireChannels: 0, TypeSetMetadata: 0,
-	TypeClearMetadata: 0, TypeRenameChannel: 0, TypeAVStart: 0,
-	TypeAVJoin: 0, TypeAVLeave: 0, TypeAVEnd: 0, TypeAVEndNode: 0, TypeAVAddArtifact: 0,
-	TypeAVOperatorEnd: 0,
+	TypeClearMetadata: 0, TypeRenameChannel: 0,
 
 	// level 1
 	TypeSetInvisible: 1, TypeSetClientPassword: 1, TypeRevokeClientPassword: 1,

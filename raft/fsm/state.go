@@ -32,8 +32,6 @@ type State struct {
 	readMarkers map[string]map[string]int64
 	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
 	metadata *MetadataStore
-	// av holds the channels' calls (av.go); nil until the first one.
-	av *AVState
 	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.
 	redirects *Redirects
 	// logins are client passwords and hosted accounts (logins.go); nil until the first password.

@@ -5,6 +5,7 @@ package fsmtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -108,14 +109,83 @@ func Restored(tb testing.TB, m *fsm.Machine) *fsm.Machine {
 }
 
 // Harness is a Machine bound to a test: its helpers fail the test on what is not the test's
-// question (an entry that does not encode, a setup command refused).
+// question (an entry that does not encode, a setup command refused). It keeps the events applied.
 type Harness struct {
 	*Machine
-	tb testing.TB
+	tb     testing.TB
+	events []fsm.Event // guarded by the machine's apply: observed during Apply
 }
 
 // NewHarness returns a harness over an empty machine.
-func NewHarness(tb testing.TB) *Harness { return &Harness{New(), tb} }
+func NewHarness(tb testing.TB) *Harness {
+	h := &Harness{Machine: New(), tb: tb}
+	h.SetObserver(func(_ uint64, evs []fsm.Event) { h.events = append(h.events, evs...) })
+	return h
+}
+
+// TakeEvents returns and forgets the events applied so far.
+func (h *Harness) TakeEvents() []fsm.Event {
+	evs := h.events
+	h.events = nil
+	return evs
+}
+
+// Case is one row of an Apply table: setup commands that must answer fsm.OK, then cmd, whose
+// result must encode as want does and whose events must be of the kinds events lists; check, when
+// set, then reads the state (at is the time stamped on cmd).
+type Case struct {
+	Name   string
+	Setup  []fsm.Command
+	Cmd    fsm.Command
+	Want   fsm.Result
+	Events []fsm.EventKind
+	Check  func(t *testing.T, st *fsm.State, at int64)
+}
+
+// RunCases runs each case on a fresh harness, as a subtest.
+func RunCases(t *testing.T, cases []Case) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			h := NewHarness(t)
+			h.OK(tc.Setup...)
+			h.TakeEvents()
+			got := h.Do(tc.Cmd)
+			at := h.Now()
+			if g, w := jsonOf(t, got), jsonOf(t, tc.Want); g != w {
+				t.Errorf("result\n got %s\nwant %s", g, w)
+			}
+			var kinds []fsm.EventKind
+			for _, e := range h.TakeEvents() {
+				kinds = append(kinds, e.Kind)
+				if e.Time != at {
+					t.Errorf("event %v stamped time %d, want %d", e.Kind, e.Time, at)
+				}
+			}
+			if g, w := jsonOf(t, kinds), jsonOf(t, tc.Events); g != w {
+				t.Errorf("event kinds %v, want %v", kinds, tc.Events)
+			}
+			if tc.Check != nil {
+				h.Read(func(st *fsm.State) { tc.Check(t, st, at) })
+			}
+		})
+	}
+}
+
+// With returns base followed by more, without aliasing base.
+func With(base []fsm.Command, more ...fsm.Command) []fsm.Command {
+	out := make([]fsm.Command, 0, len(base)+len(more))
+	return append(append(out, base...), more...)
+}
+
+func jsonOf(tb testing.TB, v any) string {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
 
 // Do applies cmd as the next entry and returns its result.
 func (h *Harness) Do(cmd fsm.Command) fsm.Result {

@@ -1,40 +1,37 @@
-package fsm
-
-// Calls in channels (AV sessions): which node hosts a channel's call, who is in its roster, and
-// when it started and ended. The media itself never enters the log: it flows through the
-// forwarding unit of the hosting node. One active call per channel; ended calls are kept (the
-// newest MaxRecentAVCalls) for the session routes.
+package av
 
 import (
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
 // Command types of calls.
 const (
-	TypeAVStart   CommandType = 50
-	TypeAVJoin    CommandType = 51
-	TypeAVLeave   CommandType = 52
-	TypeAVEnd     CommandType = 53
-	TypeAVEndNode CommandType = 54
+	TypeAVStart   fsm.CommandType = 50
+	TypeAVJoin    fsm.CommandType = 51
+	TypeAVLeave   fsm.CommandType = 52
+	TypeAVEnd     fsm.CommandType = 53
+	TypeAVEndNode fsm.CommandType = 54
 	// TypeAVAddArtifact attaches an artifact (a recording, a transcript, ...) to a call.
-	TypeAVAddArtifact CommandType = 55
+	TypeAVAddArtifact fsm.CommandType = 55
 )
 
 // Result codes of calls.
 const (
-	ErrAVNoCall        Code = 40 // no active call with that id (or in that channel)
-	ErrAVFull          Code = 41 // the call has MaxAVParticipants participants
-	ErrAVActive        Code = 42 // AVStart: the channel has an active call already
-	ErrAVNeedsAccount  Code = 43 // only authenticated users take part in calls
-	ErrAVArtifactsFull Code = 44 // the call has MaxAVArtifacts artifacts
+	ErrAVNoCall        fsm.Code = 40 // no active call with that id (or in that channel)
+	ErrAVFull          fsm.Code = 41 // the call has MaxAVParticipants participants
+	ErrAVActive        fsm.Code = 42 // AVStart: the channel has an active call already
+	ErrAVNeedsAccount  fsm.Code = 43 // only authenticated users take part in calls
+	ErrAVArtifactsFull fsm.Code = 44 // the call has MaxAVArtifacts artifacts
 )
 
 // Events of calls: the call id is in Event.MsgID, a leave or end reason in Event.Text.
 const (
-	EvAVStarted EventKind = 50 + iota
+	EvAVStarted fsm.EventKind = 50 + iota
 	EvAVJoined
 	EvAVLeft
 	EvAVEnded
@@ -61,20 +58,38 @@ const (
 // summary, notes taken during it, or any other link.
 var AVArtifactKinds = []string{"recording", "transcript", "summary", "notes", "link"}
 
-func init() {
-	registerCommands(map[CommandType]CommandSpec{
-		TypeAVStart:       spec("av-start", (*Applier).avStart),
-		TypeAVJoin:        spec("av-join", (*Applier).avJoin),
-		TypeAVLeave:       spec("av-leave", (*Applier).avLeave),
-		TypeAVEnd:         spec("av-end", (*Applier).avEnd),
-		TypeAVEndNode:     spec("av-end-node", (*Applier).avEndNode),
-		TypeAVAddArtifact: spec("av-add-artifact", (*Applier).avAddArtifact),
-	})
-	nameCode(ErrAVNoCall, "av-no-call")
-	nameCode(ErrAVFull, "av-full")
-	nameCode(ErrAVActive, "av-active")
-	nameCode(ErrAVNeedsAccount, "av-needs-account")
-	nameCode(ErrAVArtifactsFull, "av-artifacts-full")
+// section is the calls' part of the state: nil until the first call.
+var section = fsm.NewSection[AVState]("av")
+
+// module registers the calls with the state machine.
+func module() fsm.Module {
+	return fsm.Module{
+		Section: section,
+		Codes: map[fsm.Code]string{
+			ErrAVNoCall: "av-no-call", ErrAVFull: "av-full", ErrAVActive: "av-active",
+			ErrAVNeedsAccount: "av-needs-account", ErrAVArtifactsFull: "av-artifacts-full",
+			ErrAVNotOperator: "av-not-operator",
+		},
+		Commands: map[fsm.CommandType]fsm.CommandSpec{
+			TypeAVStart:       handle("av-start", 0, (*tx).avStart),
+			TypeAVJoin:        handle("av-join", 0, (*tx).avJoin),
+			TypeAVLeave:       handle("av-leave", 0, (*tx).avLeave),
+			TypeAVEnd:         handle("av-end", 0, (*tx).avEnd),
+			TypeAVEndNode:     handle("av-end-node", 0, (*tx).avEndNode),
+			TypeAVAddArtifact: handle("av-add-artifact", 0, (*tx).avAddArtifact),
+			TypeAVOperatorEnd: handle("av-operator-end", 0, (*tx).avOperatorEnd),
+		},
+	}
+}
+
+func init() { fsm.Register(module()) }
+
+// tx is one call command being applied.
+type tx struct{ *fsm.Applier }
+
+// handle registers command type C, introduced at feature level level, applied by f.
+func handle[C fsm.Command](name string, level int, f func(*tx, C) fsm.Result) fsm.CommandSpec {
+	return fsm.Handle(name, level, func(a *fsm.Applier, c C) fsm.Result { return f(&tx{a}, c) })
 }
 
 // AVState is the replicated state of calls.
@@ -207,189 +222,190 @@ func ValidAVArtifact(kind, rawURL, title string) string {
 	return ""
 }
 
-func (AVStart) CommandType() CommandType       { return TypeAVStart }
-func (AVJoin) CommandType() CommandType        { return TypeAVJoin }
-func (AVLeave) CommandType() CommandType       { return TypeAVLeave }
-func (AVEnd) CommandType() CommandType         { return TypeAVEnd }
-func (AVEndNode) CommandType() CommandType     { return TypeAVEndNode }
-func (AVAddArtifact) CommandType() CommandType { return TypeAVAddArtifact }
+func (AVStart) CommandType() fsm.CommandType       { return TypeAVStart }
+func (AVJoin) CommandType() fsm.CommandType        { return TypeAVJoin }
+func (AVLeave) CommandType() fsm.CommandType       { return TypeAVLeave }
+func (AVEnd) CommandType() fsm.CommandType         { return TypeAVEnd }
+func (AVEndNode) CommandType() fsm.CommandType     { return TypeAVEndNode }
+func (AVAddArtifact) CommandType() fsm.CommandType { return TypeAVAddArtifact }
 
 // avMember finds a session of did in channel that may take part in its call: a member, not
 // banned. It answers the refusal code otherwise.
-func (s *State) avMember(channel, did string) (*Session, Code) {
+func avMember(s *fsm.State, channel, did string) (*fsm.Session, fsm.Code) {
 	if did == "" {
 		return nil, ErrAVNeedsAccount
 	}
-	ch := s.channels[channel]
+	ch := s.Channel(channel)
 	if ch == nil {
-		return nil, ErrNoSuchChannel
+		return nil, fsm.ErrNoSuchChannel
 	}
-	code := ErrNotOnChannel
+	code := fsm.ErrNotOnChannel
 	for _, se := range s.SessionsByDID(did) {
 		if !se.InChannel(channel) {
 			continue
 		}
 		if ch.IsBanned(se.Hostmask(), did) {
-			code = ErrBanned
+			code = fsm.ErrBanned
 			continue
 		}
-		return se, OK
+		return se, fsm.OK
 	}
 	return nil, code
 }
 
-func (a *Applier) av() *AVState {
-	if a.st.av == nil {
-		a.st.av = &AVState{Calls: map[string]*AVCall{}, Active: map[string]string{}}
+func (a *tx) av() *AVState {
+	st := section.Make(a.Applier)
+	if st.Calls == nil { // made just now: a state of calls always has both maps
+		st.Calls, st.Active = map[string]*AVCall{}, map[string]string{}
 	}
-	return a.st.av
+	return st
 }
 
 // activeCall is the live call with id, or nil.
-func (a *Applier) activeCall(id string) *AVCall {
-	if a.st.av == nil {
+func (a *tx) activeCall(id string) *AVCall {
+	if section.Of(a.State()) == nil {
 		return nil
 	}
-	if c := a.st.av.Calls[id]; c != nil && c.Live() {
+	if c := section.Of(a.State()).Calls[id]; c != nil && c.Live() {
 		return c
 	}
 	return nil
 }
 
-func (a *Applier) avStart(c AVStart) Result {
-	if c.CallID == "" || c.Node == "" || a.st.av != nil && a.st.av.Calls[c.CallID] != nil {
-		return Result{Code: ErrInvalid}
+func (a *tx) avStart(c AVStart) fsm.Result {
+	if c.CallID == "" || c.Node == "" || section.Of(a.State()) != nil && section.Of(a.State()).Calls[c.CallID] != nil {
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	se, code := a.st.avMember(c.Channel, c.DID)
-	if code != OK {
-		return Result{Code: code}
+	se, code := avMember(a.State(), c.Channel, c.DID)
+	if code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	av := a.av()
 	if id := av.Active[c.Channel]; id != "" {
-		return Result{Code: ErrAVActive}
+		return fsm.Result{Code: ErrAVActive}
 	}
 	call := &AVCall{ID: c.CallID, Channel: c.Channel, Host: c.Node, CreatedBy: c.DID, CreatedByNick: se.Nick,
-		CreatedAt: a.env.Time, Participants: []AVParticipant{}}
+		CreatedAt: a.Time(), Participants: []AVParticipant{}}
 	av.Calls[c.CallID] = call
 	av.Active[c.Channel] = c.CallID
-	a.emit(Event{Kind: EvAVStarted, Actor: se.Ref(), Channel: c.Channel, MsgID: c.CallID})
-	return Result{Code: OK}
+	a.Emit(fsm.Event{Kind: EvAVStarted, Actor: se.Ref(), Channel: c.Channel, MsgID: c.CallID})
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) avJoin(c AVJoin) Result {
+func (a *tx) avJoin(c AVJoin) fsm.Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
-		return Result{Code: ErrAVNoCall}
+		return fsm.Result{Code: ErrAVNoCall}
 	}
-	se, code := a.st.avMember(call.Channel, c.DID)
-	if code != OK {
-		return Result{Code: code}
+	se, code := avMember(a.State(), call.Channel, c.DID)
+	if code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	i := slices.IndexFunc(call.Participants, func(p AVParticipant) bool { return p.DID == c.DID })
 	if i >= 0 && call.Participants[i].LeftAt == 0 {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	if call.LiveParticipants() >= MaxAVParticipants || i < 0 && len(call.Participants) >= MaxAVRoster {
-		return Result{Code: ErrAVFull}
+		return fsm.Result{Code: ErrAVFull}
 	}
-	p := AVParticipant{DID: c.DID, Nick: se.Nick, JoinedAt: a.env.Time}
+	p := AVParticipant{DID: c.DID, Nick: se.Nick, JoinedAt: a.Time()}
 	if i >= 0 {
 		call.Participants[i] = p
 	} else {
 		call.Participants = append(call.Participants, p)
 	}
-	a.emit(Event{Kind: EvAVJoined, Actor: se.Ref(), Channel: call.Channel, MsgID: call.ID})
-	return Result{Code: OK}
+	a.Emit(fsm.Event{Kind: EvAVJoined, Actor: se.Ref(), Channel: call.Channel, MsgID: call.ID})
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) avLeave(c AVLeave) Result {
+func (a *tx) avLeave(c AVLeave) fsm.Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
-		return Result{Code: ErrAVNoCall}
+		return fsm.Result{Code: ErrAVNoCall}
 	}
 	i := slices.IndexFunc(call.Participants, func(p AVParticipant) bool { return p.DID == c.DID && p.LeftAt == 0 })
 	if i < 0 {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	p := &call.Participants[i]
-	p.LeftAt, p.Reason = a.env.Time, clip(c.Reason, MaxAVReason)
-	a.emit(Event{Kind: EvAVLeft, Actor: SessionRef{Nick: p.Nick, DID: p.DID}, Channel: call.Channel, MsgID: call.ID,
+	p.LeftAt, p.Reason = a.Time(), clip(c.Reason, MaxAVReason)
+	a.Emit(fsm.Event{Kind: EvAVLeft, Actor: fsm.SessionRef{Nick: p.Nick, DID: p.DID}, Channel: call.Channel, MsgID: call.ID,
 		Text: p.Reason})
 	if call.LiveParticipants() == 0 {
-		a.endCall(call, SessionRef{Nick: p.Nick, DID: p.DID}, "everyone left")
+		a.endCall(call, fsm.SessionRef{Nick: p.Nick, DID: p.DID}, "everyone left")
 	}
-	return Result{Code: OK}
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) avEnd(c AVEnd) Result {
+func (a *tx) avEnd(c AVEnd) fsm.Result {
 	call := a.activeCall(c.CallID)
 	if call == nil {
-		return Result{Code: ErrAVNoCall}
+		return fsm.Result{Code: ErrAVNoCall}
 	}
-	a.endCall(call, SessionRef{DID: c.By}, clip(c.Reason, MaxAVReason))
-	return Result{Code: OK}
+	a.endCall(call, fsm.SessionRef{DID: c.By}, clip(c.Reason, MaxAVReason))
+	return fsm.Result{Code: fsm.OK}
 }
 
-func (a *Applier) avEndNode(c AVEndNode) Result {
+func (a *tx) avEndNode(c AVEndNode) fsm.Result {
 	if c.Node == "" {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	if a.st.av == nil {
-		return Result{Code: NoChange}
+	if section.Of(a.State()) == nil {
+		return fsm.Result{Code: fsm.NoChange}
 	}
 	var ids []string
-	for _, id := range a.st.av.Active {
-		if call := a.st.av.Calls[id]; call != nil && call.Host == c.Node {
+	for _, id := range section.Of(a.State()).Active {
+		if call := section.Of(a.State()).Calls[id]; call != nil && call.Host == c.Node {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		a.endCall(a.st.av.Calls[id], SessionRef{}, clip(c.Reason, MaxAVReason))
+		a.endCall(section.Of(a.State()).Calls[id], fsm.SessionRef{}, clip(c.Reason, MaxAVReason))
 	}
 	if len(ids) == 0 {
-		return Result{Code: NoChange}
+		return fsm.Result{Code: fsm.NoChange}
 	}
-	return Result{Code: OK, Count: len(ids)}
+	return fsm.Result{Code: fsm.OK, Count: len(ids)}
 }
 
-func (a *Applier) avAddArtifact(c AVAddArtifact) Result {
+func (a *tx) avAddArtifact(c AVAddArtifact) fsm.Result {
 	if c.ArtifactID == "" || ValidAVArtifact(c.Kind, c.URL, c.Title) != "" {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	var call *AVCall
-	if a.st.av != nil {
-		call = a.st.av.Calls[c.CallID]
+	if section.Of(a.State()) != nil {
+		call = section.Of(a.State()).Calls[c.CallID]
 	}
 	if call == nil {
-		return Result{Code: ErrAVNoCall}
+		return fsm.Result{Code: ErrAVNoCall}
 	}
-	se, code := a.st.avMember(call.Channel, c.DID)
-	if code != OK {
-		return Result{Code: code}
+	se, code := avMember(a.State(), call.Channel, c.DID)
+	if code != fsm.OK {
+		return fsm.Result{Code: code}
 	}
 	if slices.ContainsFunc(call.Artifacts, func(x AVArtifact) bool { return x.ID == c.ArtifactID }) {
-		return Result{Code: ErrInvalid}
+		return fsm.Result{Code: fsm.ErrInvalid}
 	}
 	if len(call.Artifacts) >= MaxAVArtifacts {
-		return Result{Code: ErrAVArtifactsFull}
+		return fsm.Result{Code: ErrAVArtifactsFull}
 	}
 	call.Artifacts = append(call.Artifacts, AVArtifact{ID: c.ArtifactID, Kind: c.Kind, URL: c.URL, Title: c.Title,
-		AddedBy: c.DID, AddedNick: se.Nick, AddedAt: a.env.Time})
-	return Result{Code: OK}
+		AddedBy: c.DID, AddedNick: se.Nick, AddedAt: a.Time()})
+	return fsm.Result{Code: fsm.OK}
 }
 
 // endCall ends a live call: its participants leave, the channel is free for a new call, and the
 // oldest ended calls beyond MaxRecentAVCalls are forgotten. by is who ended it (zero for the
 // server); its DID is kept as the call's EndedBy.
-func (a *Applier) endCall(call *AVCall, by SessionRef, reason string) {
+func (a *tx) endCall(call *AVCall, by fsm.SessionRef, reason string) {
 	av := a.av()
 	for i := range call.Participants {
 		if call.Participants[i].LeftAt == 0 {
-			call.Participants[i].LeftAt, call.Participants[i].Reason = a.env.Time, "call ended"
+			call.Participants[i].LeftAt, call.Participants[i].Reason = a.Time(), "call ended"
 		}
 	}
-	call.EndedAt, call.EndedBy, call.EndReason = a.env.Time, by.DID, reason
+	call.EndedAt, call.EndedBy, call.EndReason = a.Time(), by.DID, reason
 	if av.Active[call.Channel] == call.ID {
 		delete(av.Active, call.Channel)
 	}
@@ -398,7 +414,7 @@ func (a *Applier) endCall(call *AVCall, by SessionRef, reason string) {
 		delete(av.Calls, av.Ended[0])
 		av.Ended = slices.Delete(av.Ended, 0, 1)
 	}
-	a.emit(Event{Kind: EvAVEnded, Channel: call.Channel, MsgID: call.ID, Text: reason, Actor: by})
+	a.Emit(fsm.Event{Kind: EvAVEnded, Channel: call.Channel, MsgID: call.ID, Text: reason, Actor: by})
 }
 
 func clip(s string, n int) string {
