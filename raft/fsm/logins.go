@@ -253,12 +253,22 @@ type PasswordInfo struct {
 	CreatedAt int64 // unix ms
 }
 
-// ClientPasswords lists did's client passwords, sorted by name.
-func (s *State) ClientPasswords(did string) []PasswordInfo {
-	if s.logins == nil || s.logins.DIDs[did] == nil {
+// LoginsView reads client passwords and hosted accounts: copies, never references into the
+// state. Get it with LoginsOf inside Machine.Read.
+type LoginsView struct {
+	s *State
+	l *Logins
+}
+
+// LoginsOf is the logins view of st.
+func LoginsOf(st *State) LoginsView { return LoginsView{st, st.logins} }
+
+// Passwords lists did's client passwords, sorted by name.
+func (v LoginsView) Passwords(did string) []PasswordInfo {
+	if v.l == nil || v.l.DIDs[did] == nil {
 		return nil
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	out := make([]PasswordInfo, 0, len(d.Passwords))
 	for _, name := range slices.Sorted(maps.Keys(d.Passwords)) {
 		out = append(out, PasswordInfo{Name: name, CreatedAt: d.Passwords[name].CreatedAt})
@@ -282,23 +292,23 @@ type SCRAMCredentials struct {
 	Verifiers  []SCRAMVerifier
 }
 
-// LoginCredentials resolves a login name to the credentials of its DID: a DID itself, a hosted
+// Credentials resolves a login name to the credentials of its DID: a DID itself, a hosted
 // account's name, or a nick a DID owns (names are folded here). ok is false when the name leads
 // to no DID with a client password.
-func (s *State) LoginCredentials(login string) (SCRAMCredentials, bool) {
-	if s.logins == nil || login == "" {
+func (v LoginsView) Credentials(login string) (SCRAMCredentials, bool) {
+	if v.l == nil || login == "" {
 		return SCRAMCredentials{}, false
 	}
 	did := login
 	if !strings.HasPrefix(login, "did:") {
 		folded := Fold(login)
-		if acct := s.logins.Accounts[folded]; acct != nil {
+		if acct := v.l.Accounts[folded]; acct != nil {
 			did = acct.DID
 		} else {
-			did = s.nickOwners[folded]
+			did = v.s.nickOwners[folded]
 		}
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	if d == nil || len(d.Passwords) == 0 {
 		return SCRAMCredentials{}, false
 	}
@@ -310,22 +320,22 @@ func (s *State) LoginCredentials(login string) (SCRAMCredentials, bool) {
 	return out, true
 }
 
-// PasswordSalt returns did's SCRAM salt and iteration count, or ok false when it has no client
+// Salt returns did's SCRAM salt and iteration count, or ok false when it has no client
 // password yet (the proposer then draws a new salt).
-func (s *State) PasswordSalt(did string) (salt []byte, iterations int, ok bool) {
-	if s.logins == nil || s.logins.DIDs[did] == nil {
+func (v LoginsView) Salt(did string) (salt []byte, iterations int, ok bool) {
+	if v.l == nil || v.l.DIDs[did] == nil {
 		return nil, 0, false
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	return slices.Clone(d.Salt), d.Iterations, true
 }
 
-// HostedAccountByName returns the hosted account registered under name (any case).
-func (s *State) HostedAccountByName(name string) (HostedAccount, bool) {
-	if s.logins == nil {
+// HostedAccount returns the hosted account registered under name (any case).
+func (v LoginsView) HostedAccount(name string) (HostedAccount, bool) {
+	if v.l == nil {
 		return HostedAccount{}, false
 	}
-	a := s.logins.Accounts[Fold(name)]
+	a := v.l.Accounts[Fold(name)]
 	if a == nil {
 		return HostedAccount{}, false
 	}

@@ -95,3 +95,7 @@ func (a *Applier) renameChannel(c RenameChannel) Result {
 	a.emit(Event{Kind: EvRename, Actor: se.Ref(), Channel: ch.Name, OldChannel: old, Text: c.Reason})
 	return Result{Code: OK}
 }
+
+// EvRename is the event of a channel renamed from OldChannel to Channel (folded names); Text is
+// the reason (draft/channel-rename).
+const EvRename EventKind = 42

@@ -252,3 +252,7 @@ func (a *Applier) retireKey(c RetireKey) Result {
 	k.RemovedAt = a.env.Time / 1000
 	return Result{Code: OK}
 }
+
+// EvRegister is the event of a session that registered (Actor), on whichever node (MONITOR).
+// Event kinds are not persisted; this one keeps its number away from the list in result.go.
+const EvRegister EventKind = 40

@@ -87,8 +87,8 @@ func sectionNames() []string {
 	return slices.Concat(snapshotOrder[:at], extra, snapshotOrder[at:])
 }
 
-// MarshalJSON encodes the State in its snapshot form: one JSON object, a key per section.
-func (s *State) MarshalJSON() ([]byte, error) {
+// encode renders the State in its snapshot form: one JSON object, a key per section.
+func (s *State) encode() ([]byte, error) {
 	b := []byte{'{'}
 	for _, name := range sectionNames() {
 		var v any
@@ -119,9 +119,9 @@ func (s *State) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// UnmarshalJSON decodes the State from its snapshot form. A section no part of this build knows
-// is ignored, as unknown fields always were.
-func (s *State) UnmarshalJSON(data []byte) error {
+// decode reads the State from its snapshot form. A section no part of this build knows is
+// ignored, as unknown fields always were.
+func (s *State) decode(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err

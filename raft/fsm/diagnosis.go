@@ -2,9 +2,14 @@ package fsm
 
 import "sort"
 
-// Read methods for the assistance tools (gateway/assist). They copy what a diagnosis needs out of
-// the state so that the caller never holds a reference into it; the caller holds the state's read
-// lock (Machine.Read) for the call.
+// Diagnosis reads what explains a user's situation (why a join or a message is refused, who
+// would receive a line, which sessions an account has): copies of what a diagnosis needs, so
+// that the caller never holds a reference into the state. The assistance tools (gateway/assist)
+// use it. Get it with Diagnose inside Machine.Read; it is valid during that callback only.
+type Diagnosis struct{ s *State }
+
+// Diagnose is the diagnosis view of st.
+func Diagnose(st *State) Diagnosis { return Diagnosis{st} }
 
 // AssistChannel is a copy of a channel's modes and lists. The +k key itself is never copied: only
 // whether one is set (KeyMatches compares a candidate).
@@ -28,10 +33,10 @@ type AssistChannel struct {
 	Exceptions    []ListEntry
 }
 
-// AssistChannel returns a copy of the named (folded) channel's facts; ok is false when it does not
+// Channel returns a copy of the named (folded) channel's facts; ok is false when it does not
 // exist.
-func (s *State) AssistChannel(name string) (AssistChannel, bool) {
-	c := s.channels[name]
+func (d Diagnosis) Channel(name string) (AssistChannel, bool) {
+	c := d.s.channels[name]
 	if c == nil {
 		return AssistChannel{}, false
 	}
@@ -54,22 +59,22 @@ type AssistAccess struct {
 	Op       bool // the founder, a DID op, a member session with +o, or a server operator session
 }
 
-// AssistAccess says what did ("" = anonymous) is to the named (folded) channel.
-func (s *State) AssistAccess(channel, did string) AssistAccess {
-	c := s.channels[channel]
+// Access says what did ("" = anonymous) is to the named (folded) channel.
+func (d Diagnosis) Access(channel, did string) AssistAccess {
+	c := d.s.channels[channel]
 	if c == nil {
 		return AssistAccess{}
 	}
-	a := AssistAccess{Exists: true, Readable: s.MayRead(c, did)}
+	a := AssistAccess{Exists: true, Readable: d.s.MayRead(c, did)}
 	if did == "" {
 		return a
 	}
 	a.Op = did == c.FounderDID || c.didOps[did]
-	for _, se := range s.SessionsByDID(did) {
+	for _, se := range d.s.SessionsByDID(did) {
 		if c.members[se.ID] != nil {
 			a.Member = true
 		}
-		if s.IsChannelOp(c, se) {
+		if d.s.IsChannelOp(c, se) {
 			a.Op = true
 		}
 	}
@@ -98,38 +103,38 @@ func assistSession(se *Session) AssistSession {
 		ConnectedAt: se.ConnectedAt, Channels: sortedKeys(se.channels)}
 }
 
-// AssistSessions returns the live sessions authenticated as did, sorted by id.
-func (s *State) AssistSessions(did string) []AssistSession {
+// Sessions returns the live sessions authenticated as did, sorted by id.
+func (d Diagnosis) Sessions(did string) []AssistSession {
 	if did == "" {
 		return nil
 	}
 	var out []AssistSession
-	for _, se := range s.SessionsByDID(did) {
+	for _, se := range d.s.SessionsByDID(did) {
 		out = append(out, assistSession(se))
 	}
 	return out
 }
 
-// AssistSessionByNick returns the live session using nick.
-func (s *State) AssistSessionByNick(nick string) (AssistSession, bool) {
-	se := s.SessionByNick(nick)
+// SessionByNick returns the live session using nick.
+func (d Diagnosis) SessionByNick(nick string) (AssistSession, bool) {
+	se := d.s.SessionByNick(nick)
 	if se == nil {
 		return AssistSession{}, false
 	}
 	return assistSession(se), true
 }
 
-// AssistSessionByID returns the live session with id sid.
-func (s *State) AssistSessionByID(sid string) (AssistSession, bool) {
-	se := s.sessions[sid]
+// SessionByID returns the live session with id sid.
+func (d Diagnosis) SessionByID(sid string) (AssistSession, bool) {
+	se := d.s.sessions[sid]
 	if se == nil {
 		return AssistSession{}, false
 	}
 	return assistSession(se), true
 }
 
-// AssistNickOwner returns the DID owning a nick ("" when none).
-func (s *State) AssistNickOwner(nick string) string { return s.nickOwners[Fold(nick)] }
+// NickOwner returns the DID owning a nick ("" when none).
+func (d Diagnosis) NickOwner(nick string) string { return d.s.nickOwners[Fold(nick)] }
 
 // JoinRefusal is why Apply would refuse a JOIN: its code (OK when it would be admitted) and, for a
 // ban, the entry that matched.
@@ -180,17 +185,17 @@ type AssistJoin struct {
 	Hostmask   string // the hostmask the masks were matched against ("" when not connected)
 }
 
-// AssistJoin evaluates a JOIN of the named (folded) channel by did with key, as Apply would for
+// Join evaluates a JOIN of the named (folded) channel by did with key, as Apply would for
 // its first connected session; a DID without a session is matched by its DID alone.
-func (s *State) AssistJoin(channel, did, key string) AssistJoin {
-	c := s.channels[channel]
+func (d Diagnosis) Join(channel, did, key string) AssistJoin {
+	c := d.s.channels[channel]
 	if c == nil {
 		return AssistJoin{}
 	}
 	v := AssistJoin{Exists: true}
 	sid := ""
 	oper := false
-	if sessions := s.SessionsByDID(did); len(sessions) > 0 {
+	if sessions := d.s.SessionsByDID(did); len(sessions) > 0 {
 		se := sessions[0]
 		sid, v.Hostmask, oper = se.ID, se.Hostmask(), se.Oper
 		for _, other := range sessions {
@@ -222,20 +227,20 @@ type AssistRecipient struct {
 	Prefixes string
 }
 
-// AssistRecipients lists the members of the named (folded) channel, local sessions by node and
+// Recipients lists the members of the named (folded) channel, local sessions by node and
 // remote members by peer, sorted by nick.
-func (s *State) AssistRecipients(channel string) []AssistRecipient {
-	c := s.channels[channel]
+func (d Diagnosis) Recipients(channel string) []AssistRecipient {
+	c := d.s.channels[channel]
 	if c == nil {
 		return nil
 	}
 	var out []AssistRecipient
 	for id, m := range c.members {
-		if se := s.sessions[id]; se != nil {
+		if se := d.s.sessions[id]; se != nil {
 			out = append(out, AssistRecipient{Nick: se.Nick, Node: se.Node, Prefixes: m.Prefixes(true)})
 		}
 	}
-	for _, rm := range s.remoteMembers {
+	for _, rm := range d.s.remoteMembers {
 		if rm.channels[channel] {
 			out = append(out, AssistRecipient{Nick: rm.Nick, Node: rm.Peer, Remote: true})
 		}
