@@ -19,8 +19,9 @@ const Level = 1
 var ErrClusterUpgrading = errors.New("the cluster is being upgraded: this change is possible once every node runs this version")
 
 // commandLevels is the feature level of every registered command type: 0 for those of v0.1.0,
-// 1 for those added since. A new command type is added here at Level, after raising Level when it
-// is the first of a release; a test checks this table against the registry.
+// 1 for those added since. A new core command type is added here at Level, after raising Level
+// when it is the first of a release; a module gives its types' levels to Handle and Register adds
+// them here. A test checks this table against the registry.
 var commandLevels = map[CommandType]int{
 	// v0.1.0
 	TypeRegisterSession: 0, TypeChangeNick: 0, TypeAuthenticate: 0, TypeEndSession: 0, TypeJoin: 0,
