@@ -9,6 +9,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/signingapi"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // mountAgents puts the MCP endpoint and the discovery documents on the REST server. The
@@ -36,7 +37,7 @@ func mountAgents(cfg Config, log *slog.Logger, machine *fsm.Machine, rs *rest.Se
 			FloodLimits: !cfg.NoFloodLimits, MaxConnsPerIP: cfg.MaxConnsPerIP, ChallengeTTL: cfg.ChallengeTTL,
 			SigningKeyLifetime: cfg.SigningKeyLifetime, BatchKeyPairs: signingapi.MaxBatchPairs,
 			MCP: mcp.DefaultLimit, MCPLimitsOff: cfg.NoFloodLimits, MCPBodyBytes: mcp.MaxBodyBytes,
-			Coordination: fsm.DefaultCoordBudget,
+			Coordination: fsmcoord.DefaultCoordBudget,
 		},
 		FreeFormSession: cfg.Assist.Configured(),
 		Logger:          log.With("component", "discovery"),

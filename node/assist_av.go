@@ -6,6 +6,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 )
 
 // assistAV compares a call's roster (replicated state) with the wire state of the forwarding unit
@@ -21,9 +22,9 @@ func (a assistAV) InspectAV(_ context.Context, channel string) (assist.AVReport,
 	if !surface.gateway.Running() {
 		return assist.AVReport{}, false, "AV is not running on node " + a.node
 	}
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var ok bool
-	a.machine.Read(func(st *fsm.State) { call, ok = st.AVActive(channel) })
+	a.machine.Read(func(st *fsm.State) { call, ok = fsmav.Of(st).Active(channel) })
 	if !ok {
 		return assist.AVReport{}, false, "the roster has no active call in " + channel
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 	"github.com/palaver-chat/palaver/sfu"
 )
 
@@ -95,7 +96,7 @@ func mountAV(cfg Config, log *slog.Logger, surface *avSurface, machine *fsm.Mach
 	// Calls hosted by an earlier process of this node died with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
+	if _, err := prop.Propose(ctx, fsmav.AVEndNode{Node: cfg.NodeName, Reason: "the hosting server restarted"}); err != nil {
 		return fmt.Errorf("ending the calls of the previous process: %w", err)
 	}
 	rf.OnLeadership(deadHosts{cfg.NodeName, rf, machine, log}.run)
@@ -221,14 +222,14 @@ func (d deadHosts) run(ctx context.Context) {
 		}
 		dead := map[string]bool{}
 		d.machine.Read(func(st *fsm.State) {
-			for _, call := range st.AVLive() {
+			for _, call := range fsmav.Of(st).Live() {
 				if !alive[call.Host] {
 					dead[call.Host] = true
 				}
 			}
 		})
 		for host := range dead {
-			if _, err := prop.Propose(ctx, fsm.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
+			if _, err := prop.Propose(ctx, fsmav.AVEndNode{Node: host, Reason: "the hosting server is gone"}); err != nil && ctx.Err() == nil {
 				d.log.Warn("ending the calls of a dead node", "node", host, "err", err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/palaver-chat/palaver/node/stream"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	_ "github.com/palaver-chat/palaver/raft/fsm/features" // every replicated feature module
 )
 
 // newStreams builds the node's streams and makes the machine publish every applied entry (and

@@ -298,7 +298,7 @@ func (s *Service) isOper(did string) bool {
 	}
 	oper := false
 	s.cfg.State.Read(func(st *fsm.State) {
-		for _, se := range st.AssistSessions(did) {
+		for _, se := range fsm.Diagnose(st).Sessions(did) {
 			oper = oper || se.Oper
 		}
 	})

@@ -5,7 +5,7 @@
 // request to the tools.
 //
 // Every tool reads the node's real state: the replicated state through the read methods of
-// raft/fsm (view_assist.go), the event store, the IRC edge's send checks and disconnects, the
+// raft/fsm (its Diagnosis view), the event store, the IRC edge's send checks and disconnects, the
 // Raft and exchange counters. Nothing is canned.
 //
 // Disclosure tiers, lowest first: public (no bearer), account (the bearer's own DID), channel

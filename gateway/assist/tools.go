@@ -157,8 +157,8 @@ func (s *Service) tierIn(channel string, who caller) channelTier {
 		secret bool
 	)
 	s.cfg.State.Read(func(st *fsm.State) {
-		a = st.AssistAccess(channel, who.did)
-		ch, _ := st.AssistChannel(channel)
+		a = fsm.Diagnose(st).Access(channel, who.did)
+		ch, _ := fsm.Diagnose(st).Channel(channel)
 		secret = ch.Secret
 	})
 	t := channelTier{exists: a.Exists, readable: a.Readable || (a.Exists && who.oper), member: a.Member, op: a.Op || (a.Exists && who.oper)}

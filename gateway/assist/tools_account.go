@@ -21,9 +21,9 @@ func (s *Service) inspectMySession(_ context.Context, who caller, body []byte) (
 	var sessions []fsm.AssistSession
 	var nickOwned string
 	s.cfg.State.Read(func(st *fsm.State) {
-		sessions = st.AssistSessions(acct)
+		sessions = fsm.Diagnose(st).Sessions(acct)
 		for _, se := range sessions {
-			if st.AssistNickOwner(se.Nick) == acct {
+			if fsm.Diagnose(st).NickOwner(se.Nick) == acct {
 				nickOwned = se.Nick
 			}
 		}
@@ -108,9 +108,9 @@ func (s *Service) diagnoseJoinFailure(_ context.Context, who caller, body []byte
 	var ch fsm.AssistChannel
 	var channels int
 	s.cfg.State.Read(func(st *fsm.State) {
-		v = st.AssistJoin(channel, acct, in.Key)
-		ch, _ = st.AssistChannel(channel)
-		if sessions := st.AssistSessions(acct); len(sessions) > 0 {
+		v = fsm.Diagnose(st).Join(channel, acct, in.Key)
+		ch, _ = fsm.Diagnose(st).Channel(channel)
+		if sessions := fsm.Diagnose(st).Sessions(acct); len(sessions) > 0 {
 			channels = len(sessions[0].Channels)
 		}
 	})
@@ -272,7 +272,7 @@ func (s *Service) predictMessageOutcome(_ context.Context, who caller, body []by
 	}
 	a := newAnswer(s.cfg.Now())
 	var sessions []fsm.AssistSession
-	s.cfg.State.Read(func(st *fsm.State) { sessions = st.AssistSessions(acct) })
+	s.cfg.State.Read(func(st *fsm.State) { sessions = fsm.Diagnose(st).Sessions(acct) })
 	if len(sessions) == 0 {
 		return a.diagnose(false, "PREDICT_NOT_CONNECTED", high, acct+" has no live session: connect and authenticate before sending").
 			followup("inspect_my_session", "see the sessions the server knows"), nil
@@ -362,12 +362,12 @@ func (s *Service) predictDirect(a *answer, se fsm.AssistSession, target string) 
 	var owner string
 	s.cfg.State.Read(func(st *fsm.State) {
 		if strings.HasPrefix(target, "did:") {
-			online = len(st.AssistSessions(target)) > 0
+			online = len(fsm.Diagnose(st).Sessions(target)) > 0
 			owner = target
 			return
 		}
-		_, online = st.AssistSessionByNick(target)
-		owner = st.AssistNickOwner(target)
+		_, online = fsm.Diagnose(st).SessionByNick(target)
+		owner = fsm.Diagnose(st).NickOwner(target)
 	})
 	switch {
 	case online:

@@ -266,7 +266,7 @@ func (s *Service) explainMessageRouting(ctx context.Context, who caller, body []
 		return a.diagnose(true, "ROUTING_EXPLAINED", medium, channel+" is restricted: its members receive it on the nodes they are connected to"), nil
 	}
 	var members []fsm.AssistRecipient
-	s.cfg.State.Read(func(st *fsm.State) { members = st.AssistRecipients(channel) })
+	s.cfg.State.Read(func(st *fsm.State) { members = fsm.Diagnose(st).Recipients(channel) })
 	byNode := map[string][]string{}
 	var nodes []string
 	me := ""
@@ -337,12 +337,12 @@ func (s *Service) routeDirect(a *answer, cmd, target, myNick string) *answer {
 	var sessions []fsm.AssistSession
 	s.cfg.State.Read(func(st *fsm.State) {
 		if strings.HasPrefix(target, "did:") {
-			sessions = st.AssistSessions(target)
+			sessions = fsm.Diagnose(st).Sessions(target)
 			return
 		}
-		if se, ok := st.AssistSessionByNick(target); ok {
+		if se, ok := fsm.Diagnose(st).SessionByNick(target); ok {
 			if se.DID != "" {
-				sessions = st.AssistSessions(se.DID)
+				sessions = fsm.Diagnose(st).Sessions(se.DID)
 			} else {
 				sessions = []fsm.AssistSession{se}
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 	"github.com/palaver-chat/palaver/sfu"
 )
 
@@ -225,7 +226,7 @@ type Artifacts struct {
 	Artifacts []Artifact `json:"artifacts"`
 }
 
-func artifactsOf(c fsm.AVCall) []Artifact {
+func artifactsOf(c fsmav.AVCall) []Artifact {
 	out := make([]Artifact, 0, len(c.Artifacts))
 	for _, a := range c.Artifacts {
 		out = append(out, Artifact{ID: a.ID, Kind: a.Kind, URL: a.URL, Title: a.Title, AddedBy: a.AddedBy,
@@ -234,7 +235,7 @@ func artifactsOf(c fsm.AVCall) []Artifact {
 	return out
 }
 
-func sessionOf(c fsm.AVCall) Session {
+func sessionOf(c fsmav.AVCall) Session {
 	s := Session{ID: c.ID, Channel: c.Channel, State: "Active", HostNode: c.Host, CreatedBy: c.CreatedBy,
 		CreatedByNick: c.CreatedByNick, CreatedAt: c.CreatedAt / 1000, ParticipantCount: c.LiveParticipants(),
 		Participants: make([]Participant, 0, len(c.Participants)), Artifacts: artifactsOf(c)}
@@ -277,13 +278,13 @@ func (g *Gateway) listSessions(c *gin.Context) {
 	did := rest.DID(c)
 	out := Sessions{Active: []Session{}, Recent: []Session{}}
 	g.cfg.State.Read(func(st *fsm.State) {
-		readable := func(channel string) bool { _, may := st.AVMayRead(channel, did); return may }
-		for _, call := range st.AVLive() {
+		readable := func(channel string) bool { _, may := fsmav.Of(st).MayRead(channel, did); return may }
+		for _, call := range fsmav.Of(st).Live() {
 			if readable(call.Channel) {
 				out.Active = append(out.Active, sessionOf(call))
 			}
 		}
-		for _, call := range st.AVRecent("", fsm.MaxRecentAVCalls) {
+		for _, call := range fsmav.Of(st).Recent("", fsmav.MaxRecentAVCalls) {
 			if len(out.Recent) < maxRecent && readable(call.Channel) {
 				out.Recent = append(out.Recent, sessionOf(call))
 			}
@@ -300,13 +301,13 @@ func (g *Gateway) getSession(c *gin.Context) {
 
 // readableCall finds the call of the path for the reader of the request; it answers 404 or 403
 // and false when there is none or the reader may not see it.
-func (g *Gateway) readableCall(c *gin.Context) (fsm.AVCall, bool) {
+func (g *Gateway) readableCall(c *gin.Context) (fsmav.AVCall, bool) {
 	id := c.Param("id")
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var found, may bool
 	g.cfg.State.Read(func(st *fsm.State) {
-		if call, found = st.AVCall(id); found {
-			_, may = st.AVMayRead(call.Channel, rest.DID(c))
+		if call, found = fsmav.Of(st).Call(id); found {
+			_, may = fsmav.Of(st).MayRead(call.Channel, rest.DID(c))
 		}
 	})
 	switch {
@@ -317,7 +318,7 @@ func (g *Gateway) readableCall(c *gin.Context) (fsm.AVCall, bool) {
 	default:
 		return call, true
 	}
-	return fsm.AVCall{}, false
+	return fsmav.AVCall{}, false
 }
 
 func (g *Gateway) listArtifacts(c *gin.Context) {
@@ -346,7 +347,7 @@ func (g *Gateway) addArtifact(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadRequest, `The body must be JSON {"kind", "url", "title"} of at most 16 KiB`)
 		return
 	}
-	if why := fsm.ValidAVArtifact(req.Kind, req.URL, req.Title); why != "" {
+	if why := fsmav.ValidAVArtifact(req.Kind, req.URL, req.Title); why != "" {
 		rest.WriteError(c, http.StatusBadRequest, "Not a valid artifact: "+why)
 		return
 	}
@@ -355,15 +356,15 @@ func (g *Gateway) addArtifact(c *gin.Context) {
 		return
 	}
 	id := c.Param("id")
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var found bool
-	g.cfg.State.Read(func(st *fsm.State) { call, found = st.AVCall(id) })
+	g.cfg.State.Read(func(st *fsm.State) { call, found = fsmav.Of(st).Call(id) })
 	if !found {
 		rest.WriteError(c, http.StatusNotFound, "No call "+id+" (ended calls are kept for a while only)")
 		return
 	}
 	artifactID := ulid.Make().String()
-	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsm.AVAddArtifact{CallID: id, ArtifactID: artifactID,
+	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsmav.AVAddArtifact{CallID: id, ArtifactID: artifactID,
 		DID: rest.DID(c), Kind: req.Kind, URL: req.URL, Title: req.Title})
 	if err != nil {
 		g.log.Warn("adding a call artifact", "call", id, "err", err)
@@ -372,10 +373,10 @@ func (g *Gateway) addArtifact(c *gin.Context) {
 	}
 	switch res.Code {
 	case fsm.OK:
-	case fsm.ErrAVArtifactsFull:
-		rest.WriteError(c, http.StatusConflict, fmt.Sprintf("The call already has %d artifacts, the most it keeps", fsm.MaxAVArtifacts))
+	case fsmav.ErrAVArtifactsFull:
+		rest.WriteError(c, http.StatusConflict, fmt.Sprintf("The call already has %d artifacts, the most it keeps", fsmav.MaxAVArtifacts))
 		return
-	case fsm.ErrAVNoCall:
+	case fsmav.ErrAVNoCall:
 		rest.WriteError(c, http.StatusNotFound, "No call "+id+" (ended calls are kept for a while only)")
 		return
 	case fsm.ErrNoSuchChannel, fsm.ErrNotOnChannel:
@@ -386,7 +387,7 @@ func (g *Gateway) addArtifact(c *gin.Context) {
 		rest.WriteError(c, status, msg)
 		return
 	}
-	g.cfg.State.Read(func(st *fsm.State) { call, _ = st.AVCall(id) })
+	g.cfg.State.Read(func(st *fsm.State) { call, _ = fsmav.Of(st).Call(id) })
 	for _, a := range artifactsOf(call) {
 		if a.ID == artifactID {
 			c.PureJSON(http.StatusCreated, a)
@@ -417,14 +418,14 @@ func (g *Gateway) channelSessions(c *gin.Context) {
 	out := ChannelSessions{Channel: name, Recent: []Session{}}
 	var exists, may bool
 	g.cfg.State.Read(func(st *fsm.State) {
-		if exists, may = st.AVMayRead(name, rest.DID(c)); !may {
+		if exists, may = fsmav.Of(st).MayRead(name, rest.DID(c)); !may {
 			return
 		}
-		if call, ok := st.AVActive(name); ok {
+		if call, ok := fsmav.Of(st).Active(name); ok {
 			s := sessionOf(call)
 			out.Active = &s
 		}
-		for _, call := range st.AVRecent(name, maxRecent) {
+		for _, call := range fsmav.Of(st).Recent(name, maxRecent) {
 			out.Recent = append(out.Recent, sessionOf(call))
 		}
 	})
@@ -458,7 +459,7 @@ func (g *Gateway) startSession(c *gin.Context) {
 		return
 	}
 	id := ulid.Make().String()
-	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsm.AVStart{CallID: id, Channel: name, Node: g.cfg.Node, DID: rest.DID(c)})
+	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsmav.AVStart{CallID: id, Channel: name, Node: g.cfg.Node, DID: rest.DID(c)})
 	if err != nil {
 		g.log.Warn("starting a call", "channel", name, "err", err)
 		rest.WriteError(c, http.StatusServiceUnavailable, "The call could not be started now; try again")
@@ -466,9 +467,9 @@ func (g *Gateway) startSession(c *gin.Context) {
 	}
 	if res.Code != fsm.OK {
 		status, msg := refusal(res.Code, name)
-		if res.Code == fsm.ErrAVActive {
+		if res.Code == fsmav.ErrAVActive {
 			g.cfg.State.Read(func(st *fsm.State) {
-				if call, ok := st.AVActive(name); ok {
+				if call, ok := fsmav.Of(st).Active(name); ok {
 					msg = name + " already has a call: " + call.ID + "; join it"
 				}
 			})
@@ -476,15 +477,15 @@ func (g *Gateway) startSession(c *gin.Context) {
 		rest.WriteError(c, status, msg)
 		return
 	}
-	var call fsm.AVCall
-	g.cfg.State.Read(func(st *fsm.State) { call, _ = st.AVCall(id) })
+	var call fsmav.AVCall
+	g.cfg.State.Read(func(st *fsm.State) { call, _ = fsmav.Of(st).Call(id) })
 	c.PureJSON(http.StatusCreated, sessionOf(call))
 }
 
 // refusal maps a refused call command to an HTTP status and a message.
 func refusal(code fsm.Code, channel string) (int, string) {
 	switch code {
-	case fsm.ErrAVActive:
+	case fsmav.ErrAVActive:
 		return http.StatusConflict, channel + " already has a call"
 	case fsm.ErrNoSuchChannel:
 		return http.StatusNotFound, "No channel " + channel
@@ -492,13 +493,13 @@ func refusal(code fsm.Code, channel string) (int, string) {
 		return http.StatusForbidden, "Only members of " + channel + " take part in its calls: join it over IRC first"
 	case fsm.ErrBanned:
 		return http.StatusForbidden, "You are banned from " + channel
-	case fsm.ErrAVNeedsAccount:
+	case fsmav.ErrAVNeedsAccount:
 		return http.StatusForbidden, "Only authenticated users take part in calls"
-	case fsm.ErrAVNoCall:
+	case fsmav.ErrAVNoCall:
 		return http.StatusNotFound, "The call has ended"
-	case fsm.ErrAVFull:
-		return http.StatusForbidden, fmt.Sprintf("The call is full (%d participants)", fsm.MaxAVParticipants)
-	case fsm.ErrAVNotOperator:
+	case fsmav.ErrAVFull:
+		return http.StatusForbidden, fmt.Sprintf("The call is full (%d participants)", fsmav.MaxAVParticipants)
+	case fsmav.ErrAVNotOperator:
 		return http.StatusForbidden, "Only channel operators of " + channel + " and server operators end its calls"
 	default:
 		return http.StatusBadRequest, "Refused: " + code.String()
@@ -517,12 +518,12 @@ type TokenResponse struct {
 
 func (g *Gateway) token(c *gin.Context) {
 	id, did := c.Param("id"), rest.DID(c)
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var found bool
 	code := fsm.OK
 	g.cfg.State.Read(func(st *fsm.State) {
-		if call, found = st.AVCall(id); found {
-			code = st.AVEligible(call.Channel, did)
+		if call, found = fsmav.Of(st).Call(id); found {
+			code = fsmav.Of(st).Eligible(call.Channel, did)
 		}
 	})
 	switch {
@@ -624,20 +625,20 @@ func (g *Gateway) sweep() {
 		cutoff := g.cfg.Now().Add(-EmptyCallTimeout).UnixMilli()
 		var idle []string
 		g.cfg.State.Read(func(st *fsm.State) {
-			for _, call := range st.AVLive() {
+			for _, call := range fsmav.Of(st).Live() {
 				if call.Host == g.cfg.Node && call.LiveParticipants() == 0 && lastActivity(call) < cutoff {
 					idle = append(idle, call.ID)
 				}
 			}
 		})
 		for _, id := range idle {
-			g.propose(fsm.AVEnd{CallID: id, Reason: "nobody is in the call"})
+			g.propose(fsmav.AVEnd{CallID: id, Reason: "nobody is in the call"})
 		}
 	}
 }
 
 // lastActivity is when the call started or someone last joined or left (unix ms).
-func lastActivity(c fsm.AVCall) int64 {
+func lastActivity(c fsmav.AVCall) int64 {
 	at := c.CreatedAt
 	for _, p := range c.Participants {
 		at = max(at, p.JoinedAt, p.LeftAt)

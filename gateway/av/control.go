@@ -9,6 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 )
 
 // Tags a channel member sends on a TAGMSG to the channel to act on its call (freeq's action
@@ -125,7 +126,7 @@ func (g *Gateway) CheckMessage(m ChannelMessage) *Refusal {
 // control checks an action against the state and returns the command to propose, or the
 // refusal.
 func (g *Gateway) control(st *fsm.State, m ChannelMessage, action, reason string) (fsm.Command, *Refusal) {
-	call, live := st.AVActive(m.Channel)
+	call, live := fsmav.Of(st).Active(m.Channel)
 	if id := m.Tags[TagID]; action != TagStart && id != "" && (!live || id != call.ID) {
 		return nil, &Refusal{FailNoCall, "The call " + id + " is not the live call of " + m.Channel}
 	}
@@ -133,10 +134,10 @@ func (g *Gateway) control(st *fsm.State, m ChannelMessage, action, reason string
 		switch {
 		case !live:
 			return nil, &Refusal{FailNoCall, m.Channel + " has no call"}
-		case !st.AVMayEnd(m.Channel, m.DID, m.Session) && !g.serverOper(m.DID):
+		case !fsmav.Of(st).MayEnd(m.Channel, m.DID, m.Session) && !g.serverOper(m.DID):
 			return nil, &Refusal{FailNotOperator, "Only channel operators of " + m.Channel + " and server operators end its calls"}
 		}
-		return fsm.AVOperatorEnd{CallID: call.ID, DID: m.DID, Session: m.Session, ServerOper: g.serverOper(m.DID), Reason: reason}, nil
+		return fsmav.AVOperatorEnd{CallID: call.ID, DID: m.DID, Session: m.Session, ServerOper: g.serverOper(m.DID), Reason: reason}, nil
 	}
 	if action == TagLeave {
 		if !live || !inCall(call, m.DID) {
@@ -145,29 +146,29 @@ func (g *Gateway) control(st *fsm.State, m ChannelMessage, action, reason string
 		if reason == "" {
 			reason = "left the call"
 		}
-		return fsm.AVLeave{CallID: call.ID, DID: m.DID, Reason: reason}, nil
+		return fsmav.AVLeave{CallID: call.ID, DID: m.DID, Reason: reason}, nil
 	}
-	if r := controlRefusal(st.AVEligible(m.Channel, m.DID), m.Channel); r != nil {
+	if r := controlRefusal(fsmav.Of(st).Eligible(m.Channel, m.DID), m.Channel); r != nil {
 		return nil, r
 	}
 	if action == TagStart {
 		if live {
 			return nil, &Refusal{FailActive, m.Channel + " already has a call: " + call.ID + " (hosted by " + call.Host + "); join it"}
 		}
-		return fsm.AVStart{CallID: ulid.Make().String(), Channel: m.Channel, Node: g.cfg.Node, DID: m.DID}, nil
+		return fsmav.AVStart{CallID: ulid.Make().String(), Channel: m.Channel, Node: g.cfg.Node, DID: m.DID}, nil
 	}
 	switch {
 	case !live:
 		return nil, &Refusal{FailNoCall, m.Channel + " has no call; start one with " + TagStart}
 	case inCall(call, m.DID):
 		return nil, &Refusal{FailAlreadyIn, "You are in the call " + call.ID + " already"}
-	case call.LiveParticipants() >= fsm.MaxAVParticipants:
-		return nil, &Refusal{FailFull, fmt.Sprintf("The call is full (%d participants)", fsm.MaxAVParticipants)}
+	case call.LiveParticipants() >= fsmav.MaxAVParticipants:
+		return nil, &Refusal{FailFull, fmt.Sprintf("The call is full (%d participants)", fsmav.MaxAVParticipants)}
 	}
-	return fsm.AVJoin{CallID: call.ID, DID: m.DID}, nil
+	return fsmav.AVJoin{CallID: call.ID, DID: m.DID}, nil
 }
 
-func inCall(call fsm.AVCall, did string) bool {
+func inCall(call fsmav.AVCall, did string) bool {
 	for _, p := range call.Participants {
 		if did != "" && p.DID == did && p.LeftAt == 0 {
 			return true
@@ -181,19 +182,19 @@ func controlRefusal(code fsm.Code, channel string) *Refusal {
 	switch code {
 	case fsm.OK, fsm.NoChange:
 		return nil
-	case fsm.ErrAVNeedsAccount:
+	case fsmav.ErrAVNeedsAccount:
 		return &Refusal{FailAccountRequired, "Only authenticated users take part in calls"}
 	case fsm.ErrNoSuchChannel, fsm.ErrNotOnChannel:
 		return &Refusal{FailNotOnChannel, "Only members of " + channel + " take part in its calls"}
 	case fsm.ErrBanned:
 		return &Refusal{FailBanned, "You are banned from " + channel}
-	case fsm.ErrAVActive:
+	case fsmav.ErrAVActive:
 		return &Refusal{FailActive, channel + " already has a call"}
-	case fsm.ErrAVNoCall:
+	case fsmav.ErrAVNoCall:
 		return &Refusal{FailNoCall, channel + " has no call"}
-	case fsm.ErrAVFull:
-		return &Refusal{FailFull, fmt.Sprintf("The call is full (%d participants)", fsm.MaxAVParticipants)}
-	case fsm.ErrAVNotOperator:
+	case fsmav.ErrAVFull:
+		return &Refusal{FailFull, fmt.Sprintf("The call is full (%d participants)", fsmav.MaxAVParticipants)}
+	case fsmav.ErrAVNotOperator:
 		return &Refusal{FailNotOperator, "Only channel operators of " + channel + " and server operators end its calls"}
 	default:
 		return &Refusal{"REFUSED", "Refused: " + code.String()}
@@ -214,10 +215,10 @@ func (g *Gateway) proposeAction(ctx context.Context, m ChannelMessage, cmd fsm.C
 	}
 	if r := controlRefusal(res.Code, m.Channel); r != nil {
 		code, id := r.Code, ""
-		if res.Code == fsm.ErrAVActive {
+		if res.Code == fsmav.ErrAVActive {
 			code = "start-collision"
 			g.cfg.State.Read(func(st *fsm.State) {
-				if call, ok := st.AVActive(m.Channel); ok {
+				if call, ok := fsmav.Of(st).Active(m.Channel); ok {
 					id = call.ID
 				}
 			})

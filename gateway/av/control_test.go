@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 	"github.com/palaver-chat/palaver/sfu"
 	"github.com/palaver-chat/palaver/testcluster/poll"
@@ -74,7 +75,7 @@ func waitState(t *testing.T, m *fsmtest.Machine, what string, cond func(*fsm.Sta
 
 func TestCheckMessage(t *testing.T) {
 	g, m, _, _ := newControlGateway(t, "did:plc:root")
-	active := func(st *fsm.State) (fsm.AVCall, bool) { return st.AVActive("#c") }
+	active := func(st *fsm.State) (fsmav.AVCall, bool) { return fsmav.Of(st).Active("#c") }
 
 	// Before a call.
 	for _, tc := range []struct {
@@ -149,7 +150,7 @@ func TestCheckMessage(t *testing.T) {
 		t.Fatalf("server operator: %+v", r)
 	}
 	waitState(t, m, "the end", func(st *fsm.State) bool {
-		c, _ := st.AVCall(id)
+		c, _ := fsmav.Of(st).Call(id)
 		return !c.Live() && c.EndedBy == "did:plc:root" && c.EndReason == "closing"
 	})
 }
@@ -171,7 +172,7 @@ func TestCheckMessageRace(t *testing.T) {
 	select {
 	case got := <-tells:
 		var winner string
-		m.Read(func(st *fsm.State) { c, _ := st.AVActive("#c"); winner = c.ID })
+		m.Read(func(st *fsm.State) { c, _ := fsmav.Of(st).Active("#c"); winner = c.ID })
 		if got.did != "did:plc:bob" || got.tags[TagError] != "start-collision" || got.tags[TagID] != winner || winner == "" || got.text == "" {
 			t.Fatalf("told %+v (winner %s)", got, winner)
 		}

@@ -6,7 +6,7 @@
 // by CheckMessage on the IRC edge; the server tells the channel about its call), and keeping the
 // forwarding unit's connections within the replicated roster.
 //
-// The roster is replicated state (raft/fsm/av.go): which node hosts a channel's call, who is in
+// The roster is replicated state (the raft/fsm/av module): which node hosts a channel's call, who is in
 // it, when it started and ended. The media go through the forwarding unit (package sfu) of the
 // hosting node only, so a token minted on any node names the host's signalling URL. A token is
 // signed with the minting node's server key and checked by the host against the replicated

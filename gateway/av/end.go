@@ -14,6 +14,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 )
 
 // EndRequest is the optional body of POST /api/v1/sessions/{id}/end.
@@ -27,8 +28,8 @@ const maxEndBody = 4096
 // validReason reports why an end or leave reason is refused, or "" when it is fine.
 func validReason(reason string) string {
 	switch {
-	case len(reason) > fsm.MaxAVReason:
-		return fmt.Sprintf("the reason is longer than %d bytes", fsm.MaxAVReason)
+	case len(reason) > fsmav.MaxAVReason:
+		return fmt.Sprintf("the reason is longer than %d bytes", fsmav.MaxAVReason)
 	case !utf8.ValidString(reason) || strings.ContainsFunc(reason, unicode.IsControl):
 		return "the reason must be UTF-8 text without control characters"
 	}
@@ -56,11 +57,11 @@ func (g *Gateway) endSession(c *gin.Context) {
 		return
 	}
 	id, did := c.Param("id"), rest.DID(c)
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var found, may bool
 	g.cfg.State.Read(func(st *fsm.State) {
-		if call, found = st.AVCall(id); found {
-			may = st.AVMayEnd(call.Channel, did, "")
+		if call, found = fsmav.Of(st).Call(id); found {
+			may = fsmav.Of(st).MayEnd(call.Channel, did, "")
 		}
 	})
 	oper := g.serverOper(did)
@@ -72,17 +73,17 @@ func (g *Gateway) endSession(c *gin.Context) {
 		rest.WriteError(c, http.StatusConflict, "The call "+id+" has ended already")
 		return
 	case !may && !oper:
-		status, msg := refusal(fsm.ErrAVNotOperator, call.Channel)
+		status, msg := refusal(fsmav.ErrAVNotOperator, call.Channel)
 		rest.WriteError(c, status, msg)
 		return
 	}
-	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsm.AVOperatorEnd{CallID: id, DID: did, ServerOper: oper, Reason: req.Reason})
+	res, err := g.cfg.Propose.Propose(c.Request.Context(), fsmav.AVOperatorEnd{CallID: id, DID: did, ServerOper: oper, Reason: req.Reason})
 	if err != nil {
 		g.log.Warn("ending a call", "call", id, "err", err)
 		rest.WriteError(c, http.StatusServiceUnavailable, "The call could not be ended now; try again")
 		return
 	}
-	if res.Code == fsm.ErrAVNoCall {
+	if res.Code == fsmav.ErrAVNoCall {
 		rest.WriteError(c, http.StatusConflict, "The call "+id+" has ended already")
 		return
 	}
@@ -91,6 +92,6 @@ func (g *Gateway) endSession(c *gin.Context) {
 		rest.WriteError(c, status, msg)
 		return
 	}
-	g.cfg.State.Read(func(st *fsm.State) { call, _ = st.AVCall(id) })
+	g.cfg.State.Read(func(st *fsm.State) { call, _ = fsmav.Of(st).Call(id) })
 	c.PureJSON(http.StatusOK, sessionOf(call))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 )
 
 // Tags of the server's call TAGMSGs.
@@ -39,17 +40,17 @@ func (g *Gateway) Observe(events []fsm.Event) {
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
-		case fsm.EvAVStarted, fsm.EvAVJoined, fsm.EvAVLeft, fsm.EvAVEnded:
+		case fsmav.EvAVStarted, fsmav.EvAVJoined, fsmav.EvAVLeft, fsmav.EvAVEnded:
 			g.announce(e)
 		}
 		if g.cfg.SFU == nil {
 			continue
 		}
 		switch e.Kind {
-		case fsm.EvAVEnded:
+		case fsmav.EvAVEnded:
 			channel, id, reason := e.Channel, e.MsgID, e.Text
 			g.background(func() { g.cfg.SFU.End(channel, id, "call ended: "+reason) })
-		case fsm.EvAVLeft:
+		case fsmav.EvAVLeft:
 			channel, did, reason := e.Channel, e.Actor.DID, e.Text
 			g.background(func() { g.cfg.SFU.Kick(channel, did, reason) })
 		case fsm.EvPart, fsm.EvKick:
@@ -76,7 +77,7 @@ func (g *Gateway) recheck(channel string) {
 	var out []gone
 	var callID string
 	g.cfg.State.Read(func(st *fsm.State) {
-		call, ok := st.AVActive(channel)
+		call, ok := fsmav.Of(st).Active(channel)
 		if !ok || call.Host != g.cfg.Node {
 			return
 		}
@@ -85,7 +86,7 @@ func (g *Gateway) recheck(channel string) {
 			if p.LeftAt != 0 {
 				continue
 			}
-			switch st.AVEligible(channel, p.DID) {
+			switch fsmav.Of(st).Eligible(channel, p.DID) {
 			case fsm.OK:
 			case fsm.ErrBanned:
 				out = append(out, gone{p.DID, "banned from the channel"})
@@ -97,7 +98,7 @@ func (g *Gateway) recheck(channel string) {
 	for _, x := range out {
 		did, reason := x.did, x.reason
 		g.background(func() { g.cfg.SFU.Kick(channel, did, reason) })
-		g.propose(fsm.AVLeave{CallID: callID, DID: did, Reason: reason})
+		g.propose(fsmav.AVLeave{CallID: callID, DID: did, Reason: reason})
 	}
 }
 
@@ -120,7 +121,7 @@ func (g *Gateway) announce(e *fsm.Event) {
 	if g.cfg.Announce == nil {
 		return
 	}
-	state := map[fsm.EventKind]string{fsm.EvAVStarted: "started", fsm.EvAVJoined: "joined", fsm.EvAVLeft: "left", fsm.EvAVEnded: "ended"}[e.Kind]
+	state := map[fsm.EventKind]string{fsmav.EvAVStarted: "started", fsmav.EvAVJoined: "joined", fsmav.EvAVLeft: "left", fsmav.EvAVEnded: "ended"}[e.Kind]
 	tags := map[string]string{TagState: state, TagID: e.MsgID}
 	if e.Actor.Nick != "" {
 		tags[TagActor] = e.Actor.Nick
@@ -130,12 +131,12 @@ func (g *Gateway) announce(e *fsm.Event) {
 	}
 	live, host := 0, ""
 	g.cfg.State.Read(func(st *fsm.State) {
-		if call, ok := st.AVCall(e.MsgID); ok && call.Live() {
+		if call, ok := fsmav.Of(st).Call(e.MsgID); ok && call.Live() {
 			live, host = call.LiveParticipants(), call.Host
 		}
 	})
 	tags[TagParticipants] = strconv.Itoa(live)
-	if host != "" && (e.Kind == fsm.EvAVStarted || e.Kind == fsm.EvAVJoined) {
+	if host != "" && (e.Kind == fsmav.EvAVStarted || e.Kind == fsmav.EvAVJoined) {
 		// Where to connect: any node's token route names the host's signalling URL; this
 		// node's own is given to its members.
 		tags[TagHost] = host
@@ -164,7 +165,7 @@ func (g *Gateway) Resync() {
 	}
 	live := map[string]string{} // channel → live call hosted here
 	g.cfg.State.Read(func(st *fsm.State) {
-		for _, call := range st.AVLive() {
+		for _, call := range fsmav.Of(st).Live() {
 			if call.Host == g.cfg.Node {
 				live[call.Channel] = call.ID
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmav "github.com/palaver-chat/palaver/raft/fsm/av"
 	"github.com/palaver-chat/palaver/sfu"
 )
 
@@ -39,12 +40,12 @@ func (g *Gateway) serveSignal(c *gin.Context) {
 		rest.WriteError(c, http.StatusForbidden, "This token is for another call")
 		return
 	}
-	var call fsm.AVCall
+	var call fsmav.AVCall
 	var found bool
 	code := fsm.OK
 	g.cfg.State.Read(func(st *fsm.State) {
-		if call, found = st.AVCall(id); found {
-			code = st.AVEligible(call.Channel, cl.Account)
+		if call, found = fsmav.Of(st).Call(id); found {
+			code = fsmav.Of(st).Eligible(call.Channel, cl.Account)
 		}
 	})
 	switch {
@@ -91,10 +92,10 @@ func (g *Gateway) serveSignal(c *gin.Context) {
 
 // runSession joins the roster and the forwarding unit and relays signals until either side
 // ends.
-func (g *Gateway) runSession(ws *websocket.Conn, call fsm.AVCall, did string) {
+func (g *Gateway) runSession(ws *websocket.Conn, call fsmav.AVCall, did string) {
 	ctx, cancel := context.WithCancel(g.ctx)
 	defer cancel()
-	res, err := g.cfg.Propose.Propose(ctx, fsm.AVJoin{CallID: call.ID, DID: did})
+	res, err := g.cfg.Propose.Propose(ctx, fsmav.AVJoin{CallID: call.ID, DID: did})
 	if err != nil || res.Code != fsm.OK && res.Code != fsm.NoChange {
 		msg := "the call could not be joined now"
 		if err == nil {
@@ -188,7 +189,7 @@ func (g *Gateway) participantLeft(channel, callID, did, reason string) {
 	if g.cfg.SFU != nil && g.cfg.SFU.HasAccount(channel, did) {
 		return // another device of the account is still in the call
 	}
-	g.propose(fsm.AVLeave{CallID: callID, DID: did, Reason: reason})
+	g.propose(fsmav.AVLeave{CallID: callID, DID: did, Reason: reason})
 }
 
 // OnLeave is the function to give the forwarding unit as Config.OnLeave.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // Caller is the IRC session that sent an agent command.
@@ -80,7 +81,7 @@ func (s *Service) Provenance(ctx context.Context, c Caller, param string) (strin
 	if err != nil {
 		return "", fail("PROVENANCE", "DID_MISMATCH", err.Error())
 	}
-	res, err := s.propose(ctx, fsm.SetProvenance{DID: c.DID, Verified: d.Verified, Principal: d.Principal, Reason: d.Reason,
+	res, err := s.propose(ctx, fsmcoord.SetProvenance{DID: c.DID, Verified: d.Verified, Principal: d.Principal, Reason: d.Reason,
 		Certificate: string(raw), Expires: d.Expires})
 	if err != nil {
 		return "", tempFail("PROVENANCE")
@@ -122,7 +123,7 @@ func (s *Service) Agent(ctx context.Context, c Caller, params []string) (string,
 		if err != nil || !actorClasses[class] {
 			return "", fail("AGENT", "INVALID_PARAMS", "AGENT REGISTER :class=agent|external_agent|human")
 		}
-		return s.proposeOK(ctx, "AGENT", fsm.SetActorClass{DID: c.DID, Class: class, Session: c.Session}, "Registered as "+class)
+		return s.proposeOK(ctx, "AGENT", fsmcoord.SetActorClass{DID: c.DID, Class: class, Session: c.Session}, "Registered as "+class)
 	case "MANIFEST":
 		if len(args) != 1 {
 			return "", fail("AGENT", "INVALID_PARAMS", "AGENT MANIFEST :<base64url of a TOML or JSON manifest>")
@@ -139,7 +140,7 @@ func (s *Service) Agent(ctx context.Context, c Caller, params []string) (string,
 			return "", fail("AGENT", "INVALID_PARAMS", "AGENT DESPAWN <nick>")
 		}
 		child := s.ChildDID(c.DID, args[0])
-		return s.proposeOK(ctx, "AGENT", fsm.Despawn{ParentDID: c.DID, ChildDID: child}, "Despawned "+args[0])
+		return s.proposeOK(ctx, "AGENT", fsmcoord.Despawn{ParentDID: c.DID, ChildDID: child}, "Despawned "+args[0])
 	}
 	return "", fail("AGENT", "UNKNOWN_SUBCOMMAND", "AGENT REGISTER|MANIFEST|SPAWN|DESPAWN")
 }
@@ -150,7 +151,7 @@ func (s *Service) PublishManifest(ctx context.Context, did string, raw []byte) (
 	if err != nil {
 		return "", fail("AGENT", "INVALID_MANIFEST", err.Error())
 	}
-	return s.proposeOK(ctx, "AGENT", fsm.RegisterManifest{DID: did, Manifest: string(canonical), Class: m.Agent.ActorClass},
+	return s.proposeOK(ctx, "AGENT", fsmcoord.RegisterManifest{DID: did, Manifest: string(canonical), Class: m.Agent.ActorClass},
 		"Manifest published for "+m.Agent.DisplayName)
 }
 
@@ -177,12 +178,12 @@ func (s *Service) spawn(ctx context.Context, c Caller, args []string) (string, *
 	}
 	var ttl int64
 	if v := kv["ttl"]; v != "" {
-		if ttl, err = strconv.ParseInt(v, 10, 64); err != nil || ttl < 0 || ttl > fsm.MaxHeartbeatTTL*30 {
+		if ttl, err = strconv.ParseInt(v, 10, 64); err != nil || ttl < 0 || ttl > fsmcoord.MaxHeartbeatTTL*30 {
 			return "", fail("AGENT", "INVALID_PARAMS", "ttl is a number of seconds")
 		}
 	}
 	child := s.ChildDID(c.DID, nick)
-	return s.proposeOK(ctx, "AGENT", fsm.RecordSpawn{Agent: fsm.SpawnedAgent{ChildDID: child, ParentDID: c.DID, ParentNick: c.Nick,
+	return s.proposeOK(ctx, "AGENT", fsmcoord.RecordSpawn{Agent: fsmcoord.SpawnedAgent{ChildDID: child, ParentDID: c.DID, ParentNick: c.Nick,
 		Nick: nick, Channel: channel, Capabilities: caps, TTL: ttl, TaskRef: kv["task"]}}, "Spawned "+nick+" as "+child)
 }
 
@@ -202,7 +203,7 @@ func (s *Service) Presence(ctx context.Context, c Caller, param string) (string,
 	if err != nil || !presenceStates[kv["state"]] || len(kv["status"]) > 256 {
 		return "", fail("PRESENCE", "INVALID_PARAMS", "PRESENCE :state=<active|idle|busy|executing|waiting|paused|degraded|offline>[;status=<text>]")
 	}
-	return s.proposeOK(ctx, "PRESENCE", fsm.SetPresence{DID: c.DID, State: kv["state"], Status: kv["status"]}, "")
+	return s.proposeOK(ctx, "PRESENCE", fsmcoord.SetPresence{DID: c.DID, State: kv["state"], Status: kv["status"]}, "")
 }
 
 // Heartbeat handles HEARTBEAT [:state=<state>;ttl=<seconds>] (or HEARTBEAT <seconds>).
@@ -219,7 +220,7 @@ func (s *Service) Heartbeat(ctx context.Context, c Caller, param string) (string
 	ttl := int64(s.cfg.Options.DefaultHeartbeatTTL)
 	if v, ok := kv["ttl"]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 || n > fsm.MaxHeartbeatTTL {
+		if err != nil || n <= 0 || n > fsmcoord.MaxHeartbeatTTL {
 			return "", fail("HEARTBEAT", "INVALID_PARAMS", "ttl is 1 to 86400 seconds")
 		}
 		ttl = n
@@ -227,7 +228,7 @@ func (s *Service) Heartbeat(ctx context.Context, c Caller, param string) (string
 	if st := kv["state"]; st != "" && !presenceStates[st] {
 		return "", fail("HEARTBEAT", "INVALID_PARAMS", "Unknown state")
 	}
-	return s.proposeOK(ctx, "HEARTBEAT", fsm.Heartbeat{DID: c.DID, State: kv["state"], TTL: ttl}, "")
+	return s.proposeOK(ctx, "HEARTBEAT", fsmcoord.Heartbeat{DID: c.DID, State: kv["state"], TTL: ttl}, "")
 }
 
 // proposeOK proposes cmd and answers ok (the text to NOTICE back, possibly empty) or the refusal.
@@ -249,7 +250,7 @@ func (s *Service) ActorClass(did string) string {
 	}
 	class := ""
 	s.read(func(st *fsm.State) {
-		if r, ok := st.CoordActor(did); ok {
+		if r, ok := fsmcoord.Of(st).Actor(did); ok {
 			class = r.Class
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // StateReader reads the node's replica of the replicated state.
@@ -74,26 +75,26 @@ func fail(cmd, code, text string) *Fail { return &Fail{Command: cmd, Code: code,
 
 // failCodes maps result codes of the coordination commands to FAIL codes.
 var failCodes = map[fsm.Code]struct{ code, text string }{
-	fsm.ErrActUnknownKind:         {"UNKNOWN_KIND", "The act kind is not one this server knows"},
-	fsm.ErrActUnknownVerb:         {"UNKNOWN_VERB", "The kind lists no transition with this verb"},
-	fsm.ErrActTerminalTask:        {"TERMINAL_TASK", "The task is finished"},
-	fsm.ErrActIllegalStep:         {"ILLEGAL_STEP", "The verb is not legal from the task's current state"},
-	fsm.ErrActWrongSender:         {"WRONG_SENDER", "The sender does not hold the role this transition requires"},
-	fsm.ErrActDeadlinePassed:      {"DEADLINE_PASSED", "The event was minted after the offer's deadline"},
-	fsm.ErrActClientConfirm:       {"ILLEGAL_STEP", "A confirmation is the server's receipt, never a sender's step"},
-	fsm.ErrActReplacesNotOpener:   {"REPLACES_NOT_OPENER", "Only an opener may carry act-replaces"},
-	fsm.ErrActReplacesMalformed:   {"REPLACES_MALFORMED", "act-replaces must be a 26-character action id"},
-	fsm.ErrActReplacesNotTerminal: {"REPLACES_NOT_TERMINAL", "The action it replaces is not finished"},
-	fsm.ErrActMissingRequirement:  {"MISSING_REQUIREMENT", "The transition requires a field the event does not carry"},
-	fsm.ErrActAcceptsNotABid:      {"ACCEPTS_NOT_A_BID", "act-accepts names no bid on this action"},
-	fsm.ErrActUnknownTask:         {"UNKNOWN_TASK", "act-id names no action filed here"},
-	fsm.ErrActWrongVenue:          {"WRONG_VENUE", "The action lives in another venue"},
-	fsm.ErrActImmutableEvent:      {"IMMUTABLE_EVENT", "An event with this id is already filed"},
-	fsm.ErrCoordFull:              {"LIMIT_REACHED", "A coordination limit of this server is reached"},
-	fsm.ErrCoordNotYours:          {"WRONG_SENDER", "It belongs to another account: only a task's requester or assignee, or an agent's parent, may do this"},
-	fsm.ErrCoordNotFound:          {"NOT_FOUND", "There is no such entry"},
-	fsm.ErrCoordBudget:            {"LIMIT_REACHED", "The coordination budget of this identity or venue is used up"},
-	fsm.ErrInvalid:                {"INVALID_TARGET", "The event is malformed"},
+	fsmcoord.ErrActUnknownKind:         {"UNKNOWN_KIND", "The act kind is not one this server knows"},
+	fsmcoord.ErrActUnknownVerb:         {"UNKNOWN_VERB", "The kind lists no transition with this verb"},
+	fsmcoord.ErrActTerminalTask:        {"TERMINAL_TASK", "The task is finished"},
+	fsmcoord.ErrActIllegalStep:         {"ILLEGAL_STEP", "The verb is not legal from the task's current state"},
+	fsmcoord.ErrActWrongSender:         {"WRONG_SENDER", "The sender does not hold the role this transition requires"},
+	fsmcoord.ErrActDeadlinePassed:      {"DEADLINE_PASSED", "The event was minted after the offer's deadline"},
+	fsmcoord.ErrActClientConfirm:       {"ILLEGAL_STEP", "A confirmation is the server's receipt, never a sender's step"},
+	fsmcoord.ErrActReplacesNotOpener:   {"REPLACES_NOT_OPENER", "Only an opener may carry act-replaces"},
+	fsmcoord.ErrActReplacesMalformed:   {"REPLACES_MALFORMED", "act-replaces must be a 26-character action id"},
+	fsmcoord.ErrActReplacesNotTerminal: {"REPLACES_NOT_TERMINAL", "The action it replaces is not finished"},
+	fsmcoord.ErrActMissingRequirement:  {"MISSING_REQUIREMENT", "The transition requires a field the event does not carry"},
+	fsmcoord.ErrActAcceptsNotABid:      {"ACCEPTS_NOT_A_BID", "act-accepts names no bid on this action"},
+	fsmcoord.ErrActUnknownTask:         {"UNKNOWN_TASK", "act-id names no action filed here"},
+	fsmcoord.ErrActWrongVenue:          {"WRONG_VENUE", "The action lives in another venue"},
+	fsmcoord.ErrActImmutableEvent:      {"IMMUTABLE_EVENT", "An event with this id is already filed"},
+	fsmcoord.ErrCoordFull:              {"LIMIT_REACHED", "A coordination limit of this server is reached"},
+	fsmcoord.ErrCoordNotYours:          {"WRONG_SENDER", "It belongs to another account: only a task's requester or assignee, or an agent's parent, may do this"},
+	fsmcoord.ErrCoordNotFound:          {"NOT_FOUND", "There is no such entry"},
+	fsmcoord.ErrCoordBudget:            {"LIMIT_REACHED", "The coordination budget of this identity or venue is used up"},
+	fsm.ErrInvalid:                     {"INVALID_TARGET", "The event is malformed"},
 }
 
 // resultFail turns a refused result into a Fail for cmd; nil for OK.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/node/signing"
-	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 type actionJSON struct {
@@ -600,7 +600,7 @@ func testSpawnScope(t *testing.T, f *fixture, bob coord.Caller, bobsKid string) 
 	if code := f.get(t, "/api/v1/actors/"+bobsKid, "", nil); code != http.StatusOK {
 		t.Fatalf("bob's agent after alice's despawn: %d", code)
 	}
-	for i := 1; i < fsm.MaxSpawnedPerDID; i++ {
+	for i := 1; i < fsmcoord.MaxSpawnedPerDID; i++ {
 		if _, fl := f.svc.Agent(ctx, bob, []string{"SPAWN", fmt.Sprintf("kid%d", i), "#pub"}); fl != nil {
 			t.Fatalf("spawn %d: %v", i, fl)
 		}

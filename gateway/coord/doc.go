@@ -6,7 +6,7 @@
 // PRESENCE, HEARTBEAT), agent manifests (TOML or JSON), and the REST routes that read the models
 // back: actions, tasks, manifests, spawned agents, channel capabilities and approvals, actor
 // records, the coordination events (freeq's shape) and the audit timeline. Typed event payloads
-// are filed percent-decoded. The models themselves are replicated state (raft/fsm/coord*.go),
+// are filed percent-decoded. The models themselves are replicated state (the raft/fsm/coord module),
 // where ownership is enforced: a task moves on only by its requester or assignee, an agent is
 // despawned only by its parent, and one DID spawns a bounded number; the rules of an action's
 // life are package act's. PlugIRC puts the surface on the IRC edge through its seams (verbs, the

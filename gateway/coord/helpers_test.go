@@ -21,6 +21,7 @@ import (
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // direct applies proposals straight to a machine, as a one-node log would.
@@ -205,6 +206,6 @@ func (f *fixture) do(t *testing.T, method, path, bearer, body string, out any) i
 func (f *fixture) coordState(t *testing.T) [32]byte {
 	t.Helper()
 	var out [32]byte
-	f.prop.m.Read(func(st *fsm.State) { out = st.CoordDigest() })
+	f.prop.m.Read(func(st *fsm.State) { out = fsmcoord.Of(st).Digest() })
 	return out
 }

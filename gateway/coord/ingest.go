@@ -7,10 +7,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/palaver-chat/palaver/gateway/coord/act"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/node/signing"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
+	"github.com/palaver-chat/palaver/raft/fsm/coord/act"
 )
 
 // Tagmsg is a TAGMSG the IRC edge hands over: its sender, venue and tags as received.
@@ -68,7 +69,7 @@ func (s *Service) File(ctx context.Context, m Tagmsg) (*Receipt, *Fail) {
 		return nil, f
 	}
 	var receipt *preparedReceipt
-	if c, ok := cmd.(fsm.FileAct); ok {
+	if c, ok := cmd.(fsmcoord.FileAct); ok {
 		if receipt = s.receipt(venue, c.Fields[act.FieldKind], c.EventID, c.Fields[act.FieldID]); receipt != nil {
 			c.Receipt = receipt.record
 			cmd = c
@@ -134,7 +135,7 @@ func (s *Service) prepare(m Tagmsg, checking bool) (fsm.Command, signing.Venue, 
 		return nil, venue, fail("TAGMSG", "UNKNOWN_KIND", "Act events carry +freeq.at/act=<kind>")
 	case fields[act.FieldVerb] == act.Default.Confirmation.Verb:
 		return nil, venue, fail("TAGMSG", "ILLEGAL_STEP", "A confirmation is the server's receipt, never a sender's step")
-	case len(fields) > fsm.MaxActFields:
+	case len(fields) > fsmcoord.MaxActFields:
 		return nil, venue, fail("TAGMSG", "INVALID_TARGET", "Too many act tags")
 	}
 	sig := signing.SigFromTags(m.Tags)
@@ -152,11 +153,11 @@ func (s *Service) prepare(m Tagmsg, checking bool) (fsm.Command, signing.Venue, 
 		return nil, venue, fail("TAGMSG", "SIGNATURE_UNVERIFIABLE", "The act signature cannot be checked: "+string(reason))
 	}
 	code := fsm.OK
-	s.read(func(st *fsm.State) { code = st.JudgeAct(venue.String(), eventID, from, fields) })
+	s.read(func(st *fsm.State) { code = fsmcoord.Of(st).JudgeAct(venue.String(), eventID, from, fields) })
 	if f := resultFail("TAGMSG", fsm.Result{Code: code}); f != nil {
 		return nil, venue, f
 	}
-	return fsm.FileAct{Venue: venue.String(), EventID: eventID, From: from, Fields: fields, Canonical: string(canonical), Signature: sig}, venue, nil
+	return fsmcoord.FileAct{Venue: venue.String(), EventID: eventID, From: from, Fields: fields, Canonical: string(canonical), Signature: sig}, venue, nil
 }
 
 // prepareEvent checks a typed coordination event (+freeq.at/event) and builds its command.
@@ -179,17 +180,17 @@ func (s *Service) prepareEvent(m Tagmsg, venue signing.Venue, eventID string) (f
 			}
 		}
 	}
-	cmd := fsm.FileCoordEvent{Venue: venue.String(), EventID: eventID, Type: m.Tags[signing.TagEvent], ActorDID: m.SenderDID,
+	cmd := fsmcoord.FileCoordEvent{Venue: venue.String(), EventID: eventID, Type: m.Tags[signing.TagEvent], ActorDID: m.SenderDID,
 		Payload: DecodePayload(m.Tags[signing.TagPayload]), Ref: ref, Evidence: m.Tags[signing.TagEvidenceType], Signature: sig}
-	if len(cmd.Payload) > fsm.MaxCoordValue || len(cmd.Type) > 64 || len(ref) > 128 || len(cmd.Evidence) > 64 {
+	if len(cmd.Payload) > fsmcoord.MaxCoordValue || len(cmd.Type) > 64 || len(ref) > 128 || len(cmd.Evidence) > 64 {
 		return nil, fail("TAGMSG", "INVALID_TARGET", "The event's type, payload, reference or evidence type is too long")
 	}
 	task := ref
-	if task == "" && cmd.Type == fsm.EventTaskRequest {
+	if task == "" && cmd.Type == fsmcoord.EventTaskRequest {
 		task = eventID
 	}
 	code := fsm.OK
-	s.read(func(st *fsm.State) { code = st.JudgeCoordEvent(cmd.Venue, cmd.Type, task, cmd.ActorDID) })
+	s.read(func(st *fsm.State) { code = fsmcoord.Of(st).JudgeCoordEvent(cmd.Venue, cmd.Type, task, cmd.ActorDID) })
 	if f := resultFail("TAGMSG", fsm.Result{Code: code}); f != nil {
 		return nil, f
 	}
@@ -232,7 +233,7 @@ func (s *Service) keyLookup(did string) signing.KeyLookup {
 
 // preparedReceipt is a receipt before the event is filed.
 type preparedReceipt struct {
-	record *fsm.ActReceipt
+	record *fsmcoord.ActReceipt
 	tags   map[string]string
 }
 
@@ -262,7 +263,7 @@ func (s *Service) receipt(venue signing.Venue, kind, eventID, actID string) *pre
 	sig := signing.Sign(s.cfg.ServerKey, canonical)
 	tags[signing.TagSig] = sig
 	return &preparedReceipt{
-		record: &fsm.ActReceipt{EventID: id, From: s.cfg.ServerDID, Canonical: string(canonical), Signature: sig},
+		record: &fsmcoord.ActReceipt{EventID: id, From: s.cfg.ServerDID, Canonical: string(canonical), Signature: sig},
 		tags:   tags,
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"flag"
 	"time"
 
-	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // Options configure the coordination surface.
 type Options struct {
-	// MaxManifestBytes bounds an agent manifest (TOML or JSON), at most fsm.MaxManifestBytes.
+	// MaxManifestBytes bounds an agent manifest (TOML or JSON), at most fsmcoord.MaxManifestBytes.
 	MaxManifestBytes int
 	// DefaultHeartbeatTTL is the TTL (seconds) of a HEARTBEAT that names none.
 	DefaultHeartbeatTTL int
@@ -19,7 +19,7 @@ type Options struct {
 
 // Defaults returns the default options.
 func Defaults() Options {
-	return Options{MaxManifestBytes: fsm.MaxManifestBytes, DefaultHeartbeatTTL: 60, ActSweepEvery: 30 * time.Second}
+	return Options{MaxManifestBytes: fsmcoord.MaxManifestBytes, DefaultHeartbeatTTL: 60, ActSweepEvery: 30 * time.Second}
 }
 
 // Flags declares the options' flags on fs, with the options' current values as defaults.
@@ -35,13 +35,13 @@ func (o *Options) Flags(fs *flag.FlagSet) {
 // normalized clamps the options to what the replicated state accepts.
 func (o Options) normalized() Options {
 	d := Defaults()
-	if o.MaxManifestBytes <= 0 || o.MaxManifestBytes > fsm.MaxManifestBytes {
+	if o.MaxManifestBytes <= 0 || o.MaxManifestBytes > fsmcoord.MaxManifestBytes {
 		o.MaxManifestBytes = d.MaxManifestBytes
 	}
 	if o.ActSweepEvery < 0 {
 		o.ActSweepEvery = 0
 	}
-	if o.DefaultHeartbeatTTL <= 0 || o.DefaultHeartbeatTTL > fsm.MaxHeartbeatTTL {
+	if o.DefaultHeartbeatTTL <= 0 || o.DefaultHeartbeatTTL > fsmcoord.MaxHeartbeatTTL {
 		o.DefaultHeartbeatTTL = d.DefaultHeartbeatTTL
 	}
 	return o

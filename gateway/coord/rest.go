@@ -16,6 +16,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/keyresolver"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 //go:embed openapi.yaml
@@ -80,17 +81,17 @@ type Action struct {
 
 // ActionEvent is one event of an action's history.
 type ActionEvent struct {
-	EventID      string            `json:"event_id"`
-	Verb         string            `json:"verb"`
-	ActorDID     string            `json:"actor_did"`
-	Venue        string            `json:"venue"`
-	State        string            `json:"state"`
-	Fields       map[string]string `json:"fields"`
-	Canonical    string            `json:"canonical"`
-	Signature    string            `json:"signature"`
-	ConfirmState string            `json:"confirm_state"`
-	Receipt      *fsm.ActReceipt   `json:"receipt"`
-	Timestamp    int64             `json:"timestamp"`
+	EventID      string               `json:"event_id"`
+	Verb         string               `json:"verb"`
+	ActorDID     string               `json:"actor_did"`
+	Venue        string               `json:"venue"`
+	State        string               `json:"state"`
+	Fields       map[string]string    `json:"fields"`
+	Canonical    string               `json:"canonical"`
+	Signature    string               `json:"signature"`
+	ConfirmState string               `json:"confirm_state"`
+	Receipt      *fsmcoord.ActReceipt `json:"receipt"`
+	Timestamp    int64                `json:"timestamp"`
 }
 
 func optional[T comparable](v T) *T {
@@ -101,7 +102,7 @@ func optional[T comparable](v T) *T {
 	return &v
 }
 
-func actionOf(a fsm.ActAction) Action {
+func actionOf(a fsmcoord.ActAction) Action {
 	return Action{ActID: a.ID, Kind: a.Kind, Venue: a.Venue, State: a.State, StoredState: a.State, Offerer: a.Offerer,
 		Offeree: optional(a.Offeree), Assignee: optional(a.Assignee), Caps: optional(a.Caps), Title: optional(a.Title),
 		Deadline: optional(a.Deadline), BidDeadline: optional(a.BidDeadline), Replaces: optional(a.Replaces),
@@ -121,9 +122,9 @@ func (s *Service) listActions(c *gin.Context) {
 	}
 	kind, assignee, state := c.Query("kind"), c.Query("assignee"), c.Query("state")
 	did := rest.DID(c)
-	var list []fsm.ActAction
+	var list []fsmcoord.ActAction
 	s.read(func(st *fsm.State) {
-		list = st.CoordActions(func(a *fsm.ActAction) bool {
+		list = fsmcoord.Of(st).Actions(func(a *fsmcoord.ActAction) bool {
 			return (kind == "" || a.Kind == kind) && (assignee == "" || a.Assignee == assignee) &&
 				(state == "" || a.State == state) && readable(st, a.Venue, did)
 		}, limit)
@@ -149,12 +150,12 @@ func access(c *gin.Context, found, allowed bool, notFound string) bool {
 func (s *Service) getAction(c *gin.Context) {
 	id := c.Param("act_id")
 	var (
-		a       fsm.ActAction
+		a       fsmcoord.ActAction
 		found   bool
 		allowed bool
 	)
 	s.read(func(st *fsm.State) {
-		if a, found = st.CoordAction(id); found {
+		if a, found = fsmcoord.Of(st).Action(id); found {
 			allowed = readable(st, a.Venue, rest.DID(c))
 		}
 	})
@@ -215,12 +216,12 @@ func payloadJSON(raw string) json.RawMessage {
 	return json.RawMessage(`{}`)
 }
 
-func taskOf(t fsm.CoordTask) Task {
+func taskOf(t fsmcoord.CoordTask) Task {
 	out := Task{TaskID: t.TaskID, Description: t.Description, Status: t.Status, ActorDID: t.ActorDID, Assignee: optional(t.Assignee),
 		Channel: t.Channel, CreatedAt: t.CreatedAt / 1000, Events: make([]TaskEvent, len(t.Events)), Evidence: make([]TaskEvidence, len(t.Evidence))}
 	for i, e := range t.Events {
-		if e.EventType == fsm.EventTaskRequest && e.EventID != "" {
-			out.Description = fsm.DescribeTask(DecodePayload(e.Payload))
+		if e.EventType == fsmcoord.EventTaskRequest && e.EventID != "" {
+			out.Description = fsmcoord.DescribeTask(DecodePayload(e.Payload))
 		}
 		out.Events[i] = TaskEvent{EventID: e.EventID, EventType: e.EventType, ActorDID: e.ActorDID, Payload: payloadJSON(e.Payload),
 			Signature: optional(e.Signature), Timestamp: e.Timestamp / 1000}
@@ -234,12 +235,12 @@ func taskOf(t fsm.CoordTask) Task {
 func (s *Service) getTask(c *gin.Context) {
 	id := c.Param("task_id")
 	var (
-		t       fsm.CoordTask
+		t       fsmcoord.CoordTask
 		found   bool
 		allowed bool
 	)
 	s.read(func(st *fsm.State) {
-		if t, found = st.CoordTask(id); found {
+		if t, found = fsmcoord.Of(st).Task(id); found {
 			allowed = readable(st, t.Channel, rest.DID(c))
 		}
 	})
@@ -257,8 +258,8 @@ type manifestOut struct {
 }
 
 func (s *Service) listManifests(c *gin.Context) {
-	var list []fsm.AgentManifest
-	s.read(func(st *fsm.State) { list = st.CoordManifests() })
+	var list []fsmcoord.AgentManifest
+	s.read(func(st *fsm.State) { list = fsmcoord.Of(st).Manifests() })
 	out := make([]manifestOut, len(list))
 	for i, m := range list {
 		out[i] = manifestOut{AgentDID: m.AgentDID, Manifest: json.RawMessage(m.Manifest), RegisteredAt: m.RegisteredAt / 1000}
@@ -269,10 +270,10 @@ func (s *Service) listManifests(c *gin.Context) {
 func (s *Service) getManifest(c *gin.Context) {
 	did := c.Param("did")
 	var (
-		m     fsm.AgentManifest
+		m     fsmcoord.AgentManifest
 		found bool
 	)
-	s.read(func(st *fsm.State) { m, found = st.CoordManifest(did) })
+	s.read(func(st *fsm.State) { m, found = fsmcoord.Of(st).Manifest(did) })
 	if !found {
 		rest.WriteError(c, http.StatusNotFound, "Manifest not found for "+short(did))
 		return
@@ -318,14 +319,14 @@ func (s *Service) postManifest(c *gin.Context) {
 }
 
 func (s *Service) getManifestOf(c *gin.Context, did string, status int) {
-	var m fsm.AgentManifest
-	s.read(func(st *fsm.State) { m, _ = st.CoordManifest(did) })
+	var m fsmcoord.AgentManifest
+	s.read(func(st *fsm.State) { m, _ = fsmcoord.Of(st).Manifest(did) })
 	c.PureJSON(status, manifestOut{AgentDID: m.AgentDID, Manifest: json.RawMessage(m.Manifest), RegisteredAt: m.RegisteredAt / 1000})
 }
 
 func (s *Service) listSpawned(c *gin.Context) {
-	var list []fsm.SpawnedAgent
-	s.read(func(st *fsm.State) { list = st.CoordSpawned() })
+	var list []fsmcoord.SpawnedAgent
+	s.read(func(st *fsm.State) { list = fsmcoord.Of(st).Spawned() })
 	now := s.cfg.Now().UnixMilli()
 	out := list[:0]
 	for _, a := range list {
@@ -360,9 +361,9 @@ func (s *Service) listCapabilities(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var list []fsm.CapabilityGrant
+	var list []fsmcoord.CapabilityGrant
 	now := s.cfg.Now().UnixMilli()
-	s.read(func(st *fsm.State) { list = st.CoordCapabilities(name, now) })
+	s.read(func(st *fsm.State) { list = fsmcoord.Of(st).Capabilities(name, now) })
 	for i := range list {
 		list[i].GrantedAt /= 1000
 		list[i].ExpiresAt /= 1000
@@ -399,13 +400,13 @@ func (s *Service) opResult(c *gin.Context, cmd fsm.Command) bool {
 		rest.WriteError(c, http.StatusNotFound, "No such channel")
 	case fsm.ErrNotOnChannel:
 		rest.WriteError(c, http.StatusForbidden, "Only a member of the channel may ask for approval there")
-	case fsm.ErrCoordNotFound:
+	case fsmcoord.ErrCoordNotFound:
 		rest.WriteError(c, http.StatusNotFound, "No such grant or approval in this channel")
-	case fsm.ErrApprovalResolved:
+	case fsmcoord.ErrApprovalResolved:
 		rest.WriteError(c, http.StatusConflict, "The approval is already resolved")
-	case fsm.ErrActImmutableEvent:
+	case fsmcoord.ErrActImmutableEvent:
 		rest.WriteError(c, http.StatusConflict, "That id is already in use")
-	case fsm.ErrCoordFull:
+	case fsmcoord.ErrCoordFull:
 		rest.WriteError(c, http.StatusInsufficientStorage, "The channel holds its maximum number of entries")
 	default:
 		rest.WriteError(c, http.StatusBadRequest, "Refused: "+res.Code.String())
@@ -441,14 +442,14 @@ func (s *Service) grantCapability(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadRequest, "capability is required (no spaces, at most 128 bytes); ttl_seconds 0 to 31536000; scope ≤ 256 bytes; rate_limit ≤ 64 bytes")
 		return
 	}
-	g := fsm.CapabilityGrant{ID: s.newID(), AgentDID: b.AgentDID, Capability: b.Capability, Scope: b.Scope,
+	g := fsmcoord.CapabilityGrant{ID: s.newID(), AgentDID: b.AgentDID, Capability: b.Capability, Scope: b.Scope,
 		TTLSeconds: b.TTLSeconds, RequiresApproval: b.RequiresApproval, RateLimit: b.RateLimit}
-	if !s.opResult(c, fsm.GrantCapability{Channel: name, ByDID: rest.DID(c), Grant: g}) {
+	if !s.opResult(c, fsmcoord.GrantCapability{Channel: name, ByDID: rest.DID(c), Grant: g}) {
 		return
 	}
-	var out fsm.CapabilityGrant
+	var out fsmcoord.CapabilityGrant
 	s.read(func(st *fsm.State) {
-		for _, x := range st.CoordCapabilities(name, 0) {
+		for _, x := range fsmcoord.Of(st).Capabilities(name, 0) {
 			if x.ID == g.ID {
 				out = x
 			}
@@ -471,7 +472,7 @@ func (s *Service) revokeCapability(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if s.opResult(c, fsm.RevokeCapability{Channel: name, ByDID: rest.DID(c), ID: c.Param("id")}) {
+	if s.opResult(c, fsmcoord.RevokeCapability{Channel: name, ByDID: rest.DID(c), ID: c.Param("id")}) {
 		c.PureJSON(http.StatusOK, gin.H{"ok": true})
 	}
 }
@@ -481,8 +482,8 @@ func (s *Service) listApprovals(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var list []fsm.Approval
-	s.read(func(st *fsm.State) { list = st.CoordApprovals(name) })
+	var list []fsmcoord.Approval
+	s.read(func(st *fsm.State) { list = fsmcoord.Of(st).Approvals(name) })
 	for i := range list {
 		list[i].RequestedAt /= 1000
 		list[i].ResolvedAt /= 1000
@@ -505,21 +506,21 @@ func (s *Service) requestApproval(c *gin.Context) {
 	if !decodeJSON(c, &b) {
 		return
 	}
-	if err := checkCapabilities("capability", []string{b.Capability}); err != nil || len(b.Details) > fsm.MaxCoordValue {
+	if err := checkCapabilities("capability", []string{b.Capability}); err != nil || len(b.Details) > fsmcoord.MaxCoordValue {
 		rest.WriteError(c, http.StatusBadRequest, "capability is required (no spaces, at most 128 bytes); details at most 4096 bytes")
 		return
 	}
-	ap := fsm.Approval{ID: s.newID(), AgentDID: rest.DID(c), Capability: b.Capability, Details: b.Details}
-	if !s.opResult(c, fsm.RequestApproval{Channel: name, Approval: ap}) {
+	ap := fsmcoord.Approval{ID: s.newID(), AgentDID: rest.DID(c), Capability: b.Capability, Details: b.Details}
+	if !s.opResult(c, fsmcoord.RequestApproval{Channel: name, Approval: ap}) {
 		return
 	}
 	s.answerApproval(c, name, ap.ID, http.StatusCreated)
 }
 
 func (s *Service) answerApproval(c *gin.Context, channel, id string, status int) {
-	var out fsm.Approval
+	var out fsmcoord.Approval
 	s.read(func(st *fsm.State) {
-		for _, x := range st.CoordApprovals(channel) {
+		for _, x := range fsmcoord.Of(st).Approvals(channel) {
 			if x.ID == id {
 				out = x
 			}
@@ -545,7 +546,7 @@ func (s *Service) resolveApproval(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadRequest, `The body is {"approve": true|false}`)
 		return
 	}
-	if s.opResult(c, fsm.ResolveApproval{Channel: name, ByDID: rest.DID(c), ID: c.Param("id"), Approve: *b.Approve}) {
+	if s.opResult(c, fsmcoord.ResolveApproval{Channel: name, ByDID: rest.DID(c), ID: c.Param("id"), Approve: *b.Approve}) {
 		s.answerApproval(c, name, c.Param("id"), http.StatusOK)
 	}
 }
@@ -590,7 +591,7 @@ type CoordEvent struct {
 	Timestamp int64           `json:"timestamp"`
 }
 
-func coordEventOf(channel string, it fsm.TimelineItem) CoordEvent {
+func coordEventOf(channel string, it fsmcoord.TimelineItem) CoordEvent {
 	var payload json.RawMessage
 	if strings.HasPrefix(it.Event, "act:") {
 		payload, _ = json.Marshal(it.Details)
@@ -625,10 +626,10 @@ func (s *Service) timeline(audit bool) gin.HandlerFunc {
 		if audit {
 			typ, ref = "", ""
 		}
-		var items []fsm.TimelineItem
+		var items []fsmcoord.TimelineItem
 		s.read(func(st *fsm.State) {
-			items = st.CoordTimeline(name, func(it *fsm.TimelineItem) bool {
-				return (audit || it.Category == fsm.CategoryCoordination) &&
+			items = fsmcoord.Of(st).Timeline(name, func(it *fsmcoord.TimelineItem) bool {
+				return (audit || it.Category == fsmcoord.CategoryCoordination) &&
 					(typ == "" || it.Event == typ || strings.TrimPrefix(it.Event, "act:") == typ) &&
 					(ref == "" || it.RefID == ref) && (actor == "" || it.ActorDID == actor) && it.Timestamp/1000 >= since
 			}, limit)
@@ -666,14 +667,14 @@ type Heartbeat struct {
 // actorDetails adds the coordination fields to /api/v1/actors/{did}.
 func (s *Service) actorDetails(did string) (map[string]any, bool) {
 	var (
-		rec           fsm.ActorRecord
+		rec           fsmcoord.ActorRecord
 		known, online bool
-		spawn         fsm.SpawnedAgent
+		spawn         fsmcoord.SpawnedAgent
 		spawned       bool
 	)
 	s.read(func(st *fsm.State) {
-		rec, known = st.CoordActor(did)
-		spawn, spawned = st.CoordSpawn(did)
+		rec, known = fsmcoord.Of(st).Actor(did)
+		spawn, spawned = fsmcoord.Of(st).Spawn(did)
 		online = len(st.SessionsByDID(did)) > 0
 	})
 	class := "human"

@@ -3,8 +3,9 @@ package coord
 import (
 	"context"
 
-	"github.com/palaver-chat/palaver/gateway/coord/act"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
+	"github.com/palaver-chat/palaver/raft/fsm/coord/act"
 )
 
 // sweepBatch bounds the actions one sweep expires.
@@ -18,9 +19,9 @@ func (s *Service) Sweep(ctx context.Context) int {
 		return 0
 	}
 	now := s.cfg.Now().UnixMilli()
-	var due []fsm.ActAction
+	var due []fsmcoord.ActAction
 	s.read(func(st *fsm.State) {
-		due = st.CoordActions(func(a *fsm.ActAction) bool {
+		due = fsmcoord.Of(st).Actions(func(a *fsmcoord.ActAction) bool {
 			k := act.Default.Kinds[a.Kind]
 			standing := k != nil && (a.State == k.Opens.Open || a.State == k.Opens.Directed)
 			return standing && a.Deadline > 0 && now > a.Deadline*1000+act.Default.DeadlineRule.ToleranceMS
@@ -28,7 +29,7 @@ func (s *Service) Sweep(ctx context.Context) int {
 	})
 	n := 0
 	for _, a := range due {
-		res, err := s.propose(ctx, fsm.SystemActEvent{ActID: a.ID, Verb: "expire", EventID: s.cfg.NewID(), From: s.cfg.ServerDID})
+		res, err := s.propose(ctx, fsmcoord.SystemActEvent{ActID: a.ID, Verb: "expire", EventID: s.cfg.NewID(), From: s.cfg.ServerDID})
 		if err != nil {
 			return n
 		}

@@ -28,7 +28,7 @@ func (s *Service) accountDocument(c *gin.Context) {
 		keys []*fsm.KeyRecord
 	)
 	s.cfg.Accounts.Read(func(st *fsm.State) {
-		if acct, ok = st.HostedAccountByName(name); ok {
+		if acct, ok = fsm.LoginsOf(st).HostedAccount(name); ok {
 			for _, k := range st.KeysOf(acct.DID) {
 				if k.EndedAt() == 0 || k.EndedAt() > now {
 					kc := *k

@@ -23,7 +23,7 @@ import (
 	"github.com/munnerz/goautoneg"
 
 	"github.com/palaver-chat/palaver/gateway/rest"
-	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 //go:embed templates/*.tmpl
@@ -103,7 +103,7 @@ type Limits struct {
 	MCPLimitsOff bool
 	MCPBodyBytes int
 	// Coordination is the budget of the replicated coordination state; zero states none.
-	Coordination fsm.CoordBudget
+	Coordination fsmcoord.CoordBudget
 }
 
 // Terms reads an operator's terms of service: UTF-8 text without NUL, at

@@ -22,6 +22,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/gateway/rest/contracttest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
@@ -68,7 +69,7 @@ func newServer(t *testing.T, o options) *server {
 	}
 	if o.limits == (discovery.Limits{}) {
 		o.limits = discovery.Limits{FloodLimits: true, MaxConnsPerIP: 20, ChallengeTTL: time.Minute, SigningKeyLifetime: 90 * 24 * time.Hour,
-			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes, Coordination: fsm.DefaultCoordBudget}
+			BatchKeyPairs: 50, MCP: mcp.DefaultLimit, MCPBodyBytes: mcp.MaxBodyBytes, Coordination: fsmcoord.DefaultCoordBudget}
 	}
 	d, err := discovery.New(discovery.Config{ServerName: "docs.test", BaseURL: base, Version: "0.1.0",
 		IRCAddr: "127.0.0.1:6667", TLSAddr: "0.0.0.0:6697", TLSSelfSigned: true, Terms: o.terms, Limits: o.limits,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/node/limits"
-	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmcoord "github.com/palaver-chat/palaver/raft/fsm/coord"
 )
 
 // limitRows are the rows of agents.md's limits table: a route's limits
@@ -87,8 +87,8 @@ func limitRows(ops table, l limitsView, hasMCP bool) []limitRow {
 		rows = append(rows,
 			limitRow{"spawned agents (`AGENT SPAWN`)", fmt.Sprintf("%d at a time per parent DID (%d on the server); an agent whose `ttl` ran out frees its slot, "+
 				"`AGENT DESPAWN <nick>` (the parent only) at once; its DID `did:web:<server>:agents:<scope>:<nick>` (scope: 16 hex digits of SHA-256 of the parent's DID) is its parent's alone",
-				fsm.MaxSpawnedPerDID, fsm.MaxSpawned)},
-			limitRow{"agent manifests", fmt.Sprintf("one per DID, %d on the server; when full, the manifest registered longest ago by a DID with no live session makes room", fsm.MaxManifests)},
+				fsmcoord.MaxSpawnedPerDID, fsmcoord.MaxSpawned)},
+			limitRow{"agent manifests", fmt.Sprintf("one per DID, %d on the server; when full, the manifest registered longest ago by a DID with no live session makes room", fsmcoord.MaxManifests)},
 			limitRow{"tasks (`+freeq.at/event`)", "only the requester and the assignee (the first other DID that claims or reports on a task) move it on; others get `FAIL TAGMSG WRONG_SENDER`, a finished task `TERMINAL_TASK`"},
 		)
 	}

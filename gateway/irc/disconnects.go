@@ -76,7 +76,7 @@ func (c *client) recordDisconnect(reason string) {
 	}
 	var connectedAt time.Time
 	c.s.state.Read(func(st *fsm.State) {
-		if se, ok := st.AssistSessionByID(c.id); ok {
+		if se, ok := fsm.Diagnose(st).SessionByID(c.id); ok {
 			connectedAt = time.UnixMilli(se.ConnectedAt)
 		}
 	})

@@ -48,7 +48,7 @@ func (e *passwordRefusal) HTTPStatus() int { return e.status }
 func (s *Server) loginCredentials(login string) (sasl.Credential, bool) {
 	var creds fsm.SCRAMCredentials
 	var ok bool
-	s.state.Read(func(st *fsm.State) { creds, ok = st.LoginCredentials(login) })
+	s.state.Read(func(st *fsm.State) { creds, ok = fsm.LoginsOf(st).Credentials(login) })
 	if !ok {
 		return sasl.Credential{}, false
 	}
@@ -75,7 +75,7 @@ func (s *Server) isHostedDID(did string) bool {
 		return false
 	}
 	var acct fsm.HostedAccount
-	s.state.Read(func(st *fsm.State) { acct, ok = st.HostedAccountByName(name) })
+	s.state.Read(func(st *fsm.State) { acct, ok = fsm.LoginsOf(st).HostedAccount(name) })
 	return ok && acct.DID == did
 }
 
@@ -98,7 +98,7 @@ func (s *Server) MintPassword(ctx context.Context, did, name string) (string, er
 		var salt []byte
 		var iterations int
 		var ok bool
-		s.state.Read(func(st *fsm.State) { salt, iterations, ok = st.PasswordSalt(did) })
+		s.state.Read(func(st *fsm.State) { salt, iterations, ok = fsm.LoginsOf(st).Salt(did) })
 		if !ok {
 			if salt, err = sasl.NewSalt(); err != nil {
 				return "", err
@@ -129,7 +129,7 @@ func (s *Server) MintPassword(ctx context.Context, did, name string) (string, er
 // ClientPasswords lists did's client passwords (names and creation times, never verifiers).
 func (s *Server) ClientPasswords(did string) []fsm.PasswordInfo {
 	var out []fsm.PasswordInfo
-	s.state.Read(func(st *fsm.State) { out = st.ClientPasswords(did) })
+	s.state.Read(func(st *fsm.State) { out = fsm.LoginsOf(st).Passwords(did) })
 	return out
 }
 

@@ -176,7 +176,7 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var taken bool
 	c.s.state.Read(func(st *fsm.State) {
-		_, exists := st.HostedAccountByName(account)
+		_, exists := fsm.LoginsOf(st).HostedAccount(account)
 		holder := st.SessionByNick(account)
 		taken = exists || st.NickOwner(fsm.Fold(account)) != "" || (holder != nil && holder.ID != c.id)
 	})

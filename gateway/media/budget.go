@@ -13,6 +13,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // Budgets beyond the per-DID quota, since a DID costs nothing to mint:
@@ -120,7 +121,7 @@ func (s *Service) deleteUpload(c *gin.Context) {
 	for _, d := range s.cfg.OperDIDs {
 		oper = oper || d == did
 	}
-	res, ok := s.propose(c, fsm.DeleteMedia{ID: id, DID: did, ServerOper: oper})
+	res, ok := s.propose(c, fsmmedia.DeleteMedia{ID: id, DID: did, ServerOper: oper})
 	if !ok {
 		return
 	}
@@ -128,9 +129,9 @@ func (s *Service) deleteUpload(c *gin.Context) {
 	case fsm.OK:
 		s.dropIfHeld(id, false, nil)
 		c.Status(http.StatusNoContent)
-	case fsm.ErrMediaNotFound:
+	case fsmmedia.ErrMediaNotFound:
 		rest.WriteError(c, http.StatusNotFound, "No such upload")
-	case fsm.ErrMediaNotYours:
+	case fsmmedia.ErrMediaNotYours:
 		rest.WriteError(c, http.StatusForbidden, "Only the uploader or a server operator may delete an upload")
 	default:
 		rest.WriteError(c, http.StatusBadRequest, "Refused: "+res.Code.String())
@@ -141,9 +142,9 @@ func (s *Service) deleteUpload(c *gin.Context) {
 // names it any more, or (sweep) the record does not name this node among its holders while
 // enough of servers hold it: a copy left behind by a node dropped from the holder set while away.
 func (s *Service) dropIfHeld(id string, sweep bool, servers []string) {
-	var obj fsm.MediaObject
+	var obj fsmmedia.MediaObject
 	var recorded bool
-	s.cfg.State.Read(func(st *fsm.State) { obj, recorded = st.MediaObject(id) })
+	s.cfg.State.Read(func(st *fsm.State) { obj, recorded = fsmmedia.Of(st).Object(id) })
 	if !recorded || (sweep && !s.store.shared && !obj.HeldBy(s.cfg.Node) && s.fullyHeld(obj, servers)) {
 		s.store.remove(id)
 	}
@@ -159,13 +160,13 @@ const orphanAge = 10 * time.Minute
 func (s *Service) Sweep(ctx context.Context) error {
 	now := s.now()
 	if r := s.opts.Retention; r > 0 {
-		var expired []fsm.MediaObject
+		var expired []fsmmedia.MediaObject
 		cutoff := now.Add(-r).UnixMilli()
 		all := s.store.shared && s.keepsSharedStore()
 		s.cfg.State.Read(func(st *fsm.State) {
-			objects := st.MediaObjectsHeldBy(s.cfg.Node)
+			objects := fsmmedia.Of(st).ObjectsHeldBy(s.cfg.Node)
 			if all {
-				objects = st.MediaObjects()
+				objects = fsmmedia.Of(st).Objects()
 			}
 			for _, o := range objects {
 				if o.At < cutoff {
@@ -180,7 +181,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 			if !o.HeldBy(holder) {
 				holder = o.Holder
 			}
-			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DeleteMedia{ID: o.ID, Expired: true, Holder: holder}); err != nil {
+			if _, err := s.cfg.Proposer.Propose(ctx, fsmmedia.DeleteMedia{ID: o.ID, Expired: true, Holder: holder}); err != nil {
 				return fmt.Errorf("media retention: %w", err)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/palaver-chat/palaver/node"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 	"github.com/palaver-chat/palaver/testcluster/irctest"
 	"github.com/palaver-chat/palaver/testcluster/nodetest"
 	"github.com/palaver-chat/palaver/testcluster/poll"
@@ -35,7 +36,7 @@ func nodeName(n *node.Node) string { return strings.TrimPrefix(n.ServerDID(), "d
 func holdersOn(n *node.Node, id string) []string {
 	var set []string
 	n.Machine().Read(func(st *fsm.State) {
-		if o, ok := st.MediaObject(id); ok {
+		if o, ok := fsmmedia.Of(st).Object(id); ok {
 			set = o.HolderSet()
 		}
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // maxKeysBody bounds the body of POST /api/v1/keys and of a group key write.
@@ -35,7 +36,7 @@ func readJSON(c *gin.Context, v any) bool {
 func (s *Service) getBundle(c *gin.Context) {
 	var bundle json.RawMessage
 	found := false
-	s.cfg.State.Read(func(st *fsm.State) { bundle, found = st.PreKeyBundle(c.Param("did")) })
+	s.cfg.State.Read(func(st *fsm.State) { bundle, found = fsmmedia.Of(st).PreKeyBundle(c.Param("did")) })
 	if !found {
 		rest.WriteError(c, http.StatusNotFound, "No pre-key bundle for this DID")
 		return
@@ -65,18 +66,18 @@ func (s *Service) putBundle(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadRequest, "bundle must be a JSON object")
 		return
 	}
-	if compact.Len() > fsm.MaxPreKeyBundle {
+	if compact.Len() > fsmmedia.MaxPreKeyBundle {
 		rest.WriteError(c, http.StatusBadRequest, "bundle is over 16 KiB")
 		return
 	}
-	res, ok := s.propose(c, fsm.SetPreKeyBundle{DID: body.DID, Bundle: compact.Bytes()})
+	res, ok := s.propose(c, fsmmedia.SetPreKeyBundle{DID: body.DID, Bundle: compact.Bytes()})
 	if !ok {
 		return
 	}
 	switch res.Code {
 	case fsm.OK:
 		c.JSON(http.StatusOK, gin.H{"ok": true})
-	case fsm.ErrMediaFull:
+	case fsmmedia.ErrMediaFull:
 		rest.WriteError(c, http.StatusInsufficientStorage, "This server holds the most pre-key bundles it keeps")
 	default:
 		rest.WriteError(c, http.StatusBadRequest, "The bundle was refused: "+res.Code.String())
@@ -111,10 +112,10 @@ func (s *Service) getGroupKeys(c *gin.Context) {
 		rest.WriteError(c, http.StatusForbidden, "Only members of "+name+" may read its group keys")
 		return
 	}
-	var keys []fsm.SealedKey
-	s.cfg.State.Read(func(st *fsm.State) { keys = st.GroupKeysFor(name, rest.DID(c)) })
+	var keys []fsmmedia.SealedKey
+	s.cfg.State.Read(func(st *fsm.State) { keys = fsmmedia.Of(st).GroupKeysFor(name, rest.DID(c)) })
 	if keys == nil {
-		keys = []fsm.SealedKey{}
+		keys = []fsmmedia.SealedKey{}
 	}
 	c.JSON(http.StatusOK, gin.H{"channel": name, "keys": keys})
 }
@@ -141,7 +142,7 @@ func (s *Service) putGroupKeys(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, ok := s.propose(c, fsm.SetGroupKeys{Channel: name, DID: rest.DID(c), Epoch: *body.Epoch, Keys: body.Keys})
+	res, ok := s.propose(c, fsmmedia.SetGroupKeys{Channel: name, DID: rest.DID(c), Epoch: *body.Epoch, Keys: body.Keys})
 	if !ok {
 		return
 	}
@@ -152,7 +153,7 @@ func (s *Service) putGroupKeys(c *gin.Context) {
 		rest.WriteError(c, http.StatusNotFound, "No such channel: "+name)
 	case fsm.ErrChanOpNeeded:
 		rest.WriteError(c, http.StatusForbidden, "Only the founder or a DID operator of "+name+" may write its group keys")
-	case fsm.ErrMediaFull:
+	case fsmmedia.ErrMediaFull:
 		rest.WriteError(c, http.StatusInsufficientStorage, "This server holds the most group key channels it keeps")
 	default:
 		rest.WriteError(c, http.StatusBadRequest, "The group keys were refused: "+res.Code.String())
@@ -166,11 +167,11 @@ func checkGroupKeys(epoch *int64, keys map[string]string) error {
 		return errors.New("epoch must be a non-negative integer")
 	case len(keys) == 0:
 		return errors.New("keys must map at least one member DID to its sealed key")
-	case len(keys) > fsm.MaxGroupKeyMembers:
+	case len(keys) > fsmmedia.MaxGroupKeyMembers:
 		return errors.New("keys holds more than 1000 members")
 	}
 	for did, sealed := range keys {
-		if !strings.HasPrefix(did, "did:") || len(did) > 2048 || sealed == "" || len(sealed) > fsm.MaxSealedKey {
+		if !strings.HasPrefix(did, "did:") || len(did) > 2048 || sealed == "" || len(sealed) > fsmmedia.MaxSealedKey {
 			return errors.New("each key must map a member DID to a sealed key of at most 2048 bytes")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 func TestPreKeyBundles(t *testing.T) {
@@ -24,7 +25,7 @@ func TestPreKeyBundles(t *testing.T) {
 		{"missing did", "tok-alice", map[string]any{"bundle": bundle}, 400},
 		{"null bundle", "tok-alice", map[string]any{"did": didAlice, "bundle": nil}, 400},
 		{"bundle not an object", "tok-alice", map[string]any{"did": didAlice, "bundle": []int{1}}, 400},
-		{"oversized bundle", "tok-alice", map[string]any{"did": didAlice, "bundle": map[string]string{"k": strings.Repeat("a", fsm.MaxPreKeyBundle)}}, 400},
+		{"oversized bundle", "tok-alice", map[string]any{"did": didAlice, "bundle": map[string]string{"k": strings.Repeat("a", fsmmedia.MaxPreKeyBundle)}}, 400},
 		{"not JSON", "tok-alice", "nope", 400},
 		{"own bundle", "tok-alice", map[string]any{"did": didAlice, "bundle": bundle}, 200},
 	} {
@@ -61,7 +62,7 @@ func TestGroupKeys(t *testing.T) {
 		{"negative epoch", "tok-alice", "priv", map[string]any{"epoch": -1, "keys": map[string]string{didBob: "EGK1:b"}}, 400},
 		{"no keys", "tok-alice", "priv", map[string]any{"epoch": 1, "keys": map[string]string{}}, 400},
 		{"key of a non-DID", "tok-alice", "priv", map[string]any{"epoch": 1, "keys": map[string]string{"bob": "EGK1:b"}}, 400},
-		{"oversized sealed key", "tok-alice", "priv", map[string]any{"epoch": 1, "keys": map[string]string{didBob: strings.Repeat("k", fsm.MaxSealedKey+1)}}, 400},
+		{"oversized sealed key", "tok-alice", "priv", map[string]any{"epoch": 1, "keys": map[string]string{didBob: strings.Repeat("k", fsmmedia.MaxSealedKey+1)}}, 400},
 		{"epoch 1 by the founder", "tok-alice", "priv", map[string]any{"epoch": 1, "keys": map[string]string{didBob: "EGK1:b1", didAlice: "EGK1:a1"}}, 200},
 		{"epoch 2 by the founder", "tok-alice", "%23priv", map[string]any{"epoch": 2, "keys": map[string]string{didBob: "EGK1:b2"}}, 200},
 	} {
@@ -76,11 +77,11 @@ func TestGroupKeys(t *testing.T) {
 	}
 	resp, body := f.do("GET", "/api/v1/channels/priv/groupkeys", "tok-bob", nil, nil)
 	var got struct {
-		Channel string          `json:"channel"`
-		Keys    []fsm.SealedKey `json:"keys"`
+		Channel string               `json:"channel"`
+		Keys    []fsmmedia.SealedKey `json:"keys"`
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.Channel != "#priv" || len(got.Keys) != 2 ||
-		got.Keys[0] != (fsm.SealedKey{Epoch: 2, Sealed: "EGK1:b2"}) || got.Keys[1] != (fsm.SealedKey{Epoch: 1, Sealed: "EGK1:b1"}) {
+		got.Keys[0] != (fsmmedia.SealedKey{Epoch: 2, Sealed: "EGK1:b2"}) || got.Keys[1] != (fsmmedia.SealedKey{Epoch: 1, Sealed: "EGK1:b1"}) {
 		t.Fatalf("bob's keys: %d %s", resp.StatusCode, body)
 	}
 	if _, body := f.do("GET", "/api/v1/channels/priv/groupkeys", "tok-alice", nil, nil); !strings.Contains(string(body), "EGK1:a1") || strings.Contains(string(body), "EGK1:b") {

@@ -23,6 +23,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/fetchguard"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 //go:embed openapi.yaml
@@ -112,8 +113,8 @@ func New(cfg Config) (*Service, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("media: no directory")
 	}
-	if opts.Replicas < 1 || opts.Replicas > fsm.MaxMediaHolders {
-		return nil, fmt.Errorf("media: --media-replicas %d: want 1 to %d", opts.Replicas, fsm.MaxMediaHolders)
+	if opts.Replicas < 1 || opts.Replicas > fsmmedia.MaxMediaHolders {
+		return nil, fmt.Errorf("media: --media-replicas %d: want 1 to %d", opts.Replicas, fsmmedia.MaxMediaHolders)
 	}
 	st, err := openStore(opts.Dir, opts.DiskBytes)
 	if err != nil {
@@ -146,15 +147,15 @@ func New(cfg Config) (*Service, error) {
 // EnsureKey installs the capability key through Raft unless the cluster has one: a random key,
 // proposed once; the first proposal applied wins on every node.
 func (s *Service) EnsureKey(ctx context.Context) error {
-	if len(s.capKey()) == fsm.MediaKeySize {
+	if len(s.capKey()) == fsmmedia.MediaKeySize {
 		return nil
 	}
-	key := make([]byte, fsm.MediaKeySize)
+	key := make([]byte, fsmmedia.MediaKeySize)
 	rand.Read(key)
-	if _, err := s.cfg.Proposer.Propose(ctx, fsm.SetMediaKey{Key: key}); err != nil {
+	if _, err := s.cfg.Proposer.Propose(ctx, fsmmedia.SetMediaKey{Key: key}); err != nil {
 		return fmt.Errorf("media capability key: %w", err)
 	}
-	if len(s.capKey()) != fsm.MediaKeySize {
+	if len(s.capKey()) != fsmmedia.MediaKeySize {
 		return errors.New("media capability key: not installed")
 	}
 	return nil
@@ -178,7 +179,7 @@ func (s *Service) now() time.Time {
 
 func (s *Service) capKey() []byte {
 	var key []byte
-	s.cfg.State.Read(func(st *fsm.State) { key = st.MediaKey() })
+	s.cfg.State.Read(func(st *fsm.State) { key = fsmmedia.Of(st).Key() })
 	return key
 }
 
@@ -255,9 +256,9 @@ func (s *Service) MountInternal(e *gin.Engine, authenticate func(*http.Request) 
 	}
 	e.GET(InternalPath, auth, func(c *gin.Context) {
 		id := c.Param("id")
-		var obj fsm.MediaObject
+		var obj fsmmedia.MediaObject
 		var ok bool
-		s.cfg.State.Read(func(st *fsm.State) { obj, ok = st.MediaObject(id) })
+		s.cfg.State.Read(func(st *fsm.State) { obj, ok = fsmmedia.Of(st).Object(id) })
 		var r *reader
 		if ok {
 			r, _ = s.store.open(id)

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // Copies of uploads on more than one node.
@@ -22,14 +23,14 @@ import (
 // An upload is sealed on the node that took it, then its plaintext is sent over the cluster
 // plane (PUT /internal/v1/media/{id}) to Options.Replicas-1 other servers of the Raft
 // configuration, each of which seals it under its own master key; only then is it recorded
-// (fsm.RecordMedia, Object.Holders naming every copy) and answered. The targets are the servers
+// (fsmmedia.RecordMedia, Object.Holders naming every copy) and answered. The targets are the servers
 // ranked first for the id (rendezvous hashing), the next ones taking the place of any that fails.
 // A download on a node without a copy streams it from a holder, the next holder being asked when
 // one is down. The repair pass (Repair) restores the count after a server leaves the
 // configuration: the first server in name order drops departed nodes from the holder sets
-// (fsm.DropMediaHolder); for each upload held by fewer servers than wanted, the servers ranked
+// (fsmmedia.DropMediaHolder); for each upload held by fewer servers than wanted, the servers ranked
 // first among those up and without a copy fetch one from a holder and record themselves
-// (fsm.AddMediaHolder); a holder whose copy is missing from its disk fetches it again.
+// (fsmmedia.AddMediaHolder); a holder whose copy is missing from its disk fetches it again.
 //
 // During a rolling upgrade from v0.1.0 (the cluster's feature level below 1, Config.Levels) the
 // record takes v0.1.0's shape, which every server applies alike: the node that took the upload
@@ -118,8 +119,8 @@ func (s *Service) replicate(ctx context.Context, id string, size int64) ([]strin
 // recordCommand is the record of an upload: the full holder set and the deployment's total, or,
 // while a server of the cluster applies only a lower feature level than that record needs, the
 // shape of v0.1.0 (the taking node alone, no total), which every server applies alike.
-func (s *Service) recordCommand(obj fsm.MediaObject) fsm.RecordMedia {
-	cmd := fsm.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes}
+func (s *Service) recordCommand(obj fsmmedia.MediaObject) fsmmedia.RecordMedia {
+	cmd := fsmmedia.RecordMedia{Object: obj, Quota: s.opts.QuotaBytes, Total: s.opts.TotalBytes}
 	if fsm.CommandLevel(cmd) > s.clusterLevel() {
 		cmd.Object.Holders, cmd.Total = nil, 0
 	}
@@ -129,7 +130,7 @@ func (s *Service) recordCommand(obj fsm.MediaObject) fsm.RecordMedia {
 // holderChangesAllowed reports whether every server of the cluster applies the holder-set
 // commands (AddMediaHolder, DropMediaHolder).
 func (s *Service) holderChangesAllowed() bool {
-	return s.clusterLevel() >= fsm.CommandLevel(fsm.AddMediaHolder{})
+	return s.clusterLevel() >= fsm.CommandLevel(fsmmedia.AddMediaHolder{})
 }
 
 // sendCopy streams this node's plaintext of id to node.
@@ -209,7 +210,7 @@ func (s *Service) storeCopy(id string, size int64, body io.Reader) error {
 }
 
 // fetchCopy takes a copy of obj from one of holders (other than this node) into this node's store.
-func (s *Service) fetchCopy(ctx context.Context, obj fsm.MediaObject, holders []string) error {
+func (s *Service) fetchCopy(ctx context.Context, obj fsmmedia.MediaObject, holders []string) error {
 	var errs []error
 	for _, node := range rank(obj.ID, holders) {
 		if node == s.cfg.Node {
@@ -246,8 +247,8 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 	}
 	want := s.want(servers)
 	isServer := func(n string) bool { _, ok := slices.BinarySearch(servers, n); return ok }
-	var objects []fsm.MediaObject
-	s.cfg.State.Read(func(st *fsm.State) { objects = st.MediaObjects() })
+	var objects []fsmmedia.MediaObject
+	s.cfg.State.Read(func(st *fsm.State) { objects = fsmmedia.Of(st).Objects() })
 	// Before the last server of an upgrade runs this version no holder change can be recorded;
 	// copies made meanwhile are recorded by the first pass after it (repairEvery).
 	changes := s.holderChangesAllowed()
@@ -261,7 +262,7 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 			}
 		}
 		for _, node := range slices.Sorted(maps.Keys(departed)) {
-			if _, err := s.cfg.Proposer.Propose(ctx, fsm.DropMediaHolder{Node: node}); err != nil {
+			if _, err := s.cfg.Proposer.Propose(ctx, fsmmedia.DropMediaHolder{Node: node}); err != nil {
 				return 0, fmt.Errorf("media repair: dropping %s: %w", node, err)
 			}
 			s.log.Info("media repair: a removed node dropped from the holder sets", "node", node)
@@ -310,7 +311,7 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 					continue
 				}
 			}
-			if _, err := s.cfg.Proposer.Propose(ctx, fsm.AddMediaHolder{ID: o.ID, Node: s.cfg.Node}); err != nil {
+			if _, err := s.cfg.Proposer.Propose(ctx, fsmmedia.AddMediaHolder{ID: o.ID, Node: s.cfg.Node}); err != nil {
 				pending++
 				s.log.Warn("media repair: recording a copy", "id", o.ID, "err", err)
 				continue
@@ -324,7 +325,7 @@ func (s *Service) Repair(ctx context.Context) (int, error) {
 
 // fullyHeld reports whether as many of servers (the configuration's, sorted) as wanted hold obj
 // (false on a single node, where no other server could).
-func (s *Service) fullyHeld(obj fsm.MediaObject, servers []string) bool {
+func (s *Service) fullyHeld(obj fsmmedia.MediaObject, servers []string) bool {
 	if len(servers) == 0 {
 		return false
 	}
@@ -332,7 +333,7 @@ func (s *Service) fullyHeld(obj fsm.MediaObject, servers []string) bool {
 }
 
 // liveHolders counts the holders of obj among servers (sorted).
-func liveHolders(obj fsm.MediaObject, servers []string) int {
+func liveHolders(obj fsmmedia.MediaObject, servers []string) int {
 	n := 0
 	for _, h := range obj.HolderSet() {
 		if _, ok := slices.BinarySearch(servers, h); ok {
@@ -346,7 +347,7 @@ func liveHolders(obj fsm.MediaObject, servers []string) int {
 func (s *Service) countUnderCopied(servers []string, want int) {
 	under := 0
 	s.cfg.State.Read(func(st *fsm.State) {
-		for _, o := range st.MediaObjects() {
+		for _, o := range fsmmedia.Of(st).Objects() {
 			if liveHolders(o, servers) < want {
 				under++
 			}

@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // mesh stands for the cluster plane between the services of a test: the servers of the
@@ -145,7 +146,7 @@ func newTestClusterConf(t *testing.T, replicas int, mutate func(*Config), names 
 func (tc *testCluster) holders(id string) []string {
 	var set []string
 	tc.machine.Read(func(st *fsm.State) {
-		if o, ok := st.MediaObject(id); ok {
+		if o, ok := fsmmedia.Of(st).Object(id); ok {
 			set = o.HolderSet()
 		}
 	})
@@ -209,7 +210,7 @@ func TestUploadCopies(t *testing.T) {
 		t.Fatalf("upload with a server short: %d", resp.StatusCode)
 	}
 	three.machine.Read(func(st *fsm.State) {
-		if n := len(st.MediaObjects()); n != 0 {
+		if n := len(fsmmedia.Of(st).Objects()); n != 0 {
 			t.Fatalf("%d uploads recorded", n)
 		}
 	})

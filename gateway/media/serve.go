@@ -15,6 +15,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // retryAfterHolderDown is the Retry-After of a 503 when the holder of an object cannot be reached.
@@ -52,10 +53,10 @@ func (s *Service) serveCapability(c *gin.Context) {
 
 // lookup finds an upload's record; a miss is checked again after a read index, since the upload
 // may have been recorded through another node a moment ago. It answers 404 itself.
-func (s *Service) lookup(c *gin.Context, id string) (fsm.MediaObject, bool) {
-	var obj fsm.MediaObject
+func (s *Service) lookup(c *gin.Context, id string) (fsmmedia.MediaObject, bool) {
+	var obj fsmmedia.MediaObject
 	found := false
-	read := func() { s.cfg.State.Read(func(st *fsm.State) { obj, found = st.MediaObject(id) }) }
+	read := func() { s.cfg.State.Read(func(st *fsm.State) { obj, found = fsmmedia.Of(st).Object(id) }) }
 	if validID(id) {
 		read()
 		if !found && s.cfg.Linearize != nil {
@@ -77,7 +78,7 @@ func (s *Service) lookup(c *gin.Context, id string) (fsm.MediaObject, bool) {
 //
 // A Range header is normalized first (normalizeRange: merged, at most MaxRanges parts), for
 // this node's file server and for the holder alike.
-func (s *Service) serve(c *gin.Context, obj fsm.MediaObject) {
+func (s *Service) serve(c *gin.Context, obj fsmmedia.MediaObject) {
 	if h := c.GetHeader("Range"); h != "" {
 		if norm, ok := normalizeRange(h, obj.Size); ok {
 			c.Request.Header.Set("Range", norm)
@@ -112,7 +113,7 @@ func inline(mimeType string) bool {
 }
 
 // setMediaHeaders sets the type, a safe Content-Disposition and the caching of served media.
-func setMediaHeaders(h http.Header, obj fsm.MediaObject) {
+func setMediaHeaders(h http.Header, obj fsmmedia.MediaObject) {
 	disposition := "attachment"
 	contentType := obj.MIME
 	if inline(obj.MIME) {
@@ -135,7 +136,7 @@ func setMediaHeaders(h http.Header, obj fsm.MediaObject) {
 
 // serveLocal sends the object from r (this node's copy, closed here); http.ServeContent answers
 // Range (206, 416).
-func (s *Service) serveLocal(c *gin.Context, obj fsm.MediaObject, r *reader) {
+func (s *Service) serveLocal(c *gin.Context, obj fsmmedia.MediaObject, r *reader) {
 	defer r.Close()
 	if c.Writer.Header().Get("Content-Type") == "" {
 		setMediaHeaders(c.Writer.Header(), obj)
@@ -149,7 +150,7 @@ var relayed = []string{"Content-Length", "Content-Range", "Accept-Ranges", "Last
 
 // serveRemote streams the object from a server that holds a copy over the cluster plane, the
 // Range passed on; a holder that cannot be reached or answers an error gives way to the next.
-func (s *Service) serveRemote(c *gin.Context, obj fsm.MediaObject) {
+func (s *Service) serveRemote(c *gin.Context, obj fsmmedia.MediaObject) {
 	unavailable := func(msg string) {
 		s.metrics.served.WithLabelValues("holder", "unavailable").Inc()
 		c.Header("Retry-After", retryAfterHolderDown)

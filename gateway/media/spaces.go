@@ -17,6 +17,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/fetchguard"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // maxAuthorityAnswer and maxRecord bound the JSON read from the authority and from a PDS.
@@ -52,13 +53,13 @@ func (s *Service) mediaSpace(c *gin.Context) {
 	}
 	did := rest.DID(c)
 	var acc fsm.ChannelAccess
-	var sp fsm.MediaSpace
+	var sp fsmmedia.MediaSpace
 	var has bool
 	var count int
 	s.cfg.State.Read(func(st *fsm.State) {
 		acc = st.ChannelAccessOf(name, did)
-		sp, has = st.MediaSpaceOf(name)
-		count = st.MediaSpaceCount()
+		sp, has = fsmmedia.Of(st).SpaceOf(name)
+		count = fsmmedia.Of(st).SpaceCount()
 	})
 	switch {
 	case !acc.Exists:
@@ -80,19 +81,19 @@ func (s *Service) mediaSpace(c *gin.Context) {
 		rest.WriteError(c, http.StatusBadGateway, "The media space authority did not create the space")
 		return
 	}
-	res, ok := s.propose(c, fsm.SetMediaSpace{Channel: name, Ref: created.Ref, Type: created.Type, DID: did, Max: s.opts.MaxSpaces})
+	res, ok := s.propose(c, fsmmedia.SetMediaSpace{Channel: name, Ref: created.Ref, Type: created.Type, DID: did, Max: s.opts.MaxSpaces})
 	if !ok {
 		return
 	}
 	switch res.Code {
 	case fsm.OK, fsm.NoChange: // NoChange: another request created it first; answer that one
-		s.cfg.State.Read(func(st *fsm.State) { sp, has = st.MediaSpaceOf(name) })
+		s.cfg.State.Read(func(st *fsm.State) { sp, has = fsmmedia.Of(st).SpaceOf(name) })
 		if !has {
 			rest.WriteError(c, http.StatusNotFound, "No such channel: "+name)
 			return
 		}
 		c.JSON(http.StatusOK, spaceAnswer{Channel: name, Ref: sp.Ref, Type: sp.Type, Created: res.Code == fsm.OK})
-	case fsm.ErrMediaSpacesFull:
+	case fsmmedia.ErrMediaSpacesFull:
 		rest.WriteError(c, http.StatusInsufficientStorage, "This server holds its maximum number of media spaces")
 	case fsm.ErrNoSuchChannel:
 		rest.WriteError(c, http.StatusNotFound, "No such channel: "+name)
@@ -127,7 +128,7 @@ func (s *Service) createSpace(ctx context.Context, channel, did string) (spaceAn
 	if err := json.Unmarshal(data, &out); err != nil {
 		return spaceAnswer{}, fmt.Errorf("authority answer: %w", err)
 	}
-	if out.Ref == "" || len(out.Ref) > fsm.MaxMediaSpaceRef || len(out.Type) > fsm.MaxMediaSpaceRef {
+	if out.Ref == "" || len(out.Ref) > fsmmedia.MaxMediaSpaceRef || len(out.Type) > fsmmedia.MaxMediaSpaceRef {
 		return spaceAnswer{}, fmt.Errorf("authority answer without a usable ref")
 	}
 	return out, nil
@@ -223,7 +224,7 @@ func (s *Service) spaceMedia(c *gin.Context) {
 	var found bool
 	var acc fsm.ChannelAccess
 	s.cfg.State.Read(func(st *fsm.State) {
-		if channel, found = st.MediaSpaceByRef(rec.Value.Space); found {
+		if channel, found = fsmmedia.Of(st).SpaceByRef(rec.Value.Space); found {
 			acc = st.ChannelAccessOf(channel, rest.DID(c))
 		}
 	})

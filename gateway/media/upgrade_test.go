@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 // fakeLevels is the cluster's feature level as a test sets it.
@@ -15,7 +16,7 @@ type fakeLevels struct{ level atomic.Int64 }
 func (l *fakeLevels) ClusterLevel() int { return int(l.level.Load()) }
 
 // lastRecord decodes the last RecordMedia entry proposed and returns it with its feature level.
-func (f *fixture) lastRecord() (fsm.RecordMedia, int) {
+func (f *fixture) lastRecord() (fsmmedia.RecordMedia, int) {
 	f.t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -24,12 +25,12 @@ func (f *fixture) lastRecord() (fsm.RecordMedia, int) {
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if rm, ok := cmd.(fsm.RecordMedia); ok {
+		if rm, ok := cmd.(fsmmedia.RecordMedia); ok {
 			return rm, fsm.EntryLevel(f.entries[i])
 		}
 	}
 	f.t.Fatal("no RecordMedia proposed")
-	return fsm.RecordMedia{}, 0
+	return fsmmedia.RecordMedia{}, 0
 }
 
 // TestUploadDuringUpgrade: while a server of the cluster applies only level 0 (v0.1.0), an upload

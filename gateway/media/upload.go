@@ -23,6 +23,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 const (
@@ -84,7 +85,7 @@ func (s *Service) upload(c *gin.Context) {
 		return
 	}
 	var total int64
-	s.cfg.State.Read(func(st *fsm.State) { total = st.MediaTotal() })
+	s.cfg.State.Read(func(st *fsm.State) { total = fsmmedia.Of(st).Total() })
 	if t := s.opts.TotalBytes; t > 0 && total+expect > t+1024 {
 		fail(http.StatusInsufficientStorage, "disk_full", "This server holds all the media it keeps")
 		return
@@ -103,7 +104,7 @@ func (s *Service) upload(c *gin.Context) {
 		}
 	}()
 	var used int64
-	s.cfg.State.Read(func(st *fsm.State) { used = st.MediaUsage(did) })
+	s.cfg.State.Read(func(st *fsm.State) { used = fsmmedia.Of(st).Usage(did) })
 	if q := s.opts.QuotaBytes; q > 0 && used+expect > q+1024 { // the multipart framing is not file bytes
 		fail(http.StatusRequestEntityTooLarge, "quota", fmt.Sprintf("This upload would pass your media quota of %d bytes", q))
 		return
@@ -183,7 +184,7 @@ func (s *Service) upload(c *gin.Context) {
 		fail(http.StatusServiceUnavailable, "error", "The upload could not be copied to enough servers; try again")
 		return
 	}
-	obj := fsm.MediaObject{ID: id, Holder: s.cfg.Node, Holders: holders, Size: form.size, MIME: mime, Filename: form.filename,
+	obj := fsmmedia.MediaObject{ID: id, Holder: s.cfg.Node, Holders: holders, Size: form.size, MIME: mime, Filename: form.filename,
 		Private: form.private, Uploader: did, Channel: form.channel, Width: width, Height: height}
 	res, ok := s.propose(c, s.recordCommand(obj))
 	if !ok || res.Code != fsm.OK {
@@ -191,9 +192,9 @@ func (s *Service) upload(c *gin.Context) {
 		switch {
 		case !ok:
 			s.metrics.uploads.WithLabelValues("error").Inc()
-		case res.Code == fsm.ErrMediaQuota:
+		case res.Code == fsmmedia.ErrMediaQuota:
 			fail(http.StatusRequestEntityTooLarge, "quota", fmt.Sprintf("This upload would pass your media quota of %d bytes", s.opts.QuotaBytes))
-		case res.Code == fsm.ErrMediaFull:
+		case res.Code == fsmmedia.ErrMediaFull:
 			fail(http.StatusInsufficientStorage, "disk_full", "This server holds the most uploads it records")
 		default:
 			fail(http.StatusBadRequest, "bad_request", "The upload was refused: "+res.Code.String())
@@ -207,7 +208,7 @@ func (s *Service) upload(c *gin.Context) {
 }
 
 // describe is the upload answer for an object: its URL and attachment tags.
-func (s *Service) describe(o fsm.MediaObject) uploadResult {
+func (s *Service) describe(o fsmmedia.MediaObject) uploadResult {
 	u := strings.TrimRight(s.cfg.BaseURL, "/") + "/api/v1/media/" + o.ID + "/"
 	if o.Private {
 		u += capability(s.capKey(), o.ID) + "/"

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/palaver-chat/palaver/raft/fsm"
+	fsmmedia "github.com/palaver-chat/palaver/raft/fsm/media"
 )
 
 func pngBytes(t *testing.T, w, h int) []byte {
@@ -215,7 +216,7 @@ func TestUploadRefusals(t *testing.T) {
 		t.Errorf("%d objects, %d temporary files; want 3, 0", objects, tmp)
 	}
 	var usage int64
-	f.machine.Read(func(st *fsm.State) { usage = st.MediaUsage(didAlice) })
+	f.machine.Read(func(st *fsm.State) { usage = fsmmedia.Of(st).Usage(didAlice) })
 	if usage != 16<<20 {
 		t.Errorf("alice's usage %d", usage)
 	}

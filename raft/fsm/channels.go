@@ -4,7 +4,7 @@ import "strconv"
 
 // removeMember takes a session out of a channel and deletes the channel when it is left empty and
 // holds nothing worth keeping (no founder, DID ops, topic or lists).
-func (a *applier) removeMember(c *Channel, id string) {
+func (a *Applier) removeMember(c *Channel, id string) {
 	if c == nil {
 		return
 	}
@@ -26,7 +26,7 @@ func (a *applier) removeMember(c *Channel, id string) {
 
 // incarnation names a channel created by the entry being applied: the proposer's time and the
 // log index, both the same on every node, and unique for the life of the log.
-func (a *applier) incarnation() string {
+func (a *Applier) incarnation() string {
 	return strconv.FormatInt(a.env.Time, 36) + "." + strconv.FormatUint(a.index, 36)
 }
 
@@ -34,7 +34,7 @@ func validChannelName(name string) bool {
 	return len(name) >= 2 && len(name) <= MaxChannelLen && (name[0] == '#' || name[0] == '&') && Fold(name) == name
 }
 
-func (a *applier) join(c Join) Result {
+func (a *Applier) join(c Join) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -93,7 +93,7 @@ func (a *applier) join(c Join) Result {
 	return Result{Code: OK, Member: &m, Created: created}
 }
 
-func (a *applier) memberOf(sessionID, channel string) (*Session, *Channel, Result) {
+func (a *Applier) memberOf(sessionID, channel string) (*Session, *Channel, Result) {
 	se := a.st.sessions[sessionID]
 	if se == nil {
 		return nil, nil, Result{Code: ErrNoSuchSession}
@@ -105,7 +105,7 @@ func (a *applier) memberOf(sessionID, channel string) (*Session, *Channel, Resul
 	return se, ch, Result{Code: OK}
 }
 
-func (a *applier) part(c Part) Result {
+func (a *Applier) part(c Part) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -118,7 +118,7 @@ func (a *applier) part(c Part) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) kick(c Kick) Result {
+func (a *Applier) kick(c Kick) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -145,7 +145,7 @@ func (a *applier) kick(c Kick) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) topic(c Topic) Result {
+func (a *Applier) topic(c Topic) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -168,7 +168,7 @@ func (a *applier) topic(c Topic) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) invite(c Invite) Result {
+func (a *Applier) invite(c Invite) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -188,7 +188,7 @@ func (a *applier) invite(c Invite) Result {
 
 // addInvite files target's invitation to ch (evicting the oldest when the list is full) and
 // tells the channel; a member already on it is refused. Local and federated invites share it.
-func (a *applier) addInvite(ch *Channel, channel string, target *Session, actor SessionRef) Result {
+func (a *Applier) addInvite(ch *Channel, channel string, target *Session, actor SessionRef) Result {
 	if ch.members[target.ID] != nil {
 		return Result{Code: ErrUserOnChannel}
 	}
@@ -214,7 +214,7 @@ func evictOldestInvite(invites map[string]int64) {
 	delete(invites, oldest)
 }
 
-func (a *applier) pin(c Pin) Result {
+func (a *Applier) pin(c Pin) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -239,7 +239,7 @@ func (a *applier) pin(c Pin) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) unpin(c Unpin) Result {
+func (a *Applier) unpin(c Unpin) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r

@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -453,7 +452,7 @@ func TestInviteListBounded(t *testing.T) {
 	h := newHarness(t)
 	h.mustOK(aliceOnly()...)
 	st := NewState()
-	if err := json.Unmarshal(snapshotBytes(t, h.m), st); err != nil {
+	if err := st.decode(snapshotBytes(t, h.m)); err != nil {
 		t.Fatalf("decode snapshot: %v", err)
 	}
 	invites := map[string]int64{}

@@ -50,7 +50,7 @@ type Envelope struct {
 }
 
 // Command is any command body.
-type Command interface{ commandType() CommandType }
+type Command interface{ CommandType() CommandType }
 
 // RegisterSession makes a connected client a registered session holding a nick.
 type RegisterSession struct {
@@ -205,24 +205,24 @@ type SetFavorites struct {
 	Favorites []string `json:"favorites"`
 }
 
-func (RegisterSession) commandType() CommandType { return TypeRegisterSession }
-func (ChangeNick) commandType() CommandType      { return TypeChangeNick }
-func (Authenticate) commandType() CommandType    { return TypeAuthenticate }
-func (EndSession) commandType() CommandType      { return TypeEndSession }
-func (Join) commandType() CommandType            { return TypeJoin }
-func (Part) commandType() CommandType            { return TypePart }
-func (Kick) commandType() CommandType            { return TypeKick }
-func (Topic) commandType() CommandType           { return TypeTopic }
-func (Mode) commandType() CommandType            { return TypeMode }
-func (Invite) commandType() CommandType          { return TypeInvite }
-func (Away) commandType() CommandType            { return TypeAway }
-func (Oper) commandType() CommandType            { return TypeOper }
-func (PurgeNode) commandType() CommandType       { return TypePurgeNode }
-func (SetFavorites) commandType() CommandType    { return TypeSetFavorites }
-func (Pin) commandType() CommandType             { return TypePin }
-func (Unpin) commandType() CommandType           { return TypeUnpin }
-func (RegisterKey) commandType() CommandType     { return TypeRegisterKey }
-func (RetireKey) commandType() CommandType       { return TypeRetireKey }
+func (RegisterSession) CommandType() CommandType { return TypeRegisterSession }
+func (ChangeNick) CommandType() CommandType      { return TypeChangeNick }
+func (Authenticate) CommandType() CommandType    { return TypeAuthenticate }
+func (EndSession) CommandType() CommandType      { return TypeEndSession }
+func (Join) CommandType() CommandType            { return TypeJoin }
+func (Part) CommandType() CommandType            { return TypePart }
+func (Kick) CommandType() CommandType            { return TypeKick }
+func (Topic) CommandType() CommandType           { return TypeTopic }
+func (Mode) CommandType() CommandType            { return TypeMode }
+func (Invite) CommandType() CommandType          { return TypeInvite }
+func (Away) CommandType() CommandType            { return TypeAway }
+func (Oper) CommandType() CommandType            { return TypeOper }
+func (PurgeNode) CommandType() CommandType       { return TypePurgeNode }
+func (SetFavorites) CommandType() CommandType    { return TypeSetFavorites }
+func (Pin) CommandType() CommandType             { return TypePin }
+func (Unpin) CommandType() CommandType           { return TypeUnpin }
+func (RegisterKey) CommandType() CommandType     { return TypeRegisterKey }
+func (RetireKey) CommandType() CommandType       { return TypeRetireKey }
 
 // Encode renders a command as a log entry: type byte, flags byte, JSON envelope.
 func Encode(cmd Command, requestID, node string, timeMS int64) ([]byte, error) {
@@ -235,7 +235,7 @@ func Encode(cmd Command, requestID, node string, timeMS int64) ([]byte, error) {
 		return nil, fmt.Errorf("encode envelope: %w", err)
 	}
 	out := make([]byte, 0, 2+len(env))
-	out = append(out, byte(cmd.commandType()), 0)
+	out = append(out, byte(cmd.CommandType()), 0)
 	return append(out, env...), nil
 }
 
@@ -262,17 +262,9 @@ func Decode(data []byte) (cmd Command, env Envelope, ignorable bool, err error) 
 	return cmd, env, false, nil
 }
 
-// commandSpec registers one command type: its name (for logs), how its body decodes and how
-// Apply applies it.
-type commandSpec struct {
-	name   string
-	decode func(body []byte) (Command, error)
-	apply  func(a *applier, cmd Command) Result
-}
-
 // spec builds the registration of command type C, applied by f.
-func spec[C Command](name string, f func(*applier, C) Result) commandSpec {
-	return commandSpec{
+func spec[C Command](name string, f func(*Applier, C) Result) CommandSpec {
+	return CommandSpec{
 		name: name,
 		decode: func(body []byte) (Command, error) {
 			var c C
@@ -281,43 +273,43 @@ func spec[C Command](name string, f func(*applier, C) Result) commandSpec {
 			}
 			return c, nil
 		},
-		apply: func(a *applier, cmd Command) Result { return f(a, cmd.(C)) },
+		apply: func(a *Applier, cmd Command) Result { return f(a, cmd.(C)) },
 	}
 }
 
 // commands is the registration table: every command type this build knows, by its persisted
 // number (the Type constants). Never renumber or reuse a number. A command defined in another
 // file may register itself from that file's init with registerCommands.
-var commands = map[CommandType]commandSpec{
-	TypeRegisterSession: spec("register-session", (*applier).registerSession),
-	TypeChangeNick:      spec("change-nick", (*applier).changeNick),
-	TypeAuthenticate:    spec("authenticate", (*applier).authenticate),
-	TypeEndSession:      spec("end-session", func(a *applier, c EndSession) Result { return a.endSession(c.Session, c.Reason) }),
-	TypeJoin:            spec("join", (*applier).join),
-	TypePart:            spec("part", (*applier).part),
-	TypeKick:            spec("kick", (*applier).kick),
-	TypeTopic:           spec("topic", (*applier).topic),
-	TypeMode:            spec("mode", (*applier).mode),
-	TypeInvite:          spec("invite", (*applier).invite),
-	TypeAway:            spec("away", (*applier).away),
-	TypeOper:            spec("oper", (*applier).oper),
-	TypePurgeNode:       spec("purge-node", (*applier).purgeNode),
-	TypeSetFavorites:    spec("set-favorites", (*applier).setFavorites),
-	TypePin:             spec("pin", (*applier).pin),
-	TypeUnpin:           spec("unpin", (*applier).unpin),
-	TypeRegisterKey:     spec("register-key", (*applier).registerKey),
-	TypeRetireKey:       spec("retire-key", (*applier).retireKey),
-	TypeFederatedTopic:  spec("federated-topic", (*applier).federatedTopic),
-	TypeFederatedMode:   spec("federated-mode", (*applier).federatedMode),
-	TypeFederatedPin:    spec("federated-pin", (*applier).federatedPin),
-	TypeRemotePresence:  spec("remote-presence", (*applier).remotePresence),
-	TypeFederatedKick:   spec("federated-kick", (*applier).federatedKick),
-	TypeFederatedInvite: spec("federated-invite", (*applier).federatedInvite),
+var commands = map[CommandType]CommandSpec{
+	TypeRegisterSession: spec("register-session", (*Applier).registerSession),
+	TypeChangeNick:      spec("change-nick", (*Applier).changeNick),
+	TypeAuthenticate:    spec("authenticate", (*Applier).authenticate),
+	TypeEndSession:      spec("end-session", func(a *Applier, c EndSession) Result { return a.endSession(c.Session, c.Reason) }),
+	TypeJoin:            spec("join", (*Applier).join),
+	TypePart:            spec("part", (*Applier).part),
+	TypeKick:            spec("kick", (*Applier).kick),
+	TypeTopic:           spec("topic", (*Applier).topic),
+	TypeMode:            spec("mode", (*Applier).mode),
+	TypeInvite:          spec("invite", (*Applier).invite),
+	TypeAway:            spec("away", (*Applier).away),
+	TypeOper:            spec("oper", (*Applier).oper),
+	TypePurgeNode:       spec("purge-node", (*Applier).purgeNode),
+	TypeSetFavorites:    spec("set-favorites", (*Applier).setFavorites),
+	TypePin:             spec("pin", (*Applier).pin),
+	TypeUnpin:           spec("unpin", (*Applier).unpin),
+	TypeRegisterKey:     spec("register-key", (*Applier).registerKey),
+	TypeRetireKey:       spec("retire-key", (*Applier).retireKey),
+	TypeFederatedTopic:  spec("federated-topic", (*Applier).federatedTopic),
+	TypeFederatedMode:   spec("federated-mode", (*Applier).federatedMode),
+	TypeFederatedPin:    spec("federated-pin", (*Applier).federatedPin),
+	TypeRemotePresence:  spec("remote-presence", (*Applier).remotePresence),
+	TypeFederatedKick:   spec("federated-kick", (*Applier).federatedKick),
+	TypeFederatedInvite: spec("federated-invite", (*Applier).federatedInvite),
 }
 
 // registerCommands adds command types to the table; call it from an init function. A number that
 // is already registered is a programming error and panics.
-func registerCommands(specs map[CommandType]commandSpec) {
+func registerCommands(specs map[CommandType]CommandSpec) {
 	for typ, sp := range specs {
 		if old, taken := commands[typ]; taken {
 			panic(fmt.Sprintf("fsm: command type %d registered twice (%s, %s)", typ, old.name, sp.name))

@@ -11,9 +11,9 @@ type FederatedTopic struct {
 	SetByDID string `json:"set_by_did,omitempty"`
 }
 
-func (FederatedTopic) commandType() CommandType { return TypeFederatedTopic }
+func (FederatedTopic) CommandType() CommandType { return TypeFederatedTopic }
 
-func (a *applier) federatedTopic(c FederatedTopic) Result {
+func (a *Applier) federatedTopic(c FederatedTopic) Result {
 	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
@@ -65,9 +65,9 @@ type FederatedMode struct {
 	AddOnly  bool         `json:"add_only,omitempty"`
 }
 
-func (FederatedMode) commandType() CommandType { return TypeFederatedMode }
+func (FederatedMode) CommandType() CommandType { return TypeFederatedMode }
 
-func (a *applier) federatedMode(c FederatedMode) Result {
+func (a *Applier) federatedMode(c FederatedMode) Result {
 	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
@@ -123,7 +123,7 @@ func (a *applier) federatedMode(c FederatedMode) Result {
 }
 
 // federatedDIDOp grants or removes a DID op (mc.Arg) and the @ of its sessions in the channel.
-func (a *applier) federatedDIDOp(ch *Channel, mc ModeChange) bool {
+func (a *Applier) federatedDIDOp(ch *Channel, mc ModeChange) bool {
 	did := mc.Arg
 	if len(did) < 5 || did[:4] != "did:" || (!mc.Add && did == ch.FounderDID) {
 		return false
@@ -154,9 +154,9 @@ type FederatedPin struct {
 	PinnedByDID string `json:"pinned_by_did,omitempty"`
 }
 
-func (FederatedPin) commandType() CommandType { return TypeFederatedPin }
+func (FederatedPin) CommandType() CommandType { return TypeFederatedPin }
 
-func (a *applier) federatedPin(c FederatedPin) Result {
+func (a *Applier) federatedPin(c FederatedPin) Result {
 	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
@@ -199,9 +199,9 @@ type FederatedKick struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-func (FederatedKick) commandType() CommandType { return TypeFederatedKick }
+func (FederatedKick) CommandType() CommandType { return TypeFederatedKick }
 
-func (a *applier) federatedKick(c FederatedKick) Result {
+func (a *Applier) federatedKick(c FederatedKick) Result {
 	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
@@ -229,9 +229,9 @@ type FederatedInvite struct {
 	ByDID   string `json:"by_did,omitempty"`
 }
 
-func (FederatedInvite) commandType() CommandType { return TypeFederatedInvite }
+func (FederatedInvite) CommandType() CommandType { return TypeFederatedInvite }
 
-func (a *applier) federatedInvite(c FederatedInvite) Result {
+func (a *Applier) federatedInvite(c FederatedInvite) Result {
 	ch := a.st.channels[c.Channel]
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}

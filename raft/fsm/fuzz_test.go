@@ -40,7 +40,7 @@ func FuzzDecode(f *testing.F) {
 		if cmd == nil || ignorable {
 			t.Fatalf("decoded nil command or ignorable known command")
 		}
-		if cmd.commandType() != CommandType(data[0]) {
+		if cmd.CommandType() != CommandType(data[0]) {
 			t.Fatalf("type byte %d decoded as %T", data[0], cmd)
 		}
 		// What decodes must re-encode to something that decodes to the same command.

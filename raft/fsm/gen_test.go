@@ -117,7 +117,7 @@ func randomCommand(c chooser) Command {
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
 	case 32, 33, 34, 35, 36, 37, 38, 39:
-		return randomAVCommand(c)
+		return Join{Session: sess(), Channel: ch(), Key: pick(c, genKeys)}
 	case 22, 29:
 		switch c.intn(9) {
 		case 0:
@@ -141,9 +141,6 @@ func randomCommand(c chooser) Command {
 		}
 		return FederatedTopic{Channel: ch(), Text: pick(c, []string{"", "remote topic", "other"}), SetBy: "bob!u@peer.example", SetByDID: pick(c, genDIDs)}
 	default:
-		if c.intn(3) == 0 {
-			return randomMediaCommand(c)
-		}
 		if c.intn(4) == 0 {
 			return SetRealname{Session: sess(), Realname: pick(c, genTexts)}
 		}

@@ -4,7 +4,7 @@ package fsm
 const TypeSetInvisible CommandType = 80
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeSetInvisible: spec("set-invisible", (*applier).setInvisible)})
+	registerCommands(map[CommandType]CommandSpec{TypeSetInvisible: spec("set-invisible", (*Applier).setInvisible)})
 }
 
 // SetInvisible sets or clears a session's user mode +i (invisible): a WHO by mask lists the
@@ -14,9 +14,9 @@ type SetInvisible struct {
 	Invisible bool   `json:"invisible"`
 }
 
-func (SetInvisible) commandType() CommandType { return TypeSetInvisible }
+func (SetInvisible) CommandType() CommandType { return TypeSetInvisible }
 
-func (a *applier) setInvisible(c SetInvisible) Result {
+func (a *Applier) setInvisible(c SetInvisible) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}

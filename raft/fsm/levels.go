@@ -1,9 +1,6 @@
 package fsm
 
-import (
-	"errors"
-	"slices"
-)
+import "errors"
 
 // Feature levels let nodes of two versions share a cluster during a rolling upgrade. A node of an
 // older version panics on a log entry of a command type it does not know (see Machine.Apply), so
@@ -22,8 +19,9 @@ const Level = 1
 var ErrClusterUpgrading = errors.New("the cluster is being upgraded: this change is possible once every node runs this version")
 
 // commandLevels is the feature level of every registered command type: 0 for those of v0.1.0,
-// 1 for those added since. A new command type is added here at Level, after raising Level when it
-// is the first of a release; a test checks this table against the registry.
+// 1 for those added since. A new core command type is added here at Level, after raising Level
+// when it is the first of a release; a module gives its types' levels to Handle and Register adds
+// them here. A test checks this table against the registry.
 var commandLevels = map[CommandType]int{
 	// v0.1.0
 	TypeRegisterSession: 0, TypeChangeNick: 0, TypeAuthenticate: 0, TypeEndSession: 0, TypeJoin: 0,
@@ -32,29 +30,20 @@ var commandLevels = map[CommandType]int{
 	TypeRetireKey: 0, TypeFederatedTopic: 0, TypeFederatedMode: 0, TypeFederatedPin: 0,
 	TypeRemotePresence: 0, TypeFederatedKick: 0, TypeFederatedInvite: 0, TypeSetReadMarker: 0,
 	TypeSetRealname: 0, TypeSetBot: 0, TypeExpireChannels: 0, TypeSetMetadata: 0,
-	TypeClearMetadata: 0, TypeRenameChannel: 0, TypeSetMediaKey: 0, TypeRecordMedia: 0,
-	TypeSetPreKeyBundle: 0, TypeSetGroupKeys: 0, TypeSetMediaSpace: 0, TypeAVStart: 0,
-	TypeAVJoin: 0, TypeAVLeave: 0, TypeAVEnd: 0, TypeAVEndNode: 0, TypeAVAddArtifact: 0,
-	TypeAVOperatorEnd: 0, TypeFileAct: 0, TypeFileCoordEvent: 0, TypeRegisterManifest: 0,
-	TypeSetActorClass: 0, TypeSetProvenance: 0, TypeSetPresence: 0, TypeHeartbeat: 0,
-	TypeRecordSpawn: 0, TypeGrantCapability: 0, TypeRevokeCapability: 0, TypeRequestApproval: 0,
-	TypeResolveApproval: 0, TypeSystemActEvent: 0,
+	TypeClearMetadata: 0, TypeRenameChannel: 0,
 
 	// level 1
-	TypeDeleteMedia: 1, TypeAddMediaHolder: 1, TypeDropMediaHolder: 1, TypeDespawn: 1,
 	TypeSetInvisible: 1, TypeSetClientPassword: 1, TypeRevokeClientPassword: 1,
 	TypeRegisterAccount: 1, TypeSetNodeKey: 1,
 }
 
 // CommandLevel is the feature level cmd needs: every server must apply at least this level. A
-// command of an earlier type that uses a field added since needs the later level: v0.1.0 decodes
-// RecordMedia without Holders and Total, so it would record a replicated upload with only the
-// node that took it, and ignore the deployment's budget, where the nodes of this version do not.
+// command of an earlier type that uses a field added since needs the later level (a module says
+// so with CommandSpec.WithLevelOf, as the media module does for RecordMedia).
 func CommandLevel(cmd Command) int {
-	level := commandLevels[cmd.commandType()]
-	if rm, ok := cmd.(RecordMedia); ok && (rm.Total != 0 ||
-		slices.ContainsFunc(rm.Object.Holders, func(h string) bool { return h != rm.Object.Holder })) {
-		level = max(level, 1)
+	level := commandLevels[cmd.CommandType()]
+	if f := commands[cmd.CommandType()].levelOf; f != nil {
+		level = max(level, f(cmd))
 	}
 	return level
 }
@@ -70,7 +59,7 @@ func EntryLevel(entry []byte) int {
 	if !ok {
 		return Level + 1
 	}
-	if typ == TypeRecordMedia {
+	if commands[typ].levelOf != nil {
 		if cmd, _, _, err := Decode(entry); err == nil {
 			return CommandLevel(cmd)
 		}

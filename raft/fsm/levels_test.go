@@ -59,10 +59,6 @@ func TestEntryLevel(t *testing.T) {
 	}{
 		{"empty", nil, 0},
 		{"join (v0.1.0)", encode(Join{Session: "s1", Channel: "#c"}), 0},
-		{"record media (v0.1.0)", encode(RecordMedia{Object: MediaObject{ID: "m", Holder: "n1"}, Quota: 5}), 0},
-		{"record media held by its node alone", encode(RecordMedia{Object: MediaObject{ID: "m", Holder: "n1", Holders: []string{"n1"}}}), 0},
-		{"record media with other holders", encode(RecordMedia{Object: MediaObject{ID: "m", Holder: "n1", Holders: []string{"n1", "n2"}}}), 1},
-		{"record media within a total budget", encode(RecordMedia{Object: MediaObject{ID: "m", Holder: "n1"}, Total: 1 << 30}), 1},
 		{"set invisible", encode(SetInvisible{Session: "s1", Invisible: true}), 1},
 		{"set node key", encode(SetNodeKey{Node: "n1", Key: make([]byte, NodeKeySize)}), 1},
 		{"register account", encode(RegisterAccount{}), 1},

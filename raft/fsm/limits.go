@@ -19,8 +19,8 @@ const (
 const TypeExpireChannels CommandType = 32
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeExpireChannels: spec("expire-channels", (*applier).expireChannels),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeExpireChannels: spec("expire-channels", (*Applier).expireChannels),
 	})
 }
 
@@ -34,9 +34,9 @@ type ExpireChannels struct {
 	OwnedAfter   int64 `json:"owned_after_ms"`
 }
 
-func (ExpireChannels) commandType() CommandType { return TypeExpireChannels }
+func (ExpireChannels) CommandType() CommandType { return TypeExpireChannels }
 
-func (a *applier) expireChannels(c ExpireChannels) Result {
+func (a *Applier) expireChannels(c ExpireChannels) Result {
 	if c.UnownedAfter < 0 || c.OwnedAfter < 0 {
 		return Result{Code: ErrInvalid}
 	}
@@ -107,7 +107,7 @@ func (s *State) deleteChannel(name string) {
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more
 // is filed: it forgets the oldest (by registration, then kid) that no live session signs with,
 // and reports false when every one is in use.
-func (a *applier) makeRoomForSessionKey(did string) bool {
+func (a *Applier) makeRoomForSessionKey(did string) bool {
 	var keys []*KeyRecord
 	for _, k := range a.st.keys[did] {
 		if k.Source == "local-session" {

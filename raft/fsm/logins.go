@@ -38,10 +38,10 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeSetClientPassword:    spec("set-client-password", (*applier).setClientPassword),
-		TypeRevokeClientPassword: spec("revoke-client-password", (*applier).revokeClientPassword),
-		TypeRegisterAccount:      spec("register-account", (*applier).registerAccount),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeSetClientPassword:    spec("set-client-password", (*Applier).setClientPassword),
+		TypeRevokeClientPassword: spec("revoke-client-password", (*Applier).revokeClientPassword),
+		TypeRegisterAccount:      spec("register-account", (*Applier).registerAccount),
 	})
 	nameCode(ErrPasswordExists, "password-exists")
 	nameCode(ErrNoSuchPassword, "no-such-password")
@@ -122,9 +122,9 @@ type RegisterAccount struct {
 	Session string `json:"session,omitempty"`
 }
 
-func (SetClientPassword) commandType() CommandType    { return TypeSetClientPassword }
-func (RevokeClientPassword) commandType() CommandType { return TypeRevokeClientPassword }
-func (RegisterAccount) commandType() CommandType      { return TypeRegisterAccount }
+func (SetClientPassword) CommandType() CommandType    { return TypeSetClientPassword }
+func (RevokeClientPassword) CommandType() CommandType { return TypeRevokeClientPassword }
+func (RegisterAccount) CommandType() CommandType      { return TypeRegisterAccount }
 
 // ValidPasswordName reports whether name may name a client password.
 func ValidPasswordName(name string) bool {
@@ -168,7 +168,7 @@ func (s *State) loginsOf() *Logins {
 }
 
 // addPassword files a verifier under did, checking the name, the cap and the DID's salt.
-func (a *applier) addPassword(did, name string, salt []byte, iterations int, stored, server []byte) Result {
+func (a *Applier) addPassword(did, name string, salt []byte, iterations int, stored, server []byte) Result {
 	if did == "" || !ValidPasswordName(name) || !validVerifier(salt, iterations, stored, server) {
 		return Result{Code: ErrInvalid}
 	}
@@ -192,11 +192,11 @@ func (a *applier) addPassword(did, name string, salt []byte, iterations int, sto
 	return Result{Code: OK}
 }
 
-func (a *applier) setClientPassword(c SetClientPassword) Result {
+func (a *Applier) setClientPassword(c SetClientPassword) Result {
 	return a.addPassword(c.DID, c.Name, c.Salt, c.Iterations, c.StoredKey, c.ServerKey)
 }
 
-func (a *applier) revokeClientPassword(c RevokeClientPassword) Result {
+func (a *Applier) revokeClientPassword(c RevokeClientPassword) Result {
 	if c.DID == "" || c.Name == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -214,7 +214,7 @@ func (a *applier) revokeClientPassword(c RevokeClientPassword) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) registerAccount(c RegisterAccount) Result {
+func (a *Applier) registerAccount(c RegisterAccount) Result {
 	folded := Fold(c.Name)
 	if !ValidAccountName(c.Name) || !strings.HasPrefix(c.DID, "did:web:") ||
 		!strings.HasSuffix(c.DID, hostedAccountDIDMarker+folded) {
@@ -253,12 +253,22 @@ type PasswordInfo struct {
 	CreatedAt int64 // unix ms
 }
 
-// ClientPasswords lists did's client passwords, sorted by name.
-func (s *State) ClientPasswords(did string) []PasswordInfo {
-	if s.logins == nil || s.logins.DIDs[did] == nil {
+// LoginsView reads client passwords and hosted accounts: copies, never references into the
+// state. Get it with LoginsOf inside Machine.Read.
+type LoginsView struct {
+	s *State
+	l *Logins
+}
+
+// LoginsOf is the logins view of st.
+func LoginsOf(st *State) LoginsView { return LoginsView{st, st.logins} }
+
+// Passwords lists did's client passwords, sorted by name.
+func (v LoginsView) Passwords(did string) []PasswordInfo {
+	if v.l == nil || v.l.DIDs[did] == nil {
 		return nil
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	out := make([]PasswordInfo, 0, len(d.Passwords))
 	for _, name := range slices.Sorted(maps.Keys(d.Passwords)) {
 		out = append(out, PasswordInfo{Name: name, CreatedAt: d.Passwords[name].CreatedAt})
@@ -282,23 +292,23 @@ type SCRAMCredentials struct {
 	Verifiers  []SCRAMVerifier
 }
 
-// LoginCredentials resolves a login name to the credentials of its DID: a DID itself, a hosted
+// Credentials resolves a login name to the credentials of its DID: a DID itself, a hosted
 // account's name, or a nick a DID owns (names are folded here). ok is false when the name leads
 // to no DID with a client password.
-func (s *State) LoginCredentials(login string) (SCRAMCredentials, bool) {
-	if s.logins == nil || login == "" {
+func (v LoginsView) Credentials(login string) (SCRAMCredentials, bool) {
+	if v.l == nil || login == "" {
 		return SCRAMCredentials{}, false
 	}
 	did := login
 	if !strings.HasPrefix(login, "did:") {
 		folded := Fold(login)
-		if acct := s.logins.Accounts[folded]; acct != nil {
+		if acct := v.l.Accounts[folded]; acct != nil {
 			did = acct.DID
 		} else {
-			did = s.nickOwners[folded]
+			did = v.s.nickOwners[folded]
 		}
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	if d == nil || len(d.Passwords) == 0 {
 		return SCRAMCredentials{}, false
 	}
@@ -310,22 +320,22 @@ func (s *State) LoginCredentials(login string) (SCRAMCredentials, bool) {
 	return out, true
 }
 
-// PasswordSalt returns did's SCRAM salt and iteration count, or ok false when it has no client
+// Salt returns did's SCRAM salt and iteration count, or ok false when it has no client
 // password yet (the proposer then draws a new salt).
-func (s *State) PasswordSalt(did string) (salt []byte, iterations int, ok bool) {
-	if s.logins == nil || s.logins.DIDs[did] == nil {
+func (v LoginsView) Salt(did string) (salt []byte, iterations int, ok bool) {
+	if v.l == nil || v.l.DIDs[did] == nil {
 		return nil, 0, false
 	}
-	d := s.logins.DIDs[did]
+	d := v.l.DIDs[did]
 	return slices.Clone(d.Salt), d.Iterations, true
 }
 
-// HostedAccountByName returns the hosted account registered under name (any case).
-func (s *State) HostedAccountByName(name string) (HostedAccount, bool) {
-	if s.logins == nil {
+// HostedAccount returns the hosted account registered under name (any case).
+func (v LoginsView) HostedAccount(name string) (HostedAccount, bool) {
+	if v.l == nil {
 		return HostedAccount{}, false
 	}
-	a := s.logins.Accounts[Fold(name)]
+	a := v.l.Accounts[Fold(name)]
 	if a == nil {
 		return HostedAccount{}, false
 	}

@@ -77,7 +77,7 @@ func TestClientPasswords(t *testing.T) {
 		res := h.apply(st.cmd)
 		var got []string
 		h.read(func(s *State) {
-			for _, p := range s.ClientPasswords(didAlice) {
+			for _, p := range LoginsOf(s).Passwords(didAlice) {
 				got = append(got, p.Name)
 			}
 		})
@@ -86,12 +86,12 @@ func TestClientPasswords(t *testing.T) {
 		}
 	}
 	h.read(func(s *State) {
-		creds, ok := s.LoginCredentials(didAlice)
+		creds, ok := LoginsOf(s).Credentials(didAlice)
 		if !ok || creds.DID != didAlice || !bytes.Equal(creds.Salt, other) || len(creds.Verifiers) != 1 ||
 			!bytes.Equal(creds.Verifiers[0].StoredKey, sk) || !bytes.Equal(creds.Verifiers[0].ServerKey, srv) {
 			t.Fatalf("credentials %+v %v", creds, ok)
 		}
-		if _, ok := s.LoginCredentials(didBob); ok {
+		if _, ok := LoginsOf(s).Credentials(didBob); ok {
 			t.Fatal("credentials for a DID without passwords")
 		}
 	})
@@ -144,18 +144,18 @@ func TestRegisterAccount(t *testing.T) {
 	}
 	h.read(func(s *State) {
 		did := "did:web:chat.example:u:bar"
-		if a, ok := s.HostedAccountByName("BAR"); !ok || a.DID != did || a.Name != "Bar" {
+		if a, ok := LoginsOf(s).HostedAccount("BAR"); !ok || a.DID != did || a.Name != "Bar" {
 			t.Fatalf("account %+v %v", a, ok)
 		}
 		if s.NickOwner("bar") != did {
 			t.Fatalf("nick bar owned by %q", s.NickOwner("bar"))
 		}
 		for _, login := range []string{"bar", "BAR", did} {
-			if c, ok := s.LoginCredentials(login); !ok || c.DID != did || c.Verifiers[0].Name != AccountPasswordName {
+			if c, ok := LoginsOf(s).Credentials(login); !ok || c.DID != did || c.Verifiers[0].Name != AccountPasswordName {
 				t.Fatalf("login %s: %+v %v", login, c, ok)
 			}
 		}
-		if _, ok := s.HostedAccountByName("root"); ok {
+		if _, ok := LoginsOf(s).HostedAccount("root"); ok {
 			t.Fatal("root registered")
 		}
 	})
@@ -178,7 +178,7 @@ func TestLoginsSnapshotSection(t *testing.T) {
 	snap := snapshotBytes(t, h.m)
 	fresh := restoredCopy(t, h.m, snap)
 	fresh.Read(func(s *State) {
-		if _, ok := s.LoginCredentials(didAlice); !ok {
+		if _, ok := LoginsOf(s).Credentials(didAlice); !ok {
 			t.Fatal("password lost in the snapshot")
 		}
 	})

@@ -3,7 +3,6 @@ package fsm
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,8 +102,8 @@ func (m *Machine) Apply(index uint64, data []byte) any {
 			return r
 		}
 	}
-	a := applier{st: st, env: env, index: index}
-	res := commands[cmd.commandType()].apply(&a, cmd)
+	a := Applier{st: st, env: env, index: index}
+	res := commands[cmd.CommandType()].apply(&a, cmd)
 	if env.RequestID != "" {
 		st.remember(env.RequestID, res)
 	}
@@ -135,7 +134,7 @@ func (s *State) remember(rid string, r Result) {
 // Snapshot encodes the state now; the returned writer holds a private copy.
 func (m *Machine) Snapshot() (io.WriterTo, error) {
 	m.mu.RLock()
-	data, err := json.Marshal(m.state)
+	data, err := m.state.encode()
 	m.mu.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
@@ -145,8 +144,12 @@ func (m *Machine) Snapshot() (io.WriterTo, error) {
 
 // Restore replaces the state with a snapshot's.
 func (m *Machine) Restore(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	st := NewState()
-	if err := json.NewDecoder(r).Decode(st); err != nil {
+	if err := st.decode(data); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	m.mu.Lock()
@@ -173,22 +176,22 @@ func (m *Machine) Hash() [32]byte {
 func (m *Machine) IndexedHash() (uint64, [32]byte) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	data, err := json.Marshal(m.state)
+	data, err := m.state.encode()
 	if err != nil { // cannot happen for these types; make it visible rather than silent
 		panic(fmt.Sprintf("fsm: hash encode: %v", err))
 	}
 	return m.state.index, sha256.Sum256(data)
 }
 
-// applier applies one command to st and collects events.
-type applier struct {
+// Applier applies one command to st and collects events.
+type Applier struct {
 	st     *State
 	env    Envelope
 	index  uint64
 	events []Event
 }
 
-func (a *applier) emit(e Event) {
+func (a *Applier) emit(e Event) {
 	e.Index = a.index
 	e.Time = a.env.Time
 	a.events = append(a.events, e)

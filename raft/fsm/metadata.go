@@ -1,6 +1,9 @@
 package fsm
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Metadata (IRCv3 draft/metadata-2): key/value pairs on users and channels, replicated so that
 // every node answers METADATA GET and LIST alike and renders changes to its own sessions.
@@ -28,9 +31,9 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{
-		TypeSetMetadata:   spec("set-metadata", (*applier).setMetadata),
-		TypeClearMetadata: spec("clear-metadata", (*applier).clearMetadata),
+	registerCommands(map[CommandType]CommandSpec{
+		TypeSetMetadata:   spec("set-metadata", (*Applier).setMetadata),
+		TypeClearMetadata: spec("clear-metadata", (*Applier).clearMetadata),
 	})
 	nameCode(ErrMetadataLimit, "metadata-limit")
 	nameCode(ErrKeyNotSet, "key-not-set")
@@ -53,8 +56,8 @@ type ClearMetadata struct {
 	Channel string `json:"channel,omitempty"`
 }
 
-func (SetMetadata) commandType() CommandType   { return TypeSetMetadata }
-func (ClearMetadata) commandType() CommandType { return TypeClearMetadata }
+func (SetMetadata) CommandType() CommandType   { return TypeSetMetadata }
+func (ClearMetadata) CommandType() CommandType { return TypeClearMetadata }
 
 // MetadataChange is one key changed by an EvMetadata event (Deleted: removed).
 type MetadataChange struct {
@@ -122,7 +125,7 @@ func (s *State) dropMetadata(owner string) {
 
 // metadataTarget resolves the owner a command changes and checks the session may change it. For
 // a user it returns the event's channels (the session's, sorted).
-func (a *applier) metadataTarget(session, channel string) (se *Session, owner string, channels []string, code Code) {
+func (a *Applier) metadataTarget(session, channel string) (se *Session, owner string, channels []string, code Code) {
 	se = a.st.sessions[session]
 	if se == nil {
 		return nil, "", nil, ErrNoSuchSession
@@ -140,7 +143,7 @@ func (a *applier) metadataTarget(session, channel string) (se *Session, owner st
 	return se, channel, nil, OK
 }
 
-func (a *applier) setMetadata(c SetMetadata) Result {
+func (a *Applier) setMetadata(c SetMetadata) Result {
 	if !ValidMetadataKey(c.Key) || len(c.Value) > MaxMetadataValueBytes || (c.Delete && c.Value != "") {
 		return Result{Code: ErrInvalid}
 	}
@@ -182,7 +185,7 @@ func (a *applier) setMetadata(c SetMetadata) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) clearMetadata(c ClearMetadata) Result {
+func (a *Applier) clearMetadata(c ClearMetadata) Result {
 	se, owner, channels, code := a.metadataTarget(c.Session, c.Channel)
 	if code != OK {
 		return Result{Code: code}
@@ -203,4 +206,86 @@ func (a *applier) clearMetadata(c ClearMetadata) Result {
 	}
 	a.emit(Event{Kind: EvMetadata, Actor: se.Ref(), Channel: c.Channel, Channels: channels, Metadata: changes})
 	return Result{Code: OK, List: names}
+}
+
+// EvMetadata is the event of a metadata key of a user (Target.DID) or channel (Channel) set or
+// cleared (draft/metadata-2).
+const EvMetadata EventKind = 41
+
+// MetadataTarget is what a METADATA target names, as seen by the session asking.
+type MetadataTarget struct {
+	Nick     string // a user's nick ("" for a channel)
+	Channel  string // a channel's folded name ("" for a user)
+	Owner    string // whose metadata it is (see MetadataOwnerOf)
+	Self     bool   // the asking session's own user
+	Op       bool   // the asking session is an operator of the channel
+	Readable bool   // the asking session may see the channel
+	Members  int    // the channel's members
+}
+
+// ResolveMetadataTarget resolves target ("*" for oneself, a nick or a channel) for session id
+// (authenticated as did); ok is false when it names nothing.
+func (s *State) ResolveMetadataTarget(target, id, did string) (t MetadataTarget, ok bool) {
+	me := s.sessions[id]
+	if target == "*" || (me != nil && Fold(target) == Fold(me.Nick)) {
+		if me == nil {
+			return t, false
+		}
+		return MetadataTarget{Nick: me.Nick, Owner: sessionMetadataOwner(me), Self: true, Readable: true}, true
+	}
+	if target != "" && (target[0] == '#' || target[0] == '&') {
+		ch := s.channels[Fold(target)]
+		if ch == nil {
+			return t, false
+		}
+		return MetadataTarget{Channel: ch.Name, Owner: ch.Name, Op: me != nil && s.IsChannelOp(ch, me),
+			Readable: ch.CanRead(id, did), Members: len(ch.members)}, true
+	}
+	se := s.SessionByNick(target)
+	if se == nil {
+		return t, false
+	}
+	return MetadataTarget{Nick: se.Nick, Owner: sessionMetadataOwner(se), Readable: true}, true
+}
+
+// NickMetadata is one user's nick and metadata.
+type NickMetadata struct {
+	Nick string
+	Keys map[string]string
+}
+
+// MembersMetadata lists the members of a channel that have metadata, with it, sorted by nick.
+func (s *State) MembersMetadata(channel string) []NickMetadata {
+	ch := s.channels[channel]
+	if ch == nil || s.metadata == nil {
+		return nil
+	}
+	var out []NickMetadata
+	for id := range ch.members {
+		se := s.sessions[id]
+		if se == nil {
+			continue
+		}
+		if keys := s.Metadata(sessionMetadataOwner(se)); keys != nil {
+			out = append(out, NickMetadata{Nick: se.Nick, Keys: keys})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Nick < out[j].Nick })
+	return out
+}
+
+// SessionIDsOfOwner lists the sessions whose user metadata belongs to owner (a DID's sessions, or
+// a guest's own).
+func (s *State) SessionIDsOfOwner(owner string) []string {
+	if id, guest := strings.CutPrefix(owner, "session:"); guest {
+		if s.sessions[id] != nil {
+			return []string{id}
+		}
+		return nil
+	}
+	var out []string
+	for _, se := range s.SessionsByDID(owner) {
+		out = append(out, se.ID)
+	}
+	return out
 }

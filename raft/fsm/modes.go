@@ -9,7 +9,7 @@ import (
 // founder and server operators) may change everything; halfops may only change +v. The founder
 // cannot be de-opped: such a change is dropped silently. +o on an authenticated user also makes
 // its DID a persistent DID op; -o removes it.
-func (a *applier) mode(c Mode) Result {
+func (a *Applier) mode(c Mode) Result {
 	se, ch, r := a.memberOf(c.Session, c.Channel)
 	if r.Code != OK {
 		return r
@@ -129,7 +129,7 @@ func (a *applier) mode(c Mode) Result {
 }
 
 // setPrefix applies ±o/h/v to a member and reports whether anything changed.
-func (a *applier) setPrefix(ch *Channel, target *Session, mc ModeChange) bool {
+func (a *Applier) setPrefix(ch *Channel, target *Session, mc ModeChange) bool {
 	m := ch.members[target.ID]
 	switch mc.Mode {
 	case "o":

@@ -25,7 +25,7 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeSetNodeKey: spec("set-node-key", (*applier).setNodeKey)})
+	registerCommands(map[CommandType]CommandSpec{TypeSetNodeKey: spec("set-node-key", (*Applier).setNodeKey)})
 	nameCode(ErrNodeKeyPinned, "node-key-pinned")
 }
 
@@ -37,9 +37,9 @@ type SetNodeKey struct {
 	Key  []byte `json:"key,omitempty"`
 }
 
-func (SetNodeKey) commandType() CommandType { return TypeSetNodeKey }
+func (SetNodeKey) CommandType() CommandType { return TypeSetNodeKey }
 
-func (a *applier) setNodeKey(c SetNodeKey) Result {
+func (a *Applier) setNodeKey(c SetNodeKey) Result {
 	if c.Node == "" || len(c.Node) > MaxNodeIDLen || (len(c.Key) != 0 && len(c.Key) != NodeKeySize) {
 		return Result{Code: ErrInvalid}
 	}

@@ -61,9 +61,9 @@ type RemotePresence struct {
 	Reason  string         `json:"reason,omitempty"`
 }
 
-func (RemotePresence) commandType() CommandType { return TypeRemotePresence }
+func (RemotePresence) CommandType() CommandType { return TypeRemotePresence }
 
-func (a *applier) remotePresence(c RemotePresence) Result {
+func (a *Applier) remotePresence(c RemotePresence) Result {
 	if c.Peer == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -110,7 +110,7 @@ func validRemote(m RemoteMember) bool {
 	return m.Nick != "" && len(m.Nick) <= MaxNickLen && len(m.User) <= 64 && len(m.Host) <= 256
 }
 
-func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
+func (a *Applier) remoteJoin(peer, channel string, in RemoteMember) Result {
 	if !validRemote(in) || !validChannelName(channel) {
 		return Result{Code: ErrInvalid}
 	}
@@ -142,7 +142,7 @@ func (a *applier) remoteJoin(peer, channel string, in RemoteMember) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) remoteCount(peer string) int {
+func (a *Applier) remoteCount(peer string) int {
 	n := 0
 	for _, m := range a.st.remoteMembers {
 		if m.Peer == peer {
@@ -153,7 +153,7 @@ func (a *applier) remoteCount(peer string) int {
 }
 
 // remoteLeave takes a member out of one channel (and forgets it when that was its last).
-func (a *applier) remoteLeave(m *RemoteMember, channel, reason string) {
+func (a *Applier) remoteLeave(m *RemoteMember, channel, reason string) {
 	delete(m.channels, channel)
 	change := PresenceSame
 	if len(m.channels) == 0 {
@@ -163,12 +163,12 @@ func (a *applier) remoteLeave(m *RemoteMember, channel, reason string) {
 	a.emit(Event{Kind: EvPart, Actor: m.Ref(), Channel: channel, Text: reason, Presence: change})
 }
 
-func (a *applier) remoteQuit(m *RemoteMember, reason string) {
+func (a *Applier) remoteQuit(m *RemoteMember, reason string) {
 	delete(a.st.remoteMembers, remoteKey(m.Peer, m.Nick))
 	a.emit(Event{Kind: EvQuit, Actor: m.Ref(), Channels: sortedKeys(m.channels), Text: reason})
 }
 
-func (a *applier) remoteNick(peer, oldNick, newNick string) Result {
+func (a *Applier) remoteNick(peer, oldNick, newNick string) Result {
 	m := a.st.remoteMembers[remoteKey(peer, oldNick)]
 	if m == nil || newNick == "" || len(newNick) > MaxNickLen {
 		return Result{Code: ErrInvalid}
@@ -185,7 +185,7 @@ func (a *applier) remoteNick(peer, oldNick, newNick string) Result {
 
 // remoteSnapshot makes members the peer's whole membership of channel: those missing leave,
 // the new ones join (bans apply).
-func (a *applier) remoteSnapshot(peer, channel string, members []RemoteMember) Result {
+func (a *Applier) remoteSnapshot(peer, channel string, members []RemoteMember) Result {
 	if !validChannelName(channel) {
 		return Result{Code: ErrInvalid}
 	}

@@ -7,7 +7,7 @@ package fsm
 const TypeSetReadMarker CommandType = 25
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeSetReadMarker: spec("set-read-marker", (*applier).setReadMarker)})
+	registerCommands(map[CommandType]CommandSpec{TypeSetReadMarker: spec("set-read-marker", (*Applier).setReadMarker)})
 }
 
 const (
@@ -27,14 +27,14 @@ type SetReadMarker struct {
 	Session string `json:"session,omitempty"`
 }
 
-func (SetReadMarker) commandType() CommandType { return TypeSetReadMarker }
+func (SetReadMarker) CommandType() CommandType { return TypeSetReadMarker }
 
 // ReadMarker is the DID's marker for target (unix ms), 0 when none is set.
 func (s *State) ReadMarker(did, target string) int64 {
 	return s.readMarkers[did][target]
 }
 
-func (a *applier) setReadMarker(c SetReadMarker) Result {
+func (a *Applier) setReadMarker(c SetReadMarker) Result {
 	if c.DID == "" || c.Target == "" || len(c.Target) > MaxReadMarkerTarget || c.At <= 0 {
 		return Result{Code: ErrInvalid}
 	}

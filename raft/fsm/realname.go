@@ -4,7 +4,7 @@ package fsm
 const TypeSetRealname CommandType = 26
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeSetRealname: spec("set-realname", (*applier).setRealname)})
+	registerCommands(map[CommandType]CommandSpec{TypeSetRealname: spec("set-realname", (*Applier).setRealname)})
 }
 
 // MaxRealnameLen bounds a real name (SETNAME).
@@ -16,9 +16,9 @@ type SetRealname struct {
 	Realname string `json:"realname"`
 }
 
-func (SetRealname) commandType() CommandType { return TypeSetRealname }
+func (SetRealname) CommandType() CommandType { return TypeSetRealname }
 
-func (a *applier) setRealname(c SetRealname) Result {
+func (a *Applier) setRealname(c SetRealname) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}

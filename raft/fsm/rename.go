@@ -16,7 +16,7 @@ const (
 )
 
 func init() {
-	registerCommands(map[CommandType]commandSpec{TypeRenameChannel: spec("rename-channel", (*applier).renameChannel)})
+	registerCommands(map[CommandType]CommandSpec{TypeRenameChannel: spec("rename-channel", (*Applier).renameChannel)})
 	nameCode(ErrChannelNameInUse, "channel-name-in-use")
 	nameCode(ErrCannotRename, "cannot-rename")
 }
@@ -29,9 +29,9 @@ type RenameChannel struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-func (RenameChannel) commandType() CommandType { return TypeRenameChannel }
+func (RenameChannel) CommandType() CommandType { return TypeRenameChannel }
 
-func (a *applier) renameChannel(c RenameChannel) Result {
+func (a *Applier) renameChannel(c RenameChannel) Result {
 	if !validChannelName(c.Channel) || !validChannelName(c.NewName) || len(c.Reason) > MaxTopicLen {
 		return Result{Code: ErrInvalid}
 	}
@@ -95,3 +95,7 @@ func (a *applier) renameChannel(c RenameChannel) Result {
 	a.emit(Event{Kind: EvRename, Actor: se.Ref(), Channel: ch.Name, OldChannel: old, Text: c.Reason})
 	return Result{Code: OK}
 }
+
+// EvRename is the event of a channel renamed from OldChannel to Channel (folded names); Text is
+// the reason (draft/channel-rename).
+const EvRename EventKind = 42

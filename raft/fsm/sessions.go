@@ -3,7 +3,7 @@ package fsm
 import "sort"
 
 // nickCheck says whether session id (authenticated as did) may use the folded nick.
-func (a *applier) nickCheck(folded, id, did string) Result {
+func (a *Applier) nickCheck(folded, id, did string) Result {
 	if folded == "" || len(folded) > MaxNickLen {
 		return Result{Code: ErrBadName}
 	}
@@ -18,7 +18,7 @@ func (a *applier) nickCheck(folded, id, did string) Result {
 
 // claimNick binds nick ownership to did when the nick is free of any owner. A DID owns one nick:
 // claiming a new one releases the previous, unless another session of the DID still uses it.
-func (a *applier) claimNick(folded, did string) {
+func (a *Applier) claimNick(folded, did string) {
 	if did == "" || folded == "" {
 		return
 	}
@@ -36,7 +36,7 @@ func (a *applier) claimNick(folded, did string) {
 	a.st.didNicks[did] = folded
 }
 
-func (a *applier) registerSession(c RegisterSession) Result {
+func (a *Applier) registerSession(c RegisterSession) Result {
 	if c.ID == "" || c.Node == "" || c.User == "" || c.Host == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -61,7 +61,7 @@ func (a *applier) registerSession(c RegisterSession) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) changeNick(c ChangeNick) Result {
+func (a *Applier) changeNick(c ChangeNick) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -82,7 +82,7 @@ func (a *applier) changeNick(c ChangeNick) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) authenticate(c Authenticate) Result {
+func (a *Applier) authenticate(c Authenticate) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -112,7 +112,7 @@ func (a *applier) authenticate(c Authenticate) Result {
 	return res
 }
 
-func (a *applier) endSession(id, reason string) Result {
+func (a *Applier) endSession(id, reason string) Result {
 	se := a.st.sessions[id]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -135,7 +135,7 @@ func (a *applier) endSession(id, reason string) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) purgeNode(c PurgeNode) Result {
+func (a *Applier) purgeNode(c PurgeNode) Result {
 	if c.Node == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -152,7 +152,7 @@ func (a *applier) purgeNode(c PurgeNode) Result {
 	return Result{Code: OK, Count: len(ids)}
 }
 
-func (a *applier) away(c Away) Result {
+func (a *Applier) away(c Away) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -165,7 +165,7 @@ func (a *applier) away(c Away) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) oper(c Oper) Result {
+func (a *Applier) oper(c Oper) Result {
 	se := a.st.sessions[c.Session]
 	if se == nil {
 		return Result{Code: ErrNoSuchSession}
@@ -178,7 +178,7 @@ func (a *applier) oper(c Oper) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) setFavorites(c SetFavorites) Result {
+func (a *Applier) setFavorites(c SetFavorites) Result {
 	if c.DID == "" || len(c.Favorites) > MaxFavorites {
 		return Result{Code: ErrInvalid}
 	}
@@ -196,7 +196,7 @@ func (a *applier) setFavorites(c SetFavorites) Result {
 	return Result{Code: OK, List: list}
 }
 
-func (a *applier) registerKey(c RegisterKey) Result {
+func (a *Applier) registerKey(c RegisterKey) Result {
 	if c.DID == "" || c.KID == "" || len(c.PublicKey) != 32 || c.Source == "" {
 		return Result{Code: ErrInvalid}
 	}
@@ -244,7 +244,7 @@ func (a *applier) registerKey(c RegisterKey) Result {
 	return Result{Code: OK}
 }
 
-func (a *applier) retireKey(c RetireKey) Result {
+func (a *Applier) retireKey(c RetireKey) Result {
 	k := a.st.Key(c.DID, c.KID)
 	if k == nil || k.RemovedAt != 0 {
 		return Result{Code: NoChange}
@@ -252,3 +252,7 @@ func (a *applier) retireKey(c RetireKey) Result {
 	k.RemovedAt = a.env.Time / 1000
 	return Result{Code: OK}
 }
+
+// EvRegister is the event of a session that registered (Actor), on whichever node (MONITOR).
+// Event kinds are not persisted; this one keeps its number away from the list in result.go.
+const EvRegister EventKind = 40

@@ -32,13 +32,6 @@ type State struct {
 	readMarkers map[string]map[string]int64
 	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
 	metadata *MetadataStore
-	// coord holds the coordination models (coord.go); nil until the first one.
-	coord *Coord
-	// media holds uploads' metadata, the capability key, pre-key bundles, group keys and media
-	// spaces (media.go); nil until the first one.
-	media *MediaState
-	// av holds the channels' calls (av.go); nil until the first one.
-	av *AVState
 	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.
 	redirects *Redirects
 	// logins are client passwords and hosted accounts (logins.go); nil until the first password.
@@ -55,6 +48,9 @@ type State struct {
 	// values): derived, never encoded, kept by join and removeMember, rebuilt by normalize.
 	node  string
 	local map[string]map[string]*Member
+
+	// sections are the registered modules' parts of the state, by Section slot (module.go).
+	sections []any
 
 	requests     map[string]Result // request id → result, for exactly-once application
 	requestOrder []string

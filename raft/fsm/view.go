@@ -187,3 +187,14 @@ func (c *Channel) Prefixes(id string, multi bool) string {
 	}
 	return ""
 }
+
+// SessionHostmasks maps each of ids that is a session to its nick!user@host.
+func (s *State) SessionHostmasks(ids []string) map[string]string {
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if se := s.sessions[id]; se != nil {
+			out[id] = se.Hostmask()
+		}
+	}
+	return out
+}

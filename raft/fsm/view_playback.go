@@ -6,7 +6,7 @@ import (
 )
 
 // ChannelLogStart answers the log index of the entry that created a channel's current
-// incarnation (see applier.incarnation), so that a reader can tell the channel's own state
+// incarnation (see Applier.incarnation), so that a reader can tell the channel's own state
 // changes from those of an earlier channel of the same name: every change to this incarnation
 // was made by an entry at or after that index. It is 0 for a channel whose incarnation predates
 // incarnations, and ok is false when no such channel exists.

@@ -3,7 +3,7 @@ package fsm
 import "testing"
 
 func TestIncarnationIndex(t *testing.T) {
-	a := applier{env: Envelope{Time: 1_700_000_000_123}, index: 4242}
+	a := Applier{env: Envelope{Time: 1_700_000_000_123}, index: 4242}
 	tests := []struct {
 		inc  string
 		want uint64

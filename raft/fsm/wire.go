@@ -1,6 +1,10 @@
 package fsm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
 
 // The snapshot encoding. State, Session, Channel and RemoteMember keep their maps unexported so
 // that nothing outside this package can index or change them; these wire types carry the same
@@ -8,81 +12,137 @@ import "encoding/json"
 // snapshots written before and after read the same and equal states still hash equal.
 // TestWireTypesCoverState fails when a field is added to one side only.
 
-type stateWire struct {
-	Sessions      map[string]*Session              `json:"sessions"`
-	Nicks         map[string]string                `json:"nicks"`
-	NickOwners    map[string]string                `json:"nick_owners"`
-	DIDNicks      map[string]string                `json:"did_nicks"`
-	Channels      map[string]*Channel              `json:"channels"`
-	Tokens        map[string]string                `json:"tokens"`
-	Favorites     map[string][]string              `json:"favorites"`
-	Keys          map[string]map[string]*KeyRecord `json:"keys"`
-	RemoteMembers map[string]*RemoteMember         `json:"remote_members,omitempty"`
-	ReadMarkers   map[string]map[string]int64      `json:"read_markers,omitempty"`
-	Metadata      *MetadataStore                   `json:"metadata,omitempty"`
-	Coord         *Coord                           `json:"coord,omitempty"`
-	Media         *MediaState                      `json:"media,omitempty"`
-	AV            *AVState                         `json:"av,omitempty"`
-	Redirects     *Redirects                       `json:"redirects,omitempty"`
-	Logins        *Logins                          `json:"logins,omitempty"`
-	NodeKeys      map[string][]byte                `json:"node_keys,omitempty"`
-	Requests      map[string]Result                `json:"requests"`
-	RequestOrder  []string                         `json:"request_order"`
-	Index         uint64                           `json:"index"`
+// snapshotOrder is the order of a snapshot's top-level sections, those of the core and of the
+// modules alike: the order the fields of the state had when it was one struct, so that equal
+// states encode to the same bytes as before. A module section not named here is written before
+// "requests", the unnamed ones in name order. An absent module section (nil) is left out.
+var snapshotOrder = []string{
+	"sessions", "nicks", "nick_owners", "did_nicks", "channels", "tokens", "favorites", "keys",
+	"remote_members", "read_markers", "metadata", "coord", "media", "av", "redirects", "logins",
+	"node_keys", "requests", "request_order", "index",
 }
 
-// MarshalJSON encodes the State in its snapshot form.
-func (s *State) MarshalJSON() ([]byte, error) {
-	return json.Marshal(stateWire{
-		Sessions:      s.sessions,
-		Nicks:         s.nicks,
-		NickOwners:    s.nickOwners,
-		DIDNicks:      s.didNicks,
-		Channels:      s.channels,
-		Tokens:        s.tokens,
-		Favorites:     s.favorites,
-		Keys:          s.keys,
-		RemoteMembers: s.remoteMembers,
-		ReadMarkers:   s.readMarkers,
-		Metadata:      s.metadata,
-		Coord:         s.coord,
-		Media:         s.media,
-		AV:            s.av,
-		Redirects:     s.redirects,
-		Logins:        s.logins,
-		NodeKeys:      s.nodeKeys,
-		Requests:      s.requests,
-		RequestOrder:  s.requestOrder,
-		Index:         s.index,
-	})
+// coreSection encodes and decodes one section the core keeps itself; encode reports false for a
+// section left out (empty, where the field had omitempty).
+type coreSection struct {
+	encode func(s *State) (any, bool)
+	decode func(s *State, data []byte) error
 }
 
-// UnmarshalJSON decodes the State from its snapshot form.
-func (s *State) UnmarshalJSON(data []byte) error {
-	var w stateWire
-	if err := json.Unmarshal(data, &w); err != nil {
+func always[T any](get func(s *State) *T) coreSection {
+	return coreSection{
+		encode: func(s *State) (any, bool) { return *get(s), true },
+		decode: func(s *State, data []byte) error { return json.Unmarshal(data, get(s)) },
+	}
+}
+
+func unlessEmpty[K comparable, V any](get func(s *State) *map[K]V) coreSection {
+	return coreSection{
+		encode: func(s *State) (any, bool) { return *get(s), len(*get(s)) > 0 },
+		decode: func(s *State, data []byte) error { return json.Unmarshal(data, get(s)) },
+	}
+}
+
+func unlessNil[T any](get func(s *State) **T) coreSection {
+	return coreSection{
+		encode: func(s *State) (any, bool) { return *get(s), *get(s) != nil },
+		decode: func(s *State, data []byte) error { return json.Unmarshal(data, get(s)) },
+	}
+}
+
+var coreSections = map[string]coreSection{
+	"sessions":       always(func(s *State) *map[string]*Session { return &s.sessions }),
+	"nicks":          always(func(s *State) *map[string]string { return &s.nicks }),
+	"nick_owners":    always(func(s *State) *map[string]string { return &s.nickOwners }),
+	"did_nicks":      always(func(s *State) *map[string]string { return &s.didNicks }),
+	"channels":       always(func(s *State) *map[string]*Channel { return &s.channels }),
+	"tokens":         always(func(s *State) *map[string]string { return &s.tokens }),
+	"favorites":      always(func(s *State) *map[string][]string { return &s.favorites }),
+	"keys":           always(func(s *State) *map[string]map[string]*KeyRecord { return &s.keys }),
+	"remote_members": unlessEmpty(func(s *State) *map[string]*RemoteMember { return &s.remoteMembers }),
+	"read_markers":   unlessEmpty(func(s *State) *map[string]map[string]int64 { return &s.readMarkers }),
+	"metadata":       unlessNil(func(s *State) **MetadataStore { return &s.metadata }),
+	"redirects":      unlessNil(func(s *State) **Redirects { return &s.redirects }),
+	"logins":         unlessNil(func(s *State) **Logins { return &s.logins }),
+	"node_keys":      unlessEmpty(func(s *State) *map[string][]byte { return &s.nodeKeys }),
+	"requests":       always(func(s *State) *map[string]Result { return &s.requests }),
+	"request_order":  always(func(s *State) *[]string { return &s.requestOrder }),
+	"index":          always(func(s *State) *uint64 { return &s.index }),
+}
+
+// sectionNames is every section in snapshot order: snapshotOrder with the modules' sections it
+// does not name inserted before "requests".
+func sectionNames() []string {
+	var extra []string
+	for name := range modules {
+		if !slices.Contains(snapshotOrder, name) {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) == 0 {
+		return snapshotOrder
+	}
+	slices.Sort(extra)
+	at := slices.Index(snapshotOrder, "requests")
+	return slices.Concat(snapshotOrder[:at], extra, snapshotOrder[at:])
+}
+
+// encode renders the State in its snapshot form: one JSON object, a key per section.
+func (s *State) encode() ([]byte, error) {
+	b := []byte{'{'}
+	for _, name := range sectionNames() {
+		var v any
+		if cs, ok := coreSections[name]; ok {
+			var present bool
+			if v, present = cs.encode(s); !present {
+				continue
+			}
+		} else if m, ok := modules[name]; ok {
+			if v = s.section(m.Section); v == nil {
+				continue
+			}
+		} else {
+			continue
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", name, err)
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		b = append(b, data...)
+	}
+	return append(b, '}'), nil
+}
+
+// decode reads the State from its snapshot form. A section no part of this build knows is
+// ignored, as unknown fields always were.
+func (s *State) decode(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	s.sessions = w.Sessions
-	s.nicks = w.Nicks
-	s.nickOwners = w.NickOwners
-	s.didNicks = w.DIDNicks
-	s.channels = w.Channels
-	s.tokens = w.Tokens
-	s.favorites = w.Favorites
-	s.keys = w.Keys
-	s.remoteMembers = w.RemoteMembers
-	s.readMarkers = w.ReadMarkers
-	s.metadata = w.Metadata
-	s.coord = w.Coord
-	s.media = w.Media
-	s.av = w.AV
-	s.redirects = w.Redirects
-	s.logins = w.Logins
-	s.nodeKeys = w.NodeKeys
-	s.requests = w.Requests
-	s.requestOrder = w.RequestOrder
-	s.index = w.Index
+	for name, sec := range raw {
+		if cs, ok := coreSections[name]; ok {
+			if err := cs.decode(s, sec); err != nil {
+				return fmt.Errorf("section %s: %w", name, err)
+			}
+			continue
+		}
+		m, ok := modules[name]
+		if !ok || string(sec) == "null" {
+			continue
+		}
+		v, err := m.Section.decodeSection(sec)
+		if err != nil {
+			return err
+		}
+		m.Section.set(s, v)
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,11 +10,10 @@ import (
 // TestWireTypesCoverState checks that each wire type carries every encoded field of its type, in
 // order and with the same type: a field added to one side only would be lost from snapshots.
 func TestWireTypesCoverState(t *testing.T) {
-	derived := map[string]bool{"State.founded": true, "State.local": true, "State.node": true}
+	derived := map[string]bool{}
 	for _, tc := range []struct {
 		typ, wire any
 	}{
-		{State{}, stateWire{}},
 		{Session{}, sessionWire{}},
 		{Channel{}, channelWire{}},
 		{RemoteMember{}, remoteMemberWire{}},
@@ -37,6 +37,27 @@ func TestWireTypesCoverState(t *testing.T) {
 			if w.Tag.Get("json") == "" {
 				t.Errorf("%s.%s has no json name", wire.Name(), w.Name)
 			}
+		}
+	}
+}
+
+// TestCoreSectionsCoverState checks that the snapshot encodes every field of the state the core
+// keeps, each under a section named in snapshotOrder.
+func TestCoreSectionsCoverState(t *testing.T) {
+	notEncoded := map[string]bool{"founded": true, "local": true, "node": true, "sections": true}
+	typ := reflect.TypeOf(State{})
+	encoded := 0
+	for i := range typ.NumField() {
+		if !notEncoded[typ.Field(i).Name] {
+			encoded++
+		}
+	}
+	if encoded != len(coreSections) {
+		t.Errorf("State has %d encoded fields, coreSections %d", encoded, len(coreSections))
+	}
+	for name := range coreSections {
+		if !slices.Contains(snapshotOrder, name) {
+			t.Errorf("core section %s has no place in snapshotOrder", name)
 		}
 	}
 }
