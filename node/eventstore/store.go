@@ -52,9 +52,11 @@ type Store struct {
 	reqs       chan *writeRequest // group-commit queue; closed by Close
 	writerDone chan struct{}      // closed once the writer and the syncer have answered every request
 	// wal makes commits durable (see walsync.go); nil with NoSync. acks carries committed batches
-	// from the writer to the syncer goroutine, which fsyncs and then answers them.
+	// from the writer to the syncer goroutine, which fsyncs and then answers them. ckpt copies the
+	// log into the database off the writer's path (checkpoint.go); nil with NoSync.
 	wal       *walSync
 	acks      chan committedBatch
+	ckpt      *checkpointer
 	sendMu    sync.RWMutex // held (read) while sending on reqs, (write) while closing it
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -150,12 +152,17 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	// NORMAL: commits do not fsync; the store fsyncs the WAL itself before acknowledging them
 	// (walsync.go).
 	syncMode := "NORMAL"
+	// The checkpointer (checkpoint.go) keeps the log copied into the database; the writer's own
+	// checkpoints are for a log it never lets restart.
+	autoCheckpoint := writerCheckpointPages
 	if noSync {
 		syncMode = "OFF"
+		autoCheckpoint = 1000 // SQLite's default: no checkpointer without fsync
 	}
 	writeParams := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(" + syncMode + ")", "foreign_keys(OFF)",
 		"temp_store(MEMORY)", // statement journals stay off the disk
+		"wal_autocheckpoint(" + strconv.Itoa(autoCheckpoint) + ")",
 	}, "_txlock": {"immediate"}}
 	s.writeDB, err = sql.Open("sqlite", dsn(abs, writeParams))
 	if err != nil {
@@ -198,6 +205,9 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		if err = s.wal.syncAll(); err != nil { // the migrations committed without an fsync
 			return err
 		}
+		if s.ckpt, err = startCheckpointer(abs, s.log); err != nil {
+			return err
+		}
 	}
 
 	// Readers map the database file: in WAL mode a connection drops its whole page cache whenever
@@ -225,6 +235,9 @@ func (s *Store) closeDatabases() error {
 	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()), closeAll(s.rootChunks.all()))
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
+	}
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
 	}
 	if s.writeDB != nil {
 		errs = append(errs, s.writeDB.Close())

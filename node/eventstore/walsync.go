@@ -156,7 +156,10 @@ func (s *Store) committing() (done func()) {
 		return func() {}
 	}
 	s.wal.beginCommit()
-	return s.wal.endCommit
+	return func() {
+		s.wal.endCommit()
+		s.ckpt.nudge()
+	}
 }
 
 // syncCommitted makes every completed commit durable (the direct writers call it after their
