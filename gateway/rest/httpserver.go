@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -213,6 +214,15 @@ func withSecurityHeaders(p []byte) ([]byte, bool) {
 	out = append(out, "\r\n"...)
 	out = append(out, body...)
 	return out, true
+}
+
+// SyscallConn gives the socket beneath (it keeps no input of its own), so that
+// an idle WebSocket can wait for input on it (transport.AcceptWebSocket).
+func (c *securityHeadersConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // CloseWrite half-closes when the wrapped connection can: net/http does so

@@ -1,10 +1,13 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"testing"
+
+	"github.com/coder/websocket"
 )
 
 // benchBatch is 64 typical channel lines of about 100 bytes.
@@ -69,4 +72,43 @@ func BenchmarkReadLine(b *testing.B) {
 		}
 	}
 	conn.Close()
+}
+
+// BenchmarkWebSocket reads and writes typical lines over a loopback WebSocket, accepted either
+// way (see wsAccepts): the cost per line of the short-lived reading goroutine and of gathering
+// frames beneath the library.
+func BenchmarkWebSocket(b *testing.B) {
+	lines, _ := benchBatch()
+	for _, a := range wsAccepts {
+		b.Run("ReadLine/"+a.name, func(b *testing.B) {
+			conn, client := wsPair(b, a.accept)
+			ctx := context.Background()
+			go func() {
+				for i := 0; client.Write(ctx, websocket.MessageText, lines[i%len(lines)]) == nil; i++ {
+				}
+			}()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := conn.ReadLine(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("WriteLines-one-line/"+a.name, func(b *testing.B) {
+			conn, client := wsPair(b, a.accept)
+			go func() {
+				for {
+					if _, _, err := client.Read(context.Background()); err != nil {
+						return
+					}
+				}
+			}()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := conn.WriteLines(lines[:1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

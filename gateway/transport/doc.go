@@ -12,8 +12,11 @@
 // syscall.RawConn, waiting for input without a buffer (rawread_unix.go), and writes go through
 // shared pooled buffers. Its goroutine, parked in that wait, keeps a call chain short enough for
 // the runtime's smallest stack (benchmark B1). WebSocket connections are served by
-// github.com/coder/websocket (nhooyr.io/websocket under its maintained path), which keeps
-// net/http's buffers of the hijacked connection. A close the server starts is one Close
+// github.com/coder/websocket (nhooyr.io/websocket under its maintained path). AcceptWebSocket
+// hands the library the hijacked connection wrapped (wssocket.go) with 16-byte bufio buffers:
+// input and output are buffered beneath them only while in flight, no read goes past the end of
+// the frame being read, so an idle connection's reader waits for input on the raw socket as on
+// TCP, and reads each message on a short-lived goroutine. A close the server starts is one Close
 // frame each way (RFC 6455 §5.5.1): the library does not answer the client's echo with a
 // second Close, which browsers report as "Close received after close" and an abnormal 1006.
 //

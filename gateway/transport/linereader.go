@@ -4,12 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // initialLineBuffer is the read buffer an idle connection holds. IRC lines are short, so a buffer
 // sized for the longest line (8 KiB) would mostly sit empty on every connection: it grows, doubling
 // up to the line limit, only while a long line is being read, and shrinks back once it is consumed.
 const initialLineBuffer = 512
+
+// readBufs holds the read buffers (initialLineBuffer bytes each) of connections that have no
+// unread input. It is package-level because it is a cache with no observable state.
+var readBufs = sync.Pool{New: func() any {
+	b := make([]byte, initialLineBuffer)
+	return &b
+}}
 
 // lineReader splits a byte stream into lines ending in LF (an optional CR
 // before it is removed too), enforcing a maximum line length that includes

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 )
 
 // LimitListener caps the concurrent connections each client (see clientaddr.Key)
@@ -53,6 +54,15 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// SyscallConn gives the socket beneath (a limitedConn keeps no input of its own), so that an idle
+// WebSocket can wait for input on it (AcceptWebSocket).
+func (c *limitedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // CloseWrite half-closes the connection when the underlying one can, as

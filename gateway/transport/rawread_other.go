@@ -9,3 +9,14 @@ import (
 
 // newRawReader has no raw socket reads to offer here: connections are read through net.Conn.
 func newRawReader(net.Conn) io.Reader { return nil }
+
+// waiterOf is never called here: newRawReader returns nil.
+func waiterOf(io.Reader) inputWaiter { return nil }
+
+// newSocketWaiter has no raw socket to wait on here.
+func newSocketWaiter(net.Conn) *socketWaiter { return nil }
+
+// socketWaiter is never made here.
+type socketWaiter struct{}
+
+func (*socketWaiter) awaitInput() error { return nil }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"syscall"
 )
 
@@ -22,10 +21,8 @@ import (
 // It also lets an idle connection hold no read buffer: awaitInput waits for input holding none,
 // and readFresh then takes one from a shared pool (see lineReader.fresh).
 type rawReader struct {
-	rc    syscall.RawConn
+	socketWaiter
 	read  func(fd uintptr) bool // r.readOnce, bound once
-	peek  func(fd uintptr) bool // r.peekOnce, bound once
-	one   [1]byte               // peekOnce's buffer
 	p     []byte
 	fresh bool    // p is a pooled buffer that readFresh hands out
 	lent  *[]byte // the pooled buffer handed out by readFresh, until it is released
@@ -33,15 +30,17 @@ type rawReader struct {
 	err   error
 }
 
-// readBufs holds the read buffers (initialLineBuffer bytes each) of connections that have no
-// unread input. It is package-level because it is a cache with no observable state.
-var readBufs = sync.Pool{New: func() any {
-	b := make([]byte, initialLineBuffer)
-	return &b
-}}
+// socketWaiter waits for a socket's input without reading it (an inputWaiter).
+type socketWaiter struct {
+	rc   syscall.RawConn
+	peek func(fd uintptr) bool // w.peekOnce, bound once
+	one  [1]byte               // peekOnce's buffer
+}
 
-// newRawReader returns a reader over c's RawConn (a *rawReader), or nil when c has none.
-func newRawReader(c net.Conn) io.Reader {
+// rawConnOf returns the RawConn of c's socket, or nil when c has none. A wrapper of a connection
+// offers it by forwarding SyscallConn, which it may do only if it keeps no input of its own
+// (a *tls.Conn, which does, has no SyscallConn).
+func rawConnOf(c net.Conn) syscall.RawConn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil
@@ -50,22 +49,49 @@ func newRawReader(c net.Conn) io.Reader {
 	if err != nil {
 		return nil
 	}
-	r := &rawReader{rc: rc}
+	return rc
+}
+
+// newRawReader returns a reader over c's RawConn (a *rawReader), or nil when c has none.
+func newRawReader(c net.Conn) io.Reader {
+	rc := rawConnOf(c)
+	if rc == nil {
+		return nil
+	}
+	r := &rawReader{socketWaiter: socketWaiter{rc: rc}}
 	r.read = r.readOnce
 	r.peek = r.peekOnce
 	return r
 }
 
+// waiterOf returns the waiter of a reader from newRawReader: the socketWaiter itself, not the
+// reader through its promoted method, which would add a wrapper's frame to the stack of a parked
+// connection.
+func waiterOf(r io.Reader) inputWaiter {
+	return &r.(*rawReader).socketWaiter
+}
+
+// newSocketWaiter returns a waiter on c's socket, or nil when c has none (see rawConnOf).
+func newSocketWaiter(c net.Conn) *socketWaiter {
+	rc := rawConnOf(c)
+	if rc == nil {
+		return nil
+	}
+	w := &socketWaiter{rc: rc}
+	w.peek = w.peekOnce
+	return w
+}
+
 // awaitInput waits until the socket has input (or has ended), holding no buffer and with as few
 // frames on the stack as possible: an idle connection's reader is parked here.
-func (r *rawReader) awaitInput() error {
-	return r.rc.Read(r.peek)
+func (w *socketWaiter) awaitInput() error {
+	return w.rc.Read(w.peek)
 }
 
 // peekOnce reports whether the socket has input, or an end or error for the next read to find.
-func (r *rawReader) peekOnce(fd uintptr) bool {
+func (w *socketWaiter) peekOnce(fd uintptr) bool {
 	for {
-		err := peekByte(fd, &r.one)
+		err := peekByte(fd, &w.one)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}

@@ -77,13 +77,14 @@ func NewStreamConn(c net.Conn, kind string) Conn { return newStreamConn(c, kind)
 
 func newStreamConn(c net.Conn, kind string) *streamConn {
 	var r io.Reader = c
+	var waiter inputWaiter
 	switch c.(type) {
 	case *net.TCPConn, *net.UnixConn:
 		if raw := newRawReader(c); raw != nil {
 			r = raw
+			waiter = waiterOf(raw)
 		}
 	}
-	waiter, _ := r.(inputWaiter)
 	return &streamConn{
 		conn:   c,
 		kind:   kind,

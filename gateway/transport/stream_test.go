@@ -201,33 +201,40 @@ func TestStreamConnConcurrentWriteAndClose(t *testing.T) {
 			}
 			go io.Copy(io.Discard, client)
 			conn := NewStreamConn(server, KindTCP)
-			batch := [][]byte{[]byte("PRIVMSG #a :hello\r\n"), []byte("PRIVMSG #a :world\r\n")}
-
-			var writers sync.WaitGroup
-			started := make(chan struct{}, 4)
-			for range 4 {
-				writers.Go(func() {
-					started <- struct{}{}
-					for range 1000 {
-						if err := conn.WriteLines(batch); err != nil {
-							return
-						}
-					}
-				})
-			}
-			for range 4 {
-				<-started
-			}
-			if err := conn.Close(); err != nil {
-				t.Fatal(err)
-			}
-			writers.Wait()
-			if err := conn.WriteLines(batch); !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
+			err := closeWhileWriting(t, conn, 1000)
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 				t.Fatalf("write after close = %v, want a closed error", err)
 			}
 			client.Close()
 		})
 	}
+}
+
+// closeWhileWriting closes conn while four goroutines write batches to it (rounds each, or until
+// a write fails) and returns the error of a write after Close.
+func closeWhileWriting(t *testing.T, conn Conn, rounds int) error {
+	t.Helper()
+	batch := [][]byte{[]byte("PRIVMSG #a :hello\r\n"), []byte("PRIVMSG #a :world\r\n")}
+	var writers sync.WaitGroup
+	started := make(chan struct{}, 4)
+	for range 4 {
+		writers.Go(func() {
+			started <- struct{}{}
+			for range rounds {
+				if err := conn.WriteLines(batch); err != nil {
+					return
+				}
+			}
+		})
+	}
+	for range 4 {
+		<-started
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writers.Wait()
+	return conn.WriteLines(batch)
 }
 
 func TestStreamConnWritesAreNotInterleaved(t *testing.T) {
