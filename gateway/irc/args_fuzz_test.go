@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/meta"
 )
 
 // FuzzMonitorList: a MONITOR target list split and rejoined into 730/731/732 lines keeps every
@@ -48,10 +48,10 @@ func FuzzMetadataKeys(f *testing.F) {
 			if k == "" || strings.ContainsAny(k, " \t\r\n") {
 				t.Fatalf("split key %q", k)
 			}
-			if !fsm.ValidMetadataKey(k) {
+			if !meta.ValidKey(k) {
 				continue
 			}
-			if strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789_.-/") != "" || len(k) > fsm.MaxMetadataKeyLen {
+			if strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789_.-/") != "" || len(k) > meta.MaxKeyLen {
 				t.Fatalf("invalid key %q accepted", k)
 			}
 		}

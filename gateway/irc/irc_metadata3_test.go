@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/meta"
 )
 
 // offersMetadataCap checks that CAP LS 302 offers the metadata capability name with its limits,
@@ -16,7 +16,7 @@ func offersMetadataCap(t *testing.T, n *Node, name, flags string) {
 	raw := dial(t, n)
 	sendLines(t, raw, "CAP LS 302")
 	_, ls := expectCapLS(t, raw)
-	if !slices.Contains(ls, fmt.Sprintf("%s=%smax-subs=50,max-keys=%d,max-value-bytes=%d", name, flags, fsm.MaxMetadataKeys, fsm.MaxMetadataValueBytes)) {
+	if !slices.Contains(ls, fmt.Sprintf("%s=%smax-subs=50,max-keys=%d,max-value-bytes=%d", name, flags, meta.MaxKeys, meta.MaxValueBytes)) {
 		t.Fatalf("CAP LS %q lacks %s with its limits", ls, name)
 	}
 }

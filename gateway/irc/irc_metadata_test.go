@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/meta"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -59,7 +59,7 @@ func TestIRCMetadata(t *testing.T) {
 	expect(t, bob, "FAIL", "METADATA", "KEY_NO_PERMISSION", "metalice", "avatar")
 	sendLines(t, alice, "METADATA * SET Avatar :x")
 	expect(t, alice, "FAIL", "METADATA", "KEY_INVALID", "Avatar")
-	sendLines(t, alice, "METADATA * SET avatar :"+strings.Repeat("v", fsm.MaxMetadataValueBytes+1))
+	sendLines(t, alice, "METADATA * SET avatar :"+strings.Repeat("v", meta.MaxValueBytes+1))
 	expect(t, alice, "FAIL", "METADATA", "VALUE_INVALID")
 	sendLines(t, alice, "METADATA nobody-here LIST")
 	expect(t, alice, "FAIL", "METADATA", "INVALID_TARGET", "nobody-here")
@@ -74,7 +74,7 @@ func TestIRCMetadata(t *testing.T) {
 	sendLines(t, alice, "METADATA * SET avatar")
 	expect(t, alice, "FAIL", "METADATA", "KEY_NOT_SET", "avatar")
 
-	for i := 1; i < fsm.MaxMetadataKeys; i++ { // homepage is set already
+	for i := 1; i < meta.MaxKeys; i++ { // homepage is set already
 		sendLines(t, alice, fmt.Sprintf("METADATA * SET k%d :v", i))
 	}
 	syncClient(t, alice)
@@ -82,7 +82,7 @@ func TestIRCMetadata(t *testing.T) {
 	expect(t, alice, "FAIL", "METADATA", "LIMIT_REACHED")
 	sendLines(t, alice, "METADATA * CLEAR")
 	_, body = batchBody(t, alice, "metadata")
-	if len(body) != fsm.MaxMetadataKeys || body[0].Command != "766" {
+	if len(body) != meta.MaxKeys || body[0].Command != "766" {
 		t.Fatalf("CLEAR %d lines: %v", len(body), lines(body))
 	}
 

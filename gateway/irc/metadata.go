@@ -10,6 +10,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/meta"
 )
 
 // draft/metadata-2 (IRCv3 metadata): METADATA GET, LIST, SET, CLEAR, SUB, UNSUB, SUBS and SYNC.
@@ -19,7 +20,7 @@ import (
 // FAIL METADATA INVALID_VALUE (draft/metadata-2: VALUE_INVALID). freeq's clients speak
 // draft/metadata-2, which keeps its replies.
 //
-// The keys are replicated (raft/fsm/metadata.go): a user's belong to its DID, so profile data
+// The keys are replicated (raft/fsm/meta): a user's belong to its DID, so profile data
 // such as avatar, display-name or homepage follows the user to every session and node; a guest's
 // end with its session; a channel's are set by its operators. Subscriptions belong to the
 // connection. A change is announced with METADATA to the clients with the capability that are
@@ -39,8 +40,8 @@ const (
 )
 
 // metadataCapValue is the capability's value: its limits.
-var metadataCapValue = "max-subs=" + strconv.Itoa(maxMetadataSubs) + ",max-keys=" + strconv.Itoa(fsm.MaxMetadataKeys) +
-	",max-value-bytes=" + strconv.Itoa(fsm.MaxMetadataValueBytes)
+var metadataCapValue = "max-subs=" + strconv.Itoa(maxMetadataSubs) + ",max-keys=" + strconv.Itoa(meta.MaxKeys) +
+	",max-value-bytes=" + strconv.Itoa(meta.MaxValueBytes)
 
 // metadataSubs holds every local connection's subscribed keys.
 type metadataSubs struct {
@@ -139,9 +140,9 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("SUBCOMMAND_INVALID", "Invalid subcommand", m.Param(1))
 		return
 	}
-	var t fsm.MetadataTarget
+	var t meta.Target
 	var found bool
-	c.s.state.Read(func(st *fsm.State) { t, found = st.ResolveMetadataTarget(target, c.id, c.currentDID()) })
+	c.s.state.Read(func(st *fsm.State) { t, found = meta.Of(st).Resolve(target, c.id, c.currentDID()) })
 	if !found || !t.Readable {
 		fail("INVALID_TARGET", "Invalid target", target)
 		return
@@ -159,7 +160,7 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 		var lines []ircmsg.Message
 		for _, k := range splitKeys(m.Params[2:]) {
 			switch v, ok := keys[k]; {
-			case !fsm.ValidMetadataKey(k):
+			case !meta.ValidKey(k):
 				lines = append(lines, c.failMsg("METADATA", "KEY_INVALID", "Invalid key", k))
 			case ok:
 				lines = append(lines, c.numericMsg("761", target, k, "*", v))
@@ -182,7 +183,7 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 			fail("KEY_NO_PERMISSION", "You may not clear the metadata of "+target, target, "*")
 			return
 		}
-		res, err := c.propose(fsm.ClearMetadata{Session: c.id, Channel: t.Channel})
+		res, err := c.propose(meta.Clear{Session: c.id, Channel: t.Channel})
 		if err != nil || (res.Code != fsm.OK && res.Code != fsm.NoChange) {
 			c.metadataFailure(rb, target, "*", res.Code, err)
 			return
@@ -198,27 +199,27 @@ func handleMETADATA(c *client, m ircmsg.Message, rb *respBuf) {
 }
 
 // metadataSet handles METADATA <target> SET <key> [value]: no value removes the key.
-func (c *client) metadataSet(rb *respBuf, target string, t fsm.MetadataTarget, args []string) {
+func (c *client) metadataSet(rb *respBuf, target string, t meta.Target, args []string) {
 	if len(args) == 0 {
 		rb.add(c.numericMsg("461", "METADATA", "Not enough parameters"))
 		return
 	}
 	key := args[0]
 	switch {
-	case !fsm.ValidMetadataKey(key):
+	case !meta.ValidKey(key):
 		rb.add(c.failMsg("METADATA", "KEY_INVALID", "Invalid key", key))
 		return
 	case !t.Self && !t.Op:
 		rb.add(c.failMsg("METADATA", "KEY_NO_PERMISSION", "You may not set "+key+" on "+target, target, key))
 		return
-	case len(args) > 1 && len(args[1]) > fsm.MaxMetadataValueBytes:
-		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+	case len(args) > 1 && len(args[1]) > meta.MaxValueBytes:
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(meta.MaxValueBytes)+" bytes"))
 		return
 	case len(args) > 1 && !utf8.ValidString(args[1]):
 		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
 		return
 	}
-	cmd := fsm.SetMetadata{Session: c.id, Channel: t.Channel, Key: key, Delete: len(args) == 1}
+	cmd := meta.Set{Session: c.id, Channel: t.Channel, Key: key, Delete: len(args) == 1}
 	if !cmd.Delete {
 		cmd.Value = args[1]
 	}
@@ -257,16 +258,16 @@ func (c *client) metadataBeforeConnect(rb *respBuf, target, sub string, args []s
 	key := args[0]
 	_, set := c.preMetadata[key]
 	switch {
-	case !fsm.ValidMetadataKey(key):
+	case !meta.ValidKey(key):
 		rb.add(c.failMsg("METADATA", "KEY_INVALID", "Invalid key", key))
 	case len(args) == 1:
 		delete(c.preMetadata, key)
 		rb.add(c.numericMsg("766", target, key, "key not set"))
-	case len(args[1]) > fsm.MaxMetadataValueBytes:
-		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(fsm.MaxMetadataValueBytes)+" bytes"))
+	case len(args[1]) > meta.MaxValueBytes:
+		rb.add(c.valueInvalid(target, key, "Value longer than "+strconv.Itoa(meta.MaxValueBytes)+" bytes"))
 	case !utf8.ValidString(args[1]):
 		rb.add(c.valueInvalid(target, key, "Values must be UTF-8"))
-	case !set && len(c.preMetadata) >= fsm.MaxMetadataKeys:
+	case !set && len(c.preMetadata) >= meta.MaxKeys:
 		rb.add(c.failMsg("METADATA", "LIMIT_REACHED", "Metadata limit reached", target))
 	default:
 		if c.preMetadata == nil {
@@ -280,7 +281,7 @@ func (c *client) metadataBeforeConnect(rb *respBuf, target, sub string, args []s
 // applyPreMetadata sets the keys given before registration on the new session, in key order.
 func (c *client) applyPreMetadata(rb *respBuf) {
 	for _, key := range sortedKeys(c.preMetadata) {
-		res, err := c.propose(fsm.SetMetadata{Session: c.id, Key: key, Value: c.preMetadata[key]})
+		res, err := c.propose(meta.Set{Session: c.id, Key: key, Value: c.preMetadata[key]})
 		if err != nil || (res.Code != fsm.OK && res.Code != fsm.NoChange) {
 			c.metadataFailure(rb, c.nick, key, res.Code, err)
 		}
@@ -294,11 +295,11 @@ func (c *client) metadataFailure(rb *respBuf, target, key string, code fsm.Code,
 	switch {
 	case err != nil:
 		fail("TEMPORARILY_UNAVAILABLE", "Try again", target)
-	case code == fsm.ErrKeyNotSet:
+	case code == meta.ErrKeyNotSet:
 		fail("KEY_NOT_SET", "Key not set", target, key)
-	case code == fsm.ErrMetadataLimit:
+	case code == meta.ErrLimit:
 		fail("LIMIT_REACHED", "Metadata limit reached", target)
-	case code == fsm.ErrKeyNoPermission:
+	case code == meta.ErrKeyNoPermission:
 		fail("KEY_NO_PERMISSION", "Permission denied", target, key)
 	case code == fsm.ErrNoSuchChannel, code == fsm.ErrNoSuchSession:
 		fail("INVALID_TARGET", "Invalid target", target)
@@ -335,7 +336,7 @@ func (c *client) keyLists(numeric string, keys []string) []ircmsg.Message {
 func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 	var valid []string
 	for _, k := range keys {
-		if fsm.ValidMetadataKey(k) {
+		if meta.ValidKey(k) {
 			valid = append(valid, k)
 		} else {
 			rb.add(c.failMsg("METADATA", "KEY_INVALID", "Invalid key", k))
@@ -360,14 +361,14 @@ func (c *client) metadataSubscribe(rb *respBuf, sub bool, keys []string) {
 // metadataOf reads an owner's keys.
 func (c *client) metadataOf(owner string) map[string]string {
 	var keys map[string]string
-	c.s.state.Read(func(st *fsm.State) { keys = st.Metadata(owner) })
+	c.s.state.Read(func(st *fsm.State) { keys = meta.Of(st).Keys(owner) })
 	return keys
 }
 
 // metadataSync renders the subscribed keys of a target as METADATA lines: a user's, or a
 // channel's and its members'. With limit > 0 a channel of more members gets 774 (addressed to
 // nick) instead. It never reads the client's own fields: the renderer calls it too.
-func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, limit int) []ircmsg.Message {
+func (c *client) metadataSync(t meta.Target, subs []string, nick string, limit int) []ircmsg.Message {
 	if len(subs) == 0 {
 		return nil
 	}
@@ -375,11 +376,12 @@ func (c *client) metadataSync(t fsm.MetadataTarget, subs []string, nick string, 
 		return []ircmsg.Message{{Source: c.s.cfg.ServerName, Command: "774", Params: []string{nick, t.Channel, "5"}}}
 	}
 	var own map[string]string
-	var members []fsm.NickMetadata
+	var members []meta.NickKeys
 	c.s.state.Read(func(st *fsm.State) {
-		own = st.Metadata(t.Owner)
+		v := meta.Of(st)
+		own = v.Keys(t.Owner)
 		if t.Channel != "" {
-			members = st.MembersMetadata(t.Channel)
+			members = v.Members(t.Channel)
 		}
 	})
 	name := t.Nick
@@ -439,7 +441,7 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 	case fsm.EvJoin:
 		s.metadataOnJoin(e)
 		return
-	case fsm.EvMetadata:
+	case meta.EvChanged:
 	default:
 		return
 	}
@@ -450,7 +452,10 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 	} else {
 		target = e.Actor.Nick
 		var own []string
-		s.state.Read(func(st *fsm.State) { own = st.SessionIDsOfOwner(st.MetadataOwnerOf(e.Actor.ID)) })
+		s.state.Read(func(st *fsm.State) {
+			v := meta.Of(st)
+			own = v.SessionsOf(v.OwnerOf(e.Actor.ID))
+		})
 		audience = s.channelsAudience(e.Channels, own...)
 		audience = audience[:len(audience):len(audience)] // it may be a channel's own list: never write into it
 		for _, w := range s.monitors.watching(e.Actor.Nick) {
@@ -459,7 +464,7 @@ func (s *Server) renderMetadata(e *fsm.Event) {
 			}
 		}
 	}
-	for _, ch := range e.Metadata {
+	for _, ch := range meta.Changes(e) {
 		params := []string{target, ch.Key, "*"}
 		if !ch.Deleted {
 			params = append(params, ch.Value)
@@ -495,9 +500,9 @@ func (s *Server) metadataOnJoin(e *fsm.Event) {
 	if len(subs) == 0 {
 		return
 	}
-	var t fsm.MetadataTarget
+	var t meta.Target
 	var ok bool
-	s.state.Read(func(st *fsm.State) { t, ok = st.ResolveMetadataTarget(e.Channel, c.id, e.Actor.DID) })
+	s.state.Read(func(st *fsm.State) { t, ok = meta.Of(st).Resolve(e.Channel, c.id, e.Actor.DID) })
 	if !ok {
 		return
 	}
@@ -532,7 +537,7 @@ func (c *client) ownMetadata(rb *respBuf) {
 
 func (c *client) ownMetadataOwner() string {
 	var owner string
-	c.s.state.Read(func(st *fsm.State) { owner = st.MetadataOwnerOf(c.id) })
+	c.s.state.Read(func(st *fsm.State) { owner = meta.Of(st).OwnerOf(c.id) })
 	return owner
 }
 
@@ -544,9 +549,9 @@ func (c *client) monitorMetadata(rb *respBuf, nicks []string) {
 	}
 	subs := c.s.metaSubs.keys(c)
 	for _, nick := range nicks {
-		var t fsm.MetadataTarget
+		var t meta.Target
 		var ok bool
-		c.s.state.Read(func(st *fsm.State) { t, ok = st.ResolveMetadataTarget(nick, c.id, c.currentDID()) })
+		c.s.state.Read(func(st *fsm.State) { t, ok = meta.Of(st).Resolve(nick, c.id, c.currentDID()) })
 		if ok && t.Channel == "" {
 			for _, l := range c.metadataSync(t, subs, "", 0) {
 				rb.add(l)
@@ -563,7 +568,10 @@ func (s *Server) monitorOnlineMetadata(e *fsm.Event) {
 		return
 	}
 	var keys map[string]string
-	s.state.Read(func(st *fsm.State) { keys = st.Metadata(st.MetadataOwnerOf(e.Actor.ID)) })
+	s.state.Read(func(st *fsm.State) {
+		v := meta.Of(st)
+		keys = v.Keys(v.OwnerOf(e.Actor.ID))
+	})
 	if len(keys) == 0 {
 		return
 	}

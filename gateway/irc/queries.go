@@ -8,6 +8,7 @@ import (
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
 	"github.com/palaver-chat/palaver/raft/fsm"
+	"github.com/palaver-chat/palaver/raft/fsm/meta"
 )
 
 func buildISupport(cfg Config) []string {
@@ -330,7 +331,7 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 		if p == nil {
 			return
 		}
-		found, se, owner = true, *p, st.MetadataOwnerOf(p.ID)
+		found, se, owner = true, *p, meta.Of(st).OwnerOf(p.ID)
 		for _, name := range p.ChannelNames() {
 			ch := st.Channel(name)
 			if ch == nil {

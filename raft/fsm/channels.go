@@ -18,7 +18,7 @@ func (a *Applier) removeMember(c *Channel, id string) {
 	}
 	if c.FounderDID == "" && len(c.didOps) == 0 && c.Topic == "" &&
 		len(c.Bans) == 0 && len(c.Exceptions) == 0 && len(c.BanExceptions) == 0 && len(c.Pins) == 0 {
-		a.st.deleteChannel(c.Name)
+		a.deleteChannel(c.Name)
 		return
 	}
 	c.EmptySince = a.env.Time

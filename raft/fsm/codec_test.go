@@ -54,8 +54,6 @@ func sampleCommands() []Command {
 		SetBot{Session: "s1", Bot: true},
 		SetInvisible{Session: "s1", Invisible: true},
 		ExpireChannels{UnownedAfter: 1000, OwnedAfter: 2000},
-		SetMetadata{Session: "s1", Channel: "#c", Key: "url", Value: "https://example.com"},
-		ClearMetadata{Session: "s1"},
 		RenameChannel{Session: "s1", Channel: "#c", NewName: "#d", Reason: "typo"},
 	}, extraSamples...)
 }
@@ -145,8 +143,6 @@ func TestEncodeGolden(t *testing.T) {
 		"\x1b\x00" + env + `{"session":"s1","bot":true}}`,
 		"\x50\x00" + env + `{"session":"s1","invisible":true}}`,
 		"\x20\x00" + env + `{"unowned_after_ms":1000,"owned_after_ms":2000}}`,
-		"\x21\x00" + env + `{"session":"s1","channel":"#c","key":"url","value":"https://example.com"}}`,
-		"\x22\x00" + env + `{"session":"s1"}}`,
 		"\x23\x00" + env + `{"session":"s1","channel":"#c","new_name":"#d","reason":"typo"}}`,
 	}
 	golden = append(golden, extraGolden...)

@@ -113,7 +113,10 @@ func randomCommand(c chooser) Command {
 		return RegisterKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs), PublicKey: testKey(byte(c.intn(3))),
 			Source: pick(c, []string{"", "local-session", "server-key"}), ExpiresAt: pick(c, []int64{0, 0, 1_700_000_000, 1_900_000_000})}
 	case 30, 31:
-		return randomConfCommand(c, sess, ch)
+		if c.intn(5) == 0 {
+			return RenameChannel{Session: sess(), Channel: ch(), NewName: pick(c, []string{"#z", "&y", ch()}), Reason: pick(c, genTexts)}
+		}
+		return Topic{Session: sess(), Channel: ch(), Text: pick(c, genTexts)}
 	case 28:
 		return RetireKey{DID: pick(c, genDIDs), KID: pick(c, genKIDs)}
 	case 32, 33, 34, 35, 36, 37, 38, 39:

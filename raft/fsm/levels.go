@@ -29,8 +29,7 @@ var commandLevels = map[CommandType]int{
 	TypePurgeNode: 0, TypeSetFavorites: 0, TypePin: 0, TypeUnpin: 0, TypeRegisterKey: 0,
 	TypeRetireKey: 0, TypeFederatedTopic: 0, TypeFederatedMode: 0, TypeFederatedPin: 0,
 	TypeRemotePresence: 0, TypeFederatedKick: 0, TypeFederatedInvite: 0, TypeSetReadMarker: 0,
-	TypeSetRealname: 0, TypeSetBot: 0, TypeExpireChannels: 0, TypeSetMetadata: 0,
-	TypeClearMetadata: 0, TypeRenameChannel: 0,
+	TypeSetRealname: 0, TypeSetBot: 0, TypeExpireChannels: 0, TypeRenameChannel: 0,
 
 	// level 1
 	TypeSetInvisible: 1, TypeSetClientPassword: 1, TypeRevokeClientPassword: 1,

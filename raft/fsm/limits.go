@@ -65,7 +65,7 @@ func (a *Applier) expireChannels(c ExpireChannels) Result {
 	}
 	sort.Strings(expired)
 	for _, name := range expired {
-		a.st.deleteChannel(name)
+		a.deleteChannel(name)
 	}
 	return Result{Code: OK, Count: len(expired)}
 }
@@ -88,8 +88,9 @@ func (s *State) setFounder(ch *Channel, did string) {
 	s.founded[did]++
 }
 
-// deleteChannel removes a channel (and its founder's count).
-func (s *State) deleteChannel(name string) {
+// deleteChannel removes a channel (and its founder's count), and tells the modules.
+func (a *Applier) deleteChannel(name string) {
+	s := a.st
 	ch := s.channels[name]
 	if ch == nil {
 		return
@@ -101,7 +102,7 @@ func (s *State) deleteChannel(name string) {
 	}
 	delete(s.channels, name)
 	delete(s.local, name)
-	s.dropMetadata(name)
+	a.channelDeleted(name)
 }
 
 // makeRoomForSessionKey keeps did under MaxSessionKeysPerDID local-session keys before one more

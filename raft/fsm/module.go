@@ -3,6 +3,7 @@ package fsm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -24,6 +25,21 @@ type Module struct {
 	// Codes names the result codes the module answers. Their numbers are persisted in
 	// snapshots (remembered results): never renumber or reuse one.
 	Codes map[Code]string
+
+	// The lifecycle hooks, each optional, let a module keep its section in step with the core:
+	// Apply calls them while it applies the command that changed the core (EndSession,
+	// PurgeNode, Part, Kick, ExpireChannels, RenameChannel, ...), after the core's change and
+	// before the command's event, the modules in the order of their section names. Like a
+	// command's apply they are deterministic and change only the module's own section; a hook
+	// never creates the section (Section.Of, not Make), so a state without the module's data
+	// encodes as before.
+
+	// SessionEnded is called when a session has ended: it is no longer in the state.
+	SessionEnded func(a *Applier, se SessionRef)
+	// ChannelDeleted is called when a channel (folded name) has been deleted.
+	ChannelDeleted func(a *Applier, name string)
+	// ChannelRenamed is called when a channel has been renamed from old to name (folded).
+	ChannelRenamed func(a *Applier, old, name string)
 }
 
 // Sectioner is what Register needs of a Section: *Section[S] implements it.
@@ -153,6 +169,39 @@ func Register(m Module) {
 		nameCode(c, n)
 	}
 	modules[name] = m
+	hooked = nil
+	for _, n := range slices.Sorted(maps.Keys(modules)) {
+		if m := modules[n]; m.SessionEnded != nil || m.ChannelDeleted != nil || m.ChannelRenamed != nil {
+			hooked = append(hooked, m)
+		}
+	}
+}
+
+// hooked are the registered modules with a lifecycle hook, by section name.
+var hooked []Module
+
+func (a *Applier) sessionEnded(se SessionRef) {
+	for _, m := range hooked {
+		if m.SessionEnded != nil {
+			m.SessionEnded(a, se)
+		}
+	}
+}
+
+func (a *Applier) channelDeleted(name string) {
+	for _, m := range hooked {
+		if m.ChannelDeleted != nil {
+			m.ChannelDeleted(a, name)
+		}
+	}
+}
+
+func (a *Applier) channelRenamed(old, name string) {
+	for _, m := range hooked {
+		if m.ChannelRenamed != nil {
+			m.ChannelRenamed(a, old, name)
+		}
+	}
 }
 
 // State returns the state the command applies to. Module code reads the core through it and

@@ -1,6 +1,10 @@
 package fsm
 
-import "testing"
+import (
+	"slices"
+	"strconv"
+	"testing"
+)
 
 // TestRegisterRefusesTakenNames: a module cannot take a command number or a section name that is
 // already taken; the program stops when it loads rather than apply one log two ways.
@@ -38,5 +42,44 @@ func TestSectionAbsentUntilMade(t *testing.T) {
 	sec.Make(a).N++
 	if got := sec.Of(st); got == nil || got.N != 2 {
 		t.Fatalf("section %+v", got)
+	}
+}
+
+// TestLifecycleHooks: the modules' hooks are called, in the order of their section names, when a
+// session ends, a channel is renamed and a channel is deleted, after the core's change.
+func TestLifecycleHooks(t *testing.T) {
+	var calls []string
+	hook := func(name string) Module {
+		return Module{
+			Section: NewSection[struct{}](name),
+			SessionEnded: func(a *Applier, se SessionRef) {
+				calls = append(calls, name+" ended "+se.ID+" gone="+strconv.FormatBool(a.State().Session(se.ID) == nil))
+			},
+			ChannelDeleted: func(a *Applier, ch string) {
+				calls = append(calls, name+" deleted "+ch+" gone="+strconv.FormatBool(!a.State().ChannelExists(ch)))
+			},
+			ChannelRenamed: func(a *Applier, old, ch string) {
+				calls = append(calls, name+" renamed "+old+" "+ch+" moved="+strconv.FormatBool(a.State().ChannelExists(ch)))
+			},
+		}
+	}
+	for _, name := range []string{"test-hook-b", "test-hook-a"} {
+		Register(hook(name))
+		t.Cleanup(func() {
+			delete(modules, name)
+			hooked = slices.DeleteFunc(hooked, func(m Module) bool { return m.Section.sectionName() == name })
+		})
+	}
+	h := newHarness(t)
+	h.mustOK(world()...)
+	h.mustOK(Join{Session: "s-guest", Channel: "#c"}, RenameChannel{Session: "s-guest", Channel: "#c", NewName: "#d"},
+		Part{Session: "s-guest", Channel: "#d"}, EndSession{Session: "s-guest"})
+	want := []string{
+		"test-hook-a renamed #c #d moved=true", "test-hook-b renamed #c #d moved=true",
+		"test-hook-a deleted #d gone=true", "test-hook-b deleted #d gone=true",
+		"test-hook-a ended s-guest gone=true", "test-hook-b ended s-guest gone=true",
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("hook calls\n got %q\nwant %q", calls, want)
 	}
 }

@@ -2,9 +2,10 @@ package fsm
 
 // Channel renames (IRCv3 draft/channel-rename): a channel keeps everything under its new name —
 // members, modes, lists, topic, pins, founder and DID operators, incarnation (so the history rule
-// is unchanged), metadata, and every DID's read marker and favourite entry of it. The chat
-// history stored under the former name stays there (the event store is not replicated state):
-// history of the new name starts at the rename.
+// is unchanged), every DID's read marker and favourite entry of it, and what the modules keep of
+// it (Module.ChannelRenamed; raft/fsm/meta moves the channel's metadata). The chat history
+// stored under the former name stays there (the event store is not replicated state): history
+// of the new name starts at the rename.
 
 // TypeRenameChannel is the command type of RenameChannel. Persisted: never renumber or reuse.
 const TypeRenameChannel CommandType = 35
@@ -69,12 +70,6 @@ func (a *Applier) renameChannel(c RenameChannel) Result {
 			m.channels[ch.Name] = true
 		}
 	}
-	if a.st.metadata != nil {
-		if keys, ok := a.st.metadata.Owners[old]; ok {
-			delete(a.st.metadata.Owners, old)
-			a.st.metadata.Owners[ch.Name] = keys
-		}
-	}
 	for _, markers := range a.st.readMarkers {
 		if at, ok := markers[old]; ok {
 			delete(markers, old)
@@ -92,6 +87,7 @@ func (a *Applier) renameChannel(c RenameChannel) Result {
 		}
 	}
 	a.st.recordRename(old, ch.Name, a.env.Time)
+	a.channelRenamed(old, ch.Name)
 	a.emit(Event{Kind: EvRename, Actor: se.Ref(), Channel: ch.Name, OldChannel: old, Text: c.Reason})
 	return Result{Code: OK}
 }

@@ -7,7 +7,6 @@ func TestApplyRenameChannel(t *testing.T) {
 		Join{Session: "s-alice", Channel: "#old"}, Join{Session: "s-bob", Channel: "#old"},
 		Topic{Session: "s-alice", Channel: "#old", Text: "the topic"},
 		Pin{Session: "s-alice", Channel: "#old", MsgID: "m1"},
-		SetMetadata{Session: "s-alice", Channel: "#old", Key: "url", Value: "https://c.example"},
 		SetReadMarker{DID: didBob, Target: "#old", At: 1_700_000_000_000},
 		SetFavorites{DID: didBob, Favorites: []string{"#x", "#old"}},
 		Join{Session: "s-guest", Channel: "#taken"},
@@ -31,9 +30,6 @@ func TestApplyRenameChannel(t *testing.T) {
 					if se := st.sessions[id]; !se.channels["#new"] || se.channels["#old"] {
 						t.Errorf("%s channels %v", id, se.channels)
 					}
-				}
-				if st.Metadata("#new")["url"] != "https://c.example" || st.Metadata("#old") != nil {
-					t.Errorf("metadata did not follow")
 				}
 				if st.ReadMarker(didBob, "#new") == 0 || st.ReadMarker(didBob, "#old") != 0 {
 					t.Errorf("read marker did not follow: %v", st.readMarkers[didBob])

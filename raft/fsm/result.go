@@ -98,13 +98,13 @@ type Event struct {
 	OldNick    string   // EvNick
 	Text       string   // reason, topic, away message
 	Modes      []ModeChange
-	Member     Member           // EvJoin
-	Created    bool             // EvJoin
-	MsgID      string           // EvPin, EvUnpin
-	MarkerAt   int64            // EvReadMarker: the marker (unix ms)
-	Metadata   []MetadataChange // EvMetadata: the keys changed (metadata.go)
-	OldChannel string           // EvRename: the channel's former name (rename.go)
-	Presence   PresenceChange   // EvJoin, EvPart of a peer server's user: it came into or went out of view (presence.go)
+	Member     Member         // EvJoin
+	Created    bool           // EvJoin
+	MsgID      string         // EvPin, EvUnpin
+	MarkerAt   int64          // EvReadMarker: the marker (unix ms)
+	Payload    any            // an event of a module: what the module's package says it carries
+	OldChannel string         // EvRename: the channel's former name (rename.go)
+	Presence   PresenceChange // EvJoin, EvPart of a peer server's user: it came into or went out of view (presence.go)
 }
 
 // nameCode names a result code of a feature file; a number taken twice is a programming error

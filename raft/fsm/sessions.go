@@ -128,9 +128,7 @@ func (a *Applier) endSession(id, reason string) Result {
 		delete(a.st.tokens, se.TokenHash)
 	}
 	delete(a.st.sessions, id)
-	if se.DID == "" {
-		a.st.dropMetadata(sessionMetadataOwner(se))
-	}
+	a.sessionEnded(se.Ref())
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}
 }

@@ -30,8 +30,6 @@ type State struct {
 	remoteMembers map[string]*RemoteMember
 	// ReadMarkers are DID → target → unix ms (readmarkers.go); nil until the first one.
 	readMarkers map[string]map[string]int64
-	// metadata is users' and channels' metadata (metadata.go); nil until the first key.
-	metadata *MetadataStore
 	// redirects are the former names of renamed channels (redirects.go); nil until the first rename.
 	redirects *Redirects
 	// logins are client passwords and hosted accounts (logins.go); nil until the first password.

@@ -61,7 +61,6 @@ var coreSections = map[string]coreSection{
 	"keys":           always(func(s *State) *map[string]map[string]*KeyRecord { return &s.keys }),
 	"remote_members": unlessEmpty(func(s *State) *map[string]*RemoteMember { return &s.remoteMembers }),
 	"read_markers":   unlessEmpty(func(s *State) *map[string]map[string]int64 { return &s.readMarkers }),
-	"metadata":       unlessNil(func(s *State) **MetadataStore { return &s.metadata }),
 	"redirects":      unlessNil(func(s *State) **Redirects { return &s.redirects }),
 	"logins":         unlessNil(func(s *State) **Logins { return &s.logins }),
 	"node_keys":      unlessEmpty(func(s *State) *map[string][]byte { return &s.nodeKeys }),

@@ -207,3 +207,18 @@ func World(alice, bob string) []fsm.Command {
 	oper.Oper = true
 	return []fsm.Command{Session("s-alice", "alice", alice), Session("s-bob", "bob", bob), Session("s-guest", "guest", ""), oper}
 }
+
+// CheckSampled fails tb for each command type of m that none of samples is of: a module's golden
+// encoding test covers every type it registers.
+func CheckSampled(tb testing.TB, samples []fsm.Command, m fsm.Module) {
+	tb.Helper()
+	seen := map[fsm.CommandType]bool{}
+	for _, cmd := range samples {
+		seen[cmd.CommandType()] = true
+	}
+	for typ := range m.Commands {
+		if !seen[typ] {
+			tb.Errorf("command type %d has no sample", typ)
+		}
+	}
+}

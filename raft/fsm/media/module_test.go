@@ -16,15 +16,7 @@ func TestEncodingGolden(t *testing.T) {
 		"\x2e\x00"+fsmtest.GoldenEnv+`{"id":"m1","node":"n2"}}`,
 		"\x2f\x00"+fsmtest.GoldenEnv+`{"node":"n1"}}`)
 	fsmtest.CheckGolden(t, samples, golden)
-	seen := map[fsm.CommandType]bool{}
-	for _, cmd := range samples {
-		seen[cmd.CommandType()] = true
-	}
-	for typ := range module().Commands {
-		if !seen[typ] {
-			t.Errorf("command type %d has no sample", typ)
-		}
-	}
+	fsmtest.CheckSampled(t, samples, module())
 }
 
 // TestLevels: the commands added since v0.1.0 need level 1, and so does a RecordMedia that uses
