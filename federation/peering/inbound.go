@@ -492,7 +492,7 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 				return
 			}
 			for _, k := range st.KeysOf(did) {
-				if k.Source == "server-key" || k.Source == "local-session" {
+				if k.Source() == "server-key" || k.Source() == "local-session" {
 					owned = true
 					return
 				}

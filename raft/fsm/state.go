@@ -285,8 +285,8 @@ func (k *KeyRecord) Live(now int64) bool {
 	return k.RemovedAt == 0 && (k.ExpiresAt == 0 || now < k.ExpiresAt)
 }
 
-// Key returns the key filed under did with kid, or nil.
-func (s *State) Key(did, kid string) *KeyRecord {
+// key returns the key filed under did with kid, or nil, for Apply to change.
+func (s *State) key(did, kid string) *KeyRecord {
 	return s.keys[did][kid]
 }
 

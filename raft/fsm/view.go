@@ -45,26 +45,32 @@ func (s *State) NickOwners() iter.Seq2[string, string] { return maps.All(s.nickO
 func (s *State) NickOwnerCount() int { return len(s.nickOwners) }
 
 // KeysOf returns the keys filed under did (retired and expired ones too), sorted by kid.
-func (s *State) KeysOf(did string) []*KeyRecord {
+func (s *State) KeysOf(did string) []KeyView {
 	byKID := s.keys[did]
-	out := make([]*KeyRecord, 0, len(byKID))
+	out := make([]KeyView, 0, len(byKID))
 	for _, kid := range slices.Sorted(maps.Keys(byKID)) {
-		out = append(out, byKID[kid])
+		out = append(out, KeyView{byKID[kid]})
 	}
 	return out
 }
 
-// AllKeys iterates over every key filed: its DID and the record.
-func (s *State) AllKeys() iter.Seq2[string, *KeyRecord] {
-	return func(yield func(string, *KeyRecord) bool) {
+// AllKeys iterates over every key filed: its DID and the key.
+func (s *State) AllKeys() iter.Seq2[string, KeyView] {
+	return func(yield func(string, KeyView) bool) {
 		for did, byKID := range s.keys {
 			for _, k := range byKID {
-				if !yield(did, k) {
+				if !yield(did, KeyView{k}) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// Key returns the key filed under did with kid; ok is false when there is none.
+func (s *State) Key(did, kid string) (k KeyView, ok bool) {
+	r := s.keys[did][kid]
+	return KeyView{r}, r != nil
 }
 
 // Favorites returns a copy of did's favourite channel names, in their order.

@@ -127,3 +127,31 @@ func TestIteratorsDoNotAllocate(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyViewReadOnly checks that what a KeyView hands out is the caller's to change: writing
+// to it leaves the filed key as it was.
+func TestKeyViewReadOnly(t *testing.T) {
+	st := NewState()
+	a := &Applier{st: st, env: Envelope{Time: timeBase}}
+	if r := a.registerKey(RegisterKey{DID: didAlice, KID: "k1", PublicKey: testKey(1), Source: "local-session"}); r.Code != OK {
+		t.Fatalf("register: %v", r)
+	}
+	k, ok := st.Key(didAlice, "k1")
+	if !ok || k.KID() != "k1" || k.Source() != "local-session" || !k.Live(timeBase/1000) {
+		t.Fatalf("Key = %+v, %v", k, ok)
+	}
+	pub := k.PublicKey()
+	pub[0] ^= 0xff
+	rec := k.Record()
+	rec.PublicKey[1] ^= 0xff
+	rec.RemovedAt = 1
+	if got := st.key(didAlice, "k1"); string(got.PublicKey) != string(testKey(1)) || got.RemovedAt != 0 {
+		t.Fatalf("filed key changed through the view: %+v", got)
+	}
+	if _, ok := st.Key(didAlice, "k2"); ok {
+		t.Fatal("Key found a key never filed")
+	}
+	if ks := st.KeysOf(didAlice); len(ks) != 1 || ks[0].KID() != "k1" {
+		t.Fatalf("KeysOf = %v", ks)
+	}
+}
