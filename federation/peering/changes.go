@@ -240,8 +240,8 @@ func (f *Federation) applyTargeted(ctx context.Context, c Change, own bool) (out
 	}
 	target := ""
 	f.cfg.State.Read(func(st *fsm.State) {
-		se := st.SessionByNick(c.Target)
-		if se == nil || (c.TargetDID != "" && se.DID != c.TargetDID) {
+		se, ok := st.SessionByNick(c.Target)
+		if !ok || (c.TargetDID != "" && se.DID != c.TargetDID) {
 			return
 		}
 		if ch := st.Channel(c.Channel); c.Kind == ChangeInvite || (ch != nil && ch.IsMember(se.ID)) {

@@ -498,7 +498,7 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 				}
 			}
 		}
-		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwner(fsm.Fold(nick)) != "") {
+		if nick != "" && (st.NickInUse(nick) || st.NickOwner(fsm.Fold(nick)) != "") {
 			owned = true
 			return
 		}

@@ -92,7 +92,7 @@ func (f *Federation) presenceSnapshot(peerDID string) []Presence {
 			p := Presence{Kind: PresenceMembers, Channel: name, Members: []PresenceMember{}}
 			if ch := st.Channel(name); ch != nil {
 				for _, id := range ch.MemberIDs() {
-					if se := st.Session(id); se != nil && len(p.Members) < maxSnapshotMembers {
+					if se, ok := st.Session(id); ok && len(p.Members) < maxSnapshotMembers {
 						p.Members = append(p.Members, PresenceMember{Nick: se.Nick, User: se.User, DID: se.DID})
 					}
 				}

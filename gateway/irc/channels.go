@@ -66,7 +66,7 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 	if m.Param(0) == "0" {
 		var chans []string
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.Session(c.id); se != nil {
+			if se, ok := st.Session(c.id); ok {
 				for ch := range se.Channels() {
 					chans = append(chans, ch)
 				}
@@ -306,8 +306,8 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		// when 5,000 clients joined one channel (B5).
 		entries = make([]string, 0, ch.MemberCount())
 		for id, m := range ch.Members() {
-			se := st.Session(id)
-			if se == nil {
+			se, ok := st.Session(id)
+			if !ok {
 				continue
 			}
 			if userhost {
@@ -466,7 +466,7 @@ func (c *client) sessionIDByNick(nick string) string {
 			}
 			return
 		}
-		if se := st.SessionByNick(nick); se != nil {
+		if se, ok := st.SessionByNick(nick); ok {
 			id = se.ID
 		}
 	})

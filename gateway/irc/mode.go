@@ -204,7 +204,7 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var bot, invisible bool
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.Session(c.id); se != nil {
+		if se, ok := st.Session(c.id); ok {
 			bot, invisible = se.Bot, se.Invisible
 		}
 	})

@@ -143,8 +143,8 @@ func handleUSERHOST(c *client, m ircmsg.Message, rb *respBuf) {
 			if i >= 5 {
 				break
 			}
-			se := st.SessionByNick(nick)
-			if se == nil {
+			se, ok := st.SessionByNick(nick)
+			if !ok {
 				continue
 			}
 			entry := se.Nick
@@ -166,7 +166,7 @@ func handleISON(c *client, m ircmsg.Message, rb *respBuf) {
 	c.s.state.Read(func(st *fsm.State) {
 		for _, p := range m.Params {
 			for _, nick := range strings.Fields(p) {
-				if se := st.SessionByNick(nick); se != nil {
+				if se, ok := st.SessionByNick(nick); ok {
 					online = append(online, se.Nick)
 				}
 			}
@@ -217,8 +217,8 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 			inside := ch.IsMember(c.id) || c.oper
 			for _, id := range ch.MemberIDs() {
-				if se := st.Session(id); se != nil && (inside || !se.Invisible) {
-					rows = append(rows, row(ch.Name, se, ch.Prefixes(id, multi)))
+				if se, ok := st.Session(id); ok && (inside || !se.Invisible) {
+					rows = append(rows, row(ch.Name, &se, ch.Prefixes(id, multi)))
 				}
 			}
 			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
@@ -226,8 +226,8 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 			return
 		}
-		if se := st.SessionByNick(mask); se != nil {
-			rows = append(rows, row("*", se, ""))
+		if se, ok := st.SessionByNick(mask); ok {
+			rows = append(rows, row("*", &se, ""))
 			return
 		}
 		if m := st.RemoteByNick(mask); m != nil {
@@ -243,7 +243,7 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 			if fsm.MatchMask(mask, se.Nick, se.DID) || fsm.MatchMask(mask, se.User, "") || fsm.MatchMask(mask, se.Host, "") ||
 				fsm.MatchMask(mask, se.Realname, "") {
-				rows = append(rows, row("*", se, ""))
+				rows = append(rows, row("*", &se, ""))
 			}
 		}
 		sortSlice(rows, func(a, b whoRow) bool { return a.nick < b.nick })
@@ -326,11 +326,11 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	var owner string // whose metadata the user's is
 	multi := c.has(capMultiPrefix)
 	c.s.state.Read(func(st *fsm.State) {
-		p := st.SessionByNick(nick)
-		if p == nil {
+		p, ok := st.SessionByNick(nick)
+		if !ok {
 			return
 		}
-		found, se, owner = true, *p, st.MetadataOwnerOf(p.ID)
+		found, se, owner = true, p, st.MetadataOwnerOf(p.ID)
 		for _, name := range p.ChannelNames() {
 			ch := st.Channel(name)
 			if ch == nil {

@@ -28,7 +28,7 @@ func (c *client) markerKey(target string) string {
 	}
 	var did string
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.SessionByNick(target); se != nil && se.DID != "" {
+		if se, ok := st.SessionByNick(target); ok && se.DID != "" {
 			did = se.DID
 		} else {
 			did = st.NickOwner(fsm.Fold(target))

@@ -42,7 +42,7 @@ func (s *State) IsChannelMemberDID(channel, did string) bool {
 	if ch == nil || did == "" {
 		return false
 	}
-	for _, se := range s.SessionsByDID(did) {
+	for _, se := range s.sessionsByDID(did) {
 		if ch.members[se.ID] != nil {
 			return true
 		}
@@ -71,7 +71,7 @@ func (s *State) didIsChannelOp(ch *Channel, did string) bool {
 	if did == ch.FounderDID || ch.didOps[did] {
 		return true
 	}
-	for _, se := range s.SessionsByDID(did) {
+	for _, se := range s.sessionsByDID(did) {
 		if s.IsChannelOp(ch, se) {
 			return true
 		}

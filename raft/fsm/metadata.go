@@ -241,7 +241,7 @@ func (s *State) ResolveMetadataTarget(target, id, did string) (t MetadataTarget,
 		return MetadataTarget{Channel: ch.Name, Owner: ch.Name, Op: me != nil && s.IsChannelOp(ch, me),
 			Readable: ch.CanRead(id, did), Members: len(ch.members)}, true
 	}
-	se := s.SessionByNick(target)
+	se := s.sessionByNick(target)
 	if se == nil {
 		return t, false
 	}
@@ -284,7 +284,7 @@ func (s *State) SessionIDsOfOwner(owner string) []string {
 		return nil
 	}
 	var out []string
-	for _, se := range s.SessionsByDID(owner) {
+	for _, se := range s.sessionsByDID(owner) {
 		out = append(out, se.ID)
 	}
 	return out

@@ -19,7 +19,7 @@ func (s *State) CheckChannelSend(channel, session string, oper bool, command, te
 	if ch == nil {
 		return ChannelSend{}
 	}
-	se := s.Session(session)
+	se := s.sessions[session]
 	mem, member := ch.Member(session)
 	op := s.IsChannelOp(ch, se)
 	out := ChannelSend{Exists: true, Member: member, Moderator: op || mem.HalfOp}

@@ -336,16 +336,30 @@ func (s *State) normalize() {
 	s.rebuildLocal()
 }
 
-// SessionByNick returns the session currently using a nick, or nil.
-func (s *State) SessionByNick(nick string) *Session {
+// SessionByNick returns a copy of the session currently using a nick; ok is false when none is.
+func (s *State) SessionByNick(nick string) (se Session, ok bool) {
+	return sessionCopy(s.sessionByNick(nick))
+}
+
+// sessionByNick is the session currently using a nick, or nil, for Apply.
+func (s *State) sessionByNick(nick string) *Session {
 	if id, ok := s.nicks[Fold(nick)]; ok {
 		return s.sessions[id]
 	}
 	return nil
 }
 
-// SessionsByDID returns the sessions authenticated as did, sorted by id.
-func (s *State) SessionsByDID(did string) []*Session {
+// SessionsByDID returns copies of the sessions authenticated as did, sorted by id.
+func (s *State) SessionsByDID(did string) []Session {
+	var out []Session
+	for _, se := range s.sessionsByDID(did) {
+		out = append(out, *se)
+	}
+	return out
+}
+
+// sessionsByDID returns the sessions authenticated as did, sorted by id, for Apply.
+func (s *State) sessionsByDID(did string) []*Session {
 	var out []*Session
 	for _, se := range s.sessions {
 		if se.DID == did {
@@ -356,12 +370,13 @@ func (s *State) SessionsByDID(did string) []*Session {
 	return out
 }
 
-// SessionByToken resolves a bearer token hash to its live session.
-func (s *State) SessionByToken(hash string) *Session {
-	if id, ok := s.tokens[hash]; ok {
-		return s.sessions[id]
+// SessionByToken resolves a bearer token hash to a copy of its live session; ok is false when
+// the token names none.
+func (s *State) SessionByToken(hash string) (se Session, ok bool) {
+	if id, found := s.tokens[hash]; found {
+		return sessionCopy(s.sessions[id])
 	}
-	return nil
+	return Session{}, false
 }
 
 // IsChannelOp reports whether a session may act as an operator of c: a channel op, the founder by

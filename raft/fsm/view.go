@@ -7,9 +7,11 @@ import (
 )
 
 // The read API. Code outside this package reads the state only through these methods, under
-// Machine.Read, and keeps nothing they return past the callback: the pointers are into the live
-// state and are read-only. Iterators walk the maps in place (no copies on the fan-out paths);
-// their order is unspecified unless a method says otherwise.
+// Machine.Read. What they hand out is a copy or a read-only view (readview.go), never a record
+// Apply changes: sessions come as Session values (their exported fields are plain values; the
+// channel set behind InChannel and Channels is the live one, so read it inside the callback only),
+// keys as KeyView. Channels are still *Channel, read-only by convention. Iterators walk the maps
+// in place; their order is unspecified unless a method says otherwise.
 
 // Index is the Raft index of the last applied entry.
 func (s *State) Index() uint64 { return s.index }
@@ -23,14 +25,34 @@ func (s *State) Channels() iter.Seq[*Channel] { return maps.Values(s.channels) }
 // ChannelCount is the number of channels.
 func (s *State) ChannelCount() int { return len(s.channels) }
 
-// Session returns the session with the id, or nil.
-func (s *State) Session(id string) *Session { return s.sessions[id] }
+// Session returns a copy of the session with the id; ok is false when there is none.
+func (s *State) Session(id string) (se Session, ok bool) { return sessionCopy(s.sessions[id]) }
 
-// Sessions iterates over every session of every node.
-func (s *State) Sessions() iter.Seq[*Session] { return maps.Values(s.sessions) }
+// Sessions iterates over copies of every session of every node.
+func (s *State) Sessions() iter.Seq[Session] {
+	return func(yield func(Session) bool) {
+		for _, se := range s.sessions {
+			if !yield(*se) {
+				return
+			}
+		}
+	}
+}
+
+// sessionCopy is a copy of se for a reader; ok is false when se is nil. The copy shares only the
+// unexported channel set, which nothing outside this package can write.
+func sessionCopy(se *Session) (Session, bool) {
+	if se == nil {
+		return Session{}, false
+	}
+	return *se, true
+}
 
 // SessionCount is the number of sessions on all nodes.
 func (s *State) SessionCount() int { return len(s.sessions) }
+
+// NickInUse reports whether a session is using the nick now.
+func (s *State) NickInUse(nick string) bool { return s.sessionByNick(nick) != nil }
 
 // NickOwner returns the DID owning the folded nick, or "".
 func (s *State) NickOwner(folded string) string { return s.nickOwners[folded] }

@@ -15,7 +15,7 @@ func localByScan(st *State, channel string) map[string]Member {
 		return out
 	}
 	for id, m := range ch.Members() {
-		if se := st.Session(id); se != nil && se.Node == st.node {
+		if se, ok := st.Session(id); ok && se.Node == st.node {
 			out[id] = m
 		}
 	}
@@ -83,7 +83,7 @@ func TestReadAPI(t *testing.T) {
 		if got := maps.Collect(st.LocalMembers("#c")); len(got) != 1 || !got["s1"].Op {
 			t.Errorf("local members %v, want s1 only", got)
 		}
-		if st.Session("s2") == nil || !st.Session("s2").InChannel("#c") || st.SessionCount() != 2 {
+		if se, ok := st.Session("s2"); !ok || !se.InChannel("#c") || st.SessionCount() != 2 {
 			t.Errorf("sessions: %d", st.SessionCount())
 		}
 		if got := st.OwnedNick(didAlice); got != "alice" || st.NickOwner("alice") != didAlice {
@@ -153,5 +153,39 @@ func TestKeyViewReadOnly(t *testing.T) {
 	}
 	if ks := st.KeysOf(didAlice); len(ks) != 1 || ks[0].KID() != "k1" {
 		t.Fatalf("KeysOf = %v", ks)
+	}
+}
+
+// TestSessionCopiesReadOnly checks that the sessions the read API hands out are copies: writing
+// to one leaves the state as it was.
+func TestSessionCopiesReadOnly(t *testing.T) {
+	st := NewState()
+	a := &Applier{st: st, env: Envelope{Time: timeBase}}
+	if r := a.registerSession(RegisterSession{ID: "s1", Node: "n1", Nick: "alice", User: "a", Host: "h", DID: didAlice, TokenHash: "tok"}); r.Code != OK {
+		t.Fatalf("register: %v", r)
+	}
+	se, ok := st.Session("s1")
+	if !ok || se.Nick != "alice" {
+		t.Fatalf("Session = %+v, %v", se, ok)
+	}
+	se.Nick, se.Oper = "mallory", true
+	for s := range st.Sessions() {
+		s.Away = "gone"
+	}
+	byNick, _ := st.SessionByNick("alice")
+	byNick.Bot = true
+	byToken, _ := st.SessionByToken("tok")
+	byToken.DID = "did:plc:other"
+	for _, s := range st.SessionsByDID(didAlice) {
+		s.Host = "elsewhere"
+	}
+	if got := *st.sessions["s1"]; got.Nick != "alice" || got.Oper || got.Away != "" || got.Bot || got.DID != didAlice || got.Host != "h" {
+		t.Fatalf("session changed through a copy: %+v", got)
+	}
+	if _, ok := st.Session("s2"); ok {
+		t.Fatal("Session found a session never registered")
+	}
+	if !st.NickInUse("ALICE") || st.NickInUse("bob") {
+		t.Fatal("NickInUse disagrees with the nicks in use")
 	}
 }

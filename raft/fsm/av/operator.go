@@ -35,15 +35,15 @@ func (AVOperatorEnd) CommandType() fsm.CommandType { return TypeAVOperatorEnd }
 // another account than did (when did is set) does not count.
 func avOperator(s *fsm.State, channel, did, session string) (fsm.SessionRef, bool) {
 	ch := s.Channel(channel)
-	var cands []*fsm.Session
-	if se := s.Session(session); se != nil && (did == "" || se.DID == did) {
+	var cands []fsm.Session
+	if se, ok := s.Session(session); ok && (did == "" || se.DID == did) {
 		cands = append(cands, se)
 	}
 	if did != "" {
 		cands = append(cands, s.SessionsByDID(did)...)
 	}
 	for _, se := range cands {
-		if se.Oper || ch != nil && s.IsChannelOp(ch, se) {
+		if se.Oper || ch != nil && s.IsChannelOp(ch, &se) {
 			return se.Ref(), true
 		}
 	}
