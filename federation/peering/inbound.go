@@ -528,8 +528,8 @@ func remotePrefix(peer Peer, nick, sender string) string {
 func (f *Federation) isDIDOp(channel, did string) bool {
 	op := false
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channel(channel); ch != nil && did != "" {
-			op = ch.FounderDID == did || ch.IsDIDOp(did)
+		if ch, ok := st.Channel(channel); ok && did != "" {
+			op = ch.FounderDID() == did || ch.IsDIDOp(did)
 		}
 	})
 	return op

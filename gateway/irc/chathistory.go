@@ -139,7 +139,7 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		name := fsm.Fold(target)
 		var exists, member bool
 		c.s.state.Read(func(st *fsm.State) {
-			if ch := st.Channel(name); ch != nil {
+			if ch, ok := st.Channel(name); ok {
 				exists, member = true, ch.IsMember(c.id)
 			}
 		})

@@ -58,7 +58,7 @@ func (c *client) lusers(rb *respBuf) {
 	c.s.state.Read(func(st *fsm.State) {
 		users = st.SessionCount()
 		for ch := range st.Channels() {
-			if ch.MemberCount() > 0 || ch.Topic != "" {
+			if ch.MemberCount() > 0 || ch.Topic() != "" {
 				channels++
 			}
 		}
@@ -211,18 +211,18 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			return whoRow{channel, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + prefixes, se.Realname, se.DID}
 		}
 		if strings.HasPrefix(mask, "#") || strings.HasPrefix(mask, "&") {
-			ch := st.Channel(fsm.Fold(mask))
-			if ch == nil || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
+			ch, ok := st.Channel(fsm.Fold(mask))
+			if !ok || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
 				return
 			}
 			inside := ch.IsMember(c.id) || c.oper
 			for _, id := range ch.MemberIDs() {
 				if se, ok := st.Session(id); ok && (inside || !se.Invisible) {
-					rows = append(rows, row(ch.Name, &se, ch.Prefixes(id, multi)))
+					rows = append(rows, row(ch.Name(), &se, ch.Prefixes(id, multi)))
 				}
 			}
-			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
-				rows = append(rows, whoRow{channel: ch.Name, user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
+			for _, m := range st.RemoteIn(ch.Name()) { // users of peer servers: their server is their host
+				rows = append(rows, whoRow{channel: ch.Name(), user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
 			}
 			return
 		}
@@ -332,8 +332,8 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 		}
 		found, se, owner = true, p, st.MetadataOwnerOf(p.ID)
 		for _, name := range p.ChannelNames() {
-			ch := st.Channel(name)
-			if ch == nil {
+			ch, ok := st.Channel(name)
+			if !ok {
 				continue
 			}
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {

@@ -95,8 +95,8 @@ func visibleChannels(st *fsm.State, sessions []fsm.Session, readerDID string) []
 	out := []string{}
 	for _, se := range sessions {
 		for name := range se.Channels() {
-			ch := st.Channel(name)
-			if ch == nil || seen[name] || !st.MayRead(ch, readerDID) {
+			ch, ok := st.Channel(name)
+			if !ok || seen[name] || !st.MayRead(ch, readerDID) {
 				continue
 			}
 			seen[name] = true

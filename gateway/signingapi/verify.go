@@ -246,7 +246,7 @@ func (a *API) readable(venue, inc string, public bool, did string) (int, string)
 	}
 	status, msg := http.StatusNotFound, "Message not found"
 	a.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channel(venue)
+		ch, _ := st.Channel(venue)
 		switch {
 		case !ch.MessageVisible(inc, public):
 		case st.MayRead(ch, did):

@@ -20,7 +20,7 @@ func (s *State) VenueReadable(venue, did string) (found, readable bool) {
 	if ch == nil {
 		return false, false
 	}
-	return true, s.MayRead(ch, did)
+	return true, s.mayRead(ch, did)
 }
 
 // ChannelExists reports whether a channel (folded name) exists.
@@ -72,7 +72,7 @@ func (s *State) didIsChannelOp(ch *Channel, did string) bool {
 		return true
 	}
 	for _, se := range s.sessionsByDID(did) {
-		if s.IsChannelOp(ch, se) {
+		if s.isChannelOp(ch, se) {
 			return true
 		}
 	}

@@ -93,7 +93,8 @@ func BenchmarkRestore(b *testing.B) {
 }
 
 // BenchmarkReadSendPath is the state reads one channel message costs on its way: the channel's
-// send rules, the sender's session and signing key, and the local members to deliver to.
+// send rules, the channel and the sender's session and signing key, and the local members to
+// deliver to.
 func BenchmarkReadSendPath(b *testing.B) {
 	m := populated(b, 1000)
 	m.SetLocalNode("node-a")
@@ -104,6 +105,10 @@ func BenchmarkReadSendPath(b *testing.B) {
 		m.Read(func(st *State) {
 			if v := st.CheckChannelSend("#chan0", sender, false, "PRIVMSG", "hello"); !v.Member {
 				b.Fatal("the sender is not a member")
+			}
+			ch, ok := st.Channel("#chan0")
+			if !ok || !ch.IsMember(sender) || ch.Moderated() || ch.Name() != "#chan0" {
+				b.Fatal("no channel")
 			}
 			se, ok := st.Session(sender)
 			if !ok || se.DID != did || !se.InChannel("#chan0") {

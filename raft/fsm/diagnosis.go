@@ -65,7 +65,7 @@ func (d Diagnosis) Access(channel, did string) AssistAccess {
 	if c == nil {
 		return AssistAccess{}
 	}
-	a := AssistAccess{Exists: true, Readable: d.s.MayRead(c, did)}
+	a := AssistAccess{Exists: true, Readable: d.s.mayRead(c, did)}
 	if did == "" {
 		return a
 	}
@@ -74,7 +74,7 @@ func (d Diagnosis) Access(channel, did string) AssistAccess {
 		if c.members[se.ID] != nil {
 			a.Member = true
 		}
-		if d.s.IsChannelOp(c, se) {
+		if d.s.isChannelOp(c, se) {
 			a.Op = true
 		}
 	}

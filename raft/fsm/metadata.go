@@ -137,7 +137,7 @@ func (a *Applier) metadataTarget(session, channel string) (se *Session, owner st
 	if ch == nil {
 		return se, "", nil, ErrNoSuchChannel
 	}
-	if !a.st.IsChannelOp(ch, se) {
+	if !a.st.isChannelOp(ch, se) {
 		return se, "", nil, ErrKeyNoPermission
 	}
 	return se, channel, nil, OK
@@ -238,7 +238,7 @@ func (s *State) ResolveMetadataTarget(target, id, did string) (t MetadataTarget,
 		if ch == nil {
 			return t, false
 		}
-		return MetadataTarget{Channel: ch.Name, Owner: ch.Name, Op: me != nil && s.IsChannelOp(ch, me),
+		return MetadataTarget{Channel: ch.Name, Owner: ch.Name, Op: me != nil && s.isChannelOp(ch, me),
 			Readable: ch.CanRead(id, did), Members: len(ch.members)}, true
 	}
 	se := s.sessionByNick(target)

@@ -379,9 +379,9 @@ func (s *State) SessionByToken(hash string) (se Session, ok bool) {
 	return Session{}, false
 }
 
-// IsChannelOp reports whether a session may act as an operator of c: a channel op, the founder by
+// isChannelOp reports whether a session may act as an operator of c: a channel op, the founder by
 // DID, or a server operator.
-func (s *State) IsChannelOp(c *Channel, se *Session) bool {
+func (s *State) isChannelOp(c *Channel, se *Session) bool {
 	if se == nil {
 		return false
 	}
@@ -428,10 +428,10 @@ func (s *State) ChannelScope(venue string) (incarnation string, public, ok bool)
 	return c.Incarnation, c.Discoverable(), true
 }
 
-// MayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone
+// mayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone
 // for a discoverable channel; for a restricted one the founder, a DID op, or the DID of a session
 // that is a member now.
-func (s *State) MayRead(c *Channel, did string) bool {
+func (s *State) mayRead(c *Channel, did string) bool {
 	if c.CanRead("", did) {
 		return true
 	}

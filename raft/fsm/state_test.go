@@ -125,7 +125,7 @@ func TestStateLookups(t *testing.T) {
 			id   string
 			want bool
 		}{{"s-alice", true}, {"s-alice2", true}, {"s-bob", false}, {"s-guest", false}, {"s-oper", true}, {"s-none", false}} {
-			if got := st.IsChannelOp(c, st.sessions[tc.id]); got != tc.want {
+			if got := st.isChannelOp(c, st.sessions[tc.id]); got != tc.want {
 				t.Errorf("IsChannelOp(%s) = %v, want %v", tc.id, got, tc.want)
 			}
 		}

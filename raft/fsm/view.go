@@ -10,17 +10,28 @@ import (
 // Machine.Read. What they hand out is a copy or a read-only view (readview.go), never a record
 // Apply changes: sessions come as Session values (their exported fields are plain values; the
 // channel set behind InChannel and Channels is the live one, so read it inside the callback only),
-// keys as KeyView. Channels are still *Channel, read-only by convention. Iterators walk the maps
-// in place; their order is unspecified unless a method says otherwise.
+// channels as ChannelView and keys as KeyView. Iterators walk the maps in place; their order is
+// unspecified unless a method says otherwise.
 
 // Index is the Raft index of the last applied entry.
 func (s *State) Index() uint64 { return s.index }
 
-// Channel returns the channel with the folded name, or nil.
-func (s *State) Channel(name string) *Channel { return s.channels[name] }
+// Channel returns a view of the channel with the folded name; ok is false when there is none.
+func (s *State) Channel(name string) (ch ChannelView, ok bool) {
+	c := s.channels[name]
+	return ChannelView{c}, c != nil
+}
 
-// Channels iterates over every channel.
-func (s *State) Channels() iter.Seq[*Channel] { return maps.Values(s.channels) }
+// Channels iterates over views of every channel.
+func (s *State) Channels() iter.Seq[ChannelView] {
+	return func(yield func(ChannelView) bool) {
+		for _, c := range s.channels {
+			if !yield(ChannelView{c}) {
+				return
+			}
+		}
+	}
+}
 
 // ChannelCount is the number of channels.
 func (s *State) ChannelCount() int { return len(s.channels) }

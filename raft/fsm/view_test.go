@@ -10,7 +10,7 @@ import (
 // localByScan is what LocalMembers must answer, computed from the channels and sessions.
 func localByScan(st *State, channel string) map[string]Member {
 	out := map[string]Member{}
-	ch := st.Channel(channel)
+	ch := st.channels[channel]
 	if ch == nil {
 		return out
 	}
@@ -32,15 +32,15 @@ func TestLocalMembersIndex(t *testing.T) {
 		check := func(m *Machine, at int) {
 			m.Read(func(st *State) {
 				for ch := range st.Channels() {
-					want := localByScan(st, ch.Name)
-					got := maps.Collect(st.LocalMembers(ch.Name))
+					want := localByScan(st, ch.Name())
+					got := maps.Collect(st.LocalMembers(ch.Name()))
 					if !maps.Equal(got, want) {
-						t.Fatalf("seed %d entry %d %s: local members %v, want %v", seed, at, ch.Name, got, want)
+						t.Fatalf("seed %d entry %d %s: local members %v, want %v", seed, at, ch.Name(), got, want)
 					}
 					checked += len(want)
 				}
 				for name := range st.local {
-					if st.Channel(name) == nil {
+					if st.channels[name] == nil {
 						t.Fatalf("seed %d entry %d: index keeps deleted channel %s", seed, at, name)
 					}
 				}
@@ -73,7 +73,7 @@ func TestReadAPI(t *testing.T) {
 		Join{Session: "s2", Channel: "#c"},
 	)
 	h.read(func(st *State) {
-		ch := st.Channel("#c")
+		ch := st.channels["#c"]
 		if ch == nil || ch.MemberCount() != 2 || !ch.IsMember("s1") || ch.IsMember("s3") {
 			t.Fatalf("channel #c: %+v", ch)
 		}
@@ -89,7 +89,7 @@ func TestReadAPI(t *testing.T) {
 		if got := st.OwnedNick(didAlice); got != "alice" || st.NickOwner("alice") != didAlice {
 			t.Errorf("nick owner: %q %q", got, st.NickOwner("alice"))
 		}
-		if !st.MayRead(ch, "") || st.Index() != 4 {
+		if !st.mayRead(ch, "") || st.Index() != 4 {
 			t.Errorf("MayRead of a public channel or Index %d", st.Index())
 		}
 	})
@@ -106,7 +106,7 @@ func TestIteratorsDoNotAllocate(t *testing.T) {
 			Join{Session: id, Channel: "#c"})
 	}
 	h.read(func(st *State) {
-		ch := st.Channel("#c")
+		ch := st.channels["#c"]
 		var local, all, ops int
 		walk := func() {
 			for id, m := range st.LocalMembers("#c") {
@@ -188,4 +188,41 @@ func TestSessionCopiesReadOnly(t *testing.T) {
 	if !st.NickInUse("ALICE") || st.NickInUse("bob") {
 		t.Fatal("NickInUse disagrees with the nicks in use")
 	}
+}
+
+// TestChannelViewReadOnly checks that a ChannelView reads the live channel and that the lists it
+// hands out are copies: writing to them leaves the channel as it was.
+func TestChannelViewReadOnly(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(append(world(), Join{Session: "s-alice", Channel: "#c"},
+		Topic{Session: "s-alice", Channel: "#c", Text: "hello"},
+		Mode{Session: "s-alice", Channel: "#c", Changes: []ModeChange{{Add: true, Mode: "b", Arg: "*!*@bad"}}})...)
+	h.read(func(st *State) {
+		ch, ok := st.Channel("#c")
+		if !ok || ch.Name() != "#c" || ch.Topic() != "hello" || !ch.IsMember("s-alice") || len(ch.Bans()) != 1 {
+			t.Fatalf("Channel(#c) = %+v, %v", ch, ok)
+		}
+		bans := ch.Bans()
+		bans[0].Mask = "*!*@*"
+		if got := st.channels["#c"].Bans[0].Mask; got != "*!*@bad" {
+			t.Fatalf("ban list changed through a copy: %q", got)
+		}
+		if _, ok := st.Channel("#none"); ok {
+			t.Fatal("Channel found a channel never created")
+		}
+		var zero ChannelView
+		if zero.MessageVisible("", true) {
+			t.Fatal("a message is visible through no channel")
+		}
+		n := 0
+		for c := range st.Channels() {
+			n++
+			if c.Name() != "#c" {
+				t.Errorf("Channels yields %q", c.Name())
+			}
+		}
+		if n != 1 {
+			t.Errorf("Channels yields %d channels, want 1", n)
+		}
+	})
 }

@@ -235,8 +235,8 @@ func avMember(s *fsm.State, channel, did string) (fsm.Session, fsm.Code) {
 	if did == "" {
 		return fsm.Session{}, ErrAVNeedsAccount
 	}
-	ch := s.Channel(channel)
-	if ch == nil {
+	ch, ok := s.Channel(channel)
+	if !ok {
 		return fsm.Session{}, fsm.ErrNoSuchChannel
 	}
 	code := fsm.ErrNotOnChannel
