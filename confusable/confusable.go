@@ -34,7 +34,7 @@ func skeletonsOf(nick string, memo func(string) string) []string {
 type Nicks interface {
 	// Index changes whenever the state may have changed (the last applied log index).
 	Index() uint64
-	Sessions() iter.Seq[*fsm.Session]
+	Sessions() iter.Seq[fsm.Session]
 	NickOwners() iter.Seq2[string, string]
 }
 

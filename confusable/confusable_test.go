@@ -35,17 +35,17 @@ func TestSkeletons(t *testing.T) {
 // fakeState stands in for the state: sessions, owned nicks and an index bumped on each change.
 type fakeState struct {
 	index    uint64
-	sessions map[string]*fsm.Session
+	sessions map[string]fsm.Session
 	owned    map[string]string
 }
 
 func (f *fakeState) Index() uint64                         { return f.index }
-func (f *fakeState) Sessions() iter.Seq[*fsm.Session]      { return maps.Values(f.sessions) }
+func (f *fakeState) Sessions() iter.Seq[fsm.Session]       { return maps.Values(f.sessions) }
 func (f *fakeState) NickOwners() iter.Seq2[string, string] { return maps.All(f.owned) }
 
 func TestLookAlike(t *testing.T) {
 	st := &fakeState{index: 1, owned: map[string]string{"paypal": "did:plc:pay"},
-		sessions: map[string]*fsm.Session{"s1": {ID: "s1", Nick: "victim"}, "s2": {ID: "s2", Nick: "Bob", DID: "did:plc:bob"}}}
+		sessions: map[string]fsm.Session{"s1": {ID: "s1", Nick: "victim"}, "s2": {ID: "s2", Nick: "Bob", DID: "did:plc:bob"}}}
 	var x Index
 	notSelf := func(session, did string) func(Holder) bool {
 		return func(h Holder) bool { return h.Session == session || (did != "" && h.DID == did) }
@@ -74,7 +74,9 @@ func TestLookAlike(t *testing.T) {
 		})
 	}
 	// A rename another node applied: seen once the state's index moved on.
-	st.sessions["s1"].Nick = "mallory"
+	renamed := st.sessions["s1"]
+	renamed.Nick = "mallory"
+	st.sessions["s1"] = renamed
 	st.index++
 	if h, ok := x.LookAlike(st, "vict\u0456m", nil); ok {
 		t.Fatalf("after the rename: %+v", h)

@@ -263,8 +263,8 @@ type serverKeys struct{ machine *fsm.Machine }
 func (k serverKeys) of(did, kid string) (ed25519.PublicKey, bool) {
 	var pub ed25519.PublicKey
 	k.machine.Read(func(st *fsm.State) {
-		if k := st.Key(did, kid); k != nil && k.Source == "server-key" && k.RemovedAt == 0 {
-			pub = append(ed25519.PublicKey(nil), k.PublicKey...)
+		if k, ok := st.Key(did, kid); ok && k.Source() == "server-key" && k.RemovedAt() == 0 {
+			pub = k.PublicKey()
 		}
 	})
 	return pub, pub != nil

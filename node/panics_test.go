@@ -66,7 +66,7 @@ func TestPanicsEndOnlyWhatTheyHit(t *testing.T) {
 		})
 	}
 	n.Machine().Read(func(st *fsm.State) {
-		if st.SessionByNick("bystander") == nil {
+		if !st.NickInUse("bystander") {
 			t.Fatalf("the bystander's session ended")
 		}
 	})

@@ -46,8 +46,8 @@ func (f *Federation) homeTopics(peerDID string) []Topic {
 	var out []Topic
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
-			if ch := st.Channel(name); ch != nil && ch.Topic != "" {
-				out = append(out, Topic{Channel: name, Text: ch.Topic, SetBy: ch.TopicBy, AtMS: ch.TopicAt})
+			if ch, ok := st.Channel(name); ok && ch.Topic() != "" {
+				out = append(out, Topic{Channel: name, Text: ch.Topic(), SetBy: ch.TopicBy(), AtMS: ch.TopicAt()})
 			}
 		}
 	})
@@ -77,8 +77,8 @@ func (f *Federation) applyTopic(ctx context.Context, peer Peer, t Topic) (outcom
 	fromHome := !f.IsHome(peer.DID)
 	var exists, locked bool
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channel(t.Channel); ch != nil {
-			exists, locked = true, ch.TopicLock
+		if ch, ok := st.Channel(t.Channel); ok {
+			exists, locked = true, ch.TopicLock()
 		}
 	})
 	if !exists {

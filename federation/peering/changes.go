@@ -75,17 +75,17 @@ func (f *Federation) homeModes(peerDID string) []Change {
 	var out []Change
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
-			ch := st.Channel(name)
-			if ch == nil {
+			ch, ok := st.Channel(name)
+			if !ok {
 				continue
 			}
 			c := Change{Kind: ChangeMode, Channel: name, Actor: ServerName(f.cfg.ServerDID), Sync: true}
-			for mode, on := range map[string]bool{"i": ch.InviteOnly, "t": ch.TopicLock, "n": ch.NoExternal, "m": ch.Moderated} {
+			for mode, on := range map[string]bool{"i": ch.InviteOnly(), "t": ch.TopicLock(), "n": ch.NoExternal(), "m": ch.Moderated()} {
 				if on {
 					c.Modes = append(c.Modes, ModeChange{Add: true, Mode: mode})
 				}
 			}
-			for _, b := range ch.Bans {
+			for _, b := range ch.Bans() {
 				if len(c.Modes) < maxModesPerChange {
 					c.Modes = append(c.Modes, ModeChange{Add: true, Mode: "b", Arg: b.Mask})
 				}
@@ -149,7 +149,7 @@ func (f *Federation) applyChange(ctx context.Context, peer Peer, c Change) (outc
 		return outcomeNotLinked, nil
 	}
 	exists := false
-	f.cfg.State.Read(func(st *fsm.State) { exists = st.Channel(c.Channel) != nil })
+	f.cfg.State.Read(func(st *fsm.State) { exists = st.ChannelExists(c.Channel) })
 	if !exists {
 		return outcomeNotLinked, nil
 	}
@@ -240,11 +240,11 @@ func (f *Federation) applyTargeted(ctx context.Context, c Change, own bool) (out
 	}
 	target := ""
 	f.cfg.State.Read(func(st *fsm.State) {
-		se := st.SessionByNick(c.Target)
-		if se == nil || (c.TargetDID != "" && se.DID != c.TargetDID) {
+		se, ok := st.SessionByNick(c.Target)
+		if !ok || (c.TargetDID != "" && se.DID != c.TargetDID) {
 			return
 		}
-		if ch := st.Channel(c.Channel); c.Kind == ChangeInvite || (ch != nil && ch.IsMember(se.ID)) {
+		if ch, ok := st.Channel(c.Channel); c.Kind == ChangeInvite || (ok && ch.IsMember(se.ID)) {
 			target = se.ID
 		}
 	})

@@ -492,13 +492,13 @@ func (f *Federation) ownedLocally(did, nick string) bool {
 				return
 			}
 			for _, k := range st.KeysOf(did) {
-				if k.Source == "server-key" || k.Source == "local-session" {
+				if k.Source() == "server-key" || k.Source() == "local-session" {
 					owned = true
 					return
 				}
 			}
 		}
-		if nick != "" && (st.SessionByNick(nick) != nil || st.NickOwner(fsm.Fold(nick)) != "") {
+		if nick != "" && (st.NickInUse(nick) || st.NickOwner(fsm.Fold(nick)) != "") {
 			owned = true
 			return
 		}
@@ -528,8 +528,8 @@ func remotePrefix(peer Peer, nick, sender string) string {
 func (f *Federation) isDIDOp(channel, did string) bool {
 	op := false
 	f.cfg.State.Read(func(st *fsm.State) {
-		if ch := st.Channel(channel); ch != nil && did != "" {
-			op = ch.FounderDID == did || ch.IsDIDOp(did)
+		if ch, ok := st.Channel(channel); ok && did != "" {
+			op = ch.FounderDID() == did || ch.IsDIDOp(did)
 		}
 	})
 	return op

@@ -90,9 +90,9 @@ func (f *Federation) presenceSnapshot(peerDID string) []Presence {
 	f.cfg.State.Read(func(st *fsm.State) {
 		for name := range f.links[peerDID] {
 			p := Presence{Kind: PresenceMembers, Channel: name, Members: []PresenceMember{}}
-			if ch := st.Channel(name); ch != nil {
+			if ch, ok := st.Channel(name); ok {
 				for _, id := range ch.MemberIDs() {
-					if se := st.Session(id); se != nil && len(p.Members) < maxSnapshotMembers {
+					if se, ok := st.Session(id); ok && len(p.Members) < maxSnapshotMembers {
 						p.Members = append(p.Members, PresenceMember{Nick: se.Nick, User: se.User, DID: se.DID})
 					}
 				}

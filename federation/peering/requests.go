@@ -182,8 +182,8 @@ func (f *Federation) ownRequest(requestID, requestSig string, doc []byte) bool {
 	}
 	var pub ed25519.PublicKey
 	f.cfg.State.Read(func(st *fsm.State) {
-		if k := st.Key(f.cfg.ServerDID, tag.KID); k != nil && k.Source == "server-key" && k.RemovedAt == 0 {
-			pub = append(ed25519.PublicKey(nil), k.PublicKey...)
+		if k, ok := st.Key(f.cfg.ServerDID, tag.KID); ok && k.Source() == "server-key" && k.RemovedAt() == 0 {
+			pub = k.PublicKey()
 		}
 	})
 	if pub == nil || !ed25519.Verify(pub, doc, tag.Signature) {

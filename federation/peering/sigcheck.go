@@ -70,11 +70,11 @@ func checkSignature(ctx context.Context, f *Federation, peer Peer, command, send
 		var pub ed25519.PublicKey
 		vouched, known := false, false
 		f.cfg.State.Read(func(st *fsm.State) {
-			if k := st.Key(senderDID, kid); k != nil && k.RemovedAt == 0 {
-				pub, vouched = append(ed25519.PublicKey(nil), k.PublicKey...), k.Source == "origin-server"
+			if k, ok := st.Key(senderDID, kid); ok && k.RemovedAt() == 0 {
+				pub, vouched = k.PublicKey(), k.Source() == "origin-server"
 			}
 			for _, k := range st.KeysOf(senderDID) {
-				known = known || k.Source != "origin-server"
+				known = known || k.Source() != "origin-server"
 			}
 		})
 		res.knownElsewhere = known

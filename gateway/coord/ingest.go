@@ -223,8 +223,8 @@ func (s *Service) keyLookup(did string) signing.KeyLookup {
 		var found ed25519.PublicKey
 		now := s.cfg.Now().Unix()
 		s.read(func(st *fsm.State) {
-			if k := st.Key(did, kid); k != nil && k.Live(now) {
-				found = append(ed25519.PublicKey(nil), k.PublicKey...)
+			if k, ok := st.Key(did, kid); ok && k.Live(now) {
+				found = k.PublicKey()
 			}
 		})
 		return found, found != nil

@@ -31,7 +31,7 @@ func (s *Service) accountDocument(c *gin.Context) {
 		if acct, ok = fsm.LoginsOf(st).HostedAccount(name); ok {
 			for _, k := range st.KeysOf(acct.DID) {
 				if k.EndedAt() == 0 || k.EndedAt() > now {
-					kc := *k
+					kc := k.Record()
 					keys = append(keys, &kc)
 				}
 			}

@@ -66,7 +66,7 @@ func handleJOIN(c *client, m ircmsg.Message, rb *respBuf) {
 	if m.Param(0) == "0" {
 		var chans []string
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.Session(c.id); se != nil {
+			if se, ok := st.Session(c.id); ok {
 				for ch := range se.Channels() {
 					chans = append(chans, ch)
 				}
@@ -216,7 +216,7 @@ func handleTOPIC(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var member, exists bool
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channel(name); ch != nil {
+		if ch, ok := st.Channel(name); ok {
 			exists = true
 			member = ch.IsMember(c.id)
 		}
@@ -248,10 +248,10 @@ func (c *client) sendTopic(rb *respBuf, name string, asked bool) {
 	var at int64
 	var exists, visible bool
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channel(name); ch != nil {
+		if ch, ok := st.Channel(name); ok {
 			exists = true
 			visible = ch.CanRead(c.id, c.currentDID()) || c.oper
-			topic, by, at = ch.Topic, ch.TopicBy, ch.TopicAt
+			topic, by, at = ch.Topic(), ch.TopicBy(), ch.TopicAt()
 		}
 	})
 	switch {
@@ -289,8 +289,8 @@ func (c *client) sendNames(rb *respBuf, name string) {
 	var entries []string
 	var symbol = "="
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channel(name)
-		if ch == nil {
+		ch, ok := st.Channel(name)
+		if !ok {
 			return
 		}
 		// "@" for a secret channel, "=" for every other: "*" would announce a private (+p) mode
@@ -298,7 +298,7 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		if !ch.Discoverable() && !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 			return
 		}
-		if ch.Secret {
+		if ch.Secret() {
 			symbol = "@"
 		}
 		// In map order: NAMES has no defined order, and sorting every joiner's list (O(n log n)
@@ -306,8 +306,8 @@ func (c *client) sendNames(rb *respBuf, name string) {
 		// when 5,000 clients joined one channel (B5).
 		entries = make([]string, 0, ch.MemberCount())
 		for id, m := range ch.Members() {
-			se := st.Session(id)
-			if se == nil {
+			se, ok := st.Session(id)
+			if !ok {
 				continue
 			}
 			if userhost {
@@ -367,16 +367,16 @@ func handleLIST(c *client, m ircmsg.Message, rb *respBuf) {
 	var rows []row
 	c.s.state.Read(func(st *fsm.State) {
 		for ch := range st.Channels() {
-			if filter != nil && !filter[ch.Name] {
+			if filter != nil && !filter[ch.Name()] {
 				continue
 			}
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {
 				continue
 			}
-			if ch.MemberCount() == 0 && ch.Topic == "" || ch.MemberCount() <= more || ch.MemberCount() >= fewer {
+			if ch.MemberCount() == 0 && ch.Topic() == "" || ch.MemberCount() <= more || ch.MemberCount() >= fewer {
 				continue
 			}
-			rows = append(rows, row{name: ch.Name, topic: ch.Topic, modes: ch.ModeString(), count: ch.MemberCount()})
+			rows = append(rows, row{name: ch.Name(), topic: ch.Topic(), modes: ch.ModeString(), count: ch.MemberCount()})
 		}
 	})
 	sortSlice(rows, func(a, b row) bool {
@@ -466,7 +466,7 @@ func (c *client) sessionIDByNick(nick string) string {
 			}
 			return
 		}
-		if se := st.SessionByNick(nick); se != nil {
+		if se, ok := st.SessionByNick(nick); ok {
 			id = se.ID
 		}
 	})

@@ -139,7 +139,7 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		name := fsm.Fold(target)
 		var exists, member bool
 		c.s.state.Read(func(st *fsm.State) {
-			if ch := st.Channel(name); ch != nil {
+			if ch, ok := st.Channel(name); ok {
 				exists, member = true, ch.IsMember(c.id)
 			}
 		})
@@ -163,7 +163,7 @@ func (c *client) historyVenue(sub, target string, fail func(code, text string, c
 		other = target
 	} else {
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.SessionByNick(target); se != nil {
+			if se, ok := st.SessionByNick(target); ok {
 				other, peer = se.DID, se.Nick
 				if other == "" {
 					other = guestParty(se.ID)

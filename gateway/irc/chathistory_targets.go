@@ -136,10 +136,10 @@ func (c *client) targetCandidates() []historyTarget {
 	me := c.currentDID()
 	var out []historyTarget
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.Session(c.id); se != nil {
+		if se, ok := st.Session(c.id); ok {
 			for name := range se.Channels() {
-				if ch := st.Channel(name); ch != nil && ch.CanRead(c.id, me) {
-					out = append(out, historyTarget{name: ch.Name, venue: name})
+				if ch, ok := st.Channel(name); ok && ch.CanRead(c.id, me) {
+					out = append(out, historyTarget{name: ch.Name(), venue: name})
 				}
 			}
 		}

@@ -37,7 +37,7 @@ func (s *Server) Resync() {
 	s.rendered.channels = nil
 	s.state.Read(func(st *fsm.State) {
 		for id, c := range clients {
-			if se := st.Session(id); se != nil {
+			if se, ok := st.Session(id); ok {
 				for name := range se.Channels() {
 					s.rendered.add(name, c)
 				}
@@ -215,7 +215,7 @@ func (s *Server) renderJoin(e *fsm.Event, pos int, msg func(string, ...string) *
 	}
 	var away string
 	s.state.Read(func(st *fsm.State) {
-		if se := st.Session(e.Actor.ID); se != nil {
+		if se, ok := st.Session(e.Actor.ID); ok {
 			away = se.Away
 		}
 	})

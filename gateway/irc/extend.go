@@ -343,7 +343,7 @@ func (s *Server) SendServerMessage(ctx context.Context, m ServerMessage) (string
 		tags[tagSig] = m.Signature
 	}
 	exists := false
-	s.state.Read(func(st *fsm.State) { exists = st.Channel(name) != nil })
+	s.state.Read(func(st *fsm.State) { exists = st.ChannelExists(name) })
 	if !exists {
 		return "", fmt.Errorf("irc: server message: no channel %s", name)
 	}

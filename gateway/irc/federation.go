@@ -110,7 +110,7 @@ func (c *client) remoteWhois(rb *respBuf, nick string) bool {
 		}
 		m = *rm
 		for _, name := range rm.ChannelNames() {
-			if ch := st.Channel(name); ch == nil || ch.CanRead(c.id, c.currentDID()) || c.oper {
+			if ch, ok := st.Channel(name); !ok || ch.CanRead(c.id, c.currentDID()) || c.oper {
 				channels = append(channels, name)
 			}
 		}

@@ -112,7 +112,7 @@ func (c *client) joinCount(m ircmsg.Message) int {
 	if m.Param(0) == "0" {
 		n := 0
 		c.s.state.Read(func(st *fsm.State) {
-			if se := st.Session(c.id); se != nil {
+			if se, ok := st.Session(c.id); ok {
 				n = se.ChannelCount()
 			}
 		})

@@ -49,7 +49,7 @@ func TestRestrictedHistoryDiesWithItsChannel(t *testing.T) {
 	expectFrom(t, owner, "hiowner", "PART", "#x")
 	eventually(t, "#x to be deleted", func() bool {
 		gone := false
-		n.Machine().Read(func(st *fsm.State) { gone = st.Channel("#x") == nil })
+		n.Machine().Read(func(st *fsm.State) { gone = !st.ChannelExists("#x") })
 		return gone
 	})
 

@@ -22,7 +22,7 @@ func TestFoundedChannelLimit(t *testing.T) {
 		t.Fatalf("405 without text")
 	}
 	n.Machine().Read(func(st *fsm.State) {
-		if st.Channel("#onetoomany") != nil {
+		if st.ChannelExists("#onetoomany") {
 			t.Fatalf("the refused channel exists")
 		}
 	})
@@ -47,11 +47,11 @@ func TestEmptyChannelsExpire(t *testing.T) {
 	expect(t, owner, "PART", "#founded")
 	eventually(t, "#leftover to expire", func() bool {
 		gone := false
-		n.Machine().Read(func(st *fsm.State) { gone = st.Channel("#leftover") == nil })
+		n.Machine().Read(func(st *fsm.State) { gone = !st.ChannelExists("#leftover") })
 		return gone
 	})
 	n.Machine().Read(func(st *fsm.State) {
-		if st.Channel("#founded") == nil {
+		if !st.ChannelExists("#founded") {
 			t.Fatalf("a founded channel expired although founded channels are kept")
 		}
 	})

@@ -165,8 +165,8 @@ func slowConsumerScenario(t *testing.T) string {
 	}
 	var member bool
 	n.Machine().Read(func(st *fsm.State) {
-		ch := st.Channel("#bulk")
-		member = st.SessionByNick("bulkslow") != nil || ch == nil || ch.MemberCount() != senders+1
+		ch, ok := st.Channel("#bulk")
+		member = st.NickInUse("bulkslow") || !ok || ch.MemberCount() != senders+1
 	})
 	if member {
 		t.Fatal("the slow client is still a session or member")

@@ -204,16 +204,16 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 	var bot bool
 	c.s.state.Read(func(st *fsm.State) {
 		bot = st.SessionIsBot(c.id)
-		var list []*fsm.Session
+		var list []fsm.Session
 		if strings.HasPrefix(target, "did:") {
 			targetDID = target
 			list = st.SessionsByDID(target)
-		} else if se := st.SessionByNick(target); se != nil {
+		} else if se, ok := st.SessionByNick(target); ok {
 			targetDID = se.DID
 			if se.DID != "" {
 				list = st.SessionsByDID(se.DID)
 			} else {
-				list = []*fsm.Session{se}
+				list = []fsm.Session{se}
 				targetGuest = guestParty(se.ID)
 			}
 		} else if rm := st.RemoteByNick(target); rm != nil && rm.DID != "" {

@@ -23,9 +23,9 @@ func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	var key string
 	var limit int
 	c.s.state.Read(func(st *fsm.State) {
-		if ch := st.Channel(name); ch != nil {
+		if ch, ok := st.Channel(name); ok {
 			exists, member = true, ch.CanRead(c.id, c.currentDID()) && (!ch.Discoverable() || ch.IsMember(c.id))
-			modes, created, key, limit = ch.ModeString(), ch.CreatedAt, ch.Key, ch.Limit
+			modes, created, key, limit = ch.ModeString(), ch.CreatedAt(), ch.Key(), ch.Limit()
 		}
 	})
 	if !exists {
@@ -164,20 +164,20 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 	var entries []fsm.ListEntry
 	allowed := false
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channel(channel)
-		if ch == nil {
+		ch, ok := st.Channel(channel)
+		if !ok {
 			return
 		}
 		allowed = ch.CanRead(c.id, c.currentDID()) || c.oper
 		if !allowed {
 			return
 		}
-		src := ch.Bans
+		src := ch.Bans()
 		switch which {
 		case 'I':
-			src = ch.Exceptions
+			src = ch.Exceptions()
 		case 'e':
-			src = ch.BanExceptions
+			src = ch.BanExceptions()
 		}
 		entries = append(entries, src...)
 	})
@@ -204,7 +204,7 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	}
 	var bot, invisible bool
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.Session(c.id); se != nil {
+		if se, ok := st.Session(c.id); ok {
 			bot, invisible = se.Bot, se.Invisible
 		}
 	})

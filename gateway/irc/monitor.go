@@ -187,7 +187,7 @@ func (c *client) monitorStatus(rb *respBuf, nicks []string) {
 	var online, offline []string
 	c.s.state.Read(func(st *fsm.State) {
 		for _, nick := range nicks {
-			if se := st.SessionByNick(nick); se != nil {
+			if se, ok := st.SessionByNick(nick); ok {
 				online = append(online, se.Hostmask())
 			} else if rm := st.RemoteByNick(nick); rm != nil {
 				online = append(online, rm.Ref().Hostmask())
@@ -285,7 +285,7 @@ func (s *Server) remoteNickStillOnline(e *fsm.Event, nick string) bool {
 		return false
 	}
 	online := false
-	s.state.Read(func(st *fsm.State) { online = st.SessionByNick(nick) != nil || st.RemoteByNick(nick) != nil })
+	s.state.Read(func(st *fsm.State) { online = st.NickInUse(nick) || st.RemoteByNick(nick) != nil })
 	return online
 }
 

@@ -103,15 +103,15 @@ func handlePINS(c *client, m ircmsg.Message, rb *respBuf) {
 	var pins []fsm.PinEntry
 	var exists, allowed bool
 	c.s.state.Read(func(st *fsm.State) {
-		ch := st.Channel(name)
-		if ch == nil {
+		ch, ok := st.Channel(name)
+		if !ok {
 			return
 		}
 		exists = true
 		did := c.currentDID()
-		allowed = ch.IsMember(c.id) || c.oper || (did != "" && (did == ch.FounderDID || ch.IsDIDOp(did)))
+		allowed = ch.IsMember(c.id) || c.oper || (did != "" && (did == ch.FounderDID() || ch.IsDIDOp(did)))
 		if allowed {
-			pins = append(pins, ch.Pins...)
+			pins = ch.Pins()
 		}
 	})
 	if !exists {

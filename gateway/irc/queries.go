@@ -59,7 +59,7 @@ func (c *client) lusers(rb *respBuf) {
 	c.s.state.Read(func(st *fsm.State) {
 		users = st.SessionCount()
 		for ch := range st.Channels() {
-			if ch.MemberCount() > 0 || ch.Topic != "" {
+			if ch.MemberCount() > 0 || ch.Topic() != "" {
 				channels++
 			}
 		}
@@ -144,8 +144,8 @@ func handleUSERHOST(c *client, m ircmsg.Message, rb *respBuf) {
 			if i >= 5 {
 				break
 			}
-			se := st.SessionByNick(nick)
-			if se == nil {
+			se, ok := st.SessionByNick(nick)
+			if !ok {
 				continue
 			}
 			entry := se.Nick
@@ -167,7 +167,7 @@ func handleISON(c *client, m ircmsg.Message, rb *respBuf) {
 	c.s.state.Read(func(st *fsm.State) {
 		for _, p := range m.Params {
 			for _, nick := range strings.Fields(p) {
-				if se := st.SessionByNick(nick); se != nil {
+				if se, ok := st.SessionByNick(nick); ok {
 					online = append(online, se.Nick)
 				}
 			}
@@ -212,23 +212,23 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			return whoRow{channel, se.User, se.Host, c.s.cfg.ServerName, se.Nick, flags(se) + prefixes, se.Realname, se.DID}
 		}
 		if strings.HasPrefix(mask, "#") || strings.HasPrefix(mask, "&") {
-			ch := st.Channel(fsm.Fold(mask))
-			if ch == nil || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
+			ch, ok := st.Channel(fsm.Fold(mask))
+			if !ok || (!ch.CanRead(c.id, c.currentDID()) && !c.oper) {
 				return
 			}
 			inside := ch.IsMember(c.id) || c.oper
 			for _, id := range ch.MemberIDs() {
-				if se := st.Session(id); se != nil && (inside || !se.Invisible) {
-					rows = append(rows, row(ch.Name, se, ch.Prefixes(id, multi)))
+				if se, ok := st.Session(id); ok && (inside || !se.Invisible) {
+					rows = append(rows, row(ch.Name(), &se, ch.Prefixes(id, multi)))
 				}
 			}
-			for _, m := range st.RemoteIn(ch.Name) { // users of peer servers: their server is their host
-				rows = append(rows, whoRow{channel: ch.Name, user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
+			for _, m := range st.RemoteIn(ch.Name()) { // users of peer servers: their server is their host
+				rows = append(rows, whoRow{channel: ch.Name(), user: m.User, host: m.Host, server: m.Host, nick: m.Nick, flags: "H"})
 			}
 			return
 		}
-		if se := st.SessionByNick(mask); se != nil {
-			rows = append(rows, row("*", se, ""))
+		if se, ok := st.SessionByNick(mask); ok {
+			rows = append(rows, row("*", &se, ""))
 			return
 		}
 		if m := st.RemoteByNick(mask); m != nil {
@@ -244,7 +244,7 @@ func handleWHO(c *client, m ircmsg.Message, rb *respBuf) {
 			}
 			if fsm.MatchMask(mask, se.Nick, se.DID) || fsm.MatchMask(mask, se.User, "") || fsm.MatchMask(mask, se.Host, "") ||
 				fsm.MatchMask(mask, se.Realname, "") {
-				rows = append(rows, row("*", se, ""))
+				rows = append(rows, row("*", &se, ""))
 			}
 		}
 		sortSlice(rows, func(a, b whoRow) bool { return a.nick < b.nick })
@@ -327,14 +327,14 @@ func handleWHOIS(c *client, m ircmsg.Message, rb *respBuf) {
 	var owner string // whose metadata the user's is
 	multi := c.has(capMultiPrefix)
 	c.s.state.Read(func(st *fsm.State) {
-		p := st.SessionByNick(nick)
-		if p == nil {
+		p, ok := st.SessionByNick(nick)
+		if !ok {
 			return
 		}
-		found, se, owner = true, *p, meta.Of(st).OwnerOf(p.ID)
+		found, se, owner = true, p, meta.Of(st).OwnerOf(p.ID)
 		for _, name := range p.ChannelNames() {
-			ch := st.Channel(name)
-			if ch == nil {
+			ch, ok := st.Channel(name)
+			if !ok {
 				continue
 			}
 			if !ch.CanRead(c.id, c.currentDID()) && !c.oper {

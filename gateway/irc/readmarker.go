@@ -28,7 +28,7 @@ func (c *client) markerKey(target string) string {
 	}
 	var did string
 	c.s.state.Read(func(st *fsm.State) {
-		if se := st.SessionByNick(target); se != nil && se.DID != "" {
+		if se, ok := st.SessionByNick(target); ok && se.DID != "" {
 			did = se.DID
 		} else {
 			did = st.NickOwner(fsm.Fold(target))
@@ -41,8 +41,8 @@ func (c *client) markerKey(target string) string {
 // the DID (the DID itself when it has none).
 func markerTarget(st *fsm.State, key string) string {
 	if !strings.HasPrefix(key, "did:") {
-		if ch := st.Channel(key); ch != nil {
-			return ch.Name
+		if ch, ok := st.Channel(key); ok {
+			return ch.Name()
 		}
 		return key
 	}

@@ -177,8 +177,8 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	var taken bool
 	c.s.state.Read(func(st *fsm.State) {
 		_, exists := fsm.LoginsOf(st).HostedAccount(account)
-		holder := st.SessionByNick(account)
-		taken = exists || st.NickOwner(fsm.Fold(account)) != "" || (holder != nil && holder.ID != c.id)
+		holder, held := st.SessionByNick(account)
+		taken = exists || st.NickOwner(fsm.Fold(account)) != "" || (held && holder.ID != c.id)
 	})
 	if taken {
 		fail("ACCOUNT_EXISTS", "That account name is taken")

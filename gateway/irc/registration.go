@@ -91,10 +91,10 @@ func handleNICK(c *client, m ircmsg.Message, rb *respBuf) {
 		var inUse bool
 		did := c.currentDID()
 		c.s.state.Read(func(st *fsm.State) {
-			holder := st.SessionByNick(nick)
+			holder, held := st.SessionByNick(nick)
 			// Another session of the same account holding it: registration gives this one a
 			// nick derived from it (tryRegister), not 433.
-			inUse = holder != nil && (did == "" || holder.DID != did)
+			inUse = held && (did == "" || holder.DID != did)
 		})
 		if inUse {
 			c.refusedNick = nick // REGISTER * names the account after it (register.go)
@@ -238,8 +238,8 @@ func (c *client) tryRegister(rb *respBuf) {
 func (c *client) siblingHolds(nick, did string) bool {
 	var same bool
 	c.s.state.Read(func(st *fsm.State) {
-		holder := st.SessionByNick(nick)
-		same = holder != nil && holder.ID != c.id && holder.DID == did
+		holder, held := st.SessionByNick(nick)
+		same = held && holder.ID != c.id && holder.DID == did
 	})
 	return same
 }

@@ -68,7 +68,7 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	s.state.Read(func(st *fsm.State) {
 		base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
 		if id, guest := strings.CutPrefix(recipient, guestPrefix); guest {
-			if se := st.Session(id); se != nil && se.DID == "" {
+			if se, ok := st.Session(id); ok && se.DID == "" {
 				targets = append(targets, target{se.ID, se.Nick})
 			}
 			return

@@ -121,8 +121,8 @@ func (c *client) redirectJoin(rb *respBuf, raw, name, key string) bool {
 	now := c.s.cfg.Now().UnixMilli()
 	c.s.state.Read(func(st *fsm.State) {
 		if to, ok = st.RenamedTo(name, now); ok {
-			ch := st.Channel(to)
-			ok = ch == nil || !ch.IsMember(c.id)
+			ch, found := st.Channel(to)
+			ok = !found || !ch.IsMember(c.id)
 		}
 	})
 	if !ok {

@@ -240,7 +240,7 @@ func (s *Server) ResolveToken(token string) (string, bool) {
 	hash := HashToken(token)
 	var did string
 	s.state.Read(func(st *fsm.State) {
-		if se := st.SessionByToken(hash); se != nil {
+		if se, ok := st.SessionByToken(hash); ok {
 			did = se.DID
 		}
 	})

@@ -103,7 +103,7 @@ func (s *Server) endExpiredKeySessions(now time.Time) int {
 		did := t.c.currentDID()
 		expired := false
 		s.state.Read(func(st *fsm.State) {
-			if k := st.Key(did, t.kid); k != nil && k.ExpiresAt != 0 && now.Unix() >= k.ExpiresAt {
+			if k, ok := st.Key(did, t.kid); ok && k.ExpiresAt() != 0 && now.Unix() >= k.ExpiresAt() {
 				expired = true
 			}
 		})

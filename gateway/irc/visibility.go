@@ -13,6 +13,9 @@ func (s *Server) shownIn(channel string, m eventstore.Message) bool {
 		return false
 	}
 	shown := false
-	s.state.Read(func(st *fsm.State) { shown = st.Channel(channel).MessageVisible(m.Incarnation, m.Public) })
+	s.state.Read(func(st *fsm.State) {
+		ch, _ := st.Channel(channel)
+		shown = ch.MessageVisible(m.Incarnation, m.Public)
+	})
 	return shown
 }

@@ -71,7 +71,10 @@ func TestGroupKeys(t *testing.T) {
 		}
 	}
 	var encrypted bool
-	f.machine.Read(func(st *fsm.State) { encrypted = st.Channel("#priv").Encrypted })
+	f.machine.Read(func(st *fsm.State) {
+		ch, _ := st.Channel("#priv")
+		encrypted = ch.Encrypted()
+	})
 	if !encrypted {
 		t.Fatal("group keys left #priv without +E")
 	}

@@ -49,11 +49,11 @@ const (
 // withChannel runs f on the named channel under the state's read lock
 // when the request may read it; otherwise it answers 404 or 403 and
 // returns false. f must copy what it needs out of the state.
-func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f func(st *fsm.State, ch *fsm.Channel)) bool {
+func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f func(st *fsm.State, ch fsm.ChannelView)) bool {
 	found, allowed := false, false
 	s.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channel(name)
-		if ch == nil {
+		ch, ok := st.Channel(name)
+		if !ok {
 			return
 		}
 		found = true
@@ -85,7 +85,7 @@ func (s *Server) withChannel(c *gin.Context, name string, policy readPolicy, f f
 func (s *Server) messageReadable(c *gin.Context, m eventstore.Message) bool {
 	visible, allowed := false, false
 	s.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channel(m.Venue)
+		ch, _ := st.Channel(m.Venue)
 		visible = ch.MessageVisible(m.Incarnation, m.Public)
 		allowed = visible && st.MayRead(ch, DID(c))
 	})
@@ -106,11 +106,14 @@ func (s *Server) shownIn(channel string, m eventstore.Message) bool {
 		return false
 	}
 	shown := false
-	s.cfg.State.Read(func(st *fsm.State) { shown = st.Channel(channel).MessageVisible(m.Incarnation, m.Public) })
+	s.cfg.State.Read(func(st *fsm.State) {
+		ch, _ := st.Channel(channel)
+		shown = ch.MessageVisible(m.Incarnation, m.Public)
+	})
 	return shown
 }
 
 // incarnationInto is a withChannel callback that copies the channel's incarnation into dst.
-func incarnationInto(dst *string) func(*fsm.State, *fsm.Channel) {
-	return func(_ *fsm.State, ch *fsm.Channel) { *dst = ch.Incarnation }
+func incarnationInto(dst *string) func(*fsm.State, fsm.ChannelView) {
+	return func(_ *fsm.State, ch fsm.ChannelView) { *dst = ch.Incarnation() }
 }

@@ -145,8 +145,8 @@ func (f *fixture) do(method, target string) *http.Response {
 // when the node keeps no messages; the state-only routes still answer.
 func TestWithoutStore(t *testing.T) {
 	f := newFixture(t, func(c *rest.Config) { c.Events = nil })
-	f.state.update(func(st *fsm.State) {
-		st.Channel("#pub").Pins = []fsm.PinEntry{{MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", PinnedBy: "Alice", PinnedAt: baseTime.UnixMilli()}}
+	f.state.update(func(fx *fsm.Fixture) {
+		fx.Channel("#pub").Pins = []fsm.PinEntry{{MsgID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", PinnedBy: "Alice", PinnedAt: baseTime.UnixMilli()}}
 	})
 	for target, want := range map[string]int{
 		"/api/v1/channels/pub/history":                503,

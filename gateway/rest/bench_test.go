@@ -199,9 +199,8 @@ var benchSig = "ed25519:AAAAAAAAAAAAAAAAAAAAAA:" + strings.Repeat("A", 86)
 func newBenchRESTServer(store *eventstore.Store) *rest.Server {
 	fx := fsm.NewFixture()
 	fx.AddChannel(fsm.Channel{Name: "#bench", NoExternal: true, TopicLock: true})
-	st := fx.State()
 	return rest.New(rest.Config{
-		ServerName: "bench.test", BaseURL: "http://bench.test", State: &fakeState{st: st}, Events: store,
+		ServerName: "bench.test", BaseURL: "http://bench.test", State: &fakeState{fx: fx}, Events: store,
 		RateLimits: rest.RateLimits{Off: true}, Logger: slog.New(slog.DiscardHandler),
 	})
 }

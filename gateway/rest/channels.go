@@ -56,10 +56,10 @@ func (s *Server) listChannels(c *gin.Context) {
 	list := []ChannelInfo{}
 	s.cfg.State.Read(func(st *fsm.State) {
 		for ch := range st.Channels() {
-			if !ch.Discoverable() || (ch.MemberCount() == 0 && ch.Topic == "") {
+			if !ch.Discoverable() || (ch.MemberCount() == 0 && ch.Topic() == "") {
 				continue
 			}
-			list = append(list, ChannelInfo{Name: ch.Name, Topic: ch.Topic, Members: ch.MemberCount(), Modes: ch.ModeString()})
+			list = append(list, ChannelInfo{Name: ch.Name(), Topic: ch.Topic(), Members: ch.MemberCount(), Modes: ch.ModeString()})
 		}
 	})
 	sort.Slice(list, func(i, j int) bool {
@@ -78,12 +78,12 @@ func (s *Server) channelTopic(c *gin.Context) {
 		return
 	}
 	topic := Topic{Channel: name}
-	if !s.withChannel(c, name, membersToo, func(_ *fsm.State, ch *fsm.Channel) {
-		if ch.Topic != "" {
-			topic.Topic = nullable(ch.Topic)
-			topic.SetBy = nullable(ch.TopicBy)
-			if ch.TopicAt != 0 {
-				at := time.UnixMilli(ch.TopicAt).Unix()
+	if !s.withChannel(c, name, membersToo, func(_ *fsm.State, ch fsm.ChannelView) {
+		if ch.Topic() != "" {
+			topic.Topic = nullable(ch.Topic())
+			topic.SetBy = nullable(ch.TopicBy())
+			if ch.TopicAt() != 0 {
+				at := time.UnixMilli(ch.TopicAt()).Unix()
 				topic.SetAt = &at
 			}
 		}
@@ -116,8 +116,8 @@ func (s *Server) pins(c *gin.Context, raw string) (string, []Pin, bool) {
 		return "", nil, false
 	}
 	var entries []fsm.PinEntry
-	if !s.withChannel(c, name, membersToo, func(_ *fsm.State, ch *fsm.Channel) {
-		entries = append(entries, ch.Pins...)
+	if !s.withChannel(c, name, membersToo, func(_ *fsm.State, ch fsm.ChannelView) {
+		entries = ch.Pins()
 	}) {
 		return "", nil, false
 	}

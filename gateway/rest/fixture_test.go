@@ -53,19 +53,19 @@ var baseTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // fakeState is a StateReader over a hand-built state.
 type fakeState struct {
 	mu sync.RWMutex
-	st *fsm.State
+	fx *fsm.Fixture
 }
 
 func (f *fakeState) Read(fn func(*fsm.State)) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	fn(f.st)
+	fn(f.fx.State())
 }
 
-func (f *fakeState) update(fn func(*fsm.State)) {
+func (f *fakeState) update(fn func(*fsm.Fixture)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fn(f.st)
+	fn(f.fx)
 }
 
 // fakeResolver knows the documents it was given.
@@ -119,7 +119,7 @@ func newFixture(t testing.TB, adjust func(*rest.Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	f := &fixture{t: t, store: store, state: &fakeState{st: fixtureState()}, contract: loadContract(t)}
+	f := &fixture{t: t, store: store, state: &fakeState{fx: fixtureState()}, contract: loadContract(t)}
 	cfg := rest.Config{
 		ServerName: "palaver.example.test", BaseURL: testBaseURL, Tokens: fixtureTokens,
 		State: f.state, Events: store, Evidence: fakeEvidence{},
@@ -136,7 +136,7 @@ func newFixture(t testing.TB, adjust func(*rest.Config)) *fixture {
 	return f
 }
 
-func fixtureState() *fsm.State {
+func fixtureState() *fsm.Fixture {
 	fx := fsm.NewFixture()
 	at := baseTime.UnixMilli()
 	session := func(id, nick, did string) *fsm.Session {
@@ -168,7 +168,7 @@ func fixtureState() *fsm.State {
 	topicOnly := channel("#topiconly")
 	topicOnly.NoExternal, topicOnly.TopicLock, topicOnly.Topic = false, false, "Nobody here"
 	channel("#empty").FounderDID = carolDID
-	return fx.State()
+	return fx
 }
 
 // post stores a message at a time and returns its msgid.

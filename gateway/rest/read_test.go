@@ -246,8 +246,8 @@ func TestPins(t *testing.T) {
 	gone := f.post("#pub", "bob", "", "gone", baseTime.Add(2*time.Second), nil)
 	f.remove(gone)
 	pinnedAt := baseTime.Add(time.Minute)
-	f.state.update(func(st *fsm.State) {
-		st.Channel("#pub").Pins = []fsm.PinEntry{ // newest first
+	f.state.update(func(fx *fsm.Fixture) {
+		fx.Channel("#pub").Pins = []fsm.PinEntry{ // newest first
 			{MsgID: gone, PinnedBy: "Alice", PinnedAt: pinnedAt.Add(time.Second).UnixMilli()},
 			{MsgID: old, PinnedBy: "Alice", PinnedAt: pinnedAt.UnixMilli()},
 		}

@@ -73,11 +73,10 @@ type userState struct {
 func (s *Server) lookupUser(nick, readerDID string) userState {
 	var u userState
 	s.cfg.State.Read(func(st *fsm.State) {
-		if se := st.SessionByNick(nick); se != nil {
-			copied := *se
-			u.found, u.session = true, &copied
+		if se, ok := st.SessionByNick(nick); ok {
+			u.found, u.session = true, &se
 			u.user = User{Nick: se.Nick, Online: true, DID: nullable(se.DID)}
-			u.channels = visibleChannels(st, []*fsm.Session{se}, readerDID)
+			u.channels = visibleChannels(st, []fsm.Session{se}, readerDID)
 			return
 		}
 		folded := fsm.Fold(nick)
@@ -91,13 +90,13 @@ func (s *Server) lookupUser(nick, readerDID string) userState {
 
 // visibleChannels lists the channels of sessions that the reader may read,
 // sorted and without duplicates. The caller holds the state's read lock.
-func visibleChannels(st *fsm.State, sessions []*fsm.Session, readerDID string) []string {
+func visibleChannels(st *fsm.State, sessions []fsm.Session, readerDID string) []string {
 	seen := map[string]bool{}
 	out := []string{}
 	for _, se := range sessions {
 		for name := range se.Channels() {
-			ch := st.Channel(name)
-			if ch == nil || seen[name] || !st.MayRead(ch, readerDID) {
+			ch, ok := st.Channel(name)
+			if !ok || seen[name] || !st.MayRead(ch, readerDID) {
 				continue
 			}
 			seen[name] = true

@@ -98,8 +98,8 @@ func (a *API) latestKey(did string) ed25519.PublicKey {
 	var best *fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
 		for _, k := range st.KeysOf(did) {
-			if k.RemovedAt == 0 && (best == nil || k.LastSeenAt > best.LastSeenAt) {
-				kc := *k
+			if k.RemovedAt() == 0 && (best == nil || k.LastSeenAt() > best.LastSeenAt) {
+				kc := k.Record()
 				best = &kc
 			}
 		}

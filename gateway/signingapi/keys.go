@@ -63,8 +63,8 @@ func toJSON(did string, k *fsm.KeyRecord, detailed bool) keyJSON {
 func (a *API) signingKey(c *gin.Context) {
 	var registered *int64
 	a.cfg.State.Read(func(st *fsm.State) {
-		if k := st.Key(a.ServerDID(), a.kid); k != nil {
-			registered = optional(k.RegisteredAt)
+		if k, ok := st.Key(a.ServerDID(), a.kid); ok {
+			registered = optional(k.RegisteredAt())
 		}
 	})
 	c.JSON(http.StatusOK, gin.H{
@@ -85,8 +85,8 @@ func (a *API) didDocument(c *gin.Context) {
 	var others []ed25519.PublicKey
 	a.cfg.State.Read(func(st *fsm.State) {
 		for _, k := range st.AllKeys() {
-			if k.Source == "server-key" && k.RemovedAt == 0 && k.KID != a.kid {
-				others = append(others, append(ed25519.PublicKey(nil), k.PublicKey...))
+			if k.Source() == "server-key" && k.RemovedAt() == 0 && k.KID() != a.kid {
+				others = append(others, k.PublicKey())
 			}
 		}
 	})
@@ -146,8 +146,7 @@ func (a *API) keysByDID(c *gin.Context) {
 	var keys []*fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
 		for _, k := range a.keysOf(st, did) {
-			kc := *k
-			keys = append(keys, &kc)
+			keys = append(keys, k)
 		}
 	})
 	sort.Slice(keys, func(i, j int) bool {
@@ -187,10 +186,7 @@ func (a *API) keyByKID(c *gin.Context) {
 	kid := c.Param("kid")
 	var rec *fsm.KeyRecord
 	a.cfg.State.Read(func(st *fsm.State) {
-		if k := a.keyOf(st, did, kid); k != nil {
-			kc := *k
-			rec = &kc
-		}
+		rec = a.keyOf(st, did, kid)
 	})
 	if rec == nil {
 		rest.WriteError(c, http.StatusNotFound, "no key "+truncate(kid, 40)+" filed under "+truncate(did, 80))
@@ -201,31 +197,39 @@ func (a *API) keyByKID(c *gin.Context) {
 
 // keysOf lists the keys filed under did. Under the deployment's DID (did:web:<server name>) that
 // is every node's server key, wherever the node filed it: each node of a cluster registers its
-// key under its own node name, and all of them sign for the same server.
+// key under its own node name, and all of them sign for the same server. The records are copies.
 func (a *API) keysOf(st *fsm.State, did string) map[string]*fsm.KeyRecord {
 	out := map[string]*fsm.KeyRecord{}
 	for _, k := range st.KeysOf(did) {
-		out[k.KID] = k
+		r := k.Record()
+		out[r.KID] = &r
 	}
 	if did != a.ServerDID() {
 		return out
 	}
 	for _, k := range st.AllKeys() {
-		if k.Source == "server-key" && out[k.KID] == nil {
-			out[k.KID] = k
+		if k.Source() == "server-key" && out[k.KID()] == nil {
+			r := k.Record()
+			out[r.KID] = &r
 		}
 	}
 	return out
 }
 
-// keyOf is the key kid filed under did, node server keys counting as the deployment's (see keysOf).
+// keyOf is a copy of the key kid filed under did, node server keys counting as the deployment's
+// (see keysOf); nil when there is none.
 func (a *API) keyOf(st *fsm.State, did, kid string) *fsm.KeyRecord {
-	if k := st.Key(did, kid); k != nil || did != a.ServerDID() {
-		return k
+	if k, ok := st.Key(did, kid); ok {
+		r := k.Record()
+		return &r
+	}
+	if did != a.ServerDID() {
+		return nil
 	}
 	for _, k := range st.AllKeys() {
-		if k.KID == kid && k.Source == "server-key" {
-			return k
+		if k.KID() == kid && k.Source() == "server-key" {
+			r := k.Record()
+			return &r
 		}
 	}
 	return nil

@@ -144,14 +144,14 @@ func (a *API) findKey(senderDID, kid string) (*fsm.KeyRecord, string) {
 	var rec *fsm.KeyRecord
 	var did string
 	a.cfg.State.Read(func(st *fsm.State) {
-		if k := st.Key(senderDID, kid); k != nil {
-			kc := *k
+		if k, ok := st.Key(senderDID, kid); ok {
+			kc := k.Record()
 			rec, did = &kc, senderDID
 			return
 		}
 		for d, k := range st.AllKeys() {
-			if k.KID == kid && (k.Source == "server-key" || k.Source == "origin-server") {
-				kc := *k
+			if k.KID() == kid && (k.Source() == "server-key" || k.Source() == "origin-server") {
+				kc := k.Record()
 				rec, did = &kc, d
 				return
 			}
@@ -246,7 +246,7 @@ func (a *API) readable(venue, inc string, public bool, did string) (int, string)
 	}
 	status, msg := http.StatusNotFound, "Message not found"
 	a.cfg.State.Read(func(st *fsm.State) {
-		ch := st.Channel(venue)
+		ch, _ := st.Channel(venue)
 		switch {
 		case !ch.MessageVisible(inc, public):
 		case st.MayRead(ch, did):

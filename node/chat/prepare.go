@@ -281,8 +281,8 @@ func (s *Service) lookupKey(d Draft) signing.KeyLookup {
 		var found ed25519.PublicKey
 		now := s.cfg.Now().Unix()
 		s.cfg.State.Read(func(st *fsm.State) {
-			if k := st.Key(d.DID, kid); k != nil && k.Live(now) {
-				found = append(ed25519.PublicKey(nil), k.PublicKey...)
+			if k, ok := st.Key(d.DID, kid); ok && k.Live(now) {
+				found = k.PublicKey()
 			}
 		})
 		return found, found != nil

@@ -107,12 +107,13 @@ func (s *Service) Topic(ctx context.Context, a Actor, channel, text string) (boo
 	}
 	allowed := false
 	s.state.Read(func(st *fsm.State) {
-		ch, se := st.Channel(channel), st.Session(a.Session)
-		if ch == nil || se == nil {
+		ch, found := st.Channel(channel)
+		se, ok := st.Session(a.Session)
+		if !found || !ok {
 			return
 		}
 		me, _ := ch.Member(a.Session)
-		allowed = !ch.TopicLock || st.IsChannelOp(ch, se) || me.HalfOp
+		allowed = !ch.TopicLock() || st.IsChannelOp(ch, &se) || me.HalfOp
 	})
 	if !allowed {
 		return true, ErrNotOperator
@@ -204,8 +205,9 @@ func (s *Service) Target(ctx context.Context, a Actor, kind TargetKind, channel,
 func (s *Service) isOp(a Actor, channel string) bool {
 	op := false
 	s.state.Read(func(st *fsm.State) {
-		if ch := st.Channel(channel); ch != nil {
-			op = st.IsChannelOp(ch, st.Session(a.Session))
+		ch, found := st.Channel(channel)
+		if se, ok := st.Session(a.Session); ok && found {
+			op = st.IsChannelOp(ch, &se)
 		}
 	})
 	return op

@@ -50,7 +50,7 @@ func state(t *testing.T) *fsmtest.Machine {
 		fsm.RemotePresence{Peer: peerDID, Op: fsm.RemoteJoin, Channel: "#home", Member: fsm.RemoteMember{Nick: "rn", User: "u", Host: "peer.example", DID: "did:plc:rn"}},
 		fsm.RemotePresence{Peer: peerDID, Op: fsm.RemoteJoin, Channel: "#home", Member: fsm.RemoteMember{Nick: "elsewhere", User: "u", Host: "peer.example"}})
 	m.Read(func(st *fsm.State) {
-		if !st.Channel("#away").TopicLock {
+		if ch, _ := st.Channel("#away"); !ch.TopicLock() {
 			t.Fatal("a new channel's topic is not locked")
 		}
 	})

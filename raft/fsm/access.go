@@ -20,7 +20,7 @@ func (s *State) VenueReadable(venue, did string) (found, readable bool) {
 	if ch == nil {
 		return false, false
 	}
-	return true, s.MayRead(ch, did)
+	return true, s.mayRead(ch, did)
 }
 
 // ChannelExists reports whether a channel (folded name) exists.
@@ -42,7 +42,7 @@ func (s *State) IsChannelMemberDID(channel, did string) bool {
 	if ch == nil || did == "" {
 		return false
 	}
-	for _, se := range s.SessionsByDID(did) {
+	for _, se := range s.sessionsByDID(did) {
 		if ch.members[se.ID] != nil {
 			return true
 		}
@@ -71,8 +71,8 @@ func (s *State) didIsChannelOp(ch *Channel, did string) bool {
 	if did == ch.FounderDID || ch.didOps[did] {
 		return true
 	}
-	for _, se := range s.SessionsByDID(did) {
-		if s.IsChannelOp(ch, se) {
+	for _, se := range s.sessionsByDID(did) {
+		if s.isChannelOp(ch, se) {
 			return true
 		}
 	}

@@ -91,3 +91,39 @@ func BenchmarkRestore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadSendPath is the state reads one channel message costs on its way: the channel's
+// send rules, the channel and the sender's session and signing key, and the local members to
+// deliver to.
+func BenchmarkReadSendPath(b *testing.B) {
+	m := populated(b, 1000)
+	m.SetLocalNode("node-a")
+	const did, sender = "did:plc:user00000", "session-00000"
+	m.Apply(1_000_000, mustEncode(b, RegisterKey{DID: did, KID: "k1", PublicKey: testKey(1), Source: "local-session"}, "rk", "node-a", 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Read(func(st *State) {
+			if v := st.CheckChannelSend("#chan0", sender, false, "PRIVMSG", "hello"); !v.Member {
+				b.Fatal("the sender is not a member")
+			}
+			ch, ok := st.Channel("#chan0")
+			if !ok || !ch.IsMember(sender) || ch.Moderated() || ch.Name() != "#chan0" {
+				b.Fatal("no channel")
+			}
+			se, ok := st.Session(sender)
+			if !ok || se.DID != did || !se.InChannel("#chan0") {
+				b.Fatal("no sender session")
+			}
+			if k, ok := st.Key(did, "k1"); !ok || !k.Live(1) {
+				b.Fatal("no live key")
+			}
+			n := 0
+			for range st.LocalMembers("#chan0") {
+				n++
+			}
+			if n == 0 {
+				b.Fatal("no local members")
+			}
+		})
+	}
+}

@@ -44,6 +44,6 @@ func (s *State) SessionIsBot(id string) bool {
 // NickIsBot reports whether the session using nick, authenticated as did ("" for a guest), is in
 // bot mode.
 func (s *State) NickIsBot(nick, did string) bool {
-	se := s.SessionByNick(nick)
+	se := s.sessionByNick(nick)
 	return se != nil && se.DID == did && se.Bot
 }

@@ -131,7 +131,7 @@ func (a *Applier) kick(c Kick) Result {
 	if target == nil || ch.members[target.ID] == nil {
 		return Result{Code: ErrUserNotInChannel}
 	}
-	isOp := a.st.IsChannelOp(ch, se)
+	isOp := a.st.isChannelOp(ch, se)
 	isHalf := me != nil && me.HalfOp
 	if !isOp {
 		tm := ch.members[target.ID]
@@ -157,7 +157,7 @@ func (a *Applier) topic(c Topic) Result {
 	if me == nil && !se.Oper {
 		return Result{Code: ErrNotOnChannel}
 	}
-	if ch.TopicLock && !a.st.IsChannelOp(ch, se) && !(me != nil && me.HalfOp) {
+	if ch.TopicLock && !a.st.isChannelOp(ch, se) && !(me != nil && me.HalfOp) {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	ch.Topic, ch.TopicBy, ch.TopicAt = c.Text, se.Hostmask(), a.env.Time
@@ -176,7 +176,7 @@ func (a *Applier) invite(c Invite) Result {
 	if ch.members[se.ID] == nil && !se.Oper {
 		return Result{Code: ErrNotOnChannel}
 	}
-	if ch.InviteOnly && !a.st.IsChannelOp(ch, se) {
+	if ch.InviteOnly && !a.st.isChannelOp(ch, se) {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	target := a.st.sessions[c.Target]
@@ -222,7 +222,7 @@ func (a *Applier) pin(c Pin) Result {
 	if c.MsgID == "" || len(c.MsgID) > 64 {
 		return Result{Code: ErrInvalid}
 	}
-	if !a.st.IsChannelOp(ch, se) {
+	if !a.st.isChannelOp(ch, se) {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	for _, p := range ch.Pins {
@@ -244,7 +244,7 @@ func (a *Applier) unpin(c Unpin) Result {
 	if r.Code != OK {
 		return r
 	}
-	if !a.st.IsChannelOp(ch, se) {
+	if !a.st.isChannelOp(ch, se) {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	for i, p := range ch.Pins {

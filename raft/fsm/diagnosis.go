@@ -65,16 +65,16 @@ func (d Diagnosis) Access(channel, did string) AssistAccess {
 	if c == nil {
 		return AssistAccess{}
 	}
-	a := AssistAccess{Exists: true, Readable: d.s.MayRead(c, did)}
+	a := AssistAccess{Exists: true, Readable: d.s.mayRead(c, did)}
 	if did == "" {
 		return a
 	}
 	a.Op = did == c.FounderDID || c.didOps[did]
-	for _, se := range d.s.SessionsByDID(did) {
+	for _, se := range d.s.sessionsByDID(did) {
 		if c.members[se.ID] != nil {
 			a.Member = true
 		}
-		if d.s.IsChannelOp(c, se) {
+		if d.s.isChannelOp(c, se) {
 			a.Op = true
 		}
 	}
@@ -109,7 +109,7 @@ func (d Diagnosis) Sessions(did string) []AssistSession {
 		return nil
 	}
 	var out []AssistSession
-	for _, se := range d.s.SessionsByDID(did) {
+	for _, se := range d.s.sessionsByDID(did) {
 		out = append(out, assistSession(se))
 	}
 	return out
@@ -117,7 +117,7 @@ func (d Diagnosis) Sessions(did string) []AssistSession {
 
 // SessionByNick returns the live session using nick.
 func (d Diagnosis) SessionByNick(nick string) (AssistSession, bool) {
-	se := d.s.SessionByNick(nick)
+	se := d.s.sessionByNick(nick)
 	if se == nil {
 		return AssistSession{}, false
 	}
@@ -195,7 +195,7 @@ func (d Diagnosis) Join(channel, did, key string) AssistJoin {
 	v := AssistJoin{Exists: true}
 	sid := ""
 	oper := false
-	if sessions := d.s.SessionsByDID(did); len(sessions) > 0 {
+	if sessions := d.s.sessionsByDID(did); len(sessions) > 0 {
 		se := sessions[0]
 		sid, v.Hostmask, oper = se.ID, se.Hostmask(), se.Oper
 		for _, other := range sessions {

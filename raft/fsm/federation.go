@@ -79,7 +79,7 @@ func (a *Applier) federatedMode(c FederatedMode) Result {
 		if se == nil {
 			return Result{Code: ErrNoSuchSession}
 		}
-		if !a.st.IsChannelOp(ch, se) {
+		if !a.st.isChannelOp(ch, se) {
 			return Result{Code: ErrChanOpNeeded}
 		}
 		actor = se.Ref()

@@ -33,6 +33,9 @@ func (f *Fixture) AddChannel(ch Channel) *Channel {
 	return p
 }
 
+// Channel returns a filed channel for the test to change, or nil.
+func (f *Fixture) Channel(name string) *Channel { return f.st.channels[name] }
+
 // AddMember makes a filed session a member of a filed channel with the prefixes of m.
 func (f *Fixture) AddMember(channel, sessionID string, m Member) {
 	ch, se := f.st.channels[channel], f.st.sessions[sessionID]

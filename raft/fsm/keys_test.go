@@ -15,7 +15,7 @@ func TestApplyRegisterKey(t *testing.T) {
 	sec := func(ms int64) int64 { return ms / 1000 }
 	record := func(check func(t *testing.T, k *KeyRecord, now int64)) func(*testing.T, *State, int64) {
 		return func(t *testing.T, st *State, at int64) {
-			k := st.Key(didAlice, "k1")
+			k := st.key(didAlice, "k1")
 			if k == nil {
 				t.Fatalf("key not filed: %v", st.keys)
 			}
@@ -54,7 +54,7 @@ func TestApplyRegisterKey(t *testing.T) {
 		{
 			name: "second key for the DID", setup: []Command{key("k1", 1)}, cmd: key("k2", 2), want: Result{Code: OK},
 			check: func(t *testing.T, st *State, _ int64) {
-				if len(st.keys[didAlice]) != 2 || st.Key(didAlice, "k2") == nil {
+				if len(st.keys[didAlice]) != 2 || st.key(didAlice, "k2") == nil {
 					t.Errorf("keys %v", st.keys[didAlice])
 				}
 			},
@@ -82,7 +82,7 @@ func TestApplyRetireKey(t *testing.T) {
 		{
 			name: "retire", setup: []Command{reg1}, cmd: RetireKey{DID: didAlice, KID: "k1"}, want: Result{Code: OK},
 			check: func(t *testing.T, st *State, at int64) {
-				if k := st.Key(didAlice, "k1"); k == nil || k.RemovedAt != at/1000 || k.EndedAt() != at/1000 {
+				if k := st.key(didAlice, "k1"); k == nil || k.RemovedAt != at/1000 || k.EndedAt() != at/1000 {
 					t.Errorf("record %+v", k)
 				}
 			},

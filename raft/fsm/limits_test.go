@@ -138,8 +138,8 @@ func TestSessionKeysPerDID(t *testing.T) {
 		if n := len(st.keys[didBob]); n != MaxSessionKeysPerDID {
 			t.Fatalf("%d keys after one more than the limit", n)
 		}
-		if st.Key(didBob, "k000") == nil || st.Key(didBob, "k001") != nil {
-			t.Fatalf("evicted the wrong key: k000 kept %v, k001 kept %v", st.Key(didBob, "k000") != nil, st.Key(didBob, "k001") != nil)
+		if st.key(didBob, "k000") == nil || st.key(didBob, "k001") != nil {
+			t.Fatalf("evicted the wrong key: k000 kept %v, k001 kept %v", st.key(didBob, "k000") != nil, st.key(didBob, "k001") != nil)
 		}
 	})
 	// Keys of other sources are not counted.

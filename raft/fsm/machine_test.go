@@ -302,8 +302,8 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		if st.index != src.index || c.Key != "key" || !c.didOps[didBob] || len(c.Bans) != 2 || len(c.Exceptions) != 1 ||
 			c.Topic != "topic" || len(c.invites) != 1 || len(c.Pins) != 1 || st.channels["#empty"] == nil || st.nickOwners["gone"] != didCarol ||
 			st.favorites[didAlice][1] != "#guest" || !c.members["s-guest"].HalfOp || len(st.requests) != int(src.index) ||
-			st.Key(didAlice, "k1") == nil || string(st.Key(didAlice, "k1").PublicKey) != string(testKey(7)) ||
-			st.Key(didAlice, "k2").RemovedAt == 0 {
+			st.key(didAlice, "k1") == nil || string(st.key(didAlice, "k1").PublicKey) != string(testKey(7)) ||
+			st.key(didAlice, "k2").RemovedAt == 0 {
 			t.Errorf("restored state lost something: %+v", c)
 		}
 	})

@@ -15,7 +15,7 @@ func (a *Applier) mode(c Mode) Result {
 		return r
 	}
 	me := ch.members[se.ID]
-	isOp := a.st.IsChannelOp(ch, se)
+	isOp := a.st.isChannelOp(ch, se)
 	isHalf := me != nil && me.HalfOp
 	var res Result
 	opNeededReported := false

@@ -226,6 +226,17 @@ func (a *Applier) EncryptChannel(name string, actor SessionRef) bool {
 	return true
 }
 
+// SetSessionBot sets or clears user mode +B on the session id when it is authenticated as did;
+// it reports whether such a session exists.
+func (a *Applier) SetSessionBot(id, did string, bot bool) bool {
+	se := a.st.sessions[id]
+	if se == nil || se.DID != did {
+		return false
+	}
+	se.Bot = bot
+	return true
+}
+
 // Emit adds an event of the command, delivered to the observer after the command applied.
 func (a *Applier) Emit(e Event) { a.emit(e) }
 

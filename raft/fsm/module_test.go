@@ -53,7 +53,7 @@ func TestLifecycleHooks(t *testing.T) {
 		return Module{
 			Section: NewSection[struct{}](name),
 			SessionEnded: func(a *Applier, se SessionRef) {
-				calls = append(calls, name+" ended "+se.ID+" gone="+strconv.FormatBool(a.State().Session(se.ID) == nil))
+				calls = append(calls, name+" ended "+se.ID+" gone="+strconv.FormatBool(!sessionExists(a.State(), se.ID)))
 			},
 			ChannelDeleted: func(a *Applier, ch string) {
 				calls = append(calls, name+" deleted "+ch+" gone="+strconv.FormatBool(!a.State().ChannelExists(ch)))
@@ -82,4 +82,10 @@ func TestLifecycleHooks(t *testing.T) {
 	if !slices.Equal(calls, want) {
 		t.Errorf("hook calls\n got %q\nwant %q", calls, want)
 	}
+}
+
+// sessionExists reports whether session id is in st.
+func sessionExists(st *State, id string) bool {
+	_, ok := st.Session(id)
+	return ok
 }

@@ -44,7 +44,7 @@ func (a *Applier) renameChannel(c RenameChannel) Result {
 	if ch == nil {
 		return Result{Code: ErrNoSuchChannel}
 	}
-	if !a.st.IsChannelOp(ch, se) {
+	if !a.st.isChannelOp(ch, se) {
 		return Result{Code: ErrChanOpNeeded}
 	}
 	if c.NewName == c.Channel {

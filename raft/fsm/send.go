@@ -15,13 +15,13 @@ type ChannelSend struct {
 // extban (voiced and up are exempt), +E (text must be encrypted, "ENC" prefix; TAGMSGs pass) and
 // +C (no CTCP but ACTION). channel is folded. It reads the state only.
 func (s *State) CheckChannelSend(channel, session string, oper bool, command, text string) ChannelSend {
-	ch := s.Channel(channel)
+	ch := s.channels[channel]
 	if ch == nil {
 		return ChannelSend{}
 	}
-	se := s.Session(session)
+	se := s.sessions[session]
 	mem, member := ch.Member(session)
-	op := s.IsChannelOp(ch, se)
+	op := s.isChannelOp(ch, se)
 	out := ChannelSend{Exists: true, Member: member, Moderator: op || mem.HalfOp}
 	privileged := op || mem.HalfOp || mem.Voice
 	switch {

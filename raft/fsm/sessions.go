@@ -205,7 +205,7 @@ func (a *Applier) registerKey(c RegisterKey) Result {
 			return Result{Code: ErrNoSuchSession}
 		}
 	}
-	if k := a.st.Key(c.DID, c.KID); k != nil {
+	if k := a.st.key(c.DID, c.KID); k != nil {
 		if string(k.PublicKey) != string(c.PublicKey) {
 			return Result{Code: ErrInvalid}
 		}
@@ -243,7 +243,7 @@ func (a *Applier) registerKey(c RegisterKey) Result {
 }
 
 func (a *Applier) retireKey(c RetireKey) Result {
-	k := a.st.Key(c.DID, c.KID)
+	k := a.st.key(c.DID, c.KID)
 	if k == nil || k.RemovedAt != 0 {
 		return Result{Code: NoChange}
 	}

@@ -283,8 +283,8 @@ func (k *KeyRecord) Live(now int64) bool {
 	return k.RemovedAt == 0 && (k.ExpiresAt == 0 || now < k.ExpiresAt)
 }
 
-// Key returns the key filed under did with kid, or nil.
-func (s *State) Key(did, kid string) *KeyRecord {
+// key returns the key filed under did with kid, or nil, for Apply to change.
+func (s *State) key(did, kid string) *KeyRecord {
 	return s.keys[did][kid]
 }
 
@@ -334,16 +334,30 @@ func (s *State) normalize() {
 	s.rebuildLocal()
 }
 
-// SessionByNick returns the session currently using a nick, or nil.
-func (s *State) SessionByNick(nick string) *Session {
+// SessionByNick returns a copy of the session currently using a nick; ok is false when none is.
+func (s *State) SessionByNick(nick string) (se Session, ok bool) {
+	return sessionCopy(s.sessionByNick(nick))
+}
+
+// sessionByNick is the session currently using a nick, or nil, for Apply.
+func (s *State) sessionByNick(nick string) *Session {
 	if id, ok := s.nicks[Fold(nick)]; ok {
 		return s.sessions[id]
 	}
 	return nil
 }
 
-// SessionsByDID returns the sessions authenticated as did, sorted by id.
-func (s *State) SessionsByDID(did string) []*Session {
+// SessionsByDID returns copies of the sessions authenticated as did, sorted by id.
+func (s *State) SessionsByDID(did string) []Session {
+	var out []Session
+	for _, se := range s.sessionsByDID(did) {
+		out = append(out, *se)
+	}
+	return out
+}
+
+// sessionsByDID returns the sessions authenticated as did, sorted by id, for Apply.
+func (s *State) sessionsByDID(did string) []*Session {
 	var out []*Session
 	for _, se := range s.sessions {
 		if se.DID == did {
@@ -354,17 +368,18 @@ func (s *State) SessionsByDID(did string) []*Session {
 	return out
 }
 
-// SessionByToken resolves a bearer token hash to its live session.
-func (s *State) SessionByToken(hash string) *Session {
-	if id, ok := s.tokens[hash]; ok {
-		return s.sessions[id]
+// SessionByToken resolves a bearer token hash to a copy of its live session; ok is false when
+// the token names none.
+func (s *State) SessionByToken(hash string) (se Session, ok bool) {
+	if id, found := s.tokens[hash]; found {
+		return sessionCopy(s.sessions[id])
 	}
-	return nil
+	return Session{}, false
 }
 
-// IsChannelOp reports whether a session may act as an operator of c: a channel op, the founder by
+// isChannelOp reports whether a session may act as an operator of c: a channel op, the founder by
 // DID, or a server operator.
-func (s *State) IsChannelOp(c *Channel, se *Session) bool {
+func (s *State) isChannelOp(c *Channel, se *Session) bool {
 	if se == nil {
 		return false
 	}
@@ -411,10 +426,10 @@ func (s *State) ChannelScope(venue string) (incarnation string, public, ok bool)
 	return c.Incarnation, c.Discoverable(), true
 }
 
-// MayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone
+// mayRead reports whether a reader known only by DID ("" = anonymous) may read a channel: anyone
 // for a discoverable channel; for a restricted one the founder, a DID op, or the DID of a session
 // that is a member now.
-func (s *State) MayRead(c *Channel, did string) bool {
+func (s *State) mayRead(c *Channel, did string) bool {
 	if c.CanRead("", did) {
 		return true
 	}

@@ -98,10 +98,10 @@ func TestStateLookups(t *testing.T) {
 	h.mustOK(with(world(), reg("s-alice2", "alice2", didAlice), Join{Session: "s-alice", Channel: "#c"},
 		Join{Session: "s-bob", Channel: "#c"})...)
 	h.read(func(st *State) {
-		if se := st.SessionByNick("ALICE"); se == nil || se.ID != "s-alice" {
+		if se, ok := st.SessionByNick("ALICE"); !ok || se.ID != "s-alice" {
 			t.Errorf("SessionByNick = %v", se)
 		}
-		if st.SessionByNick("nobody") != nil {
+		if _, ok := st.SessionByNick("nobody"); ok {
 			t.Errorf("unknown nick found")
 		}
 		var ids []string
@@ -114,10 +114,10 @@ func TestStateLookups(t *testing.T) {
 		if len(st.SessionsByDID("did:plc:none")) != 0 {
 			t.Errorf("unknown DID found")
 		}
-		if se := st.SessionByToken("tok-alice"); se == nil || se.ID != "s-alice" {
+		if se, ok := st.SessionByToken("tok-alice"); !ok || se.ID != "s-alice" {
 			t.Errorf("SessionByToken = %v", se)
 		}
-		if st.SessionByToken("nope") != nil {
+		if _, ok := st.SessionByToken("nope"); ok {
 			t.Errorf("unknown token found")
 		}
 		c := st.channels["#c"]
@@ -125,7 +125,7 @@ func TestStateLookups(t *testing.T) {
 			id   string
 			want bool
 		}{{"s-alice", true}, {"s-alice2", true}, {"s-bob", false}, {"s-guest", false}, {"s-oper", true}, {"s-none", false}} {
-			if got := st.IsChannelOp(c, st.sessions[tc.id]); got != tc.want {
+			if got := st.isChannelOp(c, st.sessions[tc.id]); got != tc.want {
 				t.Errorf("IsChannelOp(%s) = %v, want %v", tc.id, got, tc.want)
 			}
 		}

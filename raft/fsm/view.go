@@ -7,30 +7,63 @@ import (
 )
 
 // The read API. Code outside this package reads the state only through these methods, under
-// Machine.Read, and keeps nothing they return past the callback: the pointers are into the live
-// state and are read-only. Iterators walk the maps in place (no copies on the fan-out paths);
-// their order is unspecified unless a method says otherwise.
+// Machine.Read. What they hand out is a copy or a read-only view (readview.go), never a record
+// Apply changes: sessions come as Session values (their exported fields are plain values; the
+// channel set behind InChannel and Channels is the live one, so read it inside the callback only),
+// channels as ChannelView and keys as KeyView. Iterators walk the maps in place; their order is
+// unspecified unless a method says otherwise.
 
 // Index is the Raft index of the last applied entry.
 func (s *State) Index() uint64 { return s.index }
 
-// Channel returns the channel with the folded name, or nil.
-func (s *State) Channel(name string) *Channel { return s.channels[name] }
+// Channel returns a view of the channel with the folded name; ok is false when there is none.
+func (s *State) Channel(name string) (ch ChannelView, ok bool) {
+	c := s.channels[name]
+	return ChannelView{c}, c != nil
+}
 
-// Channels iterates over every channel.
-func (s *State) Channels() iter.Seq[*Channel] { return maps.Values(s.channels) }
+// Channels iterates over views of every channel.
+func (s *State) Channels() iter.Seq[ChannelView] {
+	return func(yield func(ChannelView) bool) {
+		for _, c := range s.channels {
+			if !yield(ChannelView{c}) {
+				return
+			}
+		}
+	}
+}
 
 // ChannelCount is the number of channels.
 func (s *State) ChannelCount() int { return len(s.channels) }
 
-// Session returns the session with the id, or nil.
-func (s *State) Session(id string) *Session { return s.sessions[id] }
+// Session returns a copy of the session with the id; ok is false when there is none.
+func (s *State) Session(id string) (se Session, ok bool) { return sessionCopy(s.sessions[id]) }
 
-// Sessions iterates over every session of every node.
-func (s *State) Sessions() iter.Seq[*Session] { return maps.Values(s.sessions) }
+// Sessions iterates over copies of every session of every node.
+func (s *State) Sessions() iter.Seq[Session] {
+	return func(yield func(Session) bool) {
+		for _, se := range s.sessions {
+			if !yield(*se) {
+				return
+			}
+		}
+	}
+}
+
+// sessionCopy is a copy of se for a reader; ok is false when se is nil. The copy shares only the
+// unexported channel set, which nothing outside this package can write.
+func sessionCopy(se *Session) (Session, bool) {
+	if se == nil {
+		return Session{}, false
+	}
+	return *se, true
+}
 
 // SessionCount is the number of sessions on all nodes.
 func (s *State) SessionCount() int { return len(s.sessions) }
+
+// NickInUse reports whether a session is using the nick now.
+func (s *State) NickInUse(nick string) bool { return s.sessionByNick(nick) != nil }
 
 // NickOwner returns the DID owning the folded nick, or "".
 func (s *State) NickOwner(folded string) string { return s.nickOwners[folded] }
@@ -45,26 +78,32 @@ func (s *State) NickOwners() iter.Seq2[string, string] { return maps.All(s.nickO
 func (s *State) NickOwnerCount() int { return len(s.nickOwners) }
 
 // KeysOf returns the keys filed under did (retired and expired ones too), sorted by kid.
-func (s *State) KeysOf(did string) []*KeyRecord {
+func (s *State) KeysOf(did string) []KeyView {
 	byKID := s.keys[did]
-	out := make([]*KeyRecord, 0, len(byKID))
+	out := make([]KeyView, 0, len(byKID))
 	for _, kid := range slices.Sorted(maps.Keys(byKID)) {
-		out = append(out, byKID[kid])
+		out = append(out, KeyView{byKID[kid]})
 	}
 	return out
 }
 
-// AllKeys iterates over every key filed: its DID and the record.
-func (s *State) AllKeys() iter.Seq2[string, *KeyRecord] {
-	return func(yield func(string, *KeyRecord) bool) {
+// AllKeys iterates over every key filed: its DID and the key.
+func (s *State) AllKeys() iter.Seq2[string, KeyView] {
+	return func(yield func(string, KeyView) bool) {
 		for did, byKID := range s.keys {
 			for _, k := range byKID {
-				if !yield(did, k) {
+				if !yield(did, KeyView{k}) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// Key returns the key filed under did with kid; ok is false when there is none.
+func (s *State) Key(did, kid string) (k KeyView, ok bool) {
+	r := s.keys[did][kid]
+	return KeyView{r}, r != nil
 }
 
 // Favorites returns a copy of did's favourite channel names, in their order.

@@ -10,12 +10,12 @@ import (
 // localByScan is what LocalMembers must answer, computed from the channels and sessions.
 func localByScan(st *State, channel string) map[string]Member {
 	out := map[string]Member{}
-	ch := st.Channel(channel)
+	ch := st.channels[channel]
 	if ch == nil {
 		return out
 	}
 	for id, m := range ch.Members() {
-		if se := st.Session(id); se != nil && se.Node == st.node {
+		if se, ok := st.Session(id); ok && se.Node == st.node {
 			out[id] = m
 		}
 	}
@@ -32,15 +32,15 @@ func TestLocalMembersIndex(t *testing.T) {
 		check := func(m *Machine, at int) {
 			m.Read(func(st *State) {
 				for ch := range st.Channels() {
-					want := localByScan(st, ch.Name)
-					got := maps.Collect(st.LocalMembers(ch.Name))
+					want := localByScan(st, ch.Name())
+					got := maps.Collect(st.LocalMembers(ch.Name()))
 					if !maps.Equal(got, want) {
-						t.Fatalf("seed %d entry %d %s: local members %v, want %v", seed, at, ch.Name, got, want)
+						t.Fatalf("seed %d entry %d %s: local members %v, want %v", seed, at, ch.Name(), got, want)
 					}
 					checked += len(want)
 				}
 				for name := range st.local {
-					if st.Channel(name) == nil {
+					if st.channels[name] == nil {
 						t.Fatalf("seed %d entry %d: index keeps deleted channel %s", seed, at, name)
 					}
 				}
@@ -73,7 +73,7 @@ func TestReadAPI(t *testing.T) {
 		Join{Session: "s2", Channel: "#c"},
 	)
 	h.read(func(st *State) {
-		ch := st.Channel("#c")
+		ch := st.channels["#c"]
 		if ch == nil || ch.MemberCount() != 2 || !ch.IsMember("s1") || ch.IsMember("s3") {
 			t.Fatalf("channel #c: %+v", ch)
 		}
@@ -83,13 +83,13 @@ func TestReadAPI(t *testing.T) {
 		if got := maps.Collect(st.LocalMembers("#c")); len(got) != 1 || !got["s1"].Op {
 			t.Errorf("local members %v, want s1 only", got)
 		}
-		if st.Session("s2") == nil || !st.Session("s2").InChannel("#c") || st.SessionCount() != 2 {
+		if se, ok := st.Session("s2"); !ok || !se.InChannel("#c") || st.SessionCount() != 2 {
 			t.Errorf("sessions: %d", st.SessionCount())
 		}
 		if got := st.OwnedNick(didAlice); got != "alice" || st.NickOwner("alice") != didAlice {
 			t.Errorf("nick owner: %q %q", got, st.NickOwner("alice"))
 		}
-		if !st.MayRead(ch, "") || st.Index() != 4 {
+		if !st.mayRead(ch, "") || st.Index() != 4 {
 			t.Errorf("MayRead of a public channel or Index %d", st.Index())
 		}
 	})
@@ -106,7 +106,7 @@ func TestIteratorsDoNotAllocate(t *testing.T) {
 			Join{Session: id, Channel: "#c"})
 	}
 	h.read(func(st *State) {
-		ch := st.Channel("#c")
+		ch := st.channels["#c"]
 		var local, all, ops int
 		walk := func() {
 			for id, m := range st.LocalMembers("#c") {
@@ -124,6 +124,105 @@ func TestIteratorsDoNotAllocate(t *testing.T) {
 		}
 		if local == 0 || all <= local || ops == 0 {
 			t.Errorf("walked %d local and %d member id bytes, %d ops", local, all, ops)
+		}
+	})
+}
+
+// TestKeyViewReadOnly checks that what a KeyView hands out is the caller's to change: writing
+// to it leaves the filed key as it was.
+func TestKeyViewReadOnly(t *testing.T) {
+	st := NewState()
+	a := &Applier{st: st, env: Envelope{Time: timeBase}}
+	if r := a.registerKey(RegisterKey{DID: didAlice, KID: "k1", PublicKey: testKey(1), Source: "local-session"}); r.Code != OK {
+		t.Fatalf("register: %v", r)
+	}
+	k, ok := st.Key(didAlice, "k1")
+	if !ok || k.KID() != "k1" || k.Source() != "local-session" || !k.Live(timeBase/1000) {
+		t.Fatalf("Key = %+v, %v", k, ok)
+	}
+	pub := k.PublicKey()
+	pub[0] ^= 0xff
+	rec := k.Record()
+	rec.PublicKey[1] ^= 0xff
+	rec.RemovedAt = 1
+	if got := st.key(didAlice, "k1"); string(got.PublicKey) != string(testKey(1)) || got.RemovedAt != 0 {
+		t.Fatalf("filed key changed through the view: %+v", got)
+	}
+	if _, ok := st.Key(didAlice, "k2"); ok {
+		t.Fatal("Key found a key never filed")
+	}
+	if ks := st.KeysOf(didAlice); len(ks) != 1 || ks[0].KID() != "k1" {
+		t.Fatalf("KeysOf = %v", ks)
+	}
+}
+
+// TestSessionCopiesReadOnly checks that the sessions the read API hands out are copies: writing
+// to one leaves the state as it was.
+func TestSessionCopiesReadOnly(t *testing.T) {
+	st := NewState()
+	a := &Applier{st: st, env: Envelope{Time: timeBase}}
+	if r := a.registerSession(RegisterSession{ID: "s1", Node: "n1", Nick: "alice", User: "a", Host: "h", DID: didAlice, TokenHash: "tok"}); r.Code != OK {
+		t.Fatalf("register: %v", r)
+	}
+	se, ok := st.Session("s1")
+	if !ok || se.Nick != "alice" {
+		t.Fatalf("Session = %+v, %v", se, ok)
+	}
+	se.Nick, se.Oper = "mallory", true
+	for s := range st.Sessions() {
+		s.Away = "gone"
+	}
+	byNick, _ := st.SessionByNick("alice")
+	byNick.Bot = true
+	byToken, _ := st.SessionByToken("tok")
+	byToken.DID = "did:plc:other"
+	for _, s := range st.SessionsByDID(didAlice) {
+		s.Host = "elsewhere"
+	}
+	if got := *st.sessions["s1"]; got.Nick != "alice" || got.Oper || got.Away != "" || got.Bot || got.DID != didAlice || got.Host != "h" {
+		t.Fatalf("session changed through a copy: %+v", got)
+	}
+	if _, ok := st.Session("s2"); ok {
+		t.Fatal("Session found a session never registered")
+	}
+	if !st.NickInUse("ALICE") || st.NickInUse("bob") {
+		t.Fatal("NickInUse disagrees with the nicks in use")
+	}
+}
+
+// TestChannelViewReadOnly checks that a ChannelView reads the live channel and that the lists it
+// hands out are copies: writing to them leaves the channel as it was.
+func TestChannelViewReadOnly(t *testing.T) {
+	h := newHarness(t)
+	h.mustOK(append(world(), Join{Session: "s-alice", Channel: "#c"},
+		Topic{Session: "s-alice", Channel: "#c", Text: "hello"},
+		Mode{Session: "s-alice", Channel: "#c", Changes: []ModeChange{{Add: true, Mode: "b", Arg: "*!*@bad"}}})...)
+	h.read(func(st *State) {
+		ch, ok := st.Channel("#c")
+		if !ok || ch.Name() != "#c" || ch.Topic() != "hello" || !ch.IsMember("s-alice") || len(ch.Bans()) != 1 {
+			t.Fatalf("Channel(#c) = %+v, %v", ch, ok)
+		}
+		bans := ch.Bans()
+		bans[0].Mask = "*!*@*"
+		if got := st.channels["#c"].Bans[0].Mask; got != "*!*@bad" {
+			t.Fatalf("ban list changed through a copy: %q", got)
+		}
+		if _, ok := st.Channel("#none"); ok {
+			t.Fatal("Channel found a channel never created")
+		}
+		var zero ChannelView
+		if zero.MessageVisible("", true) {
+			t.Fatal("a message is visible through no channel")
+		}
+		n := 0
+		for c := range st.Channels() {
+			n++
+			if c.Name() != "#c" {
+				t.Errorf("Channels yields %q", c.Name())
+			}
+		}
+		if n != 1 {
+			t.Errorf("Channels yields %d channels, want 1", n)
 		}
 	})
 }

@@ -177,7 +177,7 @@ func SessionGone(tb testing.TB, n Node, nick string) {
 	tb.Helper()
 	poll.Until(tb, "the session of "+nick+" to end", func() bool {
 		gone := true
-		n.Machine().Read(func(st *fsm.State) { gone = st.SessionByNick(nick) == nil })
+		n.Machine().Read(func(st *fsm.State) { gone = !st.NickInUse(nick) })
 		return gone
 	})
 }

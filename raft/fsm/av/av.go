@@ -231,13 +231,13 @@ func (AVAddArtifact) CommandType() fsm.CommandType { return TypeAVAddArtifact }
 
 // avMember finds a session of did in channel that may take part in its call: a member, not
 // banned. It answers the refusal code otherwise.
-func avMember(s *fsm.State, channel, did string) (*fsm.Session, fsm.Code) {
+func avMember(s *fsm.State, channel, did string) (fsm.Session, fsm.Code) {
 	if did == "" {
-		return nil, ErrAVNeedsAccount
+		return fsm.Session{}, ErrAVNeedsAccount
 	}
-	ch := s.Channel(channel)
-	if ch == nil {
-		return nil, fsm.ErrNoSuchChannel
+	ch, ok := s.Channel(channel)
+	if !ok {
+		return fsm.Session{}, fsm.ErrNoSuchChannel
 	}
 	code := fsm.ErrNotOnChannel
 	for _, se := range s.SessionsByDID(did) {
@@ -250,7 +250,7 @@ func avMember(s *fsm.State, channel, did string) (*fsm.Session, fsm.Code) {
 		}
 		return se, fsm.OK
 	}
-	return nil, code
+	return fsm.Session{}, code
 }
 
 func (a *tx) av() *AVState {

@@ -34,16 +34,16 @@ func (AVOperatorEnd) CommandType() fsm.CommandType { return TypeAVOperatorEnd }
 // and true when one is a channel operator there or a server operator. A session that belongs to
 // another account than did (when did is set) does not count.
 func avOperator(s *fsm.State, channel, did, session string) (fsm.SessionRef, bool) {
-	ch := s.Channel(channel)
-	var cands []*fsm.Session
-	if se := s.Session(session); se != nil && (did == "" || se.DID == did) {
+	ch, ok := s.Channel(channel)
+	var cands []fsm.Session
+	if se, ok := s.Session(session); ok && (did == "" || se.DID == did) {
 		cands = append(cands, se)
 	}
 	if did != "" {
 		cands = append(cands, s.SessionsByDID(did)...)
 	}
 	for _, se := range cands {
-		if se.Oper || ch != nil && s.IsChannelOp(ch, se) {
+		if se.Oper || ok && s.IsChannelOp(ch, &se) {
 			return se.Ref(), true
 		}
 	}
@@ -53,7 +53,7 @@ func avOperator(s *fsm.State, channel, did, session string) (fsm.SessionRef, boo
 	} else if did != "" {
 		ref.Nick = s.OwnedNick(did)
 	}
-	return ref, ch != nil && s.IsChannelOpDID(channel, did) // the founder or a DID operator
+	return ref, s.ChannelExists(channel) && s.IsChannelOpDID(channel, did) // the founder or a DID operator
 }
 
 func (a *tx) avOperatorEnd(c AVOperatorEnd) fsm.Result {

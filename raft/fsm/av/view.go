@@ -84,8 +84,8 @@ func (v View) Eligible(channel, did string) fsm.Code {
 // MayRead reports whether a reader (did "" = anonymous) may see the channel's calls, with the
 // rule of channel reads; exists is false when there is no such channel.
 func (v View) MayRead(channel, did string) (exists, may bool) {
-	c := v.st.Channel(channel)
-	if c == nil {
+	c, ok := v.st.Channel(channel)
+	if !ok {
 		return false, false
 	}
 	return true, v.st.MayRead(c, did)

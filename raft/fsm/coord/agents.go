@@ -370,10 +370,8 @@ func (a *tx) setActorClass(c SetActorClass) fsm.Result {
 		return fsm.Result{Code: ErrCoordFull}
 	}
 	r.Class = c.Class
-	if se := a.State().Session(c.Session); se != nil && se.DID == c.DID {
-		// An agent's session is a bot (user mode +B).
-		se.Bot = c.Class == "agent"
-	}
+	// An agent's session is a bot (user mode +B).
+	a.SetSessionBot(c.Session, c.DID, c.Class == "agent")
 	return fsm.Result{Code: fsm.OK}
 }
 

@@ -282,7 +282,7 @@ func TestCoordActors(t *testing.T) {
 		if !ok || r.Class != "agent" || r.Provenance.Principal != didBob || r.Presence.State != "active" || r.Heartbeat.TTL != 60 {
 			t.Fatalf("actor %+v", r)
 		}
-		if !s.Session("s-alice").Bot {
+		if se, _ := s.Session("s-alice"); !se.Bot {
 			t.Fatal("an agent's session is not in bot mode")
 		}
 		if m, ok := Of(s).Manifest(didAlice); !ok || !strings.Contains(m.Manifest, "display_name") {

@@ -295,8 +295,8 @@ func (a *tx) setGroupKeys(c SetGroupKeys) fsm.Result {
 			return fsm.Result{Code: fsm.ErrInvalid}
 		}
 	}
-	ch := a.State().Channel(c.Channel)
-	if ch == nil {
+	ch, ok := a.State().Channel(c.Channel)
+	if !ok {
 		return fsm.Result{Code: fsm.ErrNoSuchChannel}
 	}
 	if !a.State().ChannelAccessOf(c.Channel, c.DID).Manager {
@@ -304,11 +304,11 @@ func (a *tx) setGroupKeys(c SetGroupKeys) fsm.Result {
 	}
 	m := a.media()
 	ring := m.GroupKeys[c.Channel]
-	if ring == nil || ring.Incarnation != ch.Incarnation {
+	if ring == nil || ring.Incarnation != ch.Incarnation() {
 		if ring == nil && len(m.GroupKeys) >= MaxGroupKeyChannels {
 			return fsm.Result{Code: ErrMediaFull}
 		}
-		ring = &GroupKeyRing{Incarnation: ch.Incarnation, Epochs: map[int64]map[string]string{}}
+		ring = &GroupKeyRing{Incarnation: ch.Incarnation(), Epochs: map[int64]map[string]string{}}
 		if m.GroupKeys == nil {
 			m.GroupKeys = map[string]*GroupKeyRing{}
 		}
@@ -326,7 +326,7 @@ func (a *tx) setGroupKeys(c SetGroupKeys) fsm.Result {
 		}
 		delete(ring.Epochs, oldest)
 	}
-	if !ch.Encrypted {
+	if !ch.Encrypted() {
 		actor := fsm.SessionRef{DID: c.DID, Nick: c.DID, User: "groupkeys", Host: "api"}
 		if ses := a.State().SessionsByDID(c.DID); len(ses) > 0 {
 			actor = ses[0].Ref()
@@ -340,12 +340,12 @@ func (a *tx) setMediaSpace(c SetMediaSpace) fsm.Result {
 	if c.Channel == "" || c.Ref == "" || len(c.Ref) > MaxMediaSpaceRef || len(c.Type) > MaxMediaSpaceRef || c.Max < 0 {
 		return fsm.Result{Code: fsm.ErrInvalid}
 	}
-	ch := a.State().Channel(c.Channel)
-	if ch == nil {
+	ch, ok := a.State().Channel(c.Channel)
+	if !ok {
 		return fsm.Result{Code: fsm.ErrNoSuchChannel}
 	}
 	m := a.media()
-	if sp := m.Spaces[c.Channel]; sp != nil && sp.Incarnation == ch.Incarnation {
+	if sp := m.Spaces[c.Channel]; sp != nil && sp.Incarnation == ch.Incarnation() {
 		return fsm.Result{Code: fsm.NoChange}
 	}
 	if _, replacing := m.Spaces[c.Channel]; !replacing && c.Max > 0 && len(m.Spaces) >= c.Max {
@@ -354,7 +354,7 @@ func (a *tx) setMediaSpace(c SetMediaSpace) fsm.Result {
 	if m.Spaces == nil {
 		m.Spaces = map[string]*MediaSpace{}
 	}
-	m.Spaces[c.Channel] = &MediaSpace{Ref: c.Ref, Type: c.Type, Incarnation: ch.Incarnation, CreatedBy: c.DID, At: a.Time()}
+	m.Spaces[c.Channel] = &MediaSpace{Ref: c.Ref, Type: c.Type, Incarnation: ch.Incarnation(), CreatedBy: c.DID, At: a.Time()}
 	return fsm.Result{Code: fsm.OK}
 }
 

@@ -70,7 +70,7 @@ func TestMediaCommands(t *testing.T) {
 		if len(got) != 2 || got[0] != (SealedKey{2, "EGK1:two"}) || got[1] != (SealedKey{1, "EGK1:one"}) {
 			t.Errorf("bob's keys %+v", got)
 		}
-		if !st.Channel("#c").Encrypted {
+		if ch, _ := st.Channel("#c"); !ch.Encrypted() {
 			t.Error("group keys left the channel without +E")
 		}
 		if sp, ok := Of(st).SpaceOf("#c"); !ok || sp.Ref != "space-1" {
@@ -123,8 +123,8 @@ func TestMediaStateFollowsIncarnation(t *testing.T) {
 	h.Do(fsm.ExpireChannels{OwnedAfter: 1})
 	h.OK(fsm.Join{Session: "s-bob", Channel: "#c"})
 	h.Read(func(st *fsm.State) {
-		if st.Channel("#c").FounderDID != didBob {
-			t.Fatalf("#c was not created again (founder %q)", st.Channel("#c").FounderDID)
+		if ch, _ := st.Channel("#c"); ch.FounderDID() != didBob {
+			t.Fatalf("#c was not created again (founder %q)", ch.FounderDID())
 		}
 		if keys := Of(st).GroupKeysFor("#c", didBob); len(keys) != 0 {
 			t.Errorf("old group keys served: %+v", keys)

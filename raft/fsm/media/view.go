@@ -59,12 +59,12 @@ func (v View) PreKeyBundle(did string) (json.RawMessage, bool) {
 // GroupKeysFor lists the sealed group keys of a channel (folded name) addressed to did, newest
 // epoch first; keys written for an earlier incarnation of the channel are not returned.
 func (v View) GroupKeysFor(channel, did string) []SealedKey {
-	ch := v.st.Channel(channel)
-	if v.m == nil || ch == nil {
+	ch, ok := v.st.Channel(channel)
+	if v.m == nil || !ok {
 		return nil
 	}
 	ring := v.m.GroupKeys[channel]
-	if ring == nil || ring.Incarnation != ch.Incarnation {
+	if ring == nil || ring.Incarnation != ch.Incarnation() {
 		return nil
 	}
 	return ring.sealedFor(did)
@@ -73,12 +73,12 @@ func (v View) GroupKeysFor(channel, did string) []SealedKey {
 // SpaceOf returns a channel's media space (folded name), if it has one in its current
 // incarnation.
 func (v View) SpaceOf(channel string) (MediaSpace, bool) {
-	ch := v.st.Channel(channel)
-	if v.m == nil || ch == nil {
+	ch, ok := v.st.Channel(channel)
+	if v.m == nil || !ok {
 		return MediaSpace{}, false
 	}
 	sp := v.m.Spaces[channel]
-	if sp == nil || sp.Incarnation != ch.Incarnation {
+	if sp == nil || sp.Incarnation != ch.Incarnation() {
 		return MediaSpace{}, false
 	}
 	return *sp, true
@@ -91,7 +91,7 @@ func (v View) SpaceByRef(ref string) (channel string, ok bool) {
 	}
 	for name, sp := range v.m.Spaces {
 		if sp.Ref == ref {
-			if ch := v.st.Channel(name); ch != nil && ch.Incarnation == sp.Incarnation {
+			if ch, ok := v.st.Channel(name); ok && ch.Incarnation() == sp.Incarnation {
 				return name, true
 			}
 		}

@@ -137,15 +137,16 @@ func drop(a *fsm.Applier, owner string) {
 // target resolves the owner a command changes and checks the session may change it. For a user
 // it returns the event's channels (the session's, sorted).
 func target(st *fsm.State, session, channel string) (se *fsm.Session, owner string, channels []string, code fsm.Code) {
-	se = st.Session(session)
-	if se == nil {
+	s, ok := st.Session(session)
+	if !ok {
 		return nil, "", nil, fsm.ErrNoSuchSession
 	}
+	se = &s
 	if channel == "" {
 		return se, ownerOf(se), se.ChannelNames(), fsm.OK
 	}
-	ch := st.Channel(channel)
-	if ch == nil {
+	ch, ok := st.Channel(channel)
+	if !ok {
 		return se, "", nil, fsm.ErrNoSuchChannel
 	}
 	if !st.IsChannelOp(ch, se) {

@@ -112,7 +112,7 @@ func ownersExist(st *fsm.State) error {
 	}
 	for owner := range m.Owners {
 		switch id, guest := strings.CutPrefix(owner, guestOwner("")); {
-		case guest && st.Session(id) == nil:
+		case guest && !sessionExists(st, id):
 			return fmt.Errorf("metadata of ended guest session %s", id)
 		case owner[0] == '#' || owner[0] == '&':
 			if !st.ChannelExists(owner) {
@@ -121,4 +121,10 @@ func ownersExist(st *fsm.State) error {
 		}
 	}
 	return nil
+}
+
+// sessionExists reports whether session id is in st.
+func sessionExists(st *fsm.State, id string) bool {
+	_, ok := st.Session(id)
+	return ok
 }

@@ -21,11 +21,11 @@ func Of(st *fsm.State) View { return View{st, section.Of(st)} }
 // OwnerOf is the owner of a session's user metadata: its DID, or the session itself for a guest;
 // "" when the session is gone.
 func (v View) OwnerOf(sessionID string) string {
-	se := v.st.Session(sessionID)
-	if se == nil {
+	se, ok := v.st.Session(sessionID)
+	if !ok {
 		return ""
 	}
-	return ownerOf(se)
+	return ownerOf(&se)
 }
 
 // Keys is a copy of an owner's keys (nil when it has none).
@@ -50,26 +50,26 @@ type Target struct {
 // Resolve resolves target ("*" for oneself, a nick or a channel) for session id (authenticated
 // as did); ok is false when it names nothing.
 func (v View) Resolve(target, id, did string) (t Target, ok bool) {
-	me := v.st.Session(id)
-	if target == "*" || (me != nil && fsm.Fold(target) == fsm.Fold(me.Nick)) {
-		if me == nil {
+	me, haveMe := v.st.Session(id)
+	if target == "*" || (haveMe && fsm.Fold(target) == fsm.Fold(me.Nick)) {
+		if !haveMe {
 			return t, false
 		}
-		return Target{Nick: me.Nick, Owner: ownerOf(me), Self: true, Readable: true}, true
+		return Target{Nick: me.Nick, Owner: ownerOf(&me), Self: true, Readable: true}, true
 	}
 	if target != "" && (target[0] == '#' || target[0] == '&') {
-		ch := v.st.Channel(fsm.Fold(target))
-		if ch == nil {
+		ch, ok := v.st.Channel(fsm.Fold(target))
+		if !ok {
 			return t, false
 		}
-		return Target{Channel: ch.Name, Owner: ch.Name, Op: me != nil && v.st.IsChannelOp(ch, me),
+		return Target{Channel: ch.Name(), Owner: ch.Name(), Op: haveMe && v.st.IsChannelOp(ch, &me),
 			Readable: ch.CanRead(id, did), Members: ch.MemberCount()}, true
 	}
-	se := v.st.SessionByNick(target)
-	if se == nil {
+	se, ok := v.st.SessionByNick(target)
+	if !ok {
 		return t, false
 	}
-	return Target{Nick: se.Nick, Owner: ownerOf(se), Readable: true}, true
+	return Target{Nick: se.Nick, Owner: ownerOf(&se), Readable: true}, true
 }
 
 // NickKeys is one user's nick and metadata.
@@ -80,17 +80,17 @@ type NickKeys struct {
 
 // Members lists the members of a channel that have metadata, with it, sorted by nick.
 func (v View) Members(channel string) []NickKeys {
-	ch := v.st.Channel(channel)
-	if ch == nil || v.m == nil {
+	ch, ok := v.st.Channel(channel)
+	if !ok || v.m == nil {
 		return nil
 	}
 	var out []NickKeys
 	for id := range ch.Members() {
-		se := v.st.Session(id)
-		if se == nil {
+		se, ok := v.st.Session(id)
+		if !ok {
 			continue
 		}
-		if keys := v.Keys(ownerOf(se)); keys != nil {
+		if keys := v.Keys(ownerOf(&se)); keys != nil {
 			out = append(out, NickKeys{Nick: se.Nick, Keys: keys})
 		}
 	}
@@ -102,7 +102,7 @@ func (v View) Members(channel string) []NickKeys {
 // guest's own).
 func (v View) SessionsOf(owner string) []string {
 	if id, guest := strings.CutPrefix(owner, "session:"); guest {
-		if v.st.Session(id) != nil {
+		if _, ok := v.st.Session(id); ok {
 			return []string{id}
 		}
 		return nil
