@@ -204,19 +204,7 @@ func TestConcurrentAppend(t *testing.T) {
 	if n, _ := s.Count(ctx); n != int64(want) {
 		t.Fatalf("Count = %d, want %d", n, want)
 	}
-	var got []string
-	var after int64
-	for {
-		page, err := s.ExportAfter(ctx, "#c", after, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		got = append(got, ids(page)...)
-		after = page[len(page)-1].Seq
-	}
+	got := exportAll(t, s, "#c", 100)
 	if len(got) != want {
 		t.Fatalf("export walk saw %d messages, want %d", len(got), want)
 	}

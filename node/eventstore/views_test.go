@@ -124,22 +124,28 @@ func TestViews(t *testing.T) {
 
 func TestExportWalkContinues(t *testing.T) {
 	s := viewFixture(t)
-	ctx := context.Background()
+	got := exportAll(t, s, "#c", 3)
+	if want := []string{"m01", "m02", "m03", "m04", "m05", "m06", "m08", "m00"}; !slices.Equal(got, want) {
+		t.Fatalf("export walk = %v, want %v", got, want)
+	}
+}
+
+// exportAll walks a venue's export page by page (pages of size) and returns the msgids in the order
+// the pages gave them.
+func exportAll(t *testing.T, s *Store, venue string, size int) []string {
+	t.Helper()
 	var got []string
 	var after int64
 	for {
-		page, err := s.ExportAfter(ctx, "#c", after, 3)
+		page, err := s.ExportAfter(context.Background(), venue, after, size)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(page) == 0 {
-			break
+			return got
 		}
 		got = append(got, ids(page)...)
 		after = page[len(page)-1].Seq
-	}
-	if want := []string{"m01", "m02", "m03", "m04", "m05", "m06", "m08", "m00"}; !slices.Equal(got, want) {
-		t.Fatalf("export walk = %v, want %v", got, want)
 	}
 }
 
