@@ -1,6 +1,7 @@
 package irc
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -622,4 +623,26 @@ func (c *client) whoisMetadata(rb *respBuf, nick, owner string) {
 			rb.add(c.numericMsg("760", nick, k, "*", v))
 		}
 	}
+}
+
+// dropGuestMetadata clears the user metadata a registered guest connection set before it logs
+// in: a guest's keys belong to its connection, and once the connection is an account's its keys
+// are the account's, so the guest's would otherwise stay in the state until the node forgets the
+// session, which for a logged-in session it never does. The clear is proposed only when there is
+// something to clear, so a login costs no extra Raft entry.
+func (c *client) dropGuestMetadata() error {
+	var keys int
+	c.s.state.Read(func(st *fsm.State) {
+		v := meta.Of(st)
+		if owner := v.OwnerOf(c.id); owner != "" && owner != c.currentDID() {
+			keys = len(v.Keys(owner))
+		}
+	})
+	if keys == 0 {
+		return nil
+	}
+	if _, err := c.propose(meta.Clear{Session: c.id}); err != nil {
+		return fmt.Errorf("clear a guest's metadata before its login: %w", err)
+	}
+	return nil
 }

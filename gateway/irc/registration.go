@@ -377,6 +377,13 @@ func (c *client) logIn(did, method string, rb *respBuf) (token string, nickOwned
 	}
 	oper := s.isOperDID(did)
 	if c.registered.Load() {
+		if c.currentDID() == "" {
+			if err := c.dropGuestMetadata(); err != nil {
+				s.log.Warn("login", "err", err)
+				rb.add(c.numericMsg("904", "SASL authentication failed"))
+				return "", false, false
+			}
+		}
 		res, err := c.propose(fsm.Authenticate{Session: c.id, DID: did, TokenHash: hash, Host: cloak(did), Oper: oper})
 		if err != nil {
 			rb.add(c.numericMsg("904", "SASL authentication failed"))
