@@ -128,7 +128,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Node, err e
 	history := fl.history(events) // as the chat service writes it and the IRC edge reads it
 	msgs := chat.New(chat.Config{ // the one path by which chat events are written
 		State: machine, Store: history, Key: serverKey, Stored: streams.Stored,
-		NodeName: cfg.NodeName, Logger: log.With("component", "chat"),
+		NodeName: cfg.NodeName, Logger: log.With("component", "chat"), PersistTags: cfg.TagmsgPersist,
 	})
 	fed, err := newFederation(cfg, log, fl, members, serverKey, msgs, events, machine, prop, streams, resolver, mset)
 	if err != nil {
