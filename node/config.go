@@ -79,14 +79,14 @@ type Config struct {
 	// with PASS before registering; empty: none.
 	IRCPasswordFile string
 
-	PLCDirectory    string
-	ChallengeTTL    time.Duration
-	MaxConnsPerIP   int
-	AllowedOrigins  []string
-	JoinHistory     int  // messages replayed on JOIN to a client without draft/chathistory; 0 or -1: none
+	PLCDirectory   string
+	ChallengeTTL   time.Duration
+	MaxConnsPerIP  int
+	AllowedOrigins []string
+	JoinHistory    int // messages replayed on JOIN to a client without draft/chathistory; 0 or -1: none
 	// TagmsgPersist are the client tags that keep a TAGMSG in history, for draft/event-playback
 	// readers (chat.Config.PersistTags); empty: every TAGMSG is relayed live only.
-	TagmsgPersist []string
+	TagmsgPersist   []string
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
 
