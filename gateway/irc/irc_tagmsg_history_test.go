@@ -203,3 +203,68 @@ func TestIRCKeptTagmsgOff(t *testing.T) {
 		t.Fatalf("history: %q", got)
 	}
 }
+
+// TestIRCKeptTagmsgAcrossNodes: a kept TAGMSG sent on node a is stored there, exchanged like a
+// message and stored once on nodes b and c, relayed live from each node's copy with the same
+// msgid, and replayed by each node's CHATHISTORY to draft/event-playback clients only; the same
+// for a direct message to an account connected to another node.
+func TestIRCKeptTagmsgAcrossNodes(t *testing.T) {
+	nodes := startCluster(t)
+	a, b, c := nodes[0], nodes[1], nodes[2]
+	playback := append(slices.Clone(playbackCaps), "message-tags")
+	alice, _ := login(t, a, "kcalice", playback...)
+	bob, _ := login(t, b, "kcbob", append(slices.Clone(historyCaps), "message-tags")...)
+	carol, _ := login(t, c, "kccarol", playback...)
+	joinChannels(t, alice, "#kc")
+	joinChannels(t, bob, "#kc")
+	joinChannels(t, carol, "#kc")
+	eventually(t, "every member on node a", func() bool {
+		sendLines(t, alice, "NAMES #kc")
+		m := expect(t, alice, "353", "#kc")
+		return strings.Contains(m.Param(3), "kcbob") && strings.Contains(m.Param(3), "kccarol")
+	})
+
+	sendLines(t, alice, "PRIVMSG #kc :one")
+	expectFrom(t, alice, "kcalice", "PRIVMSG", "#kc", "one")
+	expectFrom(t, bob, "kcalice", "PRIVMSG", "#kc", "one")
+	expectFrom(t, carol, "kcalice", "PRIVMSG", "#kc", "one")
+	tag := sendKept(t, alice, "kcalice", "#kc").Tags["msgid"]
+	expectRelay(t, bob, "kcalice", "#kc", tag)
+	expectRelay(t, carol, "kcalice", "#kc", tag)
+	sendLines(t, alice, "PRIVMSG #kc :two")
+	expectFrom(t, alice, "kcalice", "PRIVMSG", "#kc", "two")
+	expectFrom(t, bob, "kcalice", "PRIVMSG", "#kc", "two")
+	expectFrom(t, carol, "kcalice", "PRIVMSG", "#kc", "two")
+
+	want := []string{"one", "TAGMSG " + tag, "two"}
+	for _, r := range []struct {
+		name string
+		c    *ircclient.Client
+		want []string
+	}{{"node a", alice, want}, {"node c", carol, want}, {"node b without event playback", bob, []string{"one", "two"}}} {
+		if got := chatLines(historyBatch(t, r.c, "CHATHISTORY LATEST #kc * 10", "#kc")); !slices.Equal(got, r.want) {
+			t.Errorf("history on %s: %q, want %q", r.name, got, r.want)
+		}
+	}
+	// A client with event playback on node b gets it from node b's copy.
+	dave, _ := guest(t, b, "kcdave", append(slices.Clone(playbackCaps), "message-tags")...)
+	joinChannels(t, dave, "#kc")
+	if got := chatLines(historyBatch(t, dave, "CHATHISTORY AROUND #kc msgid="+tag+" 3", "#kc")); !slices.Equal(got, want) {
+		t.Errorf("AROUND on node b: %q, want %q", got, want)
+	}
+	for _, nd := range nodes {
+		if got := restField(t, nd, "/api/v1/channels/kc/history", "text"); !slices.Equal(got, []string{"one", "two"}) {
+			t.Errorf("REST history on %s: %q", nd.ServerDID(), got)
+		}
+	}
+
+	// A direct message to an account on another node: relayed there, kept for the sender.
+	dmTag := sendKept(t, alice, "kcalice", "kcbob").Tags["msgid"]
+	expectRelay(t, bob, "kcalice", "kcbob", dmTag)
+	if got := chatLines(historyBatch(t, alice, "CHATHISTORY LATEST kcbob * 10", "kcbob")); !slices.Equal(got, []string{"TAGMSG " + dmTag}) {
+		t.Errorf("DM history on node a: %q", got)
+	}
+	if got := chatLines(historyBatch(t, bob, "CHATHISTORY LATEST kcalice * 10", "kcalice")); len(got) != 0 {
+		t.Errorf("DM history on node b without event playback: %q", got)
+	}
+}
