@@ -55,6 +55,10 @@ type Config struct {
 	// carrying one of them, and neither a delete nor a reaction, is stored, published and
 	// exchanged like a message. Empty: every TAGMSG is relayed live only.
 	PersistTags []string
+	// PersistReady, when set, reports whether every node of the cluster tells kept TAGMSGs from
+	// messages (a node of an earlier version would store one as a message and serve it to every
+	// reader): while it answers false, a TAGMSG is relayed live only. Nil: always.
+	PersistReady func() bool
 }
 
 // DefaultPersistTags are Config.PersistTags' usual value, as ergo ships them.
@@ -112,7 +116,7 @@ func (s *Service) NewMsgID(at time.Time) string {
 func (s *Service) keeps(tags map[string]string) bool {
 	for _, k := range s.cfg.PersistTags {
 		if _, ok := tags[k]; ok {
-			return true
+			return s.cfg.PersistReady == nil || s.cfg.PersistReady()
 		}
 	}
 	return false

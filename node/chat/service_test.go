@@ -312,6 +312,14 @@ func TestCommitKinds(t *testing.T) {
 			}
 		})
 	}
+	// While a node of the cluster would take it for a message, no TAGMSG is kept.
+	f.svc.cfg.PersistReady = func() bool { return false }
+	for venue, want := range map[string]WriteKind{"#c": Relay, DMVenue("did:plc:op", "did:plc:zed"): Deliver} {
+		if w, r := f.svc.Prepare(ctx, Draft{Sender: f.op, Command: "TAGMSG", Venue: venue, Tags: persist}); r != nil || w.Kind != want {
+			t.Fatalf("%s while the cluster is upgrading: %+v, %v", venue, w, r)
+		}
+	}
+	f.svc.cfg.PersistReady = nil
 	// An empty persist list keeps no TAGMSG.
 	f.svc.cfg.PersistTags = nil
 	if w, r := f.svc.Prepare(ctx, Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: persist}); r != nil || w.Kind != Relay {
