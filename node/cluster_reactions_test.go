@@ -87,7 +87,8 @@ func expectTagmsg(t *testing.T, c *ircclient.Client, tag, value string) ircmsg.M
 
 // TestReactionsCrossTheCluster: a reaction made on node A reaches a member on node B live and
 // node C's history tally; the unreact removes it everywhere; node C, down while a reaction is
-// made, catches up when it returns; a typing TAGMSG from A reaches B.
+// made, catches up when it returns, and on a TAGMSG kept in history then, which its history holds
+// once; a typing TAGMSG from A reaches B.
 func TestReactionsCrossTheCluster(t *testing.T) {
 	ircC, httpC, raftC, gossipC, clusterC := reactionAddrs(t)
 	dirC, dirA := t.TempDir(), t.TempDir()
@@ -161,10 +162,30 @@ func TestReactionsCrossTheCluster(t *testing.T) {
 	}
 	alice.Send(signedReaction(t, res.DID, key, root, "🎉", false))
 	expectTagmsg(t, bob, "+react", "🎉")
+	// And a TAGMSG kept in history (+draft/persist): stored on A, copied to C when it returns.
+	alice.Send("@+draft/persist;+client-only-tag-test=kept TAGMSG #react")
+	kept := expectTagmsg(t, bob, "+client-only-tag-test", "kept").Tags["msgid"]
 	c = startNode(t, dirC, nodeConfig("node-c.test", join, true))
 	eventually(t, "three voters again", threeVoters)
 	eventually(t, "node c catching up on the reaction", func() bool { return reactionTally(t, c, root)["🎉"] == 1 })
 	if got := reactionTally(t, c, root); len(got) != 1 {
 		t.Fatalf("tally on node c after catching up = %v, want only 🎉", got)
 	}
+	dave, _ := guest(t, c, "dave", "message-tags", "batch", "server-time", "draft/chathistory", "draft/event-playback")
+	dave.Send("JOIN #react")
+	expect(t, dave, "366", "#react")
+	eventually(t, "node c's history holding the kept TAGMSG once", func() bool {
+		dave.Send("CHATHISTORY LATEST #react * 50")
+		_, body := batchBody(t, dave, "chathistory")
+		n := 0
+		for _, m := range body {
+			if m.Command == "TAGMSG" && m.Tags["msgid"] == kept && m.Tags["+client-only-tag-test"] == "kept" {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatalf("the kept TAGMSG is %d times in node c's history", n)
+		}
+		return n == 1
+	})
 }

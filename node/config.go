@@ -15,6 +15,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/irc"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
+	"github.com/palaver-chat/palaver/node/chat"
 	"github.com/palaver-chat/palaver/raft"
 	"github.com/palaver-chat/palaver/sfu"
 )
@@ -78,11 +79,14 @@ type Config struct {
 	// with PASS before registering; empty: none.
 	IRCPasswordFile string
 
-	PLCDirectory    string
-	ChallengeTTL    time.Duration
-	MaxConnsPerIP   int
-	AllowedOrigins  []string
-	JoinHistory     int  // messages replayed on JOIN to a client without draft/chathistory; 0 or -1: none
+	PLCDirectory   string
+	ChallengeTTL   time.Duration
+	MaxConnsPerIP  int
+	AllowedOrigins []string
+	JoinHistory    int // messages replayed on JOIN to a client without draft/chathistory; 0 or -1: none
+	// TagmsgPersist are the client tags that keep a TAGMSG in history, for draft/event-playback
+	// readers (chat.Config.PersistTags); empty: every TAGMSG is relayed live only.
+	TagmsgPersist   []string
 	NoFloodLimits   bool // benchmarks only
 	AllowPrivateDID bool // tests only: let did:web and PDS lookups reach loopback and private addresses
 
@@ -172,6 +176,7 @@ func DefaultConfig() Config {
 		ChallengeTTL:  60 * time.Second,
 		MaxConnsPerIP: 20,
 		JoinHistory:   25,
+		TagmsgPersist: append([]string(nil), chat.DefaultPersistTags...),
 
 		PeerKeyRetry:       60 * time.Second,
 		KeySweepEvery:      60 * time.Second,
@@ -231,6 +236,7 @@ func (c Config) derived() Config {
 	c.OperDIDs = slices.Clone(c.OperDIDs)
 	c.AllowedOrigins = slices.Clone(c.AllowedOrigins)
 	c.TrustedProxies = slices.Clone(c.TrustedProxies)
+	c.TagmsgPersist = slices.Clone(c.TagmsgPersist)
 	c.Peers = slices.Clone(c.Peers)
 	c.Links = slices.Clone(c.Links)
 	return c
@@ -310,6 +316,11 @@ func (c *Config) Validate() error {
 	if c.JoinHistory < -1 {
 		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)
 	}
+	for _, tag := range c.TagmsgPersist {
+		if !validClientTagName(tag) {
+			bad("TAGMSG persist tag %q: must be a client tag name (+ then letters, digits, '-', '.', '/')", tag)
+		}
+	}
 	if c.ExchangePageSize <= 0 || c.ExchangeQueueSize <= 0 {
 		bad("exchange page size %d, queue size %d: must be positive", c.ExchangePageSize, c.ExchangeQueueSize)
 	}
@@ -325,4 +336,31 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validClientTagName reports whether tag is a client-only tag's name (IRCv3 message-tags: "+",
+// an optional vendor and "/", then a key of letters, digits and hyphens; vendors are host names).
+func validClientTagName(tag string) bool {
+	name, ok := strings.CutPrefix(tag, "+")
+	if !ok || name == "" || len(tag) > 100 {
+		return false
+	}
+	vendor, key, hasVendor := strings.Cut(name, "/")
+	if !hasVendor {
+		key, vendor = vendor, ""
+	}
+	if key == "" || (hasVendor && vendor == "") {
+		return false
+	}
+	for _, r := range key {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	for _, r := range vendor {
+		if !(r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

@@ -66,6 +66,8 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 		{"registration password longer than a REGISTER line allows", func(c *Config) { c.AccountRegistration.MinPassword = 401 },
 			[]string{"passwords of at least 401 bytes"}},
 		{"join history below -1", func(c *Config) { c.JoinHistory = -2 }, []string{"join history -2"}},
+		{"tagmsg persist tags that are no client tags", func(c *Config) { c.TagmsgPersist = []string{"+draft/persist", "persist", "+", "+a b", "+/x", "+v/"} },
+			[]string{`tag "persist"`, `tag "+"`, `tag "+a b"`, `tag "+/x"`, `tag "+v/"`}},
 		{"several at once", func(c *Config) {
 			c.MaxVoters, c.ChallengeTTL, c.Raft.CommitTimeout, c.Join = 4, 2*time.Minute, 0, []string{"a:1"}
 		}, []string{"max voters 4", "challenge lifetime 2m0s", "raft commit timeout 0s", "--join needs --gossip-addr", "--join needs --cluster-secret"}},

@@ -60,6 +60,12 @@ type Node struct {
 // addrs are the node's bound listener addresses ("" when disabled).
 type addrs struct{ irc, tls, http, pprof string }
 
+// keptTagmsgLevel is the feature level (raft/fsm.Level) of the first version whose nodes keep
+// TAGMSGs apart from messages (chat.Config.PersistTags): a node of v0.1.0 (level 0) would store
+// a kept TAGMSG copied to it as a message and serve it to every reader, so none is kept while
+// such a node is a server of the cluster.
+const keptTagmsgLevel = 1
+
 // Start opens the node's state and starts its listeners. The node runs until Close.
 //
 // Start reads top to bottom: each step builds one part from the parts before it, given as
@@ -128,7 +134,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Node, err e
 	history := fl.history(events) // as the chat service writes it and the IRC edge reads it
 	msgs := chat.New(chat.Config{ // the one path by which chat events are written
 		State: machine, Store: history, Key: serverKey, Stored: streams.Stored,
-		NodeName: cfg.NodeName, Logger: log.With("component", "chat"),
+		NodeName: cfg.NodeName, Logger: log.With("component", "chat"), PersistTags: cfg.TagmsgPersist,
+		PersistReady: func() bool { return rf.ClusterLevel() >= keptTagmsgLevel },
 	})
 	fed, err := newFederation(cfg, log, fl, members, serverKey, msgs, events, machine, prop, streams, resolver, mset)
 	if err != nil {

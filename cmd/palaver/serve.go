@@ -79,6 +79,8 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 	fs.Var(&trustedProxies, "trusted-proxy", "reverse proxy (IP or CIDR) whose X-Real-IP / X-Forwarded-For name the HTTP client (repeatable); without it those headers are ignored, from loopback too")
 	fs.Var(&origins, "allowed-origin", "extra origin allowed by CORS and WebSocket checks, e.g. https://chat.example.org (repeatable); CORS always allows localhost, WebSocket only when the node listens on loopback with a local --base-url")
 	fs.IntVar(&cfg.JoinHistory, "join-history", cfg.JoinHistory, "messages replayed to a client when it joins a channel (0 or -1: none)")
+	tagmsgPersist := strings.Join(cfg.TagmsgPersist, ",")
+	fs.StringVar(&tagmsgPersist, "tagmsg-persist", tagmsgPersist, "comma-separated client tags that keep a TAGMSG in history, replayed to draft/event-playback clients only (empty: none)")
 	fs.BoolVar(&cfg.NoFloodLimits, "no-flood-limits", cfg.NoFloodLimits, "BENCHMARKS ONLY: turn off per-connection flood limits")
 	const day = 24 * time.Hour
 	keyLifetimeDays, peerKeyRetrySecs := int(cfg.SigningKeyLifetime/day), int(cfg.PeerKeyRetry/time.Second)
@@ -104,6 +106,12 @@ func serveFlags(fs *flag.FlagSet) (build func() (node.Config, slog.Level, error)
 		var err error
 		if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 			return cfg, 0, fmt.Errorf("--log-level: %w", err)
+		}
+		cfg.TagmsgPersist = nil
+		for _, tag := range strings.Split(tagmsgPersist, ",") {
+			if tag = strings.TrimSpace(tag); tag != "" {
+				cfg.TagmsgPersist = append(cfg.TagmsgPersist, tag)
+			}
 		}
 		if cfg.Opers, err = operCredentials(opers, operFile); err != nil {
 			return cfg, 0, err

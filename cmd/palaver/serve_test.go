@@ -64,6 +64,16 @@ func TestServeSettingsPrecedence(t *testing.T) {
 					t.Fatalf("env over file: server %q commit %v oper-dids %v", c.ServerName, c.Raft.CommitTimeout, c.OperDIDs)
 				}
 			}},
+		{"tagmsg persist list", []string{"--tagmsg-persist", " +a.example/keep , +keep"}, nil, func(t *testing.T, c node.Config) {
+			if !slices.Equal(c.TagmsgPersist, []string{"+a.example/keep", "+keep"}) {
+				t.Fatalf("tagmsg persist %q", c.TagmsgPersist)
+			}
+		}},
+		{"tagmsg persist emptied", nil, map[string]string{"PALAVER_TAGMSG_PERSIST": ""}, func(t *testing.T, c node.Config) {
+			if len(c.TagmsgPersist) != 0 {
+				t.Fatalf("tagmsg persist %q, want none", c.TagmsgPersist)
+			}
+		}},
 		{"terms of service file", []string{"--tos", "/srv/palaver/terms.txt"}, nil, func(t *testing.T, c node.Config) {
 			if c.TOSFile != "/srv/palaver/terms.txt" {
 				t.Fatalf("tos %q", c.TOSFile)

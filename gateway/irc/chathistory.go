@@ -78,13 +78,13 @@ func handleCHATHISTORY(c *client, m ircmsg.Message, rb *respBuf) {
 		return
 	}
 	var msgs []eventstore.Message
-	h := c.s.history
+	h := c.historyView()
 	switch sub {
 	case "BEFORE":
 		msgs, err = h.Before(ctx, venue, ref1, limit)
 	case "AFTER":
 		if ref1.MsgID != "" {
-			msgs, err = c.afterArrival(ctx, venue, ref1.MsgID, limit)
+			msgs, err = afterArrival(ctx, h, venue, ref1.MsgID, limit)
 		} else {
 			msgs, err = h.After(ctx, venue, ref1, limit)
 		}
@@ -204,6 +204,9 @@ func (c *client) sendHistoryBatchTo(rb *respBuf, target, peer string, items []hi
 			continue
 		}
 		hm := it.msg
+		if hm.Command == "TAGMSG" && caps&capMessageTags == 0 {
+			continue // a kept TAGMSG is nothing without its tags
+		}
 		param := hm.Venue
 		if strings.HasPrefix(hm.Venue, "dm:") {
 			param = c.nick
@@ -262,6 +265,15 @@ func (c *client) replayLatest(rb *respBuf, venue string, n int) {
 // starting right after the msgid's own row, would hide such a message from a client that
 // catches up from the last msgid it read. The page starts at the oldest message that had not yet
 // been delivered here when that msgid was stored.
-func (c *client) afterArrival(ctx context.Context, venue, msgid string, limit int) ([]eventstore.Message, error) {
-	return c.s.history.ResumeAfter(ctx, venue, msgid, limit)
+func afterArrival(ctx context.Context, h History, venue, msgid string, limit int) ([]eventstore.Message, error) {
+	return h.ResumeAfter(ctx, venue, msgid, limit)
+}
+
+// historyView is the history a client reads: for a draft/event-playback client (with batch), the
+// view that holds the TAGMSGs kept in history (eventstore.Playback) as well as the messages.
+func (c *client) historyView() History {
+	if c.s.events != nil && c.has(capEventPlayback) && c.has(capBatch) {
+		return c.s.events
+	}
+	return c.s.history
 }

@@ -189,7 +189,7 @@ func (c *client) targetCandidates() []historyTarget {
 // between from and to (zero times are open): a conversation whose latest message is after the
 // window is not in it, though it has older messages there.
 func (c *client) latestIn(ctx context.Context, venue string, from, to time.Time) (time.Time, bool, error) {
-	msgs, err := c.s.history.Latest(ctx, venue, eventstore.Bound{}, 1)
+	msgs, err := c.historyView().Latest(ctx, venue, eventstore.Bound{}, 1)
 	if errors.Is(err, eventstore.ErrNotFound) || (err == nil && len(msgs) == 0) {
 		return time.Time{}, false, nil
 	}

@@ -19,7 +19,9 @@
 // (`PRIVMSG @#chan`) is live only: never stored, relayed to the other nodes as an ephemeral event
 // and shown only to the members with that prefix or a higher one (statusmsg.go). Channel events
 // (JOIN, PART, MODE, ...) are filed from the applied log on every node and replayed to
-// draft/event-playback clients within their history (playback.go).
+// draft/event-playback clients within their history (playback.go), as are the TAGMSGs the chat
+// service keeps (those carrying a tag of the node's persist list, +draft/persist by default),
+// which the edge reads through eventstore.Playback; other readers never get them.
 //
 // How it works, and why it is built this way: DESIGN.md beside this file.
 package irc

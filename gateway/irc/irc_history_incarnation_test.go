@@ -14,19 +14,24 @@ import (
 // restTexts GETs a REST list of messages and returns their texts, failing unless the status is 200.
 func restTexts(t *testing.T, n *Node, path string) []string {
 	t.Helper()
+	return restField(t, n, path, "text")
+}
+
+// restField reads a REST route's array of messages and returns the string field of each.
+func restField(t *testing.T, n *Node, path, field string) []string {
+	t.Helper()
 	resp, body := httpDo(t, "GET", "http://"+n.HTTPAddr()+path, "", nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 	}
-	var msgs []struct {
-		Text string `json:"text"`
-	}
+	var msgs []map[string]any
 	if err := json.Unmarshal(body, &msgs); err != nil {
 		t.Fatalf("GET %s: %v in %s", path, err, body)
 	}
 	out := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, m.Text)
+		v, _ := m[field].(string)
+		out = append(out, v)
 	}
 	return out
 }

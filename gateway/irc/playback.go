@@ -44,6 +44,9 @@ type PlaybackStore interface {
 	ChannelEventByID(ctx context.Context, venue, msgid string) (eventstore.ChannelEvent, error)
 	OldestEvents(ctx context.Context, venue string, lo, hi eventstore.EventPos, sinceIndex uint64, limit int) ([]eventstore.ChannelEvent, error)
 	NewestEvents(ctx context.Context, venue string, lo, hi eventstore.EventPos, sinceIndex uint64, limit int) ([]eventstore.ChannelEvent, error)
+	// Playback is the history with the TAGMSGs kept in it, which only draft/event-playback
+	// clients read.
+	Playback() eventstore.Playback
 }
 
 // EnablePlayback files the channel events of every applied entry in store and serves them to
@@ -54,7 +57,7 @@ func (s *Server) EnablePlayback(store PlaybackStore, st *stream.Streams) error {
 	if store == nil || st == nil {
 		return fmt.Errorf("irc: event playback needs an event store and the node's streams")
 	}
-	s.playback = store
+	s.playback, s.events = store, store.Playback()
 	if err := st.Applied.Subscribe("playback", stream.Backpressure, s.fileEntry); err != nil {
 		return fmt.Errorf("irc: event playback: %w", err)
 	}

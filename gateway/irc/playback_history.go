@@ -9,7 +9,8 @@ import (
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
 
-// A channel's history for a draft/event-playback client: its messages and its events in one
+// A channel's history for a draft/event-playback client: its messages (with the TAGMSGs kept in
+// history, eventstore.Playback) and its events in one
 // order, by time, the events of a millisecond before its messages. A reference (timestamp= or
 // msgid= of a message or of an event) is turned into a bound on each side, and each side is read
 // with the limit; the merged page is then cut to the limit from the side the subcommand keeps.
@@ -124,7 +125,7 @@ func (c *client) playbackHistory(ctx context.Context, sub, venue string, ref1, r
 	if !ok {
 		return nil, nil
 	}
-	h, p := c.s.history, c.s.playback
+	h, p := c.s.events, c.s.playback
 	first, last := eventstore.EventsFirst, eventstore.EventsLast
 	side := func(msgs []eventstore.Message, err error, evs []eventstore.ChannelEvent, err2 error) ([]histItem, error) {
 		if err = errors.Join(err, err2); err != nil {
@@ -157,7 +158,7 @@ func (c *client) playbackHistory(ctx context.Context, sub, venue string, ref1, r
 	case "AFTER":
 		var msgs []eventstore.Message
 		if r1.arrival != "" {
-			msgs, err = c.afterArrival(ctx, venue, r1.arrival, limit)
+			msgs, err = afterArrival(ctx, h, venue, r1.arrival, limit)
 		} else {
 			msgs, err = h.After(ctx, venue, r1.msgLower, limit)
 		}
@@ -188,7 +189,7 @@ func (c *client) playbackHistory(ctx context.Context, sub, venue string, ref1, r
 // playbackAround answers AROUND: about half the page before the center and half after it, the
 // center itself included when it is a msgid; a timestamp center counts its millisecond as after.
 func (c *client) playbackAround(ctx context.Context, venue string, center eventstore.Bound, r playbackRef, since uint64, limit int) ([]histItem, error) {
-	h, p := c.s.history, c.s.playback
+	h, p := c.s.events, c.s.playback
 	var middle []histItem
 	if center.MsgID != "" && r.class == 2 {
 		msgs, err := h.Around(ctx, venue, center, 1) // the center message, if it is visible

@@ -78,7 +78,7 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		}
 	})
 	for _, t := range targets {
-		if c := s.localClient(t.id); c != nil {
+		if c := s.localClient(t.id); c != nil && (m.Command != "TAGMSG" || c.has(capMessageTags)) {
 			out := base
 			out.msg.Params = append([]string{t.nick}, base.msg.Params[1:]...)
 			c.deliver(&out, false)

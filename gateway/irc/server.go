@@ -118,6 +118,7 @@ type Server struct {
 	proposer Proposer
 	history  History
 	playback PlaybackStore // nil unless EnablePlayback was called (playback.go)
+	events   History       // the history with kept TAGMSGs (eventstore.Playback); nil unless EnablePlayback was called
 	// playbackGap is the last log index whose channel events this node may not have filed itself
 	// (entries applied before EnablePlayback, or skipped by a snapshot): PlaybackGap.
 	playbackGap atomic.Uint64

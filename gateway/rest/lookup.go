@@ -11,7 +11,8 @@ import (
 )
 
 // message serves GET /api/v1/messages/{msgid}: one stored row (a message
-// or one of its edits) as stored. Deleted messages are not found. The
+// or one of its edits) as stored. Deleted messages, and the TAGMSGs kept in history for IRC event
+// playback, are not found. The
 // channel's read authorization applies; messages of a DM venue are never
 // served (403, as freeq's authorize_channel_read answers for dm: keys).
 func (s *Server) message(c *gin.Context) {
@@ -32,7 +33,7 @@ func (s *Server) message(c *gin.Context) {
 	case err != nil:
 		s.storeFailed(c, "message", err)
 		return
-	case !m.DeletedAt.IsZero():
+	case !m.DeletedAt.IsZero(), m.Command == "TAGMSG": // a TAGMSG kept in history is an event, no message
 		WriteError(c, http.StatusNotFound, "Message "+msgid+" not found")
 		return
 	case strings.HasPrefix(m.Venue, "dm:"):

@@ -12,6 +12,11 @@
 // eventstore.ReactionEvent are the one type of a message, a delete and a reaction for the
 // service, its acceptance rules and the store.
 //
+// A TAGMSG that carries a client tag of Config.PersistTags (+draft/persist, +persist by default)
+// is kept: stored and exchanged as a message row of its venue, an event that only
+// draft/event-playback readers get back from history (eventstore.Playback); other TAGMSGs, but
+// deletes and reactions, are relayed live only.
+//
 // The service also keeps, in memory, which stored messages have not reached this node's readers
 // yet (delivery.go): a local write is delivered by Commit itself (Write.Deliver), a remote one
 // once the Stored stream's subscribers have handled it. Each message is stored with the oldest

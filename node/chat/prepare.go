@@ -106,6 +106,8 @@ func (s *Service) Prepare(ctx context.Context, d Draft) (*Write, *Refusal) {
 	case react != nil:
 		react.EventID, react.At, react.Tags = msgid, now, CopyTags(tags)
 		w.Kind, w.Reaction = Reaction, react
+	case d.Command == "TAGMSG" && d.Status == "" && d.Venue != "" && s.cfg.Store != nil && s.keeps(tags):
+		w.Kind = Message // kept in history, an event for draft/event-playback readers
 	case channel && (d.Status != "" || d.Command == "TAGMSG"):
 		w.Kind = Relay
 	case d.Venue != "" && d.Command != "TAGMSG" && s.cfg.Store != nil:

@@ -50,7 +50,19 @@ type Config struct {
 	Logger  *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PersistTags are the client tags that make a TAGMSG kept in history (ergo's
+	// tagmsg-storage whitelist; the node's --tagmsg-persist): a TAGMSG to a channel or a DM venue
+	// carrying one of them, and neither a delete nor a reaction, is stored, published and
+	// exchanged like a message. Empty: every TAGMSG is relayed live only.
+	PersistTags []string
+	// PersistReady, when set, reports whether every node of the cluster tells kept TAGMSGs from
+	// messages (a node of an earlier version would store one as a message and serve it to every
+	// reader): while it answers false, a TAGMSG is relayed live only. Nil: always.
+	PersistReady func() bool
 }
+
+// DefaultPersistTags are Config.PersistTags' usual value, as ergo ships them.
+var DefaultPersistTags = []string{"+draft/persist", "+persist"}
 
 // Service is the one path by which chat events are written: its Prepare and Commit (and Send,
 // Edit, Delete and React built on them) take a local sender's event, and AcceptRemote takes
@@ -98,6 +110,16 @@ func (s *Service) NewMsgID(at time.Time) string {
 	s.idMu.Lock()
 	defer s.idMu.Unlock()
 	return ulid.MustNew(ulid.Timestamp(at), s.entropy).String()
+}
+
+// keeps reports whether a TAGMSG's tags keep it in history (Config.PersistTags).
+func (s *Service) keeps(tags map[string]string) bool {
+	for _, k := range s.cfg.PersistTags {
+		if _, ok := tags[k]; ok {
+			return s.cfg.PersistReady == nil || s.cfg.PersistReady()
+		}
+	}
+	return false
 }
 
 // NodeName is the name of the node the service writes for.
@@ -150,16 +172,18 @@ type Draft struct {
 type WriteKind int
 
 const (
-	// Deliver only: a direct message between two guests, or a TAGMSG to a user. Neither stored nor published.
+	// Deliver only: a direct message between two guests, or a TAGMSG to a user that is not kept.
+	// Neither stored nor published.
 	Deliver WriteKind = iota
-	// Message: a message or an edit, stored, then published.
+	// Message: a message or an edit, or a TAGMSG kept in history (Config.PersistTags), stored,
+	// then published.
 	Message
 	// Deletion: a delete of a stored message, applied and filed, then published.
 	Deletion
 	// Reaction: a react or unreact, filed and applied, then published.
 	Reaction
-	// Relay: a channel TAGMSG that is none of the above (typing) or a status message: published
-	// to be relayed live, never stored.
+	// Relay: a channel TAGMSG that is none of the above (typing, or one no persist tag keeps) or
+	// a status message: published to be relayed live, never stored.
 	Relay
 )
 

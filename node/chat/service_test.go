@@ -256,7 +256,9 @@ func TestEditDeleteReact(t *testing.T) {
 
 func TestCommitKinds(t *testing.T) {
 	f := newFixture(t)
+	f.svc.cfg.PersistTags = DefaultPersistTags
 	ctx := context.Background()
+	persist := map[string]string{"+draft/persist": "", "+client-only-tag-test": "success"}
 	for _, tc := range []struct {
 		name string
 		d    Draft
@@ -268,6 +270,12 @@ func TestCommitKinds(t *testing.T) {
 		{"DM between DIDs", Draft{Sender: f.op, Command: "PRIVMSG", Venue: DMVenue("did:plc:op", "did:plc:zed"), Text: "x"}, Message},
 		{"DM between two guests", Draft{Sender: f.guest, Command: "PRIVMSG", Text: "x"}, Deliver},
 		{"DM TAGMSG", Draft{Sender: f.op, Command: "TAGMSG", Venue: DMVenue("did:plc:op", "did:plc:zed")}, Deliver},
+		{"kept channel TAGMSG", Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: persist}, Message},
+		{"kept by +persist", Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+persist": "1"}}, Message},
+		{"kept DM TAGMSG", Draft{Sender: f.op, Command: "TAGMSG", Venue: DMVenue("did:plc:op", "did:plc:zed"), Tags: persist}, Message},
+		{"persist tag on a status TAGMSG", Draft{Sender: f.op, Command: "TAGMSG", Venue: "#c", Status: "@", Tags: persist}, Relay},
+		{"persist tag between two guests", Draft{Sender: f.guest, Command: "TAGMSG", Tags: persist}, Deliver},
+		{"persist tag on a PRIVMSG", Draft{Sender: f.guest, Command: "PRIVMSG", Venue: "#c", Text: "x", Tags: persist}, Message},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, r := f.svc.Prepare(ctx, tc.d)
@@ -297,8 +305,25 @@ func TestCommitKinds(t *testing.T) {
 				if len(items) != 1 || items[0].Kind != stream.KindMessage {
 					t.Errorf("published %+v", items)
 				}
+				got, err := f.store.Get(ctx, w.Event.MsgID)
+				if err != nil || got.Command != tc.d.Command {
+					t.Errorf("stored %+v, %v", got, err)
+				}
 			}
 		})
+	}
+	// While a node of the cluster would take it for a message, no TAGMSG is kept.
+	f.svc.cfg.PersistReady = func() bool { return false }
+	for venue, want := range map[string]WriteKind{"#c": Relay, DMVenue("did:plc:op", "did:plc:zed"): Deliver} {
+		if w, r := f.svc.Prepare(ctx, Draft{Sender: f.op, Command: "TAGMSG", Venue: venue, Tags: persist}); r != nil || w.Kind != want {
+			t.Fatalf("%s while the cluster is upgrading: %+v, %v", venue, w, r)
+		}
+	}
+	f.svc.cfg.PersistReady = nil
+	// An empty persist list keeps no TAGMSG.
+	f.svc.cfg.PersistTags = nil
+	if w, r := f.svc.Prepare(ctx, Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: persist}); r != nil || w.Kind != Relay {
+		t.Fatalf("without a persist list: %+v, %v", w, r)
 	}
 	// One commit of several writes: the duplicate alone is refused and not published.
 	a, _ := f.svc.Prepare(ctx, Draft{Sender: f.guest, Command: "PRIVMSG", Venue: "#c", Text: "a"})

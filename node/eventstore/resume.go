@@ -33,6 +33,11 @@ func resumeArg(from int64) any {
 // again (readers drop copies by msgid); none delivered after msgid is left out. ErrNotFound when
 // msgid is unknown or of another venue.
 func (s *Store) ResumeAfter(ctx context.Context, venue, msgid string, limit int) ([]Message, error) {
+	return s.messages().resumeAfter(ctx, venue, msgid, limit)
+}
+
+func (v view) resumeAfter(ctx context.Context, venue, msgid string, limit int) ([]Message, error) {
+	s := v.s
 	limit, err := clampLimit(limit)
 	if err != nil {
 		return nil, err
@@ -53,7 +58,7 @@ func (s *Store) ResumeAfter(ctx context.Context, venue, msgid string, limit int)
 	}
 	var out []Message
 	if from < root.Seq && limit > 1 {
-		back, err := s.ExportAfter(ctx, venue, from-1, limit-1)
+		back, err := v.exportAfter(ctx, venue, from-1, limit-1)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +69,7 @@ func (s *Store) ResumeAfter(ctx context.Context, venue, msgid string, limit int)
 			out = append(out, m)
 		}
 	}
-	next, err := s.ExportAfter(ctx, venue, root.Seq, limit-len(out))
+	next, err := v.exportAfter(ctx, venue, root.Seq, limit-len(out))
 	if err != nil {
 		return nil, err
 	}

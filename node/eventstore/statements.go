@@ -68,17 +68,21 @@ const (
 	// venue, or a store without Scope), the second the channel's current incarnation. A row passes
 	// when it was public when written or belongs to that incarnation. A channel that does not
 	// exist binds an incarnation no row holds (noIncarnation).
-	scope45    = `(?4 OR m.public OR m.incarnation = ?5)`
-	scope56    = `(?5 OR m.public OR m.incarnation = ?6)`
+	scope45 = `(?4 OR m.public OR m.incarnation = ?5)`
+	scope56 = `(?5 OR m.public OR m.incarnation = ?6)`
+	// kept7 and kept6 let the TAGMSGs kept in history (tagmsgs.go) through when parameter 7 or
+	// 6 is 1, and leave them out (the message views) when it is 0.
+	kept7      = `(?7 OR m.command <> 'TAGMSG')`
+	kept6      = `(?6 OR m.command <> 'TAGMSG')`
 	rangeWhere = `FROM messages m WHERE m.venue = ?1 AND ` + liveRoot + ` AND m.okey > ?2 AND m.okey < ?3 AND ` +
-		scope56
-	// sqlRangeAsc and sqlRangeDesc take venue, exclusive low okey, exclusive high okey, limit and
-	// the scope (see scopeCond).
+		scope56 + ` AND ` + kept7
+	// sqlRangeAsc and sqlRangeDesc take venue, exclusive low okey, exclusive high okey, limit,
+	// the scope (see scopeCond) and whether kept TAGMSGs are read.
 	sqlRangeAsc  = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey ASC LIMIT ?4`
 	sqlRangeDesc = `SELECT ` + viewColumns + ` ` + rangeWhere + ` ORDER BY m.okey DESC LIMIT ?4`
-	// sqlExport takes venue, seq, limit and the scope.
+	// sqlExport takes venue, seq, limit, the scope and whether kept TAGMSGs are read.
 	sqlExport = `SELECT ` + viewColumns + ` FROM messages m
-		WHERE m.venue = ?1 AND ` + liveRoot + ` AND m.seq > ?2 AND ` + scope45 + ` ORDER BY m.seq ASC LIMIT ?3`
+		WHERE m.venue = ?1 AND ` + liveRoot + ` AND m.seq > ?2 AND ` + scope45 + ` AND ` + kept6 + ` ORDER BY m.seq ASC LIMIT ?3`
 	// sqlSearch takes the MATCH expression, exclusive high okey, venue, limit and the scope. The search index's
 	// rowid is -okey, so ascending rowid is newest first: FTS5 walks its doclists forwards, where
 	// it can skip through them with their indexes (walking backwards reads every page of a
@@ -86,11 +90,11 @@ const (
 	// messages match.
 	sqlSearch = `SELECT ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
 		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND m.venue = ?3 AND ` + liveRoot + ` AND ` + scope56 + `
-		ORDER BY messages_fts.rowid ASC LIMIT ?4`
+		AND m.command <> 'TAGMSG' ORDER BY messages_fts.rowid ASC LIMIT ?4`
 	// sqlSearchWalk takes the MATCH expression, exclusive high okey, limit: the newest matches of
 	// every venue, each with its okey first, for Search to pick a venue's from (see search.go).
 	sqlSearchWalk = `SELECT m.okey, ` + viewColumns + ` FROM messages_fts CROSS JOIN messages m ON m.okey = -messages_fts.rowid
-		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND ` + liveRoot + `
+		WHERE messages_fts MATCH ?1 AND messages_fts.rowid > -?2 AND ` + liveRoot + ` AND m.command <> 'TAGMSG'
 		ORDER BY messages_fts.rowid ASC LIMIT ?3`
 )
 

@@ -14,54 +14,37 @@ const (
 	openHigh int64 = math.MaxInt64
 )
 
+// view is a reading of venues' histories: the messages (the Store's own views) or, for an
+// event-playback reader, the messages and the TAGMSGs kept with them (Playback, tagmsgs.go).
+type view struct {
+	s       *Store
+	tagmsgs bool
+}
+
+func (s *Store) messages() view { return view{s: s} }
+
 // Before returns the newest limit messages of venue strictly before the bound (open: the newest),
-// oldest first. With a msgid bound, walking back page by page visits every message exactly once.
+// oldest first. With a msgid Bound, walking back page by page visits every message exactly once.
 func (s *Store) Before(ctx context.Context, venue string, before Bound, limit int) ([]Message, error) {
-	hi, err := s.upper(ctx, venue, before)
-	if err != nil {
-		return nil, err
-	}
-	return s.newestIn(ctx, venue, openLow, hi, limit)
+	return s.messages().before(ctx, venue, before, limit)
 }
 
 // After returns the oldest limit messages of venue strictly after the bound, oldest first.
 func (s *Store) After(ctx context.Context, venue string, after Bound, limit int) ([]Message, error) {
-	lo, err := s.lower(ctx, venue, after)
-	if err != nil {
-		return nil, err
-	}
-	return s.oldestIn(ctx, venue, lo, openHigh, limit)
+	return s.messages().after(ctx, venue, after, limit)
 }
 
 // Latest returns the newest limit messages of venue (strictly after the bound when it is set),
 // oldest first.
 func (s *Store) Latest(ctx context.Context, venue string, after Bound, limit int) ([]Message, error) {
-	lo, err := s.lower(ctx, venue, after)
-	if err != nil {
-		return nil, err
-	}
-	return s.newestIn(ctx, venue, lo, openHigh, limit)
+	return s.messages().latest(ctx, venue, after, limit)
 }
 
 // Between returns messages strictly between a and b, oldest first. Per IRCv3 CHATHISTORY BETWEEN,
 // the page starts at a: when a is older than b these are the oldest limit messages after a,
 // otherwise the newest limit messages before a. Both bounds are required.
 func (s *Store) Between(ctx context.Context, venue string, a, b Bound, limit int) ([]Message, error) {
-	if a.IsZero() || b.IsZero() {
-		return nil, fmt.Errorf("%w: Between needs two bounds", ErrInvalidArgument)
-	}
-	pa, err := s.resolve(ctx, venue, a)
-	if err != nil {
-		return nil, err
-	}
-	pb, err := s.resolve(ctx, venue, b)
-	if err != nil {
-		return nil, err
-	}
-	if pa < pb {
-		return s.oldestIn(ctx, venue, lowerOf(a, pa), pb, limit)
-	}
-	return s.newestIn(ctx, venue, lowerOf(b, pb), pa, limit)
+	return s.messages().between(ctx, venue, a, b, limit)
 }
 
 // Around returns up to limit messages around center, oldest first: about half before it and half
@@ -69,6 +52,52 @@ func (s *Store) Between(ctx context.Context, venue string, a, b Bound, limit int
 // runs short, the other side fills the page. A time center counts messages at that exact
 // millisecond as after it.
 func (s *Store) Around(ctx context.Context, venue string, center Bound, limit int) ([]Message, error) {
+	return s.messages().around(ctx, venue, center, limit)
+}
+
+func (v view) before(ctx context.Context, venue string, before Bound, limit int) ([]Message, error) {
+	hi, err := v.s.upper(ctx, venue, before)
+	if err != nil {
+		return nil, err
+	}
+	return v.newestIn(ctx, venue, openLow, hi, limit)
+}
+
+func (v view) after(ctx context.Context, venue string, after Bound, limit int) ([]Message, error) {
+	lo, err := v.s.lower(ctx, venue, after)
+	if err != nil {
+		return nil, err
+	}
+	return v.oldestIn(ctx, venue, lo, openHigh, limit)
+}
+
+func (v view) latest(ctx context.Context, venue string, after Bound, limit int) ([]Message, error) {
+	lo, err := v.s.lower(ctx, venue, after)
+	if err != nil {
+		return nil, err
+	}
+	return v.newestIn(ctx, venue, lo, openHigh, limit)
+}
+
+func (v view) between(ctx context.Context, venue string, a, b Bound, limit int) ([]Message, error) {
+	if a.IsZero() || b.IsZero() {
+		return nil, fmt.Errorf("%w: Between needs two bounds", ErrInvalidArgument)
+	}
+	pa, err := v.s.resolve(ctx, venue, a)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := v.s.resolve(ctx, venue, b)
+	if err != nil {
+		return nil, err
+	}
+	if pa < pb {
+		return v.oldestIn(ctx, venue, lowerOf(a, pa), pb, limit)
+	}
+	return v.newestIn(ctx, venue, lowerOf(b, pb), pa, limit)
+}
+
+func (v view) around(ctx context.Context, venue string, center Bound, limit int) ([]Message, error) {
 	if center.IsZero() {
 		return nil, fmt.Errorf("%w: Around needs a center", ErrInvalidArgument)
 	}
@@ -76,15 +105,15 @@ func (s *Store) Around(ctx context.Context, venue string, center Bound, limit in
 	if err != nil {
 		return nil, err
 	}
-	pc, err := s.resolve(ctx, venue, center)
+	pc, err := v.s.resolve(ctx, venue, center)
 	if err != nil {
 		return nil, err
 	}
 	var middle []Message
 	if center.MsgID != "" {
-		cur, err := s.Current(ctx, center.MsgID)
+		cur, err := v.s.Current(ctx, center.MsgID)
 		switch {
-		case err == nil && !s.Visible(cur): // a restricted message of an earlier incarnation
+		case err == nil && (!v.s.Visible(cur) || !v.reads(cur)): // restricted, or a TAGMSG this view leaves out
 		case err == nil:
 			middle = append(middle, cur)
 		case !errors.Is(err, ErrNotFound): // ErrNotFound: the center is deleted
@@ -92,7 +121,7 @@ func (s *Store) Around(ctx context.Context, venue string, center Bound, limit in
 		}
 	}
 	rest := limit - len(middle)
-	before, err := s.newestIn(ctx, venue, openLow, pc, max(rest, 1))
+	before, err := v.newestIn(ctx, venue, openLow, pc, max(rest, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +129,7 @@ func (s *Store) Around(ctx context.Context, venue string, center Bound, limit in
 	if center.MsgID == "" {
 		afterLo = pc - 1 // from the center millisecond on
 	}
-	after, err := s.oldestIn(ctx, venue, afterLo, openHigh, max(rest, 1))
+	after, err := v.oldestIn(ctx, venue, afterLo, openHigh, max(rest, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +139,9 @@ func (s *Store) Around(ctx context.Context, venue string, center Bound, limit in
 	out = append(out, middle...)
 	return append(out, after[:nAfter]...), nil
 }
+
+// reads reports whether the view returns a stored root: a kept TAGMSG only when it reads them.
+func (v view) reads(m Message) bool { return v.tagmsgs || m.Command != "TAGMSG" }
 
 // splitAround divides room slots between the available messages before and after a center: half
 // each (the odd one after), a short side's unused slots going to the other side.
@@ -132,12 +164,17 @@ func (s *Store) PageBeforeUnix(ctx context.Context, venue string, beforeUnix int
 	if err != nil {
 		return nil, err
 	}
-	return s.newestIn(ctx, venue, openLow, hi, limit)
+	return s.messages().newestIn(ctx, venue, openLow, hi, limit)
 }
 
 // ExportAfter walks a venue's live messages oldest first by seq (arrival order): up to limit
 // messages with seq > afterSeq, in current form. Pass the last Seq returned to continue.
 func (s *Store) ExportAfter(ctx context.Context, venue string, afterSeq int64, limit int) ([]Message, error) {
+	return s.messages().exportAfter(ctx, venue, afterSeq, limit)
+}
+
+func (v view) exportAfter(ctx context.Context, venue string, afterSeq int64, limit int) ([]Message, error) {
+	s := v.s
 	limit, err := clampLimit(limit)
 	if err != nil {
 		return nil, err
@@ -146,7 +183,7 @@ func (s *Store) ExportAfter(ctx context.Context, venue string, afterSeq int64, l
 		return nil, err
 	}
 	all, inc := s.scopeArgs(venue)
-	rows, err := s.r.exportFrom.QueryContext(ctx, venue, afterSeq, limit, all, inc)
+	rows, err := s.r.exportFrom.QueryContext(ctx, venue, afterSeq, limit, all, inc, v.tagmsgs)
 	if err != nil {
 		return nil, s.wrapReadErr("export "+venue, err)
 	}
@@ -158,18 +195,19 @@ func (s *Store) ExportAfter(ctx context.Context, venue string, afterSeq int64, l
 }
 
 // newestIn returns the newest limit live roots strictly between lo and hi, oldest first.
-func (s *Store) newestIn(ctx context.Context, venue string, lo, hi int64, limit int) ([]Message, error) {
-	out, err := s.rangeQuery(ctx, s.r.rangeDesc, venue, lo, hi, limit)
+func (v view) newestIn(ctx context.Context, venue string, lo, hi int64, limit int) ([]Message, error) {
+	out, err := v.rangeQuery(ctx, v.s.r.rangeDesc, venue, lo, hi, limit)
 	reverse(out)
 	return out, err
 }
 
 // oldestIn returns the oldest limit live roots strictly between lo and hi, oldest first.
-func (s *Store) oldestIn(ctx context.Context, venue string, lo, hi int64, limit int) ([]Message, error) {
-	return s.rangeQuery(ctx, s.r.rangeAsc, venue, lo, hi, limit)
+func (v view) oldestIn(ctx context.Context, venue string, lo, hi int64, limit int) ([]Message, error) {
+	return v.rangeQuery(ctx, v.s.r.rangeAsc, venue, lo, hi, limit)
 }
 
-func (s *Store) rangeQuery(ctx context.Context, st *sql.Stmt, venue string, lo, hi int64, limit int) ([]Message, error) {
+func (v view) rangeQuery(ctx context.Context, st *sql.Stmt, venue string, lo, hi int64, limit int) ([]Message, error) {
+	s := v.s
 	limit, err := clampLimit(limit)
 	if err != nil {
 		return nil, err
@@ -178,7 +216,7 @@ func (s *Store) rangeQuery(ctx context.Context, st *sql.Stmt, venue string, lo, 
 		return nil, err
 	}
 	all, inc := s.scopeArgs(venue)
-	rows, err := st.QueryContext(ctx, venue, lo, hi, limit, all, inc)
+	rows, err := st.QueryContext(ctx, venue, lo, hi, limit, all, inc, v.tagmsgs)
 	if err != nil {
 		return nil, s.wrapReadErr("history of "+venue, err)
 	}

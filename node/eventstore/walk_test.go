@@ -53,7 +53,7 @@ func TestPageBeforeUnixWalk(t *testing.T) {
 		oldest := page[0].Time.Unix()
 		// What the next page cannot return: the rest of the oldest second.
 		hi, _ := unixUpper(oldest + 1)
-		sameSecond, err := s.newestIn(ctx, "#walk", keysBeforeMs(oldest*1000)-1, hi, 10)
+		sameSecond, err := s.messages().newestIn(ctx, "#walk", keysBeforeMs(oldest*1000)-1, hi, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
