@@ -35,8 +35,8 @@ func mustHex(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestEd25519VerifyAgreesWithTheStandardLibrary holds the fast path to
-// crypto/ed25519's verdict on the inputs where ed25519 implementations
+// TestEd25519VerifyAgreesWithTheStandardLibrary holds the fast paths
+// (Ed25519Verify, Ed25519VerifyOnce) to crypto/ed25519's verdict on the inputs where ed25519 implementations
 // differ: non-canonical S, small-order and non-canonical keys and R,
 // malformed lengths.
 func TestEd25519VerifyAgreesWithTheStandardLibrary(t *testing.T) {
@@ -80,9 +80,12 @@ func TestEd25519VerifyAgreesWithTheStandardLibrary(t *testing.T) {
 					t.Fatalf("Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
 				}
 			}
+			if got := Ed25519VerifyOnce(tt.pub, tt.msg, tt.sig); got != want {
+				t.Fatalf("Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
+			}
 		})
 	}
-	if Ed25519Verify(pub[:31], msg, sig) {
+	if Ed25519Verify(pub[:31], msg, sig) || Ed25519VerifyOnce(pub[:31], msg, sig) {
 		t.Error("a 31-byte key verified")
 	}
 }
@@ -110,12 +113,20 @@ func FuzzEd25519Verify(f *testing.F) {
 			msg = append([]byte{}, msg...)
 			msg[i-96] ^= flip
 		}
-		if got, want := Ed25519Verify(pub, msg, sig), ed25519.Verify(pub, msg, sig); got != want {
+		want := ed25519.Verify(pub, msg, sig)
+		if got := Ed25519Verify(pub, msg, sig); got != want {
 			t.Fatalf("flipped: Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
 		}
+		if got := Ed25519VerifyOnce(pub, msg, sig); got != want {
+			t.Fatalf("flipped: Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
+		}
 		if len(rawPub) == ed25519.PublicKeySize && len(rawSig) == ed25519.SignatureSize {
-			if got, want := Ed25519Verify(rawPub, msg, rawSig), ed25519.Verify(rawPub, msg, rawSig); got != want {
+			want := ed25519.Verify(rawPub, msg, rawSig)
+			if got := Ed25519Verify(rawPub, msg, rawSig); got != want {
 				t.Fatalf("raw: Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
+			}
+			if got := Ed25519VerifyOnce(rawPub, msg, rawSig); got != want {
+				t.Fatalf("raw: Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
 			}
 		}
 	})
@@ -134,6 +145,11 @@ func BenchmarkEd25519Verify(b *testing.B) {
 	b.Run("Ed25519Verify, cached key", func(b *testing.B) {
 		for b.Loop() {
 			Ed25519Verify(pub, msg, sig)
+		}
+	})
+	b.Run("Ed25519VerifyOnce", func(b *testing.B) {
+		for b.Loop() {
+			Ed25519VerifyOnce(pub, msg, sig)
 		}
 	})
 }
