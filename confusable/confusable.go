@@ -87,10 +87,11 @@ func (x *Index) update(st Nicks) {
 		x.cursor = now
 		return
 	}
+	var last skeletons // a session's nick and the nick it claims come one after the other
 	for ch := range changes {
 		h := Holder{Nick: ch.Nick, DID: ch.DID, Session: ch.Session}
 		if ch.Added {
-			x.add(h)
+			x.add(h, &last)
 		} else {
 			x.remove(h)
 		}
@@ -98,17 +99,43 @@ func (x *Index) update(st Nicks) {
 	x.cursor = now
 }
 
+// skeletons remembers the skeletons of the last nick added.
+type skeletons struct {
+	nick string
+	sks  []string
+}
+
+func (m *skeletons) of(nick string) []string {
+	if m.sks == nil || m.nick != nick {
+		m.nick, m.sks = nick, skeletonsOf(nick, Skeleton)
+	}
+	return m.sks
+}
+
+// rebuild indexes every session's nick and every owned nick, taking the skeletons of the nicks
+// already indexed from the index it replaces.
 func (x *Index) rebuild(st Nicks) {
+	known := make(map[string][]string, len(x.holders))
+	for h, sks := range x.holders {
+		known[h.Nick] = sks
+	}
 	x.bySkeleton, x.holders = map[string][]Holder{}, map[Holder][]string{}
+	var last skeletons
+	add := func(h Holder) {
+		if sks, ok := known[h.Nick]; ok {
+			last = skeletons{nick: h.Nick, sks: sks}
+		}
+		x.add(h, &last)
+	}
 	for se := range st.Sessions() {
-		x.add(Holder{Nick: se.Nick, DID: se.DID, Session: se.ID})
+		add(Holder{Nick: se.Nick, DID: se.DID, Session: se.ID})
 	}
 	for owned, did := range st.NickOwners() {
-		x.add(Holder{Nick: owned, DID: did})
+		add(Holder{Nick: owned, DID: did})
 	}
 }
 
-func (x *Index) add(h Holder) {
+func (x *Index) add(h Holder, memo *skeletons) {
 	if h.Nick == "" {
 		return
 	}
@@ -118,7 +145,7 @@ func (x *Index) add(h Holder) {
 	if _, ok := x.holders[h]; ok {
 		return
 	}
-	sks := skeletonsOf(h.Nick, Skeleton)
+	sks := memo.of(h.Nick)
 	x.holders[h] = sks
 	for _, sk := range sks {
 		x.bySkeleton[sk] = append(x.bySkeleton[sk], h)
