@@ -2,6 +2,7 @@ package confusable
 
 import (
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,8 +33,9 @@ func skeletonsOf(nick string, memo func(string) string) []string {
 
 // Nicks is what the index reads: *fsm.State under its read lock.
 type Nicks interface {
-	// Index changes whenever the state may have changed (the last applied log index).
-	Index() uint64
+	// NickChangesSince returns the changes to the nicks in use and owned after a cursor, or ok
+	// false when the index must be rebuilt from Sessions and NickOwners.
+	NickChangesSince(c fsm.NickCursor) (changes iter.Seq[fsm.NickChange], now fsm.NickCursor, ok bool)
 	Sessions() iter.Seq[fsm.Session]
 	NickOwners() iter.Seq2[string, string]
 }
@@ -45,16 +47,17 @@ type Holder struct {
 	Session string // the session using it; "" for an owned nick
 }
 
-// Index maps skeletons to the nicks in use and owned. It is rebuilt when the state has changed
-// since it was built (a map look-up per nick; the skeleton of a nick is computed once while the
-// nick stays in use or owned), so what it answers is exact for the state it is given.
+// Index maps skeletons to the nicks in use and owned. It follows the state change by change (the
+// state's journal of nick changes: a session registered, renamed, authenticated or ended, a nick
+// claimed or released), computing the skeletons of a nick once when it is added, and rebuilds
+// from every session and owned nick only when it cannot (its first use, a restored state, or more
+// changes behind than the state keeps). What it answers is exact for the state it is given.
 type Index struct {
 	// lock tier: taken under the state read lock; takes nothing
 	mu         sync.Mutex
-	built      bool
-	index      uint64 // the state's Index when built
-	bySkeleton map[string][]Holder
-	memo       map[string]string // nick → Skeleton(nick)
+	cursor     fsm.NickCursor      // the state's journal up to here is in the index
+	bySkeleton map[string][]Holder // skeleton → the holders with it
+	holders    map[Holder][]string // holder → its skeletons
 }
 
 // LookAlike returns a holder whose nick nick could be mistaken for: a nick in use or owned with a
@@ -64,7 +67,7 @@ type Index struct {
 func (x *Index) LookAlike(st Nicks, nick string, skip func(Holder) bool) (Holder, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.refresh(st)
+	x.update(st)
 	folded := fsm.Fold(nick)
 	for _, sk := range skeletonsOf(nick, Skeleton) {
 		for _, h := range x.bySkeleton[sk] {
@@ -76,34 +79,94 @@ func (x *Index) LookAlike(st Nicks, nick string, skip func(Holder) bool) (Holder
 	return Holder{}, false
 }
 
-func (x *Index) refresh(st Nicks) {
-	if x.built && st.Index() == x.index {
+// update brings the index to the state: the changes since the cursor, or a rebuild.
+func (x *Index) update(st Nicks) {
+	changes, now, ok := st.NickChangesSince(x.cursor)
+	if !ok {
+		x.rebuild(st)
+		x.cursor = now
 		return
 	}
-	memo := make(map[string]string, len(x.memo))
-	skeleton := func(nick string) string {
-		sk, ok := memo[nick]
-		if !ok {
-			if sk, ok = x.memo[nick]; !ok {
-				sk = Skeleton(nick)
-			}
-			memo[nick] = sk
+	var last skeletons // a session's nick and the nick it claims come one after the other
+	for ch := range changes {
+		h := Holder{Nick: ch.Nick, DID: ch.DID, Session: ch.Session}
+		if ch.Added {
+			x.add(h, &last)
+		} else {
+			x.remove(h)
 		}
-		return sk
 	}
-	index := make(map[string][]Holder, len(x.bySkeleton))
+	x.cursor = now
+}
+
+// skeletons remembers the skeletons of the last nick added.
+type skeletons struct {
+	nick string
+	sks  []string
+}
+
+func (m *skeletons) of(nick string) []string {
+	if m.sks == nil || m.nick != nick {
+		m.nick, m.sks = nick, skeletonsOf(nick, Skeleton)
+	}
+	return m.sks
+}
+
+// rebuild indexes every session's nick and every owned nick, taking the skeletons of the nicks
+// already indexed from the index it replaces.
+func (x *Index) rebuild(st Nicks) {
+	known := make(map[string][]string, len(x.holders))
+	for h, sks := range x.holders {
+		known[h.Nick] = sks
+	}
+	x.bySkeleton, x.holders = map[string][]Holder{}, map[Holder][]string{}
+	var last skeletons
 	add := func(h Holder) {
-		for _, sk := range skeletonsOf(h.Nick, skeleton) {
-			index[sk] = append(index[sk], h)
+		if sks, ok := known[h.Nick]; ok {
+			last = skeletons{nick: h.Nick, sks: sks}
 		}
+		x.add(h, &last)
 	}
 	for se := range st.Sessions() {
-		if se.Nick != "" {
-			add(Holder{Nick: se.Nick, DID: se.DID, Session: se.ID})
-		}
+		add(Holder{Nick: se.Nick, DID: se.DID, Session: se.ID})
 	}
 	for owned, did := range st.NickOwners() {
 		add(Holder{Nick: owned, DID: did})
 	}
-	x.memo, x.bySkeleton, x.index, x.built = memo, index, st.Index(), true
+}
+
+func (x *Index) add(h Holder, memo *skeletons) {
+	if h.Nick == "" {
+		return
+	}
+	if x.holders == nil {
+		x.bySkeleton, x.holders = map[string][]Holder{}, map[Holder][]string{}
+	}
+	if _, ok := x.holders[h]; ok {
+		return
+	}
+	sks := memo.of(h.Nick)
+	x.holders[h] = sks
+	for _, sk := range sks {
+		x.bySkeleton[sk] = append(x.bySkeleton[sk], h)
+	}
+}
+
+func (x *Index) remove(h Holder) {
+	sks, ok := x.holders[h]
+	if !ok {
+		return
+	}
+	delete(x.holders, h)
+	for _, sk := range sks {
+		list := x.bySkeleton[sk]
+		if i := slices.Index(list, h); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(x.bySkeleton, sk)
+		} else {
+			x.bySkeleton[sk] = list
+		}
+	}
 }

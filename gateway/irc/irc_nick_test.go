@@ -101,4 +101,23 @@ func TestIRCNickLookalikesEveryNode(t *testing.T) {
 	// The guest itself may change to a look-alike of its own nick.
 	sendLines(t, victim, "NICK vict\u0456m2")
 	expectFrom(t, victim, "victim2", "NICK", "vict\u0456m2")
+	// Every node follows the rename and the end of the session: the new nick's look-alikes are
+	// taken, then free once the session has ended.
+	last := len(nodes) - 1
+	g, _ := guest(t, nodes[last], "bystander")
+	eventually(t, "the rename seen on the last node", func() bool {
+		sendLines(t, g, "ISON vict\u0456m2")
+		return strings.Contains(expect(t, g, "303").Param(1), "vict\u0456m2")
+	})
+	sendLines(t, g, "NICK victim2")
+	if m := expect(t, g, "432"); !strings.Contains(m.Param(2), "too like vict\u0456m2, which is in use") {
+		t.Errorf("NICK victim2 after the rename: 432 %q", m.Param(2))
+	}
+	quit(t, nodes[0], victim, "vict\u0456m2")
+	eventually(t, "the end of the session seen on the last node", func() bool {
+		sendLines(t, g, "ISON vict\u0456m2")
+		return expect(t, g, "303").Param(1) == ""
+	})
+	sendLines(t, g, "NICK victim2")
+	expectFrom(t, g, "bystander", "NICK", "victim2")
 }

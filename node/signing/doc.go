@@ -26,7 +26,9 @@
 // precomputed expansion, under options that reproduce crypto/ed25519's rules
 // exactly (Ed25519Verify; differential tests and a fuzz target keep them equal):
 // about 25 µs a check instead of 40 µs, which the per-message checks of signed
-// chat (B6) and the verify endpoint (B7) spend most of their CPU on.
+// chat (B6) and the verify endpoint (B7) spend most of their CPU on. A key
+// that signs once, a SASL login's (B2), is checked by Ed25519VerifyOnce under
+// the same options without an expansion.
 //
 // What this package does not decide, because it needs state: whether a
 // referenced msgid is a root (signed events naming a revision are refused by

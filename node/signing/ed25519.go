@@ -33,6 +33,17 @@ func Ed25519Verify(pub ed25519.PublicKey, msg, sig []byte) bool {
 
 var stdLibOptions = &voi.Options{Verify: voi.VerifyOptionsStdLib}
 
+// Ed25519VerifyOnce is Ed25519Verify for a key that is not expected to sign
+// again soon, a SASL login's proof say: the same verdicts, from
+// curve25519-voi without the key's expansion, so such keys neither pay for
+// one nor push the keys that sign many messages out of the cache.
+func Ed25519VerifyOnce(pub ed25519.PublicKey, msg, sig []byte) bool {
+	if len(pub) != ed25519.PublicKeySize || len(sig) != ed25519.SignatureSize {
+		return false
+	}
+	return voi.VerifyWithOptions(voi.PublicKey(pub), msg, sig, stdLibOptions)
+}
+
 // expandedKeyCacheSize bounds the cached expansions (about 1 KB each).
 const expandedKeyCacheSize = 4096
 

@@ -2,9 +2,14 @@ package signing
 
 import (
 	"crypto/ed25519"
+	"crypto/sha512"
 	"encoding/hex"
 	"math/big"
 	"testing"
+
+	"github.com/oasisprotocol/curve25519-voi/curve"
+	"github.com/oasisprotocol/curve25519-voi/curve/scalar"
+	voi "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 )
 
 // l is the order of the ed25519 base point.
@@ -26,6 +31,56 @@ func addL(sig []byte) []byte {
 	return out
 }
 
+// torsionSig is what the holder of seed can sign so that R carries an order-8
+// component: R' = rB + T, S = r + H(R' ‖ A ‖ msg)·a. The cofactored equation
+// (ZIP-215, batch verifiers) accepts it; crypto/ed25519's cofactorless one
+// does not, so a verifier that batched signatures would change verdicts.
+func torsionSig(t *testing.T, seed, msg []byte) []byte {
+	t.Helper()
+	priv := ed25519.NewKeyFromSeed(seed)
+	h := sha512.Sum512(seed)
+	h[0] &= 248
+	h[31] &= 127
+	h[31] |= 64
+	a, err := scalar.New().SetBits(h[:32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := scalar.New().SetUint64(5) // any nonce
+	var rB, torsion, rPrime curve.EdwardsPoint
+	rB.MulBasepoint(curve.ED25519_BASEPOINT_TABLE, r)
+	order8, err := curve.NewCompressedEdwardsYFromBytes(mustHex(t, "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := torsion.SetCompressedY(order8); err != nil {
+		t.Fatal(err)
+	}
+	rPrime.Add(&rB, &torsion)
+	var enc curve.CompressedEdwardsY
+	enc.SetEdwardsPoint(&rPrime)
+	d := sha512.New()
+	d.Write(enc[:])
+	d.Write(priv.Public().(ed25519.PublicKey))
+	d.Write(msg)
+	k, err := scalar.New().SetBytesModOrderWide(d.Sum(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := scalar.New().Mul(k, a)
+	sum.Add(sum, r)
+	sig := append([]byte{}, enc[:]...)
+	sig = append(sig, make([]byte, 32)...)
+	if err := sum.ToBytes(sig[32:]); err != nil {
+		t.Fatal(err)
+	}
+	cofactored := &voi.Options{Verify: voi.VerifyOptionsDefault}
+	if !voi.VerifyWithOptions(voi.PublicKey(priv.Public().(ed25519.PublicKey)), msg, sig, cofactored) {
+		t.Fatal("the torsion signature does not pass the cofactored check it was made for")
+	}
+	return sig
+}
+
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
@@ -35,8 +90,8 @@ func mustHex(t *testing.T, s string) []byte {
 	return b
 }
 
-// TestEd25519VerifyAgreesWithTheStandardLibrary holds the fast path to
-// crypto/ed25519's verdict on the inputs where ed25519 implementations
+// TestEd25519VerifyAgreesWithTheStandardLibrary holds the fast paths
+// (Ed25519Verify, Ed25519VerifyOnce) to crypto/ed25519's verdict on the inputs where ed25519 implementations
 // differ: non-canonical S, small-order and non-canonical keys and R,
 // malformed lengths.
 func TestEd25519VerifyAgreesWithTheStandardLibrary(t *testing.T) {
@@ -71,6 +126,7 @@ func TestEd25519VerifyAgreesWithTheStandardLibrary(t *testing.T) {
 		{"short signature", pub, msg, sig[:63]},
 		{"long signature", pub, msg, append(append([]byte{}, sig...), 0)},
 		{"empty message", pub, nil, ed25519.Sign(priv, nil)},
+		{"R with an order-8 component (valid only cofactored)", pub, msg, torsionSig(t, seed, msg)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,9 +136,12 @@ func TestEd25519VerifyAgreesWithTheStandardLibrary(t *testing.T) {
 					t.Fatalf("Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
 				}
 			}
+			if got := Ed25519VerifyOnce(tt.pub, tt.msg, tt.sig); got != want {
+				t.Fatalf("Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
+			}
 		})
 	}
-	if Ed25519Verify(pub[:31], msg, sig) {
+	if Ed25519Verify(pub[:31], msg, sig) || Ed25519VerifyOnce(pub[:31], msg, sig) {
 		t.Error("a 31-byte key verified")
 	}
 }
@@ -110,12 +169,20 @@ func FuzzEd25519Verify(f *testing.F) {
 			msg = append([]byte{}, msg...)
 			msg[i-96] ^= flip
 		}
-		if got, want := Ed25519Verify(pub, msg, sig), ed25519.Verify(pub, msg, sig); got != want {
+		want := ed25519.Verify(pub, msg, sig)
+		if got := Ed25519Verify(pub, msg, sig); got != want {
 			t.Fatalf("flipped: Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
 		}
+		if got := Ed25519VerifyOnce(pub, msg, sig); got != want {
+			t.Fatalf("flipped: Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
+		}
 		if len(rawPub) == ed25519.PublicKeySize && len(rawSig) == ed25519.SignatureSize {
-			if got, want := Ed25519Verify(rawPub, msg, rawSig), ed25519.Verify(rawPub, msg, rawSig); got != want {
+			want := ed25519.Verify(rawPub, msg, rawSig)
+			if got := Ed25519Verify(rawPub, msg, rawSig); got != want {
 				t.Fatalf("raw: Ed25519Verify = %v, crypto/ed25519 = %v", got, want)
+			}
+			if got := Ed25519VerifyOnce(rawPub, msg, rawSig); got != want {
+				t.Fatalf("raw: Ed25519VerifyOnce = %v, crypto/ed25519 = %v", got, want)
 			}
 		}
 	})
@@ -134,6 +201,11 @@ func BenchmarkEd25519Verify(b *testing.B) {
 	b.Run("Ed25519Verify, cached key", func(b *testing.B) {
 		for b.Loop() {
 			Ed25519Verify(pub, msg, sig)
+		}
+	})
+	b.Run("Ed25519VerifyOnce", func(b *testing.B) {
+		for b.Loop() {
+			Ed25519VerifyOnce(pub, msg, sig)
 		}
 	})
 }

@@ -19,6 +19,7 @@ func (f *Fixture) AddSession(se Session) *Session {
 	p.channels = map[string]bool{}
 	f.st.sessions[p.ID] = p
 	f.st.nicks[Fold(p.Nick)] = p.ID
+	f.st.noteNick(true, p.Nick, p.DID, p.ID)
 	if p.TokenHash != "" {
 		f.st.tokens[p.TokenHash] = p.ID
 	}
@@ -49,7 +50,11 @@ func (f *Fixture) AddMember(channel, sessionID string, m Member) {
 
 // SetNickOwner records did as the owner of a folded nick.
 func (f *Fixture) SetNickOwner(folded, did string) {
+	if old, ok := f.st.nickOwners[folded]; ok {
+		f.st.noteNick(false, folded, old, "")
+	}
 	f.st.nickOwners[folded] = did
+	f.st.noteNick(true, folded, did, "")
 	f.st.didNicks[did] = folded
 }
 

@@ -31,8 +31,10 @@ func (a *Applier) claimNick(folded, did string) {
 			return
 		}
 		delete(a.st.nickOwners, old)
+		a.st.noteNick(false, old, did, "")
 	}
 	a.st.nickOwners[folded] = did
+	a.st.noteNick(true, folded, did, "")
 	a.st.didNicks[did] = folded
 }
 
@@ -53,6 +55,7 @@ func (a *Applier) registerSession(c RegisterSession) Result {
 		ConnectedAt: a.env.Time, channels: map[string]bool{},
 	}
 	a.st.nicks[folded] = c.ID
+	a.st.noteNick(true, c.Nick, c.DID, c.ID)
 	if c.TokenHash != "" {
 		a.st.tokens[c.TokenHash] = c.ID
 	}
@@ -77,6 +80,8 @@ func (a *Applier) changeNick(c ChangeNick) Result {
 	delete(a.st.nicks, old)
 	a.st.nicks[folded] = se.ID
 	se.Nick = c.Nick
+	a.st.noteNick(false, oldRef.Nick, se.DID, se.ID)
+	a.st.noteNick(true, se.Nick, se.DID, se.ID)
 	a.claimNick(folded, se.DID)
 	a.emit(Event{Kind: EvNick, Actor: se.Ref(), OldNick: oldRef.Nick, Channels: sortedKeys(se.channels)})
 	return Result{Code: OK}
@@ -92,6 +97,10 @@ func (a *Applier) authenticate(c Authenticate) Result {
 	}
 	if se.TokenHash != "" {
 		delete(a.st.tokens, se.TokenHash)
+	}
+	if se.DID != c.DID {
+		a.st.noteNick(false, se.Nick, se.DID, se.ID)
+		a.st.noteNick(true, se.Nick, c.DID, se.ID)
 	}
 	se.DID, se.TokenHash = c.DID, c.TokenHash
 	if c.Host != "" {
@@ -128,6 +137,7 @@ func (a *Applier) endSession(id, reason string) Result {
 		delete(a.st.tokens, se.TokenHash)
 	}
 	delete(a.st.sessions, id)
+	a.st.noteNick(false, se.Nick, se.DID, id)
 	a.sessionEnded(se.Ref())
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}

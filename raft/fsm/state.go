@@ -46,6 +46,9 @@ type State struct {
 	// values): derived, never encoded, kept by join and removeMember, rebuilt by normalize.
 	node  string
 	local map[string]map[string]*Member
+	// nickJournal keeps the latest changes to the nicks in use and owned, for readers that
+	// index them (nickjournal.go): derived, never encoded, new with every State.
+	nickJournal nickJournal
 
 	// sections are the registered modules' parts of the state, by Section slot (module.go).
 	sections []any
@@ -254,6 +257,8 @@ func NewState() *State {
 		keys:       map[string]map[string]*KeyRecord{},
 		requests:   map[string]Result{},
 		founded:    map[string]int{},
+
+		nickJournal: newNickJournal(),
 	}
 }
 
