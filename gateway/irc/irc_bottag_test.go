@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/testcluster/ircclient"
 )
 
@@ -66,7 +67,7 @@ func TestIRCBotTag(t *testing.T) {
 // TestIRCBotTagAcrossNodes: a bot's message delivered on another node carries the tag there too.
 func TestIRCBotTagAcrossNodes(t *testing.T) {
 	nodes := startCluster(t)
-	bot, _ := login(t, nodes[0], "xtagbot")
+	bot, who := login(t, nodes[0], "xtagbot")
 	readers := []*ircclient.Client{}
 	for i, n := range nodes[1:] {
 		r, _ := login(t, n, fmt.Sprintf("xreader%d", i+1), "message-tags")
@@ -78,6 +79,15 @@ func TestIRCBotTagAcrossNodes(t *testing.T) {
 	expectParams(t, bot, "MODE", "xtagbot", "+B")
 	for _, r := range readers {
 		expectFrom(t, r, "xtagbot", "JOIN", "#xbots")
+	}
+	// A node tags a message another node stored by its own view of the sender's +B, which it has
+	// once the mode's Raft entry is applied there; the messages wait for that.
+	for _, n := range nodes[1:] {
+		eventually(t, "+B applied on every node", func() bool {
+			var bot bool
+			n.Machine().Read(func(st *fsm.State) { bot = st.NickIsBot("xtagbot", who.DID) })
+			return bot
+		})
 	}
 	sendLines(t, bot, "PRIVMSG #xbots :remote beep", "PRIVMSG xreader1 :private beep")
 	for _, r := range readers {
