@@ -76,7 +76,7 @@ func (tx *writeTxn) queueRoot(m *pendingMessage, okey int64) {
 }
 
 // flushRoots stores the queued roots in queue order, then links each stored one to its early
-// revisions.
+// revisions and queues its search-index row.
 func (tx *writeTxn) flushRoots(ctx context.Context) error {
 	if len(tx.run) == 0 {
 		return nil
@@ -94,7 +94,7 @@ func (tx *writeTxn) flushRoots(ctx context.Context) error {
 		if m.seq == 0 {
 			continue
 		}
-		if err := tx.linkEarlyRevisions(ctx, &m.Message, m.seq); err != nil {
+		if err := tx.linkEarlyRevisions(ctx, &m.Message, m.seq, m.okey); err != nil {
 			return fmt.Errorf("eventstore: store %s: %w", m.MsgID, err)
 		}
 	}

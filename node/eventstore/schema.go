@@ -136,14 +136,6 @@ var migrations = [...]string{
 	// 10: channel events in log order, for a node that fills in the events of entries it never
 	// applied itself (EventsThrough, answered to a peer that joined later or installed a snapshot).
 	`CREATE INDEX channel_events_by_index ON channel_events(log_index, venue, msgid);`,
-	// 11: the search index follows the messages in transactions of its own (searchindex.go):
-	// indexed_seq is its watermark, every messages row at or below it is indexed. The rows stored
-	// before were indexed in their own transactions.
-	`CREATE TABLE search_index_state (
-		id          INTEGER PRIMARY KEY CHECK (id = 1),
-		indexed_seq INTEGER NOT NULL
-	);
-	INSERT INTO search_index_state(id, indexed_seq) SELECT 1, COALESCE(MAX(seq), 0) FROM messages;`,
 }
 
 // migrate applies the migrations the database has not seen yet, each in its own transaction, and

@@ -2,7 +2,6 @@ package eventstore
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode"
@@ -37,9 +36,6 @@ func (s *Store) Search(ctx context.Context, venue, query string, beforeUnix int6
 	phrases, ok := ftsQuery(query)
 	if !ok {
 		return nil, nil
-	}
-	if err := s.awaitIndexed(ctx); err != nil {
-		return nil, fmt.Errorf("eventstore: search %s: %w", venue, err)
 	}
 	body := `body : (` + phrases + `)`
 	var out []Message

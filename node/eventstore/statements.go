@@ -44,11 +44,8 @@ const (
 	sqlDeleteRevisionsOf = `UPDATE messages SET deleted_at_ms = ?1
 		WHERE replaces_msgid = ?2 AND deleted_at_ms IS NULL`
 	// sqlFTSInsertMany takes a JSON array of [root okey, venue token, body] rows, and indexes them
-	// in that order under -okey (searchindex.go). sqlFTSReplaceMany replaces what the index holds
-	// for them.
+	// in that order under -okey.
 	sqlFTSInsertMany = `INSERT INTO messages_fts(rowid, venue, body)
-		SELECT -(j.value ->> 0), j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j`
-	sqlFTSReplaceMany = `INSERT OR REPLACE INTO messages_fts(rowid, venue, body)
 		SELECT -(j.value ->> 0), j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j`
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
 	// sqlRecordDeletion files a delete made on this node in the deletions log, which the event
@@ -102,8 +99,7 @@ const (
 type writeStatements struct {
 	insertRoot, insertEdit, findRow, latestEdit, countEdits, setRevision *sql.Stmt
 	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete             *sql.Stmt
-	recordDeletion, seqByOkey, rootsToIndex, revisedToIndex              *sql.Stmt
-	ftsReplaceMany, setIndexedSeq                                        *sql.Stmt
+	recordDeletion, seqByOkey                                            *sql.Stmt
 }
 
 func (w *writeStatements) all() []namedStatement {
@@ -111,8 +107,7 @@ func (w *writeStatements) all() []namedStatement {
 		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
 		{&w.latestEdit, sqlLatestEdit}, {&w.countEdits, sqlCountEdits}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
 		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
-		{&w.recordDeletion, sqlRecordDeletion}, {&w.seqByOkey, sqlSeqByOkey}, {&w.rootsToIndex, sqlRootsToIndex},
-		{&w.revisedToIndex, sqlRevisedToIndex}, {&w.ftsReplaceMany, sqlFTSReplaceMany}, {&w.setIndexedSeq, sqlSetIndexedSeq},
+		{&w.recordDeletion, sqlRecordDeletion}, {&w.seqByOkey, sqlSeqByOkey},
 	}
 }
 

@@ -64,8 +64,6 @@ type Store struct {
 	count     atomic.Int64 // rows stored, kept by the writer after each commit
 	// generation changes after every write that can change what a read returns (see Generation).
 	generation atomic.Uint64
-	// index is the search index's watermark (searchindex.go).
-	index searchIndex
 	// sparse steers Search's plan per venue (see search.go).
 	sparse sparseVenues
 	// orphanEdits counts stored edits whose root is not stored, and maxOkey is the greatest okey
@@ -210,9 +208,6 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		if s.ckpt, err = startCheckpointer(abs, s.log); err != nil {
 			return err
 		}
-	}
-	if err = s.openSearchIndex(ctx); err != nil {
-		return err
 	}
 
 	// Readers map the database file: in WAL mode a connection drops its whole page cache whenever

@@ -1,16 +1,24 @@
 package eventstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
 // writeTxn is what one group-commit transaction does: the writer's statements bound to the
-// transaction, and its count of orphan edits. (The search index follows in transactions of its
-// own: searchindex.go.)
+// transaction, the search-index rows it will add, and its count of orphan edits.
+//
+// New index rows are queued and written by one statement at the end (flushIndex). FTS5 flushes its
+// pending changes into a new segment at every statement that writes to it inside a transaction,
+// so one insert per message would make one segment per message and keep the merger busy; one
+// insert per batch makes one segment per batch.
 //
 // Orphan edits (whose root is not stored yet) are counted so that storing a root looks for early
 // revisions only while some exist: the count starts from the store's, and the store adopts the
@@ -23,25 +31,32 @@ type writeTxn struct {
 	chunks   rootChunkStatements  // those bound to sqlTx so far
 	run      []*pendingMessage    // new roots queued for flushRoots
 	args     []any                // flushRoots' parameter buffer
+	toIndex  map[int64]indexRow   // by root okey
 	orphans  int64
 	maxOkey  int64
 	recent   *recentKeys     // the store's, as of the transaction's start
 	keys     map[int64]int64 // millisecond → greatest okey this transaction gave a root in it
 }
 
+type indexRow struct {
+	venue, body string
+}
+
 // writerScratch is what one transaction's writeTxn lends from the last: its buffers, empty.
 type writerScratch struct {
-	run  []*pendingMessage
-	args []any
-	keys map[int64]int64
+	run     []*pendingMessage
+	args    []any
+	toIndex map[int64]indexRow
+	keys    map[int64]int64
 }
 
 func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
-	if s.scratch.keys == nil {
+	if s.scratch.toIndex == nil {
+		s.scratch.toIndex = make(map[int64]indexRow)
 		s.scratch.keys = make(map[int64]int64)
 	}
 	bound := &writeTxn{
-		sqlTx: tx, chunkSrc: &s.rootChunks, run: s.scratch.run, args: s.scratch.args,
+		sqlTx: tx, chunkSrc: &s.rootChunks, run: s.scratch.run, args: s.scratch.args, toIndex: s.scratch.toIndex,
 		orphans: s.orphanEdits, maxOkey: s.maxOkey, recent: &s.recent, keys: s.scratch.keys,
 	}
 	dst, src := bound.all(), s.w.all()
@@ -55,16 +70,51 @@ func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
 func (tx *writeTxn) giveBack() writerScratch {
 	clear(tx.run)
 	clear(tx.args)
+	clear(tx.toIndex)
 	clear(tx.keys)
-	return writerScratch{run: tx.run[:0], args: tx.args[:0], keys: tx.keys}
+	return writerScratch{run: tx.run[:0], args: tx.args[:0], toIndex: tx.toIndex, keys: tx.keys}
 }
 
-// unindex removes a root from the search index. A root above the watermark may not be in it yet:
-// then nothing changes, and the indexer skips the root as deleted (searchindex.go).
+// index queues (or replaces) the search-index row of a root.
+func (tx *writeTxn) index(okey int64, venue, body string) {
+	tx.toIndex[okey] = indexRow{venue: venue, body: body}
+}
+
+// unindex removes a root from the search index, or from the queue when it was indexed in this
+// transaction.
 func (tx *writeTxn) unindex(ctx context.Context, okey int64) error {
+	if _, queued := tx.toIndex[okey]; queued {
+		delete(tx.toIndex, okey)
+		return nil
+	}
 	if _, err := tx.ftsDelete.ExecContext(ctx, okey); err != nil {
 		return fmt.Errorf("unindex okey %d: %w", okey, err)
 	}
+	return nil
+}
+
+// flushIndex writes the queued index rows with one statement.
+func (tx *writeTxn) flushIndex(ctx context.Context) error {
+	if len(tx.toIndex) == 0 {
+		return nil
+	}
+	// FTS5 flushes its pending data whenever a rowid is not greater than the previous one, so the
+	// rows go in ascending rowid (-okey) order: newest (time, seq) first.
+	okeys := slices.Collect(maps.Keys(tx.toIndex))
+	slices.SortFunc(okeys, func(a, b int64) int { return cmp.Compare(b, a) })
+	rows := make([][3]any, 0, len(okeys))
+	for _, okey := range okeys {
+		r := tx.toIndex[okey]
+		rows = append(rows, [3]any{okey, venueToken(r.venue), r.body})
+	}
+	doc, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("eventstore: encode index rows: %w", err)
+	}
+	if _, err := tx.ftsInsertMany.ExecContext(ctx, string(doc)); err != nil {
+		return fmt.Errorf("eventstore: index %d messages: %w", len(rows), err)
+	}
+	clear(tx.toIndex)
 	return nil
 }
 
@@ -159,7 +209,7 @@ func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) error {
 	}
 	m.seq, m.okey = seq, okey
 	tx.noteKey(okey)
-	return tx.linkEarlyRevisions(ctx, &m.Message, seq)
+	return tx.linkEarlyRevisions(ctx, &m.Message, seq, okey)
 }
 
 // insertedSeq is the seq of the row an INSERT ... ON CONFLICT DO NOTHING stored, 0 if none.
@@ -173,10 +223,11 @@ func insertedSeq(res sql.Result, err error) (int64, error) {
 	return res.LastInsertId()
 }
 
-// linkEarlyRevisions gives a root just stored (its seq set) its newest revision when revisions
-// arrived before it.
-func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq int64) error {
+// linkEarlyRevisions indexes a root just stored (its seq set), in the form of its newest revision
+// when revisions arrived before it.
+func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq, okey int64) error {
 	if tx.orphans == 0 {
+		tx.index(okey, m.Venue, m.Text)
 		return nil
 	}
 	var (
@@ -185,6 +236,7 @@ func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq int6
 	)
 	err := tx.latestEdit.QueryRowContext(ctx, m.MsgID).Scan(&editSeq, &editID, &editText, &tag, &editTimeMs)
 	if errors.Is(err, sql.ErrNoRows) {
+		tx.index(okey, m.Venue, m.Text)
 		return nil
 	}
 	if err != nil {
@@ -195,8 +247,11 @@ func (tx *writeTxn) linkEarlyRevisions(ctx context.Context, m *Message, seq int6
 		return fmt.Errorf("count early revisions of %s: %w", m.MsgID, err)
 	}
 	tx.orphans -= linked
-	_, err = tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq)
-	return err
+	if _, err := tx.setRevision.ExecContext(ctx, editID, editText, tag, editTimeMs, editSeq, seq); err != nil {
+		return err
+	}
+	tx.index(okey, m.Venue, editText)
+	return nil
 }
 
 func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) error {
@@ -232,8 +287,14 @@ func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) error {
 	if !newer {
 		return nil
 	}
-	_, err = tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, m.tagsJSON, timeMs, seq, root.seq)
-	return err
+	if _, err := tx.setRevision.ExecContext(ctx, m.MsgID, m.Text, m.tagsJSON, timeMs, seq, root.seq); err != nil {
+		return err
+	}
+	if err := tx.unindex(ctx, root.okey); err != nil {
+		return err
+	}
+	tx.index(root.okey, root.venue, m.Text)
+	return nil
 }
 
 // deleteRoot soft-deletes the root of op.msgid and its revisions. result is ErrNotFound or nil.

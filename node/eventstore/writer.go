@@ -13,10 +13,7 @@ type writeRequest struct {
 	ctx  context.Context
 	msgs []pendingMessage // Append
 	del  *deleteOp        // Delete
-	// catchUp asks the writer to bring the search index up to every commit before it answers
-	// (awaitIndexed); such a request writes nothing.
-	catchUp bool
-	done    chan error // buffered (1): the writer never blocks on a caller that gave up
+	done chan error       // buffered (1): the writer never blocks on a caller that gave up
 	// queued is when the request was handed to the writer (set by submit).
 	queued time.Time
 }
@@ -187,18 +184,9 @@ func (s *Store) runWriter() {
 		}()
 	}
 	batch := make([]*writeRequest, 0, s.maxBatch)
-	var linger, indexTimer *time.Timer
+	var linger *time.Timer
 	shared := false
-	defer func() {
-		if err := s.indexAll(context.Background()); err != nil {
-			s.log.Warn("search index left behind at close; the next Open catches up", "err", err)
-		}
-	}()
-	for {
-		first, ok := s.nextRequest(&indexTimer)
-		if !ok {
-			return
-		}
+	for first := range s.reqs {
 		batch = append(batch[:0], first)
 		n := first.size()
 		var open bool
@@ -217,39 +205,6 @@ func (s *Store) runWriter() {
 		shared = len(batch) > 1
 		s.commitBatch(batch)
 		clear(batch)
-		s.indexIfDue(false)
-	}
-}
-
-// nextRequest waits for the next request; ok is false once the queue is closed. While none is
-// queued and the search index is behind, it indexes once the index has waited indexIdleDelay.
-func (s *Store) nextRequest(timer **time.Timer) (req *writeRequest, ok bool) {
-	for {
-		select {
-		case req, ok = <-s.reqs:
-			return req, ok
-		default:
-		}
-		if !s.index.behind() {
-			req, ok = <-s.reqs
-			return req, ok
-		}
-		wait := s.index.idleWait(time.Now())
-		if wait <= 0 {
-			s.indexIfDue(true)
-			continue
-		}
-		if *timer == nil {
-			*timer = time.NewTimer(wait)
-		} else {
-			(*timer).Reset(wait)
-		}
-		select {
-		case req, ok = <-s.reqs:
-			(*timer).Stop()
-			return req, ok
-		case <-(*timer).C:
-		}
 	}
 }
 
@@ -339,44 +294,19 @@ func (s *Store) answer(reqs []*writeRequest, results []error) {
 		}
 		return
 	}
-	b := committedBatch{reqs: reqs, results: results}
-	for {
-		select {
-		case s.acks <- b:
-			return
-		default:
-		}
-		if !s.indexWhileSyncing() {
-			s.acks <- b
-			return
-		}
-	}
+	s.acks <- committedBatch{reqs: reqs, results: results}
 }
 
 // commitBatch writes the batch in one transaction and answers every request. If the transaction
 // fails, each request is retried in a transaction of its own so one bad request fails alone.
-// Requests to catch up the search index are answered once the index holds the batch's writes.
 func (s *Store) commitBatch(batch []*writeRequest) {
 	live := batch[:0:0]
-	var catchUps []*writeRequest
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {
 			req.done <- err
 			continue
 		}
-		if req.catchUp {
-			catchUps = append(catchUps, req)
-			continue
-		}
 		live = append(live, req)
-	}
-	if len(catchUps) > 0 {
-		defer func() {
-			err := s.indexAll(context.Background())
-			for _, req := range catchUps {
-				req.done <- err
-			}
-		}()
 	}
 	if len(live) == 0 {
 		return
@@ -446,6 +376,9 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 			added += n
 		}
 	}
+	if err := tx.flushIndex(ctx); err != nil {
+		return nil, 0, err
+	}
 	committed := s.committing()
 	err = sqlTx.Commit()
 	committed()
@@ -455,17 +388,5 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	s.orphanEdits, s.maxOkey = tx.orphans, tx.maxOkey
 	s.recent.merge(tx.keys)
 	s.seqs.committed(reqs)
-	s.index.noteCommitted(maxSeq(reqs), time.Now())
 	return results, added, nil
-}
-
-// maxSeq is the greatest seq the requests stored, 0 when none.
-func maxSeq(reqs []*writeRequest) int64 {
-	var top int64
-	for _, req := range reqs {
-		for i := range req.msgs {
-			top = max(top, req.msgs[i].seq)
-		}
-	}
-	return top
 }
