@@ -183,6 +183,13 @@ func (s *Service) resolveRoot(ctx context.Context, failCmd, venue, msgid string)
 	return root, nil
 }
 
+// notAMessage refuses an edit or a reaction aimed at a kept TAGMSG: it has no text to replace or
+// react to, and the readers of messages (REST, MCP, history without event-playback) do not show
+// it, so it is answered as a message that is not there. A kept TAGMSG may still be deleted.
+func notAMessage(failCmd, msgid string) *Refusal {
+	return fail(failCmd, "MESSAGE_NOT_FOUND", "Original message not found", msgid)
+}
+
 // prepareMutation checks an edit or delete against its root and authorship and points the
 // reference tag at the root. A signed event that names a revision is refused, never rewritten,
 // because the signature covers the reference. It returns the root an edit replaces and the root a
@@ -208,6 +215,9 @@ func (s *Service) prepareMutation(ctx context.Context, d Draft, tags map[string]
 		return "", "", fail(failCmd, "INVALID_REFERENCE", "Signed events must name the root message", ref)
 	}
 	if mu.editOf != "" {
+		if root.Command == "TAGMSG" {
+			return "", "", notAMessage("EDIT", ref)
+		}
 		if !root.DeletedAt.IsZero() {
 			return "", "", &Refusal{Command: "EDIT"} // editing a deleted message is silently refused
 		}
@@ -249,6 +259,9 @@ func (s *Service) prepareReaction(ctx context.Context, d Draft, tags map[string]
 	root, r := s.resolveRoot(ctx, "TAGMSG", d.Venue, subject)
 	if r != nil {
 		return nil, r
+	}
+	if root.Command == "TAGMSG" {
+		return nil, notAMessage("TAGMSG", subject)
 	}
 	if _, signed := tags[TagSig]; signed && root.MsgID != subject {
 		return nil, fail("TAGMSG", "INVALID_REFERENCE", "Signed events must name the root message", subject)

@@ -312,6 +312,27 @@ func TestCommitKinds(t *testing.T) {
 			}
 		})
 	}
+	// A kept TAGMSG has no text: an edit or a reaction aimed at it finds no message, and its
+	// sender may still delete it.
+	kept, r := f.svc.Prepare(ctx, Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: persist})
+	if r != nil {
+		t.Fatal(r)
+	}
+	if rs := f.svc.Commit(ctx, kept); rs[0] != nil {
+		t.Fatal(rs[0])
+	}
+	f.pub.take()
+	for name, d := range map[string]Draft{
+		"edit":     {Sender: f.guest, Command: "PRIVMSG", Venue: "#c", Text: "y", Tags: map[string]string{"+draft/edit": kept.Event.MsgID}},
+		"reaction": {Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+draft/react": "👍", "+draft/reply": kept.Event.MsgID}},
+	} {
+		if _, r := f.svc.Prepare(ctx, d); r == nil || r.Code != "MESSAGE_NOT_FOUND" {
+			t.Errorf("%s of a kept TAGMSG: %+v", name, r)
+		}
+	}
+	if _, r := f.svc.Prepare(ctx, Draft{Sender: f.guest, Command: "TAGMSG", Venue: "#c", Tags: map[string]string{"+draft/delete": kept.Event.MsgID}}); r != nil {
+		t.Errorf("delete of a kept TAGMSG: %+v", r)
+	}
 	// While a node of the cluster would take it for a message, no TAGMSG is kept.
 	f.svc.cfg.PersistReady = func() bool { return false }
 	for venue, want := range map[string]WriteKind{"#c": Relay, DMVenue("did:plc:op", "did:plc:zed"): Deliver} {
