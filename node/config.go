@@ -74,6 +74,11 @@ type Config struct {
 	// Metadata3 offers draft/metadata-3 on IRC beside draft/metadata-2. Off unless set: it makes
 	// CAP LS span two lines, which freeq's JavaScript SDK does not negotiate.
 	Metadata3 bool
+	// Rejoin rejoins an IRC connection that logs in as an account to the channels the account's
+	// sessions were in when they ended, remembered for RejoinMaxAge (gateway/irc rejoin.go). Off
+	// unless set: freeq's clients join their channels themselves.
+	Rejoin       bool
+	RejoinMaxAge time.Duration
 	// IRCPasswordFile holds the connection password (its first line) every IRC client must send
 	// with PASS before registering; empty: none.
 	IRCPasswordFile string
@@ -158,12 +163,13 @@ func DefaultConfig() Config {
 		ServerName: "localhost",
 		AccountRegistration: irc.Registration{PerAddressPerHour: irc.DefaultRegistrationsPerHour,
 			MinPassword: irc.DefaultAccountMinPassword},
-		DataDir:  "./data",
-		IRCAddr:  "127.0.0.1:6667",
-		TLSAddr:  "127.0.0.1:6697",
-		HTTPAddr: "127.0.0.1:8080",
-		RaftAddr: "127.0.0.1:6670",
-		Raft:     raft.MustProfile(raft.ProfileProduction),
+		RejoinMaxAge: irc.DefaultRejoinMaxAge,
+		DataDir:      "./data",
+		IRCAddr:      "127.0.0.1:6667",
+		TLSAddr:      "127.0.0.1:6697",
+		HTTPAddr:     "127.0.0.1:8080",
+		RaftAddr:     "127.0.0.1:6670",
+		Raft:         raft.MustProfile(raft.ProfileProduction),
 
 		MaxVoters:     3,
 		DeadNodeGrace: 60 * time.Second,
@@ -307,6 +313,9 @@ func (c *Config) Validate() error {
 		bad("account registration: %d a client address per hour, passwords of at least %d bytes: must be positive, and at most %d bytes",
 			r.PerAddressPerHour, r.MinPassword, irc.MaxAccountPassword)
 	}
+	if c.RejoinMaxAge <= 0 {
+		bad("rejoin max age %s: must be positive", c.RejoinMaxAge)
+	}
 	if c.JoinHistory < -1 {
 		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)
 	}
@@ -325,4 +334,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rejoin is the gateway's Rejoin: the max age when rejoining is on, 0 when off.
+func (c Config) rejoin() time.Duration {
+	if !c.Rejoin {
+		return 0
+	}
+	return c.RejoinMaxAge
 }

@@ -337,7 +337,7 @@ func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set,
 		Links:     linkroute.New(links, machine),
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: disconnects,
-		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3,
+		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3, Rejoin: cfg.rejoin(),
 	}, machine, prop, history, &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}), nil
 }
 

@@ -155,6 +155,9 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             # irctest sends faster than a client may (as ergo's controller turns off its fakelag).
             "--no-flood-limits",
             "--irc-metadata-3",
+            # An account's login rejoins the channels its last session was in (read_marker's
+            # testReadMarkerPersistsAcrossReconnect), as ergo's always-on clients do.
+            "--rejoin",
             "--log-level",
             "debug" if self.debug_mode else "error",
         ]

@@ -109,6 +109,9 @@ type Config struct {
 	// makes CAP LS longer than one line, and freeq's JavaScript SDK ends its negotiation on an LS
 	// line naming none of the capabilities it wants, before it authenticates.
 	Metadata3 bool
+	// Rejoin, when positive, rejoins an account's connection at login to the channels its
+	// sessions were in when they ended, remembered for this long (rejoin.go); 0: off.
+	Rejoin time.Duration
 }
 
 // Server is the IRC edge of one node.
