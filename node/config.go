@@ -13,6 +13,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/mail"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/raft"
@@ -71,6 +72,10 @@ type Config struct {
 	// AccountRegistration offers draft/account-registration: REGISTER creates hosted accounts
 	// (did:web:<server>:u:<name>). Off unless set.
 	AccountRegistration irc.Registration
+	// SMTPPasswordFile holds (its first line) the password of AccountRegistration.Email.Relay's
+	// login; SMTPCAFile the PEM CAs its certificate is checked against (default: the system's).
+	SMTPPasswordFile string
+	SMTPCAFile       string
 	// Metadata3 offers draft/metadata-3 on IRC beside draft/metadata-2. Off unless set: it makes
 	// CAP LS span two lines, which freeq's JavaScript SDK does not negotiate.
 	Metadata3 bool
@@ -123,7 +128,7 @@ type Config struct {
 	PingAfter, PingTimeout time.Duration
 	SendQBytes             int
 
-	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
+	// Clock replaces time.Now for SASL challenge lifetimes and registration codes (tests only).
 	Clock func() time.Time
 
 	// Federation with other servers (federation/peering): the allowed peers with their trust
@@ -162,7 +167,9 @@ func DefaultConfig() Config {
 	return Config{
 		ServerName: "localhost",
 		AccountRegistration: irc.Registration{PerAddressPerHour: irc.DefaultRegistrationsPerHour,
-			MinPassword: irc.DefaultAccountMinPassword},
+			MinPassword: irc.DefaultAccountMinPassword,
+			Email: irc.EmailVerification{Relay: mail.Config{TLS: mail.TLSStartTLS},
+				CodeTTL: irc.DefaultCodeTTL, MaxAttempts: irc.DefaultCodeAttempts}},
 		RejoinMaxAge: irc.DefaultRejoinMaxAge,
 		DataDir:      "./data",
 		IRCAddr:      "127.0.0.1:6667",
@@ -312,6 +319,17 @@ func (c *Config) Validate() error {
 	if r := c.AccountRegistration; r.PerAddressPerHour < 1 || r.MinPassword < 1 || r.MinPassword > irc.MaxAccountPassword {
 		bad("account registration: %d a client address per hour, passwords of at least %d bytes: must be positive, and at most %d bytes",
 			r.PerAddressPerHour, r.MinPassword, irc.MaxAccountPassword)
+	}
+	if e := c.AccountRegistration.Email; e.Configured() {
+		if err := e.Relay.Check(); err != nil {
+			bad("account registration e-mail: %v", err)
+		}
+		if !c.AccountRegistration.Enabled {
+			bad("account registration e-mail: --account-registration is off")
+		}
+		if e.CodeTTL < time.Minute || e.CodeTTL > 24*time.Hour || e.MaxAttempts < 1 || e.MaxAttempts > 20 {
+			bad("account registration codes: valid %s for %d attempts: must be 1m to 24h, 1 to 20 attempts", e.CodeTTL, e.MaxAttempts)
+		}
 	}
 	if c.RejoinMaxAge <= 0 {
 		bad("rejoin max age %s: must be positive", c.RejoinMaxAge)

@@ -101,7 +101,8 @@ type Config struct {
 	Links linkroute.Router
 	// Disconnects is told why each registered connection ended (disconnects.go); nil: nobody.
 	Disconnects DisconnectRecorder
-	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
+	// Now is the clock for SASL challenge lifetimes and registration codes; nil means time.Now.
+	// Tests inject one.
 	Now func() time.Time
 	// Registration configures draft/account-registration (register.go).
 	Registration Registration
@@ -157,6 +158,7 @@ type Server struct {
 	monitors      monitorIndex     // MONITOR lists by watched nick (monitor.go)
 	metaSubs      metadataSubs     // metadata subscriptions per connection (metadata.go)
 	registrations registerGuard    // accounts registered per client address (register.go)
+	verifications pendingAccounts  // registrations awaiting their e-mailed code (verify.go)
 }
 
 // New builds the IRC edge.
