@@ -106,20 +106,32 @@ func TestIRCRejoin(t *testing.T) {
 		quit(t, n, c, "carol")
 	})
 
-	t.Run("a ban set since is answered with 474 and the channel is not joined", func(t *testing.T) {
+	t.Run("the channel's rules as of the login apply, with their numerics", func(t *testing.T) {
 		s := newEd25519(t)
 		c, res := loginAs(t, n, s, "dave")
-		joinChannels(t, bob, "#banned")
-		joinChannels(t, c, "#banned", "#open")
+		rules := []struct{ channel, mode, numeric string }{
+			{"#banned", "+b " + res.DID, "474"},
+			{"#keyed", "+k sesame", "475"},
+			{"#invite", "+i", "473"},
+			{"#full", "+l 1", "471"},
+		}
+		for _, r := range rules {
+			joinChannels(t, bob, r.channel)
+		}
+		joinChannels(t, c, "#banned", "#keyed", "#invite", "#full", "#open")
 		quit(t, n, c, "dave")
-		sendLines(t, bob, "MODE #banned +b "+res.DID)
-		expect(t, bob, "MODE", "#banned", "+b")
+		for _, r := range rules {
+			sendLines(t, bob, "MODE "+r.channel+" "+r.mode)
+			expect(t, bob, "MODE", r.channel)
+		}
 		c, lines := burst(t, n, s, "dave")
 		if got := joinsIn(lines, "dave"); !slices.Equal(got, []string{"#open"}) {
 			t.Errorf("rejoined %q, want #open", got)
 		}
-		if _, ok := findMsg(lines, "474", "#banned"); !ok {
-			t.Errorf("no 474 for #banned in %v", lines)
+		for _, r := range rules {
+			if _, ok := findMsg(lines, r.numeric, r.channel); !ok {
+				t.Errorf("no %s for %s in %v", r.numeric, r.channel, lines)
+			}
 		}
 		quit(t, n, c, "dave")
 	})
