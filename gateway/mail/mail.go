@@ -49,21 +49,25 @@ var ErrRejected = errors.New("mail: the relay refused the recipient")
 // Configured reports whether a relay is set.
 func (c Config) Configured() bool { return c.Addr != "" }
 
-// Check reports what is wrong with the configuration, nil when it can be used.
+// Check reports everything wrong with the configuration, nil when it can be used.
 func (c Config) Check() error {
+	var problems []string
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return fmt.Errorf("mail: relay address %q: want host:port", c.Addr)
+		problems = append(problems, fmt.Sprintf("relay address %q: want host:port", c.Addr))
 	}
 	if !ValidAddress(c.From) {
-		return fmt.Errorf("mail: sender %q is not an e-mail address", c.From)
+		problems = append(problems, fmt.Sprintf("sender %q is not an e-mail address", c.From))
 	}
 	switch c.TLS {
 	case "", TLSStartTLS, TLSImplicit, TLSNone:
 	default:
-		return fmt.Errorf("mail: TLS mode %q: want %s, %s or %s", c.TLS, TLSStartTLS, TLSImplicit, TLSNone)
+		problems = append(problems, fmt.Sprintf("TLS mode %q: want %s, %s or %s", c.TLS, TLSStartTLS, TLSImplicit, TLSNone))
 	}
 	if c.Password != "" && c.Username == "" {
-		return errors.New("mail: a password without a user name")
+		problems = append(problems, "a password without a user name")
+	}
+	if len(problems) > 0 {
+		return errors.New("mail: " + strings.Join(problems, "; "))
 	}
 	return nil
 }
