@@ -51,7 +51,10 @@ func plainBurst(t *testing.T, n *Node, login, password, nick string) (*ircclient
 // channel's rules as of the login apply; other connected sessions' channels count; without
 // --rejoin nothing is joined.
 func TestIRCRejoin(t *testing.T) {
-	n := startNode(t, t.TempDir(), withRejoin)
+	n := startNode(t, t.TempDir(), func(c *Config) {
+		withRejoin(c)
+		c.AccountRegistration.Enabled, c.AccountRegistration.PerAddressPerHour = true, 10
+	})
 	off := startNode(t, t.TempDir(), nil)
 	bob, _ := login(t, n, "bob")
 
@@ -164,6 +167,20 @@ func TestIRCRejoin(t *testing.T) {
 		c, lines := plainBurst(t, n, res.DID, pw, "frank")
 		if got := joinsIn(lines, "frank"); !slices.Equal(got, []string{"#pw"}) {
 			t.Errorf("PLAIN before registering rejoined %q, want #pw", got)
+		}
+		c.Close()
+	})
+
+	t.Run("an account created by REGISTER is followed from its first session", func(t *testing.T) {
+		c, _ := guest(t, n, "henry", "draft/account-registration")
+		if m := registerReply(t, c, "REGISTER * * shivarampassphrase"); m.Param(0) != "SUCCESS" {
+			t.Fatalf("REGISTER: %q", m.String())
+		}
+		joinChannels(t, c, "#new")
+		quit(t, n, c, "henry")
+		c, lines := plainBurst(t, n, "henry", "shivarampassphrase", "henry")
+		if got := joinsIn(lines, "henry"); !slices.Equal(got, []string{"#new"}) {
+			t.Errorf("rejoined %q, want #new", got)
 		}
 		c.Close()
 	})

@@ -283,5 +283,6 @@ func (c *client) createAccount(rb *respBuf, cmd fsm.RegisterAccount, command str
 	}
 	if ok {
 		c.bearerNotice(token, rb)
+		c.rejoin(rb) // follows the new account from now on (nothing to join yet)
 	}
 }

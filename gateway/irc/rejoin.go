@@ -9,7 +9,8 @@ import (
 )
 
 // Rejoin at login (Config.Rejoin): when a connection logs in as an account (SASL with any
-// mechanism, before or after its IRC registration), the node proposes rejoin.Claim and joins the
+// mechanism, before or after its IRC registration, or the login of a new hosted account), the
+// node proposes rejoin.Claim and joins the
 // connection to the channels it answers: those the account's sessions were in when they ended
 // (within Config.Rejoin, and not parted or kicked from since) and those its other connected
 // sessions are in. Each is joined as a JOIN the client sent without a key: JOIN, topic, names,
