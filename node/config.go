@@ -13,6 +13,7 @@ import (
 	"github.com/palaver-chat/palaver/gateway/assist"
 	"github.com/palaver-chat/palaver/gateway/coord"
 	"github.com/palaver-chat/palaver/gateway/irc"
+	"github.com/palaver-chat/palaver/gateway/mail"
 	"github.com/palaver-chat/palaver/gateway/media"
 	"github.com/palaver-chat/palaver/gateway/rest"
 	"github.com/palaver-chat/palaver/node/chat"
@@ -72,9 +73,18 @@ type Config struct {
 	// AccountRegistration offers draft/account-registration: REGISTER creates hosted accounts
 	// (did:web:<server>:u:<name>). Off unless set.
 	AccountRegistration irc.Registration
+	// SMTPPasswordFile holds (its first line) the password of AccountRegistration.Email.Relay's
+	// login; SMTPCAFile the PEM CAs its certificate is checked against (default: the system's).
+	SMTPPasswordFile string
+	SMTPCAFile       string
 	// Metadata3 offers draft/metadata-3 on IRC beside draft/metadata-2. Off unless set: it makes
 	// CAP LS span two lines, which freeq's JavaScript SDK does not negotiate.
 	Metadata3 bool
+	// Rejoin rejoins an IRC connection that logs in as an account to the channels the account's
+	// sessions were in when they ended, remembered for RejoinMaxAge (gateway/irc rejoin.go). Off
+	// unless set: freeq's clients join their channels themselves.
+	Rejoin       bool
+	RejoinMaxAge time.Duration
 	// IRCPasswordFile holds the connection password (its first line) every IRC client must send
 	// with PASS before registering; empty: none.
 	IRCPasswordFile string
@@ -122,7 +132,7 @@ type Config struct {
 	PingAfter, PingTimeout time.Duration
 	SendQBytes             int
 
-	// Clock replaces time.Now for SASL challenge lifetimes (tests only).
+	// Clock replaces time.Now for SASL challenge lifetimes and registration codes (tests only).
 	Clock func() time.Time
 
 	// Federation with other servers (federation/peering): the allowed peers with their trust
@@ -161,13 +171,16 @@ func DefaultConfig() Config {
 	return Config{
 		ServerName: "localhost",
 		AccountRegistration: irc.Registration{PerAddressPerHour: irc.DefaultRegistrationsPerHour,
-			MinPassword: irc.DefaultAccountMinPassword},
-		DataDir:  "./data",
-		IRCAddr:  "127.0.0.1:6667",
-		TLSAddr:  "127.0.0.1:6697",
-		HTTPAddr: "127.0.0.1:8080",
-		RaftAddr: "127.0.0.1:6670",
-		Raft:     raft.MustProfile(raft.ProfileProduction),
+			MinPassword: irc.DefaultAccountMinPassword,
+			Email: irc.EmailVerification{Relay: mail.Config{TLS: mail.TLSStartTLS},
+				CodeTTL: irc.DefaultCodeTTL, MaxAttempts: irc.DefaultCodeAttempts}},
+		RejoinMaxAge: irc.DefaultRejoinMaxAge,
+		DataDir:      "./data",
+		IRCAddr:      "127.0.0.1:6667",
+		TLSAddr:      "127.0.0.1:6697",
+		HTTPAddr:     "127.0.0.1:8080",
+		RaftAddr:     "127.0.0.1:6670",
+		Raft:         raft.MustProfile(raft.ProfileProduction),
 
 		MaxVoters:     3,
 		DeadNodeGrace: 60 * time.Second,
@@ -313,6 +326,20 @@ func (c *Config) Validate() error {
 		bad("account registration: %d a client address per hour, passwords of at least %d bytes: must be positive, and at most %d bytes",
 			r.PerAddressPerHour, r.MinPassword, irc.MaxAccountPassword)
 	}
+	if e := c.AccountRegistration.Email; e.Configured() {
+		if err := e.Relay.Check(); err != nil {
+			bad("account registration e-mail: %v", err)
+		}
+		if !c.AccountRegistration.Enabled {
+			bad("account registration e-mail: --account-registration is off")
+		}
+		if e.CodeTTL < time.Minute || e.CodeTTL > 24*time.Hour || e.MaxAttempts < 1 || e.MaxAttempts > 20 {
+			bad("account registration codes: valid %s for %d attempts: must be 1m to 24h, 1 to 20 attempts", e.CodeTTL, e.MaxAttempts)
+		}
+	}
+	if c.RejoinMaxAge <= 0 {
+		bad("rejoin max age %s: must be positive", c.RejoinMaxAge)
+	}
 	if c.JoinHistory < -1 {
 		bad("join history %d: must be 0 or more (0 or -1: no replay)", c.JoinHistory)
 	}
@@ -363,4 +390,12 @@ func validClientTagName(tag string) bool {
 		}
 	}
 	return true
+}
+
+// rejoin is the gateway's Rejoin: the max age when rejoining is on, 0 when off.
+func (c Config) rejoin() time.Duration {
+	if !c.Rejoin {
+		return 0
+	}
+	return c.RejoinMaxAge
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -331,6 +332,10 @@ func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set,
 	if err != nil {
 		return nil, err
 	}
+	registration, err := registrationRelay(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var links linkroute.Peering // nil, not a typed nil, without peers
 	if fed != nil {
 		links = fed
@@ -344,7 +349,7 @@ func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set,
 		Links:     linkroute.New(links, machine),
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: disconnects,
-		Registration: cfg.AccountRegistration, Metadata3: cfg.Metadata3,
+		Registration: registration, Metadata3: cfg.Metadata3, Rejoin: cfg.rejoin(),
 	}, machine, prop, history, &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}), nil
 }
 
@@ -691,18 +696,46 @@ func readMOTD(path string) ([]string, error) {
 }
 
 // readPasswordFile reads the IRC connection password: the file's first line ("" for no file).
-func readPasswordFile(path string) (string, error) {
+// registrationRelay is the account registration with the SMTP relay's password and CAs read
+// from their files.
+func registrationRelay(cfg Config) (irc.Registration, error) {
+	reg := cfg.AccountRegistration
+	if cfg.SMTPPasswordFile != "" {
+		pw, err := readSecretLine(cfg.SMTPPasswordFile, "smtp password")
+		if err != nil {
+			return reg, err
+		}
+		reg.Email.Relay.Password = pw
+	}
+	if cfg.SMTPCAFile != "" {
+		pem, err := os.ReadFile(cfg.SMTPCAFile)
+		if err != nil {
+			return reg, fmt.Errorf("smtp CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return reg, fmt.Errorf("smtp CA file %s: no PEM certificate", cfg.SMTPCAFile)
+		}
+		reg.Email.Relay.RootCAs = pool
+	}
+	return reg, nil
+}
+
+func readPasswordFile(path string) (string, error) { return readSecretLine(path, "irc password") }
+
+// readSecretLine is the first line of the file at path ("" without a path); what names it in errors.
+func readSecretLine(path, what string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("irc password: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	line = strings.TrimSuffix(line, "\r")
 	if line == "" {
-		return "", fmt.Errorf("irc password: %s has an empty first line", path)
+		return "", fmt.Errorf("%s: %s has an empty first line", what, path)
 	}
 	return line, nil
 }

@@ -1,8 +1,10 @@
 // Package irc owns Palaver's IRC edge: one handler for every transport (TCP, TLS, WebSocket), client
 // registration and capability negotiation, SASL sessions (ATPROTO-CHALLENGE, and PLAIN or
 // SCRAM-SHA-256 with a DID's client passwords: PASSWORD in logins.go) and bearer tokens, hosted
-// accounts (REGISTER/VERIFY, register.go), the command table, channel and private messaging, CHATHISTORY, and rendering replicated state changes
-// into lines for the sessions connected to this node.
+// accounts (REGISTER, register.go; with e-mail verification, VERIFY and the codes awaiting it,
+// verify.go), the channels an account rejoins at login (rejoin.go), the command table, channel and
+// private messaging, CHATHISTORY, and rendering replicated state changes into lines for the
+// sessions connected to this node.
 //
 // Shared state (nicks, sessions, channels, modes, topics, lists) is never changed here directly:
 // handlers validate syntax, read the local replica, and propose fsm commands through a Proposer.

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/palaver-chat/palaver/gateway/irc/ircmsg"
+	"github.com/palaver-chat/palaver/gateway/mail"
 	"github.com/palaver-chat/palaver/gateway/sasl"
 	"github.com/palaver-chat/palaver/raft/fsm"
 )
@@ -19,7 +20,9 @@ import (
 // hosted account, whose DID is did:web:<server name>:u:<folded name> (its document is served by
 // gateway/discovery at /u/<name>/did.json), stores its password as a client password named
 // "account" and logs the connection in. The account name is the connection's nick (the account
-// owns it from then on); no e-mail is asked for or kept, so no account waits for VERIFY.
+// owns it from then on). With e-mail verification configured (Registration.Email, verify.go),
+// REGISTER takes an e-mail address, mails a code to it and creates the account only when VERIFY
+// gives that code; the address is used for the code alone and never kept.
 
 const accountRegistrationCap = "draft/account-registration"
 
@@ -34,6 +37,8 @@ type Registration struct {
 	PerAddressPerHour int
 	// MinPassword is the shortest password accepted, in bytes (1 to MaxAccountPassword).
 	MinPassword int
+	// Email, when its relay is configured, requires an e-mail address verified with a code.
+	Email EmailVerification
 }
 
 // The node's defaults for Registration (its DefaultConfig) and the longest password accepted.
@@ -96,10 +101,17 @@ func (s *Server) capsOffered(list string) bool {
 }
 
 func (s *Server) registrationCapValue(v302 bool) string {
-	if !v302 || !s.cfg.Registration.BeforeConnect {
+	var values []string
+	if s.cfg.Registration.BeforeConnect {
+		values = append(values, "before-connect")
+	}
+	if s.cfg.Registration.Email.Configured() {
+		values = append(values, "email-required")
+	}
+	if !v302 || len(values) == 0 {
 		return ""
 	}
-	return "=before-connect"
+	return "=" + strings.Join(values, ",")
 }
 
 // registerGuard counts registrations per client address.
@@ -139,39 +151,26 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 	account, password := m.Param(0), m.Param(2)
 	fail := func(code, text string) { rb.add(c.failMsg("REGISTER", code, text, account)) }
 	reg := c.s.cfg.Registration
+	if !c.mayRegister(fail) {
+		return
+	}
+	account, ok := c.accountName(account, fail)
+	if !ok {
+		return
+	}
+	email := m.Param(1)
 	switch {
-	case !reg.Enabled:
-		fail("TEMPORARILY_UNAVAILABLE", "Account registration is disabled on this server")
-		return
-	case !c.registered.Load() && !reg.BeforeConnect:
-		fail("COMPLETE_CONNECTION_REQUIRED", "Complete the connection (NICK, USER, CAP END) before registering")
-		return
-	case c.currentDID() != "":
-		fail("ALREADY_AUTHENTICATED", "You are already logged in")
-		return
-	}
-	nick := c.nick
-	if nick == "" {
-		nick = c.refusedNick // asked for, but held by another connection: no land grab
-	}
-	if account == "*" {
-		account = nick
-	}
-	switch {
-	case nick == "":
-		fail("NEED_NICK", "Choose a nick (NICK) first: the account is named after it")
-		return
-	case fsm.Fold(account) != fsm.Fold(nick):
-		fail("ACCOUNT_NAME_MUST_BE_NICK", "The account name must be your current nick")
-		return
-	case !fsm.ValidAccountName(account):
-		fail("BAD_ACCOUNT_NAME", "An account name is 1 to 32 ASCII letters, digits, '_' or '-', starting with a letter")
-		return
 	case len(password) < reg.MinPassword:
 		fail("WEAK_PASSWORD", fmt.Sprintf("The password must have at least %d characters", reg.MinPassword))
 		return
 	case len(password) > MaxAccountPassword:
 		fail("UNACCEPTABLE_PASSWORD", "The password is over 400 bytes")
+		return
+	case reg.Email.Configured() && !mail.ValidAddress(email):
+		fail("INVALID_EMAIL", "A valid e-mail address is required: a code to finish the registration is sent to it")
+		return
+	case reg.Email.Configured() && c.s.verifications.heldByOther(account, c.id, c.s.cfg.Now()):
+		fail("ACCOUNT_EXISTS", "A registration of that account awaits its code")
 		return
 	}
 	var taken bool
@@ -197,13 +196,64 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("TEMPORARILY_UNAVAILABLE", "Registration failed; try again")
 		return
 	}
-	perHour := reg.PerAddressPerHour
-	if !c.s.registrations.allow(addrKey(c.conn.RemoteAddr()), perHour, time.Now()) {
+	if !c.s.registrations.allow(addrKey(c.conn.RemoteAddr()), reg.PerAddressPerHour, time.Now()) {
 		fail("TEMPORARILY_UNAVAILABLE", "Too many accounts registered from your address; try again later")
 		return
 	}
-	did := fsm.HostedAccountDID(c.s.cfg.ServerName, account)
-	cmd := fsm.RegisterAccount{Name: account, DID: did, Salt: salt, Iterations: sasl.DefaultIterations, StoredKey: stored, ServerKey: server}
+	cmd := fsm.RegisterAccount{Name: account, DID: fsm.HostedAccountDID(c.s.cfg.ServerName, account), Salt: salt,
+		Iterations: sasl.DefaultIterations, StoredKey: stored, ServerKey: server}
+	if reg.Email.Configured() {
+		c.mailCode(rb, cmd, email, fail)
+		return
+	}
+	c.createAccount(rb, cmd, "REGISTER", fail)
+}
+
+// mayRegister reports whether the connection may send REGISTER or VERIFY now.
+func (c *client) mayRegister(fail func(code, text string)) bool {
+	reg := c.s.cfg.Registration
+	switch {
+	case !reg.Enabled:
+		fail("TEMPORARILY_UNAVAILABLE", "Account registration is disabled on this server")
+		return false
+	case !c.registered.Load() && !reg.BeforeConnect:
+		fail("COMPLETE_CONNECTION_REQUIRED", "Complete the connection (NICK, USER, CAP END) first")
+		return false
+	case c.currentDID() != "":
+		fail("ALREADY_AUTHENTICATED", "You are already logged in")
+		return false
+	}
+	return true
+}
+
+// accountName checks the account name of REGISTER or VERIFY ("*": the nick) for the connection:
+// it must be the connection's nick (or the nick it asked for, held by another connection) and a
+// valid account name.
+func (c *client) accountName(account string, fail func(code, text string)) (string, bool) {
+	nick := c.nick
+	if nick == "" {
+		nick = c.refusedNick // asked for, but held by another connection: no land grab
+	}
+	if account == "*" {
+		account = nick
+	}
+	switch {
+	case nick == "":
+		fail("NEED_NICK", "Choose a nick (NICK) first: the account is named after it")
+		return "", false
+	case fsm.Fold(account) != fsm.Fold(nick):
+		fail("ACCOUNT_NAME_MUST_BE_NICK", "The account name must be your current nick")
+		return "", false
+	case !fsm.ValidAccountName(account):
+		fail("BAD_ACCOUNT_NAME", "An account name is 1 to 32 ASCII letters, digits, '_' or '-', starting with a letter")
+		return "", false
+	}
+	return account, true
+}
+
+// createAccount proposes the account, logs the connection in and answers SUCCESS to command
+// (REGISTER, or VERIFY once the code was given); fail answers a refusal.
+func (c *client) createAccount(rb *respBuf, cmd fsm.RegisterAccount, command string, fail func(code, text string)) {
 	if c.registered.Load() {
 		cmd.Session = c.id
 	}
@@ -224,25 +274,15 @@ func handleREGISTER(c *client, m ircmsg.Message, rb *respBuf) {
 		fail("TEMPORARILY_UNAVAILABLE", "No more accounts can be registered now")
 		return
 	}
+	did := cmd.DID
 	token, nickOwned, ok := c.logIn(did, "account", rb)
-	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: "REGISTER", Params: []string{"SUCCESS", account,
+	rb.add(ircmsg.Message{Source: c.s.cfg.ServerName, Command: command, Params: []string{"SUCCESS", cmd.Name,
 		"Account created; you are logged in as " + did + " (log in later with SASL PLAIN or SCRAM-SHA-256)"}})
 	if nickOwned {
 		c.leaveOwnedNick(did, rb)
 	}
 	if ok {
 		c.bearerNotice(token, rb)
-	}
-}
-
-// handleVERIFY is VERIFY <account> <code>. Registration never waits for a code here.
-func handleVERIFY(c *client, m ircmsg.Message, rb *respBuf) {
-	switch {
-	case !c.s.cfg.Registration.Enabled:
-		rb.add(c.failMsg("VERIFY", "TEMPORARILY_UNAVAILABLE", "Account registration is disabled on this server", m.Param(0)))
-	case c.currentDID() != "":
-		rb.add(c.failMsg("VERIFY", "ALREADY_AUTHENTICATED", "You are already logged in", m.Param(0)))
-	default:
-		rb.add(c.failMsg("VERIFY", "INVALID_CODE", "No registration of that account awaits a code", m.Param(0)))
+		c.rejoin(rb) // follows the new account from now on (nothing to join yet)
 	}
 }

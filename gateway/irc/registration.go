@@ -197,6 +197,7 @@ func (c *client) tryRegister(rb *respBuf) {
 		case fsm.OK:
 			c.nick = nick
 			c.completeRegistration(rb, did, tokenHash)
+			c.rejoin(rb)
 			return
 		case fsm.ErrNickInUse:
 			if did != "" && c.siblingHolds(nick, did) {
@@ -355,6 +356,9 @@ func (c *client) saslSuccess(did, method string, rb *respBuf) {
 		c.bearerNotice(token, rb)
 	}
 	c.countSASL("success")
+	if reauth {
+		c.rejoin(rb)
+	}
 }
 
 // bearerNotice sends the REST bearer token of a login.

@@ -101,7 +101,8 @@ type Config struct {
 	Links linkroute.Router
 	// Disconnects is told why each registered connection ended (disconnects.go); nil: nobody.
 	Disconnects DisconnectRecorder
-	// Now is the clock for SASL challenge lifetimes; nil means time.Now. Tests inject one.
+	// Now is the clock for SASL challenge lifetimes and registration codes; nil means time.Now.
+	// Tests inject one.
 	Now func() time.Time
 	// Registration configures draft/account-registration (register.go).
 	Registration Registration
@@ -109,6 +110,9 @@ type Config struct {
 	// makes CAP LS longer than one line, and freeq's JavaScript SDK ends its negotiation on an LS
 	// line naming none of the capabilities it wants, before it authenticates.
 	Metadata3 bool
+	// Rejoin, when positive, rejoins an account's connection at login to the channels its
+	// sessions were in when they ended, remembered for this long (rejoin.go); 0: off.
+	Rejoin time.Duration
 }
 
 // Server is the IRC edge of one node.
@@ -155,6 +159,7 @@ type Server struct {
 	monitors      monitorIndex     // MONITOR lists by watched nick (monitor.go)
 	metaSubs      metadataSubs     // metadata subscriptions per connection (metadata.go)
 	registrations registerGuard    // accounts registered per client address (register.go)
+	verifications pendingAccounts  // registrations awaiting their e-mailed code (verify.go)
 }
 
 // New builds the IRC edge.

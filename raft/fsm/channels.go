@@ -114,6 +114,7 @@ func (a *Applier) part(c Part) Result {
 		return Result{Code: ErrNotOnChannel}
 	}
 	a.removeMember(ch, se.ID)
+	a.memberLeft(se.Ref(), c.Channel)
 	a.emit(Event{Kind: EvPart, Actor: se.Ref(), Channel: c.Channel, Text: c.Reason})
 	return Result{Code: OK}
 }
@@ -141,6 +142,7 @@ func (a *Applier) kick(c Kick) Result {
 	}
 	ref := target.Ref()
 	a.removeMember(ch, target.ID)
+	a.memberLeft(ref, c.Channel)
 	a.emit(Event{Kind: EvKick, Actor: se.Ref(), Target: ref, Channel: c.Channel, Text: c.Reason})
 	return Result{Code: OK}
 }

@@ -215,6 +215,7 @@ func (a *Applier) federatedKick(c FederatedKick) Result {
 	}
 	ref := target.Ref()
 	a.removeMember(ch, target.ID)
+	a.memberLeft(ref, c.Channel)
 	nick, user, host := splitHostmask(c.By)
 	a.emit(Event{Kind: EvKick, Actor: SessionRef{Nick: nick, User: user, Host: host, DID: c.ByDID}, Target: ref, Channel: c.Channel, Text: c.Reason})
 	return Result{Code: OK}

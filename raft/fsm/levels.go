@@ -11,7 +11,7 @@ import "errors"
 // ErrClusterUpgrading. A node that gossips no level (v0.1.0, the first release) is at level 0.
 
 // Level is the highest feature level this build applies.
-const Level = 1
+const Level = 2
 
 // ErrClusterUpgrading refuses a command that some server of the cluster, running an earlier
 // version, could not apply. Nothing changed; the command is possible once every node runs this
@@ -19,9 +19,9 @@ const Level = 1
 var ErrClusterUpgrading = errors.New("the cluster is being upgraded: this change is possible once every node runs this version")
 
 // commandLevels is the feature level of every registered command type: 0 for those of v0.1.0,
-// 1 for those added since. A new core command type is added here at Level, after raising Level
-// when it is the first of a release; a module gives its types' levels to Handle and Register adds
-// them here. A test checks this table against the registry.
+// 1 and 2 for those added since (2: the rejoin module's). A new core command type is added here
+// at Level, after raising Level when it is the first of a release; a module gives its types'
+// levels to Handle and Register adds them here. A test checks this table against the registry.
 var commandLevels = map[CommandType]int{
 	// v0.1.0
 	TypeRegisterSession: 0, TypeChangeNick: 0, TypeAuthenticate: 0, TypeEndSession: 0, TypeJoin: 0,

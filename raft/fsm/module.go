@@ -36,6 +36,12 @@ type Module struct {
 
 	// SessionEnded is called when a session has ended: it is no longer in the state.
 	SessionEnded func(a *Applier, se SessionRef)
+	// SessionEndedIn is SessionEnded with the channels (folded names, sorted) the session was
+	// in when it ended, called right after it.
+	SessionEndedIn func(a *Applier, se SessionRef, channels []string)
+	// MemberLeft is called when a session has left a channel (folded name) by PART or was
+	// kicked from it (locally or by a linked server); not when its session ended.
+	MemberLeft func(a *Applier, se SessionRef, channel string)
 	// ChannelDeleted is called when a channel (folded name) has been deleted.
 	ChannelDeleted func(a *Applier, name string)
 	// ChannelRenamed is called when a channel has been renamed from old to name (folded).
@@ -171,7 +177,8 @@ func Register(m Module) {
 	modules[name] = m
 	hooked = nil
 	for _, n := range slices.Sorted(maps.Keys(modules)) {
-		if m := modules[n]; m.SessionEnded != nil || m.ChannelDeleted != nil || m.ChannelRenamed != nil {
+		if m := modules[n]; m.SessionEnded != nil || m.SessionEndedIn != nil || m.MemberLeft != nil ||
+			m.ChannelDeleted != nil || m.ChannelRenamed != nil {
 			hooked = append(hooked, m)
 		}
 	}
@@ -180,10 +187,21 @@ func Register(m Module) {
 // hooked are the registered modules with a lifecycle hook, by section name.
 var hooked []Module
 
-func (a *Applier) sessionEnded(se SessionRef) {
+func (a *Applier) sessionEnded(se SessionRef, channels []string) {
 	for _, m := range hooked {
 		if m.SessionEnded != nil {
 			m.SessionEnded(a, se)
+		}
+		if m.SessionEndedIn != nil {
+			m.SessionEndedIn(a, se, channels)
+		}
+	}
+}
+
+func (a *Applier) memberLeft(se SessionRef, channel string) {
+	for _, m := range hooked {
+		if m.MemberLeft != nil {
+			m.MemberLeft(a, se, channel)
 		}
 	}
 }

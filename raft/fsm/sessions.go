@@ -138,7 +138,7 @@ func (a *Applier) endSession(id, reason string) Result {
 	}
 	delete(a.st.sessions, id)
 	a.st.noteNick(false, se.Nick, se.DID, id)
-	a.sessionEnded(se.Ref())
+	a.sessionEnded(se.Ref(), channels)
 	a.emit(Event{Kind: EvQuit, Actor: se.Ref(), Channels: channels, Text: reason})
 	return Result{Code: OK}
 }
