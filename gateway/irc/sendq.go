@@ -102,8 +102,15 @@ func (q *sendQueue) writeInline(tw transport.TryWriter, line []byte) {
 		q.mu.Unlock()
 		return
 	}
-	if n < len(line) {
-		q.lines = append([][]byte{line[n:]}, q.lines...)
+	if n < len(line) { // the rest goes first; most often nothing was queued meanwhile
+		if len(q.lines) == 0 {
+			if q.lines == nil && q.spare != nil {
+				q.lines, q.spare = q.spare, nil
+			}
+			q.lines = append(q.lines, line[n:])
+		} else {
+			q.lines = append([][]byte{line[n:]}, q.lines...)
+		}
 		q.bytes += len(line) - n
 	}
 	if len(q.lines) == 0 && !q.closing {

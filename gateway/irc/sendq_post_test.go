@@ -11,9 +11,10 @@ import (
 // them as one entry of tried.
 type tryConn struct {
 	recordConn
-	tmu   sync.Mutex
-	take  int
-	tried []string
+	tmu    sync.Mutex
+	take   int
+	tried  []string
+	during func() // called inside TryWrite, as a line posted by another goroutine meanwhile
 }
 
 func (c *tryConn) TryWrite(p []byte) (int, error) {
@@ -24,6 +25,10 @@ func (c *tryConn) TryWrite(p []byte) (int, error) {
 		n = c.take
 	}
 	c.tried = append(c.tried, string(p[:n]))
+	if f := c.during; f != nil {
+		c.during = nil
+		f()
+	}
 	return n, nil
 }
 
@@ -148,5 +153,30 @@ func TestSendQueuePostAllocatesNothing(t *testing.T) {
 	// tryConn.TryWrite converts the line to a string: one allocation of the test's own.
 	if allocs > 1 {
 		t.Fatalf("post allocated %.1f times a line; want no more than the test connection's own 1", allocs)
+	}
+}
+
+// TestSendQueuePostKeepsOrderWithLinesQueuedMeanwhile: a line posted while another goroutine's
+// inline write is in progress waits for it, and the part of that write the socket did not take
+// goes out before it.
+func TestSendQueuePostKeepsOrderWithLinesQueuedMeanwhile(t *testing.T) {
+	conn := &tryConn{take: 4}
+	q := newSendQueueClock(conn, 1<<20, nil, newFakeClock())
+	first, second := "PRIVMSG #c :one\r\n", "PRIVMSG #c :two\r\n"
+	conn.during = func() {
+		if !q.post([]byte(second), true) {
+			t.Error("post refused the second line")
+		}
+	}
+	if !q.post([]byte(first), true) {
+		t.Fatal("post refused the first line")
+	}
+	q.closeAfterFlush()
+	awaitValue(t, 0, "the close", q.whenClosed())
+	if got := conn.triedLines(); !slices.Equal(got, []string{first[:4]}) {
+		t.Fatalf("TryWrite took %q; want only the first line's first 4 bytes", got)
+	}
+	if lines, _, _ := conn.recordConn.snapshot(); !slices.Equal(lines, []string{first[4:], second}) {
+		t.Fatalf("written %q, want the rest of the first line, then the second", lines)
 	}
 }
