@@ -156,11 +156,12 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		if status != "" {
 			members = c.s.statusMembers(name, status, c.id)
 		}
+		inline := len(members) <= inlineFanOut
 		for _, rc := range members {
 			if cmd == "TAGMSG" && !rc.has(capMessageTags) {
 				continue
 			}
-			rc.deliver(out, false)
+			rc.deliverLive(out, false, inline)
 		}
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
 			rb.addOut(out, c.capBits())
@@ -277,7 +278,7 @@ func (c *client) privateMessage(cmd, target, text string, tags map[string]string
 				out.msg.Params = append(out.msg.Params, text)
 				out.msg.ForceTrailing = true
 			}
-			rc.deliver(out, false)
+			rc.deliverLive(out, false, len(rcpts) <= inlineFanOut)
 		}
 		if away != nil {
 			rb.add(*away)

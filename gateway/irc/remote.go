@@ -44,9 +44,10 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 			}
 		})
 		out := &base
+		inline := len(ids) <= inlineFanOut
 		for _, id := range ids {
 			if c := s.localClient(id); c != nil && (m.Command != "TAGMSG" || c.has(capMessageTags)) {
-				c.deliver(out, false)
+				c.deliverLive(out, false, inline)
 			}
 		}
 		return
@@ -81,7 +82,7 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 		if c := s.localClient(t.id); c != nil && (m.Command != "TAGMSG" || c.has(capMessageTags)) {
 			out := base
 			out.msg.Params = append([]string{t.nick}, base.msg.Params[1:]...)
-			c.deliver(&out, false)
+			c.deliverLive(&out, false, len(targets) <= inlineFanOut)
 		}
 	}
 }

@@ -56,6 +56,73 @@ func newSendQueueClock(conn transport.Conn, limit int, overflow func(), clk cloc
 // enqueue appends lines; it reports false when the queue is closed or just overflowed.
 func (q *sendQueue) enqueue(lines ...[]byte) bool { return q.add(false, lines) }
 
+// post queues one fanned-out line, like enqueue. When the queue is idle and its writer would
+// write at once (not coalescing: coalesceWait), the calling goroutine writes the line itself
+// with a write that never waits for the socket (transport.TryWriter), instead of starting the
+// queue's writer goroutine for it; whatever the socket does not take at once is left to that
+// goroutine, so a slow client never holds up the caller. A fan-out to a few members posts with
+// inline set; a large one does not, so that its writes are spread over the writer goroutines
+// (and the cores) rather than made one after another by the sender.
+func (q *sendQueue) post(line []byte, inline bool) bool {
+	if !inline {
+		return q.add(false, [][]byte{line})
+	}
+	tw, ok := q.conn.(transport.TryWriter)
+	if !ok {
+		return q.add(false, [][]byte{line})
+	}
+	q.mu.Lock()
+	if q.writing || len(q.lines) > 0 || q.closed || q.closing || len(line) > q.limit {
+		q.mu.Unlock()
+		return q.add(false, [][]byte{line})
+	}
+	now := q.clock.Now()
+	if q.coalesceWait(now) > 0 {
+		q.mu.Unlock()
+		return q.add(false, [][]byte{line})
+	}
+	q.writing, q.lastWrite = true, now
+	q.mu.Unlock()
+	q.writeInline(tw, line)
+	return true
+}
+
+// writeInline writes line with tw while the caller holds the writer's role (q.writing), then
+// hands whatever is left — the part of line the socket did not take, lines queued meanwhile, a
+// close — to the writer goroutine.
+func (q *sendQueue) writeInline(tw transport.TryWriter, line []byte) {
+	n, err := tw.TryWrite(line)
+	q.mu.Lock()
+	if err != nil {
+		q.writeFailed()
+		return
+	}
+	if q.closed { // closeNow or exceed ran meanwhile: nothing more to write
+		q.writing = false
+		q.mu.Unlock()
+		return
+	}
+	if n < len(line) { // the rest goes first; most often nothing was queued meanwhile
+		if len(q.lines) == 0 {
+			if q.lines == nil && q.spare != nil {
+				q.lines, q.spare = q.spare, nil
+			}
+			q.lines = append(q.lines, line[n:])
+		} else {
+			q.lines = append([][]byte{line[n:]}, q.lines...)
+		}
+		q.bytes += len(line) - n
+	}
+	if len(q.lines) == 0 && !q.closing {
+		q.writing = false
+		q.mu.Unlock()
+		return
+	}
+	q.due, q.measure = q.clock.Now(), true
+	q.mu.Unlock()
+	go q.drain()
+}
+
 // reply is enqueue for the replies to the client's own command (its echoes, numerics, labeled
 // responses): the client is waiting for them, so the writer's next write does not wait to
 // coalesce. Lines queued before them go in the same write. A writer already waiting when they
@@ -129,11 +196,7 @@ func (q *sendQueue) drain() {
 		clear(batch)
 		q.mu.Lock()
 		if err != nil {
-			q.closed = true
-			q.lines, q.spare, q.bytes, q.writing = nil, nil, 0, false
-			q.mu.Unlock()
-			q.conn.Close()
-			q.signalDone()
+			q.writeFailed()
 			return
 		}
 		if cap(batch) <= spareLines && q.spare == nil {
@@ -141,6 +204,16 @@ func (q *sendQueue) drain() {
 		}
 		q.mu.Unlock()
 	}
+}
+
+// writeFailed closes the queue and the connection after a failed write by the writer. q.mu is
+// held and is released.
+func (q *sendQueue) writeFailed() {
+	q.closed = true
+	q.lines, q.spare, q.bytes, q.writing = nil, nil, 0, false
+	q.mu.Unlock()
+	q.conn.Close()
+	q.signalDone()
 }
 
 // closeAfterFlush writes what is queued (plus lines) and then closes the connection.

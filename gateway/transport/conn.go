@@ -56,3 +56,14 @@ type Conn interface {
 	// Kind is "tcp", "tls" or "websocket".
 	Kind() string
 }
+
+// TryWriter is a Conn that can also write without waiting. TryWrite writes what of p the
+// connection accepts at once — all of it, a prefix, or nothing (0 when its buffer is full, or
+// when the connection cannot write without waiting at all) — and returns how many bytes that
+// was; it never blocks on the peer, so a caller that serves many connections can write to one
+// without being held up by it. The caller writes the rest (p[n:]) with WriteLines later, and
+// must not call WriteLines concurrently with TryWrite if it cares about order. An error is
+// fatal for the connection.
+type TryWriter interface {
+	TryWrite(p []byte) (int, error)
+}

@@ -10,7 +10,9 @@
 //
 // An idle TCP connection holds no read or write buffer: its socket is read through its
 // syscall.RawConn, waiting for input without a buffer (rawread_unix.go), and writes go through
-// shared pooled buffers. Its goroutine, parked in that wait, keeps a call chain short enough for
+// shared pooled buffers. A plain TCP connection can also be written without waiting
+// (TryWriter: one write(2) through its RawConn that takes what the socket accepts), which lets
+// a goroutine that serves many connections write to an idle one without being held up by it. Its goroutine, parked in that wait, keeps a call chain short enough for
 // the runtime's smallest stack (benchmark B1). WebSocket connections are served by
 // github.com/coder/websocket (nhooyr.io/websocket under its maintained path). AcceptWebSocket
 // hands the library the hijacked connection wrapped (wssocket.go) with 16-byte bufio buffers:

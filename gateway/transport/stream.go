@@ -179,6 +179,25 @@ func (s *streamConn) writeBatch(lines [][]byte) error {
 	return flush()
 }
 
+// TryWrite writes what of p the socket accepts now, without waiting for it (a TryWriter): a
+// plain TCP socket read through its RawConn only; any other stream, or a write in progress
+// elsewhere, takes nothing.
+func (s *streamConn) TryWrite(p []byte) (int, error) {
+	w, ok := s.waiter.(*socketWaiter)
+	if !ok || w == nil || s.kind != KindTCP || len(p) == 0 {
+		return 0, nil
+	}
+	if !s.writeMu.TryLock() {
+		return 0, nil
+	}
+	defer s.writeMu.Unlock()
+	n, err := tryWriteSocket(w, p)
+	if err != nil {
+		return n, fmt.Errorf("transport: write %s to %s: %w", s.kind, s.conn.RemoteAddr(), err)
+	}
+	return n, nil
+}
+
 func (s *streamConn) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.conn.Close() })
 	return s.closeErr
