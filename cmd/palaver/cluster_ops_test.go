@@ -210,16 +210,24 @@ func TestClusterOperatorCommands(t *testing.T) {
 
 	t.Run("remove a dead node", func(t *testing.T) {
 		// Stop a follower; once gossip sees it dead, remove it by hand (the grace is an hour).
-		var victim *node.Node
-		var survivor *node.Node
-		leader := nodes[0].RaftStatus().LeaderID
-		for _, n := range nodes {
-			if n.RaftStatus().NodeID == leader {
-				survivor = n
-			} else if victim == nil {
-				victim = n
+		// The leader is the survivor (the transfers above may have left an election in flight).
+		var victim, survivor *node.Node
+		poll.Within(t, time.Minute, "a leader every node follows", func() bool {
+			victim, survivor = nil, nil
+			leader := nodes[0].RaftStatus().LeaderID
+			for _, n := range nodes {
+				st := n.RaftStatus()
+				switch {
+				case leader == "" || st.LeaderID != leader:
+					return false
+				case st.NodeID == leader:
+					survivor = n
+				case victim == nil:
+					victim = n
+				}
 			}
-		}
+			return survivor != nil && victim != nil
+		})
 		name := victim.RaftStatus().NodeID
 		victim.Close()
 		poll.Within(t, time.Minute, name+" dead in gossip", func() bool {
