@@ -26,8 +26,7 @@ const wallopsCommand = "WALLOPS"
 
 // handleWALLOPS sends an operator's WALLOPS. It counts against the message flood limit.
 func handleWALLOPS(c *client, m ircmsg.Message, rb *respBuf) {
-	if !c.oper {
-		rb.add(c.numericMsg("481", "Permission Denied- You're not an IRC operator"))
+	if !c.requireOper(rb) {
 		return
 	}
 	text := m.Param(0)
