@@ -34,6 +34,7 @@ import (
 const (
 	metaDID  = "did"
 	metaHTTP = "http"
+	metaInfo = "info" // Config.ServerInfo, for the other nodes' LINKS
 )
 
 // clusterSecretFile is where the first node of a cluster writes the cluster secret, under its
@@ -253,6 +254,29 @@ func peersOf(members []raft.Member) []exchange.Peer {
 			continue
 		}
 		out = append(out, exchange.Peer{DID: m.Meta[metaDID], BaseURL: "https://" + m.ClusterAddr})
+	}
+	return out
+}
+
+// linkNodes lists the other live nodes of the cluster for IRC LINKS, each with the description
+// it gossips; a node that gossips none (an earlier version) or one that is not printable is
+// shown with this node's.
+type linkNodes struct {
+	raft *raft.Store
+	info string // this node's Config.ServerInfo
+}
+
+func (l linkNodes) list() []irc.ClusterNode {
+	var out []irc.ClusterNode
+	for _, m := range l.raft.Members() {
+		if m.Self || m.State != raft.MemberAlive {
+			continue
+		}
+		info := m.Meta[metaInfo]
+		if !validServerInfo(info) {
+			info = l.info
+		}
+		out = append(out, irc.ClusterNode{Name: m.NodeID, Info: info})
 	}
 	return out
 }

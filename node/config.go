@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/palaver-chat/palaver/federation/peering"
 	"github.com/palaver-chat/palaver/gateway/assist"
@@ -64,6 +66,10 @@ type Config struct {
 	ClusterSecret string
 	MaxVoters     int           // 3 or 5
 	DeadNodeGrace time.Duration // how long a node may stay dead before the leader removes it
+
+	// ServerInfo describes the node in IRC LINKS (364 RPL_LINKS); gossiped, so that the other
+	// nodes list it with its own. At most MaxServerInfo bytes of printable UTF-8.
+	ServerInfo string
 
 	MOTDFile string            // message of the day, one line per line; empty: none (422 ERR_NOMOTD)
 	TOSFile  string            // terms of service served at /tos; empty: the built-in terms
@@ -170,6 +176,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		ServerName: "localhost",
+		ServerInfo: "Palaver",
 		AccountRegistration: irc.Registration{PerAddressPerHour: irc.DefaultRegistrationsPerHour,
 			MinPassword: irc.DefaultAccountMinPassword,
 			Email: irc.EmailVerification{Relay: mail.Config{TLS: mail.TLSStartTLS},
@@ -261,6 +268,9 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.ServerName == "" || strings.ContainsAny(c.ServerName, " /:@!") {
 		bad("server name %q: must be a host name", c.ServerName)
+	}
+	if !validServerInfo(c.ServerInfo) {
+		bad("server info %q: must be 1 to %d bytes of printable UTF-8", c.ServerInfo, MaxServerInfo)
 	}
 	if c.DataDir == "" {
 		bad("data directory: required")
@@ -398,4 +408,21 @@ func (c Config) rejoin() time.Duration {
 		return 0
 	}
 	return c.RejoinMaxAge
+}
+
+// MaxServerInfo bounds Config.ServerInfo: it travels in the node's gossip metadata, which
+// memberlist limits to 512 bytes.
+const MaxServerInfo = 64
+
+// validServerInfo reports whether info is 1 to MaxServerInfo bytes of printable UTF-8.
+func validServerInfo(info string) bool {
+	if info == "" || len(info) > MaxServerInfo || !utf8.ValidString(info) {
+		return false
+	}
+	for _, r := range info {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }

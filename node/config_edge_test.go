@@ -65,7 +65,7 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 		{"zero config", func(c *Config) { *c = Config{} }, []string{"server name", "data directory", "challenge lifetime", "http address", "raft address",
 			"max voters 0", "raft heartbeat timeout 0s", "raft commit timeout 0s", "max connections per IP 0", "dead node grace 0s",
 			"ping interval 0s", "federation catch-up window 0s", "exchange pull interval 0s", "channel expiry", "exchange page size 0", "send queue 0", "version", "account registration: 0 a client address per hour",
-			"rejoin max age 0s"}},
+			"rejoin max age 0s", "server info \"\""}},
 		{"registration password longer than a REGISTER line allows", func(c *Config) { c.AccountRegistration.MinPassword = 401 },
 			[]string{"passwords of at least 401 bytes"}},
 		{"registration e-mail without a sender, TLS mode or registration", func(c *Config) {
@@ -77,6 +77,9 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 			c.AccountRegistration.Email.CodeTTL, c.AccountRegistration.Email.MaxAttempts = 25*time.Hour, 0
 		}, []string{"valid 25h0m0s for 0 attempts"}},
 		{"rejoin max age not positive", func(c *Config) { c.Rejoin, c.RejoinMaxAge = true, -time.Hour }, []string{"rejoin max age -1h0m0s"}},
+		{"server info too long", func(c *Config) { c.ServerInfo = strings.Repeat("x", MaxServerInfo+1) }, []string{"server info", "1 to 64 bytes"}},
+		{"server info with a line break", func(c *Config) { c.ServerInfo = "two\r\nlines" }, []string{"server info"}},
+		{"server info that is not UTF-8", func(c *Config) { c.ServerInfo = "\xff" }, []string{"server info"}},
 		{"join history below -1", func(c *Config) { c.JoinHistory = -2 }, []string{"join history -2"}},
 		{"tagmsg persist tags that are no client tags", func(c *Config) { c.TagmsgPersist = []string{"+draft/persist", "persist", "+", "+a b", "+/x", "+v/"} },
 			[]string{`tag "persist"`, `tag "+"`, `tag "+a b"`, `tag "+/x"`, `tag "+v/"`}},

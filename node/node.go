@@ -146,7 +146,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Node, err e
 		stop.add("federation", closeNoErr(fed.Close))
 	}
 	disconnects := assist.NewDisconnects() // the IRC edge files, the assistance tools read
-	ircSrv, err := newIRC(cfg, log, incarnation, mset, machine, prop, streams, msgs, history, fed, disconnects, resolver)
+	ircSrv, err := newIRC(cfg, log, incarnation, mset, machine, prop, streams, msgs, history, fed, disconnects, resolver,
+		linkNodes{rf, cfg.ServerInfo}.list)
 	if err != nil {
 		return nil, fmt.Errorf("irc: %w", err)
 	}
@@ -286,7 +287,7 @@ func openRaft(ctx context.Context, cfg Config, log *slog.Logger, fl faults, mach
 		AdvertiseAddr: cfg.RaftAdvertise, Bootstrap: len(cfg.Join) == 0,
 		GossipAddr: cfg.GossipAddr, GossipAdvertise: cfg.GossipAdvertise, ClusterAddr: cfg.ClusterAddr,
 		ClusterAdvertise: cfg.ClusterAdvertise, Join: cfg.Join, MaxVoters: cfg.MaxVoters,
-		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: serverDID(cfg), metaHTTP: cfg.BaseURL},
+		DeadNodeGrace: cfg.DeadNodeGrace, Meta: map[string]string{metaDID: serverDID(cfg), metaHTTP: cfg.BaseURL, metaInfo: cfg.ServerInfo},
 		OnNodeRemoved: removedNodePurge{late, log}.run,
 		Logger:        log,
 		OnApply:       applyTimer{mset}.observe,
@@ -323,7 +324,7 @@ func (a applyTimer) observe(d time.Duration) { a.mset.RaftApplySeconds.Observe(d
 // newIRC builds the IRC edge; it subscribes to the streams in its constructor.
 func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set, machine *fsm.Machine, prop *proposer,
 	streams *stream.Streams, msgs *chat.Service, history eventHistory, fed *peering.Federation, disconnects *assist.Disconnects,
-	resolver *keyresolver.Resolver) (*irc.Server, error) {
+	resolver *keyresolver.Resolver, nodes func() []irc.ClusterNode) (*irc.Server, error) {
 	motd, err := readMOTD(cfg.MOTDFile)
 	if err != nil {
 		return nil, err
@@ -350,6 +351,7 @@ func newIRC(cfg Config, log *slog.Logger, incarnation string, mset *metrics.Set,
 		PingAfter: cfg.PingAfter, PingTimeout: cfg.PingTimeout, SendQBytes: cfg.SendQBytes,
 		KeySweepEvery: cfg.KeySweepEvery, Disconnects: disconnects,
 		Registration: registration, Metadata3: cfg.Metadata3, Rejoin: cfg.rejoin(),
+		ServerInfo: cfg.ServerInfo, Nodes: nodes,
 	}, machine, prop, history, &sasl.Verifier{Resolver: resolver, ChallengeTTL: cfg.ChallengeTTL}), nil
 }
 

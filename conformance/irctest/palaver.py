@@ -133,6 +133,9 @@ class PalaverController(BaseServerController, DirectoryBasedController):
             "serve",
             "--server-name",
             SERVER_NAME,
+            # LINKS (364) describes the server with it; irctest's LinksTestCase expects this text.
+            "--server-info",
+            "test server",
             "--data",
             str(data),
             "--irc-addr",

@@ -44,8 +44,11 @@ func isChannel(venue string) bool {
 	return venue != "" && len(venue) <= 512 && (strings.HasPrefix(venue, "#") || strings.HasPrefix(venue, "&"))
 }
 
-// validateEphemeral checks an ephemeral TAGMSG or status message before it is delivered.
+// validateEphemeral checks an ephemeral TAGMSG, status message or WALLOPS before it is delivered.
 func validateEphemeral(e Event) error {
+	if e.Command == "WALLOPS" {
+		return validateWallops(e)
+	}
 	switch {
 	case e.Status != "" && e.Status != "@" && e.Status != "%" && e.Status != "+":
 		return errors.New("bad status")
@@ -63,14 +66,29 @@ func validateEphemeral(e Event) error {
 	return nil
 }
 
+// validateWallops checks a relayed WALLOPS: an operator's text to every +w user, with no venue.
+func validateWallops(e Event) error {
+	switch {
+	case e.Venue != "" || e.Status != "":
+		return errors.New("a WALLOPS has no venue")
+	case e.MsgID == "" || len(e.MsgID) > 64:
+		return errors.New("bad msgid")
+	case e.TimeMS <= 0:
+		return errors.New("bad time")
+	case e.Text == "" || len(e.Text) > limits.TextBytes || e.Sender == "" || len(e.Sender) > 512 || len(e.SenderNick) > 512:
+		return errors.New("malformed WALLOPS")
+	}
+	return nil
+}
+
 // PublishReaction tells every stream that this node filed a reaction (eventstore.FileReaction):
 // the streams read it from the reaction log. It never blocks.
 func (x *Exchange) PublishReaction(eventstore.ReactionEvent) {
 	x.notifyOutboxes(false, false, true)
 }
 
-// Relay pushes an ephemeral channel TAGMSG (a typing notification, say) or status message to
-// every peer, best effort: it is dropped for a peer whose queue is full, and never stored or pulled.
+// Relay pushes an ephemeral channel TAGMSG (a typing notification, say), status message or
+// WALLOPS to every peer, best effort: it is dropped for a peer whose queue is full, and never stored or pulled.
 func (x *Exchange) Relay(m eventstore.Message) {
 	ev := eventOf(m)
 	ev.OriginSeq = 0

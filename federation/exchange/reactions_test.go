@@ -221,6 +221,15 @@ func TestValidateEphemeral(t *testing.T) {
 		{"a status TAGMSG with text", func(e *Event) { e.Status, e.Text = "%", "hi" }, false},
 		{"an unknown status", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "~", "hi" }, false},
 		{"an oversized status message", func(e *Event) { e.Command, e.Status, e.Text = "PRIVMSG", "@", strings.Repeat("x", limits.TextBytes+1) }, false},
+		{"a WALLOPS", func(e *Event) { e.Command, e.Venue, e.Text = "WALLOPS", "", "hi" }, true},
+		{"a WALLOPS to a channel", func(e *Event) { e.Command, e.Text = "WALLOPS", "hi" }, false},
+		{"a WALLOPS with a status", func(e *Event) { e.Command, e.Venue, e.Status, e.Text = "WALLOPS", "", "@", "hi" }, false},
+		{"a WALLOPS without text", func(e *Event) { e.Command, e.Venue = "WALLOPS", "" }, false},
+		{"a WALLOPS without sender", func(e *Event) { e.Command, e.Venue, e.Text, e.Sender = "WALLOPS", "", "hi", "" }, false},
+		{"a WALLOPS without msgid", func(e *Event) { e.Command, e.Venue, e.Text, e.MsgID = "WALLOPS", "", "hi", "" }, false},
+		{"a WALLOPS without time", func(e *Event) { e.Command, e.Venue, e.Text, e.TimeMS = "WALLOPS", "", "hi", 0 }, false},
+		{"an oversized WALLOPS", func(e *Event) { e.Command, e.Venue, e.Text = "WALLOPS", "", strings.Repeat("x", limits.TextBytes+1) }, false},
+		{"no venue", func(e *Event) { e.Venue = "" }, false},
 	}
 	for _, tt := range tests {
 		e := ok

@@ -12,8 +12,7 @@ const killPrefix = "Killed ("
 // handleKILL lets a server operator end another session, wherever it is connected: the session
 // ends through Raft and the node holding its connection closes it.
 func handleKILL(c *client, m ircmsg.Message, rb *respBuf) {
-	if !c.oper {
-		rb.add(c.numericMsg("481", "Permission Denied- You're not an IRC operator"))
+	if !c.requireOper(rb) {
 		return
 	}
 	nick := m.Param(0)
@@ -31,6 +30,14 @@ func handleKILL(c *client, m ircmsg.Message, rb *respBuf) {
 	if res.Code != fsm.OK {
 		rb.add(c.numericMsg("401", nick, "No such nick/channel"))
 	}
+}
+
+// requireOper reports whether c is a server operator, answering 481 when it is not.
+func (c *client) requireOper(rb *respBuf) bool {
+	if !c.oper {
+		rb.add(c.numericMsg("481", "Permission Denied- You're not an IRC operator"))
+	}
+	return c.oper
 }
 
 // closeKilled closes the local connection of a session that was killed (its end is rendered on

@@ -35,6 +35,7 @@ type client struct {
 	nick, user, realname string
 	host                 string // cloak
 	oper                 bool
+	wallops              atomic.Bool // user mode +w: receives WALLOPS (wallops.go); read by deliverers
 	sasl                 *sasl.Conversation
 	saslLocked           bool
 	passwordLogin        bool              // logged in with a client password (logins.go)

@@ -19,7 +19,9 @@
 // real names are replicated (fsm.SetReadMarker, fsm.SetRealname); WHOWAS is a bounded per-node
 // history, the same on every node because every node renders every session's end. STATUSMSG
 // (`PRIVMSG @#chan`) is live only: never stored, relayed to the other nodes as an ephemeral event
-// and shown only to the members with that prefix or a higher one (statusmsg.go). Channel events
+// and shown only to the members with that prefix or a higher one (statusmsg.go). An operator's
+// WALLOPS travels the same way to the users with user mode +w of every node (wallops.go); LINKS
+// lists this server and the other nodes of its cluster (links.go). Channel events
 // (JOIN, PART, MODE, ...) are filed from the applied log on every node and replayed to
 // draft/event-playback clients within their history (playback.go), as are the TAGMSGs the chat
 // service keeps (those carrying a tag of the node's persist list, +draft/persist by default),

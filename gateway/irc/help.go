@@ -21,6 +21,8 @@ var helpTopics = map[string][]string{
 	"MSGSIG":      {"MSGSIG <base64url ed25519 public key>", "Registers the key your client signs messages with."},
 	"PIN":         {"PIN <channel> <msgid>", "Pins a message (channel operators)."},
 	"KILL":        {"KILL <nick> :<reason>", "Disconnects a user (server operators)."},
+	"WALLOPS":     {"WALLOPS :<text>", "Sends a message to every user with mode +w, on every node (server operators)."},
+	"LINKS":       {"LINKS [[<server>] <mask>]", "Lists this server and the other nodes of its cluster."},
 	"HELP":        {"HELP [<subject>]", "Lists the subjects, or explains one."},
 }
 

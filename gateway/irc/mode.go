@@ -10,6 +10,9 @@ import (
 
 const maxModeArgs = 6 // ISUPPORT MODES
 
+// userModes are the user modes 004 RPL_MYINFO lists: B bot, i invisible, o operator, w WALLOPS.
+const userModes = "Biow"
+
 func handleMODE(c *client, m ircmsg.Message, rb *respBuf) {
 	target := m.Param(0)
 	if !strings.HasPrefix(target, "#") && !strings.HasPrefix(target, "&") {
@@ -195,8 +198,8 @@ func (c *client) sendList(rb *respBuf, channel string, which byte) {
 }
 
 // userMode handles MODE on a nick: a user may query their own modes and set or clear +B (bot)
-// and +i (invisible), both replicated; +w is accepted and has no effect; any other letter is
-// answered 501 and changes nothing.
+// and +i (invisible), both replicated, and +w (WALLOPS, kept by the connection: wallops.go); any
+// other letter is answered 501 and changes nothing.
 func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 	if fsm.Fold(m.Param(0)) != fsm.Fold(c.nick) {
 		rb.add(c.numericMsg("502", "Can't change mode for other users"))
@@ -216,13 +219,17 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 		if c.oper {
 			modes += "o"
 		}
+		if c.wallops.Load() {
+			modes += "w"
+		}
 		if bot {
 			modes += "B"
 		}
 		rb.add(c.numericMsg("221", modes))
 		return
 	}
-	add, wantBot, wantInvisible := true, bot, invisible
+	wallops := c.wallops.Load()
+	add, wantBot, wantInvisible, wantWallops := true, bot, invisible, wallops
 	for _, r := range m.Params[1] {
 		switch r {
 		case '+', '-':
@@ -232,6 +239,7 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 		case 'i':
 			wantInvisible = add
 		case 'w':
+			wantWallops = add
 		default:
 			rb.add(c.numericMsg("501", "Unknown MODE flag"))
 			return
@@ -245,6 +253,10 @@ func userMode(c *client, m ircmsg.Message, rb *respBuf) {
 			return
 		}
 		changes = append(changes, modeChange(wantInvisible, 'i'))
+	}
+	if wantWallops != wallops {
+		c.wallops.Store(wantWallops)
+		changes = append(changes, modeChange(wantWallops, 'w'))
 	}
 	if wantBot != bot {
 		res, err := c.propose(fsm.SetBot{Session: c.id, Bot: wantBot})

@@ -422,6 +422,8 @@ func init() {
 		"TIME":         {fn: handleTIME},
 		"WHOWAS":       {fn: handleWHOWAS},
 		"KILL":         {fn: handleKILL, minParams: 2},
+		"WALLOPS":      {fn: handleWALLOPS, minParams: 1, exempt: true},
+		"LINKS":        {fn: handleLINKS},
 		"MARKREAD":     {fn: handleMARKREAD},
 		"BATCH":        {fn: handleBATCH, minParams: 1, exempt: true},
 		"INFO":         {fn: handleINFO},

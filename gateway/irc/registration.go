@@ -281,7 +281,7 @@ func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
 	rb.add(c.numericMsg("001", fmt.Sprintf("Welcome to %s, %s %s", s.cfg.Network, c.nick, who)))
 	rb.add(c.numericMsg("002", fmt.Sprintf("Your host is %s, running palaver-%s", srv, s.cfg.Version)))
 	rb.add(c.numericMsg("003", "This server was started "+s.started.UTC().Format("2006-01-02 15:04:05 UTC")))
-	rb.add(c.numericMsg("004", srv, "palaver-"+s.cfg.Version, "o", "bhiIkmnotvE", "bhIkov"))
+	rb.add(c.numericMsg("004", srv, "palaver-"+s.cfg.Version, userModes, "bhiIkmnotvE", "bhIkov"))
 	for _, chunk := range s.isupport {
 		params := append(strings.Fields(chunk), "are supported by this server")
 		rb.add(c.numericMsg("005", params...))

@@ -110,6 +110,11 @@ type Config struct {
 	// makes CAP LS longer than one line, and freeq's JavaScript SDK ends its negotiation on an LS
 	// line naming none of the capabilities it wants, before it authenticates.
 	Metadata3 bool
+	// ServerInfo describes this server in LINKS (364 RPL_LINKS; links.go).
+	ServerInfo string
+	// Nodes lists the other live nodes of this server's cluster, for LINKS; nil: none (an
+	// unclustered node).
+	Nodes func() []ClusterNode
 	// Rejoin, when positive, rejoins an account's connection at login to the channels its
 	// sessions were in when they ended, remembered for this long (rejoin.go); 0: off.
 	Rejoin time.Duration

@@ -29,11 +29,18 @@ func (s *Server) subscribe(st *stream.Streams) error {
 	return nil
 }
 
-// deliverStored shows local members a chat event stored from elsewhere. A gap needs nothing: live
-// lines already lost are in history.
+// deliverStored shows local members a chat event stored from elsewhere, and local +w users a
+// WALLOPS relayed by another node of the cluster (wallops.go). A gap needs nothing: live lines
+// already lost are in history.
 func (s *Server) deliverStored(it stream.Item) {
 	switch it.Kind {
 	case stream.KindMessage, stream.KindEphemeral:
+		if it.Message.Command == wallopsCommand {
+			if it.Kind == stream.KindEphemeral && it.Source == stream.Cluster { // never from another server
+				s.deliverWallops(*it.Message, nil)
+			}
+			return
+		}
 		s.DeliverRemote(*it.Message)
 	case stream.KindDeletion:
 		s.DeliverDeletion(*it.Deletion)

@@ -33,7 +33,7 @@ type Batch struct {
 	Messages  []*eventstore.Message // messages and edits; a stored one gets its Seq
 	Deletions []eventstore.Deletion
 	Reactions []eventstore.ReactionEvent
-	// Ephemeral are live-only channel TAGMSGs and status messages: published, never stored.
+	// Ephemeral are live-only channel TAGMSGs, status messages and WALLOPS: published, never stored.
 	Ephemeral []*eventstore.Message
 }
 

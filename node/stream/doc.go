@@ -4,7 +4,8 @@
 //     snapshot restore (or a subscriber that fell too far behind) is delivered as a resync.
 //   - Stored: messages, edits, deletes and reactions this node stored durably (from its own
 //     clients, from cluster peers and from federated servers alike), published after the durable
-//     commit, plus the live-only TAGMSGs and status messages relayed without storing (Ephemeral).
+//     commit, plus the live-only TAGMSGs, status messages and WALLOPS relayed without storing
+//     (Ephemeral).
 //
 // A surface subscribes from its own constructor with Subscribe(name, mode, fn). Each subscriber
 // has its own bounded queue and goroutine, so a slow subscriber never stalls Raft's apply loop or

@@ -42,7 +42,8 @@ const (
 	KindDeletion
 	// KindReaction: a react or unreact, filed and applied.
 	KindReaction
-	// KindEphemeral: a live-only channel TAGMSG (typing) or status message; relayed, never stored.
+	// KindEphemeral: a live-only channel TAGMSG (typing), status message or WALLOPS; relayed, never
+	// stored.
 	KindEphemeral
 )
 
@@ -152,7 +153,7 @@ func (s *Stored) PublishReaction(src Source, r eventstore.ReactionEvent) {
 	s.Publish(Item{Kind: KindReaction, Source: src, Reaction: &r})
 }
 
-// PublishEphemeral publishes a relayed, never stored, channel TAGMSG or status message.
+// PublishEphemeral publishes a relayed, never stored, channel TAGMSG, status message or WALLOPS.
 func (s *Stored) PublishEphemeral(src Source, m eventstore.Message) {
 	s.Publish(Item{Kind: KindEphemeral, Source: src, Message: &m})
 }
