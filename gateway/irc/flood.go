@@ -14,7 +14,10 @@ import (
 // floodState holds a connection's flood limits, each a token bucket:
 //
 //   - commands: 10 per second with a burst of 10, for every command not exempt;
-//   - messages: 5 PRIVMSG/NOTICE/TAGMSG per 2 seconds (per target);
+//   - messages: 5 PRIVMSG/NOTICE per 2 seconds (per target);
+//   - tagmsgs: TAGMSG (typing notices, reactions, other client-tag events) per target, 10 at once,
+//     then 5 per second: a client's own bucket, so that the typing notices a client such as
+//     freeq's web app sends around every line do not spend the budget of the lines themselves;
 //   - nicks: NICK (before registration too), 5 at once, then one per 5 seconds (438 over it);
 //   - joins: JOIN, where each channel of a list counts (a list longer than the burst is admitted
 //     on a full bucket and owes the rest) and JOIN 0 counts each channel it leaves, 20 at once,
@@ -26,6 +29,7 @@ import (
 type floodState struct {
 	commands *rate.Limiter
 	messages *rate.Limiter
+	tagmsgs  *rate.Limiter
 	nicks    *rate.Limiter
 	joins    *rate.Limiter
 	sasl     *rate.Limiter
@@ -44,6 +48,7 @@ func (f *floodState) init(enabled bool) {
 	}
 	f.commands = rate.NewLimiter(rate.Limit(10), 10)
 	f.messages = rate.NewLimiter(rate.Every(400*time.Millisecond), 5)
+	f.tagmsgs = rate.NewLimiter(rate.Every(200*time.Millisecond), 10)
 	f.nicks = rate.NewLimiter(rate.Every(5*time.Second), 5)
 	f.joins = rate.NewLimiter(rate.Every(500*time.Millisecond), joinBurst)
 	f.sasl = rate.NewLimiter(rate.Every(time.Second), 12)
@@ -55,6 +60,10 @@ func (f *floodState) allowCommand(now time.Time) bool {
 
 func (f *floodState) allowMessage(now time.Time) bool {
 	return f.messages == nil || f.messages.AllowN(now, 1)
+}
+
+func (f *floodState) allowTagmsg(now time.Time) bool {
+	return f.tagmsgs == nil || f.tagmsgs.AllowN(now, 1)
 }
 
 // allowN takes n tokens of l (at most its burst: a longer list is admitted on a full bucket, and

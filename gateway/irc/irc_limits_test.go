@@ -60,6 +60,40 @@ func TestIRCFloodLimits(t *testing.T) {
 		}
 	})
 
+	// A client such as freeq's web app sends typing notices around each line: they have a bucket of
+	// their own and leave the lines' budget whole.
+	t.Run("typing notices spend no message budget", func(t *testing.T) {
+		typer, _ := guest(t, n, "typer", "message-tags")
+		reader, _ := guest(t, n, "typereader", "message-tags")
+		joinChannels(t, typer, "#typing")
+		joinChannels(t, reader, "#typing")
+		for i := 0; i < 5; i++ {
+			sendLines(t, typer, "@+typing=active TAGMSG #typing", fmt.Sprintf("PRIVMSG #typing :line %d", i), "@+typing=done TAGMSG #typing")
+		}
+		msgs := drain(t, typer)
+		if m, ok := findMsg(msgs, "404", "#typing"); ok {
+			t.Fatalf("five lines with their typing notices were refused: %q", m.String())
+		}
+		if m, ok := findMsg(msgs, "FAIL", "TAGMSG"); ok {
+			t.Fatalf("ten typing notices were refused: %q", m.String())
+		}
+		if got := texts(drain(t, reader)); len(got) != 5 {
+			t.Fatalf("reader got %q, want the five lines", got)
+		}
+	})
+
+	t.Run("TAGMSG", func(t *testing.T) {
+		tagger, _ := guest(t, n, "tagger", "message-tags")
+		joinChannels(t, tagger, "#tags")
+		for i := 0; i < 40; i++ {
+			sendLines(t, tagger, "@+typing=active TAGMSG #tags")
+		}
+		refused, ok := findMsg(drain(t, tagger), "FAIL", "TAGMSG")
+		if !ok || refused.Param(1) != "RATE_LIMITED" {
+			t.Fatalf("no FAIL TAGMSG RATE_LIMITED after 40 TAGMSGs")
+		}
+	})
+
 	t.Run("commands", func(t *testing.T) {
 		for i := 0; i < 40; i++ {
 			sendLines(t, sender, "TIME")

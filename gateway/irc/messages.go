@@ -78,10 +78,13 @@ func (c *client) messageWith(cmd string, m ircmsg.Message, server map[string]str
 		if target == "" {
 			continue
 		}
-		if !c.flood.allowMessage(time.Now()) {
-			if cmd == "TAGMSG" {
+		if cmd == "TAGMSG" {
+			if !c.flood.allowTagmsg(time.Now()) {
 				rb.add(c.failMsg("TAGMSG", "RATE_LIMITED", "You are sending too fast", target))
-			} else if !notice {
+				return
+			}
+		} else if !c.flood.allowMessage(time.Now()) {
+			if !notice {
 				rb.add(c.numericMsg("404", target, "Flood protection: sending too fast"))
 			}
 			return

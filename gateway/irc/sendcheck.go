@@ -15,8 +15,8 @@ type FloodState struct {
 	Tokens float64
 }
 
-// MessageFlood reads, without taking anything, the message bucket of session sid (PRIVMSG, NOTICE
-// and TAGMSG: 5 per 2 s), for tools that predict a send (chat.Check's RateLimited).
+// MessageFlood reads, without taking anything, the message bucket of session sid (PRIVMSG and
+// NOTICE: 5 per 2 s), for tools that predict a send (chat.Check's RateLimited).
 func (s *Server) MessageFlood(sid string) FloodState {
 	c := s.localClient(sid)
 	if c == nil {
