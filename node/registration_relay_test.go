@@ -1,35 +1,13 @@
 package node
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-)
 
-// caPEM is a fresh self-signed CA certificate, PEM-encoded.
-func caPEM(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "relay test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
+	"github.com/palaver-chat/palaver/gateway/mail/mailtest"
+)
 
 // TestRegistrationRelayFiles: the relay's password and CAs are read from their files, and a
 // missing, empty or unreadable file is an error naming it.
@@ -45,7 +23,7 @@ func TestRegistrationRelayFiles(t *testing.T) {
 	pw := write("pw", "s3cret\nignored\n")
 	empty := write("empty", "\n")
 	notPEM := write("ca.txt", "not a certificate")
-	ca := write("ca.pem", caPEM(t))
+	ca := write("ca.pem", string(mailtest.SelfSigned(t).PEM))
 	for _, tc := range []struct {
 		name, pwFile, caFile, wantErr string
 	}{

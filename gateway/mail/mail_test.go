@@ -2,15 +2,7 @@ package mail_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -66,36 +58,11 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
-// selfSigned is a certificate for 127.0.0.1 and a pool that trusts it.
-func selfSigned(t *testing.T) (*tls.Config, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mailtest"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, pool
-}
-
 // TestSend delivers through a receiver on loopback in each TLS mode, with and without a login,
 // and checks what arrives; refusals come back as errors.
 func TestSend(t *testing.T) {
-	srvTLS, pool := selfSigned(t)
+	cert := mailtest.SelfSigned(t)
+	srvTLS, pool := cert.TLS, cert.Pool
 	for _, tc := range []struct {
 		name    string
 		opts    mailtest.Options
