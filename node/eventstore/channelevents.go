@@ -67,7 +67,7 @@ func (s *Store) FileChannelEvents(ctx context.Context, evs []ChannelEvent) error
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := s.checkOpen(ctx); err != nil {
+	if err := s.checkOpenNoWait(ctx); err != nil {
 		return err
 	}
 	type row struct {
@@ -115,7 +115,7 @@ func (s *Store) FileChannelEvents(ctx context.Context, evs []ChannelEvent) error
 // DropChannelEvents removes a venue's events filed from entries before index: a channel renamed
 // to a name that an earlier, deleted channel had does not inherit that channel's events.
 func (s *Store) DropChannelEvents(ctx context.Context, venue string, beforeIndex uint64) error {
-	if err := s.checkOpen(ctx); err != nil {
+	if err := s.checkOpenNoWait(ctx); err != nil {
 		return err
 	}
 	committed := s.committing()

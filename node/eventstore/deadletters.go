@@ -29,7 +29,7 @@ func (s *Store) AddDeadLetters(ctx context.Context, ds []DeadLetter) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	if err := s.checkOpen(ctx); err != nil {
+	if err := s.checkOpenNoWait(ctx); err != nil {
 		return err
 	}
 	committed := s.committing()

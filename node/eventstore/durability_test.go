@@ -221,6 +221,9 @@ func TestOrphanEditCount(t *testing.T) {
 	s, path := openTestStore(t, true)
 	root := newMsg("r", "#c", t0, "root")
 	mustAppend(t, s, newEdit("e1", "r", root, at(time.Second), "one"), newEdit("e2", "e1", root, at(2*time.Second), "two"))
+	if _, err := s.Count(ctx); err != nil { // a read: it waits for the writer to apply the edits
+		t.Fatal(err)
+	}
 	if s.orphanEdits != 2 {
 		t.Fatalf("orphans = %d, want 2", s.orphanEdits)
 	}
@@ -236,6 +239,9 @@ func TestOrphanEditCount(t *testing.T) {
 		t.Fatalf("orphans after reopen = %d, want 2", s.orphanEdits)
 	}
 	mustAppend(t, s, root)
+	if _, err := s.Count(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if s.orphanEdits != 0 {
 		t.Fatalf("orphans after the root arrived = %d, want 0", s.orphanEdits)
 	}

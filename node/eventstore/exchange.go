@@ -62,15 +62,22 @@ const sqlOriginSeqs = `SELECT seq FROM messages WHERE origin = ? AND seq > ? AND
 // every row of the range. A range of rows committed since Open is answered from memory
 // (recentseqs.go), an older one by a walk of the index.
 func (s *Store) OriginSeqs(ctx context.Context, origin string, afterSeq, through int64, limit int) ([]int64, error) {
-	if err := s.checkOpen(ctx); err != nil {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	limit, err := clampLimit(limit)
 	if err != nil {
 		return nil, err
 	}
+	// From memory, the seqs the intake log acknowledged count, applied or not: they are durable.
 	if seqs, ok := s.seqs.between(origin, afterSeq, through, limit); ok {
 		return seqs, nil
+	}
+	if err := s.waitApplied(ctx); err != nil {
+		return nil, err
 	}
 	rows, err := s.readDB.QueryContext(ctx, sqlOriginSeqs, origin, afterSeq, through, limit)
 	if err != nil {
@@ -93,7 +100,7 @@ func (s *Store) OriginSeqs(ctx context.Context, origin string, afterSeq, through
 
 // Cursor returns the last origin seq stored from origin (0 when nothing was).
 func (s *Store) Cursor(ctx context.Context, origin string) (int64, error) {
-	if err := s.checkOpen(ctx); err != nil {
+	if err := s.checkOpenNoWait(ctx); err != nil {
 		return 0, err
 	}
 	var seq int64
@@ -110,7 +117,7 @@ func (s *Store) Cursor(ctx context.Context, origin string) (int64, error) {
 // SetCursor durably records that every row of origin up to seq is stored here. A cursor never
 // moves backwards.
 func (s *Store) SetCursor(ctx context.Context, origin string, seq int64) error {
-	if err := s.checkOpen(ctx); err != nil {
+	if err := s.checkOpenNoWait(ctx); err != nil {
 		return err
 	}
 	committed := s.committing()

@@ -56,7 +56,8 @@ type Options struct {
 	// and "file:" URIs are refused: the store exists to be durable.
 	Path   string
 	Logger *slog.Logger
-	// MaxBatch caps how many messages one group-commit transaction holds (default 512).
+	// MaxBatch caps how many messages one write of the intake log holds (default 512); the writer
+	// applies up to eight times as many in one transaction.
 	MaxBatch int
 	// Scope tells the store about the channel a venue names now (see "Channel incarnations" in
 	// doc.go). Append stamps channel messages with it, and every view of a channel venue serves

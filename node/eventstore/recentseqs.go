@@ -5,14 +5,15 @@ import (
 	"sync"
 )
 
-// recentSeqs keeps, per origin, the seqs of the rows the writer committed since the store opened
-// (the newest recentSeqsPerOrigin of each), so that OriginSeqs answers a recent range from
+// recentSeqs keeps, per origin, the seqs of the rows the intake log acknowledged since the store
+// opened (the newest recentSeqsPerOrigin of each), so that OriginSeqs answers a recent range from
 // memory: the exchange's streams ask it for every frame, and a read transaction of its own cost
-// more than the rest of the frame's read (the B15 profiles).
+// more than the rest of the frame's read (the B15 profiles). An acknowledged row is durable, so it
+// is listed before the writer has applied it.
 //
-// Seqs grow with every commit (a rolled-back transaction records nothing, and the seqs it took
-// are given to the next one), so each origin's list is sorted. It is complete above its floor:
-// the greatest seq stored when the store opened, or the greatest one it let go of since.
+// The intake log gives seqs in order and never reuses one, so each origin's list is sorted. It
+// is complete above its floor: the greatest seq stored when the store opened, or the greatest one
+// it let go of since.
 type recentSeqs struct {
 	mu     sync.Mutex
 	opened int64 // the greatest seq stored at Open: rows at or below it are not listed
@@ -32,14 +33,15 @@ func newRecentSeqs(opened int64) *recentSeqs {
 	return &recentSeqs{opened: opened, by: map[string]*originSeqs{}}
 }
 
-// committed records the rows of a committed transaction; msgs with seq 0 were not stored.
+// committed records the rows the intake log acknowledged (their seqs are final then: the writer
+// stores each under it); msgs with jseq 0 were not stored.
 func (r *recentSeqs) committed(reqs []*writeRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, req := range reqs {
 		for i := range req.msgs {
 			m := &req.msgs[i]
-			if m.seq == 0 {
+			if m.jseq == 0 {
 				continue
 			}
 			o := r.by[m.Origin]
@@ -47,7 +49,7 @@ func (r *recentSeqs) committed(reqs []*writeRequest) {
 				o = &originSeqs{floor: r.opened}
 				r.by[m.Origin] = o
 			}
-			o.seqs = append(o.seqs, m.seq)
+			o.seqs = append(o.seqs, m.jseq)
 			if len(o.seqs) >= 2*recentSeqsPerOrigin {
 				drop := len(o.seqs) - recentSeqsPerOrigin
 				o.floor = o.seqs[drop-1]

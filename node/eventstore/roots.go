@@ -20,32 +20,32 @@ import (
 // saves the statement's start and halt, the okey sub-select, the sqlite_sequence update, and
 // most of database/sql's per-call work (about a third of the writer's CPU per message before).
 //
-// Seq order is kept: the run is flushed before anything else touches the messages table (an
-// edit, a delete, a root older than the recent milliseconds, the end of the batch), and a run's
-// rows are inserted in queue order, so seqs follow the queue. A msgid already stored
-// (or repeated in the run) is skipped by ON CONFLICT DO NOTHING; its okey stays unused, a gap
-// that no order depends on. When a statement stored every row, their seqs are consecutive and
-// end at the last insert rowid; otherwise (duplicates: rare) the writer looks each queued root up
-// by the okey it gave it. (RETURNING would name the rows too, at about 1.5 µs a row for the
-// rows it hands back through database/sql.)
+// Each row is stored under the seq the intake log gave it (admit.go), so the run is flushed before
+// anything else touches the messages table (an edit, a delete, a root older than the recent
+// milliseconds, the end of the batch) only to keep okeys in order. A msgid already stored (or
+// repeated in the run; the intake log lets neither through, but a failed batch's requests are
+// applied again one by one) is skipped by ON CONFLICT DO NOTHING; its okey stays unused, a gap
+// that no order depends on. When a statement stored every row, each has its seq; otherwise the
+// writer looks each queued root up by the okey it gave it. (RETURNING would name the rows too,
+// at about 1.5 µs a row for the rows it hands back through database/sql.)
 
 // rootChunkSizes is how many multi-row statements there are: for 1 to maxRootChunk rows.
 const (
 	rootChunkSizes = 8
 	maxRootChunk   = 1 << (rootChunkSizes - 1)
-	rootColumns    = 14 // parameters per row of sqlInsertRoots
+	rootColumns    = 15 // parameters per row of sqlInsertRoots
 )
 
 // sqlInsertRoots inserts rows roots given their okeys (see roots.go).
 func sqlInsertRoots(rows int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, origin, okey, incarnation, public, resume_from) VALUES `)
+		tags_json, time_ms, origin, okey, incarnation, public, resume_from, seq) VALUES `)
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 	}
 	b.WriteString(` ON CONFLICT(msgid) DO NOTHING`)
 	return b.String()
@@ -109,7 +109,7 @@ func (tx *writeTxn) insertRootChunk(ctx context.Context, level int, chunk []*pen
 	args := tx.args[:0]
 	for _, m := range chunk {
 		args = append(args, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey, m.Incarnation, m.Public, resumeArg(m.ResumeFrom))
+			m.Text, m.tagsJSON, m.Time.UnixMilli(), m.Origin, m.okey, m.Incarnation, m.Public, resumeArg(m.ResumeFrom), m.jseq)
 	}
 	tx.args = args
 	defer clear(args) // the strings are the callers'; do not keep them past the batch
@@ -122,12 +122,8 @@ func (tx *writeTxn) insertRootChunk(ctx context.Context, level int, chunk []*pen
 		return fmt.Errorf("eventstore: store %d roots from %s: %w", len(chunk), chunk[0].MsgID, err)
 	}
 	if stored == int64(len(chunk)) {
-		last, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("eventstore: store %d roots from %s: %w", len(chunk), chunk[0].MsgID, err)
-		}
-		for i, m := range chunk {
-			m.seq = last - int64(len(chunk)-1-i)
+		for _, m := range chunk {
+			m.seq = m.jseq
 		}
 		return nil
 	}

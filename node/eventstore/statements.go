@@ -19,8 +19,8 @@ const (
 	// uses it only for a root older than the newest stored millisecond; newer roots go in runs
 	// (sqlInsertRoots, roots.go).
 	sqlInsertRoot = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, replaces_msgid, origin, okey, incarnation, public, resume_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
-		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12), ?13, ?14, ?15)
+		tags_json, time_ms, replaces_msgid, origin, okey, incarnation, public, resume_from, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10,
+		(SELECT COALESCE(MAX(okey) + 1, ?11) FROM messages WHERE okey >= ?11 AND okey < ?12), ?13, ?14, ?15, ?16)
 		ON CONFLICT(msgid) DO NOTHING RETURNING seq, okey`
 	// sqlSeqByOkey finds a root the writer stored under an okey it chose (roots.go).
 	sqlSeqByOkey = `SELECT seq FROM messages WHERE okey = ?`
@@ -28,7 +28,7 @@ const (
 	// index, at Open.
 	sqlMaxOkey    = `SELECT COALESCE(MAX(okey), ?) FROM messages`
 	sqlInsertEdit = `INSERT INTO messages(msgid, venue, command, sender, sender_nick, sender_did, text,
-		tags_json, time_ms, replaces_msgid, origin, incarnation, public, resume_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		tags_json, time_ms, replaces_msgid, origin, incarnation, public, resume_from, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(msgid) DO NOTHING`
 	sqlCountEdits = `SELECT COUNT(*) FROM messages WHERE replaces_msgid = ?`
 	// sqlCountOrphanEdits counts the edits whose root is not stored. It runs once, at Open.

@@ -25,23 +25,21 @@ import (
 // memory: the mapped pages are the kernel's page cache, shared by every connection.
 const readerMmapBytes = 2147418112
 
-// Group-commit lingering (see runWriter). A commit of a few messages costs ~0.3–0.5 ms of the
-// writer's CPU on the project's machine, almost all of it per commit rather than per message; one
-// millisecond at most is a tenth of the acknowledgement budget (B11: p99 ≤ 10 ms).
-const (
-	defaultCommitDelay  = time.Millisecond
-	lingerBelowMessages = 64
-)
+// applyBatchFactor times MaxBatch is how many messages the writer applies in one transaction at
+// most: the intake log has acknowledged them already, so a larger transaction costs no caller
+// any time, and each commit's fixed cost (the pages of every venue it touches, its search-index
+// segment) is shared by more messages.
+const applyBatchFactor = 8
+
+// defaultApplyLinger is how long the writer gathers acknowledged messages before it commits them,
+// when no read waits for them (see runWriter).
+const defaultApplyLinger = 50 * time.Millisecond
 
 // Store is a node's event store. It is safe for concurrent use.
 type Store struct {
 	log      *slog.Logger
-	maxBatch int
-	// commitDelay is how long the writer lingers for more requests before committing a small batch
-	// while several callers are writing, and lingerBelow is the batch size (in messages) that
-	// stops the lingering (see runWriter).
-	commitDelay time.Duration
-	lingerBelow int
+	maxBatch int // messages per intake batch
+	applyMax int // messages per applied transaction
 
 	writeDB    *sql.DB // one connection: the writer goroutine, migrations, and the direct writes of reactions and cursors
 	readDB     *sql.DB // a pool of query_only connections
@@ -49,8 +47,35 @@ type Store struct {
 	rootChunks rootChunkStatements // the writer's multi-row root inserts (roots.go)
 	r          readStatements
 
-	reqs       chan *writeRequest // group-commit queue; closed by Close
+	reqs       chan *writeRequest // the intake queue; closed by Close
 	writerDone chan struct{}      // closed once the writer and the syncer have answered every request
+
+	// The intake log (intake.go, admit.go): intake, nextSeq and intakeErr belong to the intake
+	// goroutine, which hands acknowledged batches to the writer on applyQ. pendingIDs holds the
+	// msgids acknowledged and not yet applied. ackedSeq is the greatest seq acknowledged,
+	// appliedSeq the greatest applied (appliedCh is closed and replaced at each advance), and
+	// durableSeq the greatest applied and fsynced in the database.
+	intake     *intakeLog
+	nextSeq    int64
+	intakeErr  error
+	applyQ     chan []*writeRequest
+	pendingMu  sync.Mutex
+	pendingIDs map[string]struct{}
+	ackedSeq   atomic.Int64
+	appliedSeq atomic.Int64
+	durableSeq atomic.Int64
+	appliedMu  sync.Mutex
+	appliedCh  chan struct{}
+	// waitingReaders counts the reads waiting for the writer, and readerWaiting (buffered, 1)
+	// wakes the writer when one starts; applyLinger is how long it gathers acknowledged batches
+	// while none waits (see runWriter).
+	waitingReaders atomic.Int32
+	readerWaiting  chan struct{}
+	applyLinger    time.Duration
+	storedIDs      *sql.Stmt // sqlStoredMsgIDs on the readers
+	// keepIntake is set when the writer failed to apply an acknowledged message: from then on no
+	// segment of the intake log is removed, so that the next start applies it.
+	keepIntake atomic.Bool
 	// wal makes commits durable (see walsync.go); nil with NoSync. acks carries committed batches
 	// from the writer to the syncer goroutine, which fsyncs and then answers them. ckpt copies the
 	// log into the database off the writer's path (checkpoint.go); nil with NoSync.
@@ -78,13 +103,14 @@ type Store struct {
 	scratch writerScratch
 	// scope is Options.Scope (see scope.go).
 	scope Scope
-	// taken, when set (tests only), runs in the writer after it has taken a batch and before it
-	// commits it.
-	taken func()
+	// taken, when set (tests only), runs in the intake goroutine after it has taken a batch and
+	// before it logs it; applying runs in the writer before it applies a batch.
+	taken, applying func()
 }
 
 // Open opens (creating when missing) the event store file at opts.Path, brings its schema up to
-// date and starts the group-commit writer.
+// date, applies what its intake log holds beyond the database, and starts the intake goroutine
+// and the writer.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := validatePath(opts.Path); err != nil {
 		return nil, err
@@ -105,13 +131,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		maxBatch = DefaultMaxBatch
 	}
 	s := &Store{
-		log:         logger.With("component", "eventstore", "path", abs),
-		maxBatch:    maxBatch,
-		commitDelay: defaultCommitDelay,
-		lingerBelow: min(lingerBelowMessages, maxBatch),
-		reqs:        make(chan *writeRequest, maxBatch),
-		writerDone:  make(chan struct{}),
-		scope:       opts.Scope,
+		log:           logger.With("component", "eventstore", "path", abs),
+		maxBatch:      maxBatch,
+		applyMax:      maxBatch * applyBatchFactor,
+		reqs:          make(chan *writeRequest, maxBatch),
+		applyQ:        make(chan []*writeRequest, applyQueueBatches),
+		writerDone:    make(chan struct{}),
+		pendingIDs:    map[string]struct{}{},
+		appliedCh:     make(chan struct{}),
+		readerWaiting: make(chan struct{}, 1),
+		applyLinger:   defaultApplyLinger,
+		scope:         opts.Scope,
 	}
 	if err := makePrivate(abs); err != nil {
 		return nil, err
@@ -120,12 +150,17 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 
+	if err := s.recoverIntake(ctx, abs, opts.NoSync); err != nil {
+		s.closeDatabases()
+		return nil, err
+	}
 	if s.wal != nil {
 		// Unbuffered: the writer commits batch n+1 while batch n syncs, and then waits for the
-		// syncer, so that requests arriving meanwhile make one large batch n+2 rather than many
-		// small ones (each commit rewrites the pages it touched, and indexes a segment).
+		// syncer, so that batches arriving meanwhile make one large transaction n+2 rather than
+		// many small ones (each commit rewrites the pages it touched, and indexes a segment).
 		s.acks = make(chan committedBatch)
 	}
+	go s.runIntake()
 	go s.runWriter()
 	s.log.Info("event store opened", "rows", s.count.Load(), "fsync", !opts.NoSync)
 	return s, nil
@@ -224,7 +259,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	s.readDB.SetMaxIdleConns(readers)
 	s.readDB.SetConnMaxIdleTime(0)
 	s.readDB.SetConnMaxLifetime(0)
-	if err = prepareAll(ctx, s.readDB, s.r.all()); err != nil {
+	if err = prepareAll(ctx, s.readDB, append(s.r.all(), namedStatement{&s.storedIDs, sqlStoredMsgIDs})); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 	return chmodPrivate(abs+"-wal", abs+"-shm") // created by the opening (filemode.go)
@@ -233,6 +268,9 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 func (s *Store) closeDatabases() error {
 	var errs []error
 	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()), closeAll(s.rootChunks.all()))
+	if s.storedIDs != nil {
+		errs = append(errs, s.storedIDs.Close())
+	}
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}
@@ -257,7 +295,11 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.sendMu.Unlock()
 		<-s.writerDone
-		if err := s.closeDatabases(); err != nil {
+		// Every acknowledged message is applied now; the log goes once the database holds them
+		// durably.
+		removeLog := s.intakeErr == nil && !s.keepIntake.Load() && s.durableSeq.Load() >= s.ackedSeq.Load()
+		ierr := s.intake.close(removeLog)
+		if err := errors.Join(s.closeDatabases(), ierr); err != nil {
 			s.closeErr = fmt.Errorf("eventstore: close: %w", err)
 			return
 		}
@@ -274,11 +316,24 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 	return s.count.Load(), nil
 }
 
-func (s *Store) checkOpen(ctx context.Context) error {
+// checkOpenNoWait is checkOpen for the writes and reads of tables no message is in (cursors,
+// channel events, dead letters): they need not wait for the writer to apply what the intake log
+// acknowledged.
+func (s *Store) checkOpenNoWait(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	return ctx.Err()
+}
+
+func (s *Store) checkOpen(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.waitApplied(ctx)
 }
 
 // wrapReadErr maps errors of a read that raced with Close onto ErrClosed.

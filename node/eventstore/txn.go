@@ -200,7 +200,7 @@ func (tx *writeTxn) storeRoot(ctx context.Context, m *pendingMessage) error {
 	var seq, okey int64
 	err := tx.insertRoot.QueryRowContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
 		m.Text, m.tagsJSON, timeMs, m.Origin, firstKeyOf(timeMs), firstKeyOf(timeMs+1), m.Incarnation, m.Public,
-		resumeArg(m.ResumeFrom)).Scan(&seq, &okey)
+		resumeArg(m.ResumeFrom), m.jseq).Scan(&seq, &okey)
 	if errors.Is(err, sql.ErrNoRows) { // a duplicate
 		return nil
 	}
@@ -268,7 +268,7 @@ func (tx *writeTxn) storeEdit(ctx context.Context, m *pendingMessage) error {
 	}
 	timeMs := m.Time.UnixMilli()
 	res, err := tx.insertEdit.ExecContext(ctx, m.MsgID, m.Venue, m.Command, m.Sender, m.SenderNick, m.SenderDID,
-		m.Text, m.tagsJSON, timeMs, rootID, m.Origin, m.Incarnation, m.Public, resumeArg(m.ResumeFrom))
+		m.Text, m.tagsJSON, timeMs, rootID, m.Origin, m.Incarnation, m.Public, resumeArg(m.ResumeFrom), m.jseq)
 	seq, err := insertedSeq(res, err)
 	if seq == 0 || err != nil {
 		return err

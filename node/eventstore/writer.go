@@ -7,21 +7,29 @@ import (
 	"time"
 )
 
-// writeRequest is one Append or Delete call waiting for the group-commit writer. It holds copies:
+// databaseSyncEvery is how often at most the syncer fsyncs the database's log for acknowledged
+// appends alone (a delete is answered after an fsync of its own at once).
+const databaseSyncEvery = 200 * time.Millisecond
+
+// writeRequest is one Append or Delete call on its way through the intake goroutine and the writer. It holds copies:
 // a caller that gives up (its context ends) may reuse its messages while the writer still works.
 type writeRequest struct {
 	ctx  context.Context
 	msgs []pendingMessage // Append
 	del  *deleteOp        // Delete
 	done chan error       // buffered (1): the writer never blocks on a caller that gave up
-	// queued is when the request was handed to the writer (set by submit).
-	queued time.Time
+	// acked is set by the intake goroutine once it answered an Append (its messages are in the
+	// intake log): the writer applies it without answering again. seqs is that answer's seq per
+	// message of the call (0: a duplicate), read by Append.
+	acked bool
+	seqs  []int64
 }
 
 // pendingMessage is a message on its way to the database.
 type pendingMessage struct {
 	Message
 	tagsJSON string // encoded by the caller's goroutine, off the writer's critical path
+	jseq     int64  // the seq the intake log gave it; the row is stored under it
 	seq      int64  // set by the writer, 0 when not stored
 	okey     int64  // a stored root's, set by the writer
 }
@@ -44,8 +52,10 @@ type Deleter struct {
 // size is how much of a batch the request takes.
 func (r *writeRequest) size() int { return max(1, len(r.msgs)) }
 
-// Append durably stores msgs. Concurrent calls are batched by one writer goroutine into one
-// transaction; each call returns after its transaction committed. Seq is filled in on each stored
+// Append durably stores msgs. Concurrent calls are batched by the intake goroutine into one write
+// of the intake log (intake.go); each call returns after the fsync that covers it, and every read
+// that starts after it returns sees its messages (the writer applies them to the database a moment
+// later, and reads wait for that). Seq is filled in on each stored
 // element. A msgid that is already stored (or repeated within the call) is not stored again: its
 // Seq stays 0, the call's other messages are stored, and the call returns an error wrapping
 // ErrDuplicate that names the duplicates. A message that fails validation fails the whole call
@@ -77,8 +87,8 @@ func (s *Store) Append(ctx context.Context, msgs ...*Message) error {
 	req := &writeRequest{ctx: ctx, msgs: pending, done: make(chan error, 1)}
 	err := s.submit(ctx, req)
 	if err == nil || errors.Is(err, ErrDuplicate) {
-		for i := range pending {
-			msgs[i].Seq = pending[i].seq
+		for i := range msgs {
+			msgs[i].Seq = req.seqs[i]
 		}
 	}
 	return err
@@ -146,7 +156,6 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 		s.sendMu.RUnlock()
 		return ErrClosed
 	}
-	req.queued = time.Now()
 	select {
 	case s.reqs <- req:
 		s.sendMu.RUnlock()
@@ -160,19 +169,16 @@ func (s *Store) submit(ctx context.Context, req *writeRequest) error {
 	return <-req.done
 }
 
-// runWriter is the group-commit loop: it takes the first waiting request, adds whatever else is
-// already queued (up to maxBatch messages), and commits them in one transaction. While it commits,
-// new requests queue up for the next batch, so one fsync covers many callers under load. A
-// committed batch goes to the syncer (runSyncer), which answers it once it is durable; meanwhile
-// the writer commits the next one.
-//
-// When the previous batch was shared (it held requests of two callers or more) and this one is
-// still small, the writer lingers for more requests before it commits, until the batch's oldest
-// request has waited commitDelay (see gather): a commit costs far more than the rows it adds (its
-// WAL frames, its search-index segment, its fsync), so at a moderate rate from many callers,
-// committing each request nearly on its own spends most of the store's CPU on commits. A request
-// that already waited that long while the previous batch was written is committed at once: the
-// queue filled meanwhile.
+// runWriter applies what the intake goroutine hands on, in its order: it takes the first waiting
+// batch and gathers what follows it for up to applyLinger (or applyMax messages), then commits
+// them in one transaction. The messages are acknowledged already, so the wait costs no caller
+// anything, and a commit's fixed cost (the tail pages of every venue it touches, rewritten in the
+// database's log and copied again by the checkpoint; its search-index segment) is shared by more
+// messages: on a shared disk those writes are what delays the intake log's own syncs. The
+// gathering stops at once when a request needs an answer (a delete) or a read waits for the
+// writer (waitApplied), so reads see an acknowledged message within a commit's time. A committed transaction goes to the syncer
+// (runSyncer), which fsyncs the database's log, answers the deletes in it, and lets the intake log
+// drop the segments it covers; meanwhile the writer commits the next one.
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
 	if s.acks != nil {
@@ -183,29 +189,51 @@ func (s *Store) runWriter() {
 			<-syncerDone
 		}()
 	}
-	batch := make([]*writeRequest, 0, s.maxBatch)
-	var linger *time.Timer
-	shared := false
-	for first := range s.reqs {
-		batch = append(batch[:0], first)
-		n := first.size()
-		var open bool
-		batch, n, open = s.drainQueued(batch, n)
-		if open && shared && n < s.lingerBelow {
-			if wait := s.commitDelay - time.Since(first.queued); wait > 0 {
-				if linger == nil {
-					linger = time.NewTimer(wait)
-				} else {
-					linger.Reset(wait)
+	var batch []*writeRequest
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	for first := range s.applyQ {
+		batch = append(batch[:0], first...)
+		n := requestsSize(first)
+		linger.Reset(s.applyLinger)
+	gather:
+		for n < s.applyMax && allAcked(batch) && s.waitingReaders.Load() == 0 {
+			select {
+			case more, ok := <-s.applyQ:
+				if !ok {
+					break gather
 				}
-				batch, n = s.gather(batch, n, linger.C)
-				linger.Stop()
+				batch = append(batch, more...)
+				n += requestsSize(more)
+			case <-linger.C:
+				break gather
+			case <-s.readerWaiting: // the loop's condition looks again
 			}
 		}
-		shared = len(batch) > 1
+		linger.Stop()
+		if s.applying != nil {
+			s.applying()
+		}
 		s.commitBatch(batch)
 		clear(batch)
 	}
+}
+
+func allAcked(reqs []*writeRequest) bool {
+	for _, r := range reqs {
+		if !r.acked {
+			return false
+		}
+	}
+	return true
+}
+
+func requestsSize(reqs []*writeRequest) int {
+	n := 0
+	for _, r := range reqs {
+		n += r.size()
+	}
+	return n
 }
 
 // drainQueued adds the requests already queued to batch, up to maxBatch messages. open is false
@@ -226,28 +254,11 @@ func (s *Store) drainQueued(batch []*writeRequest, n int) (_ []*writeRequest, _ 
 	return batch, n, true
 }
 
-// gather adds requests to batch as they arrive until it holds lingerBelow messages, the queue
-// closes, or deadline fires.
-func (s *Store) gather(batch []*writeRequest, n int, deadline <-chan time.Time) ([]*writeRequest, int) {
-	for n < s.lingerBelow {
-		select {
-		case req, ok := <-s.reqs:
-			if !ok {
-				return batch, n
-			}
-			batch = append(batch, req)
-			n += req.size()
-		case <-deadline:
-			return batch, n
-		}
-	}
-	return batch, n
-}
-
 // committedBatch is a committed transaction's requests and their results, waiting for its fsync.
 type committedBatch struct {
 	reqs    []*writeRequest
 	results []error
+	maxSeq  int64 // the greatest intake seq it applied
 }
 
 // runSyncer answers committed batches once they are durable: it takes every batch waiting, fsyncs
@@ -255,8 +266,22 @@ type committedBatch struct {
 func (s *Store) runSyncer(done chan<- struct{}) {
 	defer close(done)
 	var waiting []committedBatch
+	var owed int64 // the greatest seq applied and not yet fsynced
+	var lastSync time.Time
+	syncOwed := func() {
+		if owed <= s.durableSeq.Load() {
+			return
+		}
+		if err := s.wal.sync(); err != nil {
+			s.log.Error("committed writes are not durable", "err", err)
+			return
+		}
+		s.durableSeq.Store(owed)
+	}
+	defer syncOwed()
 	for first := range s.acks {
 		waiting = append(waiting[:0], first)
+		answers := false
 	drain:
 		for {
 			select {
@@ -269,12 +294,29 @@ func (s *Store) runSyncer(done chan<- struct{}) {
 				break drain
 			}
 		}
+		for _, b := range waiting {
+			owed = max(owed, b.maxSeq)
+			answers = answers || !allAcked(b.reqs)
+		}
+		// Acknowledged appends are durable in the intake log already: their fsync here only lets
+		// the log drop a segment, so it waits for a request that does need it or for
+		// databaseSyncEvery.
+		if !answers && time.Since(lastSync) < databaseSyncEvery {
+			clear(waiting)
+			continue
+		}
 		err := s.wal.sync()
+		lastSync = time.Now()
 		if err != nil {
 			s.log.Error("committed writes are not durable", "err", err)
+		} else if owed > s.durableSeq.Load() {
+			s.durableSeq.Store(owed)
 		}
 		for _, b := range waiting {
 			for i, req := range b.reqs {
+				if req.acked {
+					continue
+				}
 				if err != nil {
 					req.done <- err
 					continue
@@ -290,11 +332,13 @@ func (s *Store) runSyncer(done chan<- struct{}) {
 func (s *Store) answer(reqs []*writeRequest, results []error) {
 	if s.acks == nil {
 		for i, req := range reqs {
-			req.done <- results[i]
+			if !req.acked {
+				req.done <- results[i]
+			}
 		}
 		return
 	}
-	s.acks <- committedBatch{reqs: reqs, results: results}
+	s.acks <- committedBatch{reqs: reqs, results: results, maxSeq: maxIntakeSeq(reqs)}
 }
 
 // commitBatch writes the batch in one transaction and answers every request. If the transaction
@@ -302,7 +346,7 @@ func (s *Store) answer(reqs []*writeRequest, results []error) {
 func (s *Store) commitBatch(batch []*writeRequest) {
 	live := batch[:0:0]
 	for _, req := range batch {
-		if err := req.ctx.Err(); err != nil {
+		if err := req.ctx.Err(); err != nil && !req.acked { // an acknowledged append is applied whatever its caller does
 			req.done <- err
 			continue
 		}
@@ -311,16 +355,21 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 	if len(live) == 0 {
 		return
 	}
-	if s.taken != nil {
-		s.taken()
-	}
 	results, added, err := s.writeTx(live)
 	if err == nil {
 		s.count.Add(added)
+		s.markApplied(live) // visible now; reads need not wait for the fsync below
 		s.answer(live, results)
 		return
 	}
 	if len(live) == 1 {
+		s.markApplied(live)
+		if live[0].acked {
+			s.keepIntake.Store(true)
+			s.log.Error("acknowledged messages could not be applied to the database: the intake log keeps them, and the next start applies them",
+				"messages", len(live[0].msgs), "first", live[0].msgs[0].MsgID, "err", err)
+			return
+		}
 		s.log.Error("write failed", "err", err)
 		live[0].done <- err
 		return
@@ -337,7 +386,9 @@ func (s *Store) commitBatch(batch []*writeRequest) {
 func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err error) {
 	ctx := context.Background() // the batch outlives any one caller's context
 	defer func() {
-		s.generation.Add(1) // committed or not: a reader's cached answer is stale either way
+		if !allAcked(reqs) { // acknowledged appends moved it when the intake log took them
+			s.generation.Add(1) // committed or not: a reader's cached answer is stale either way
+		}
 		if err != nil {
 			for _, req := range reqs {
 				for i := range req.msgs {
@@ -387,6 +438,5 @@ func (s *Store) writeTx(reqs []*writeRequest) (results []error, added int64, err
 	}
 	s.orphanEdits, s.maxOkey = tx.orphans, tx.maxOkey
 	s.recent.merge(tx.keys)
-	s.seqs.committed(reqs)
 	return results, added, nil
 }

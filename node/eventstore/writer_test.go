@@ -4,28 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// lingerStore opens a store whose writer lingers until a batch holds want messages (commitDelay
-// is long enough never to end a wait in a test), and makes one shared batch so that the next
-// small batch lingers.
-func lingerStore(t *testing.T, want int) *Store {
-	t.Helper()
-	s, _ := openTestStore(t, false)
-	// Set before any request is queued: the writer reads them after receiving one.
-	s.commitDelay, s.lingerBelow = time.Hour, want
-	for i, err := range appendInOneBatch(t, s, [][]*Message{
-		{newMsg("prime-1", "#prime", at(0), "one")},
-		{newMsg("prime-2", "#prime", at(time.Millisecond), "two")},
-	}) {
-		if err != nil {
-			t.Fatalf("priming append %d: %v", i, err)
-		}
-	}
-	return s
-}
 
 // appendEach starts one Append per message, each on its own goroutine, and returns their results
 // in order on one channel each.
@@ -46,23 +31,62 @@ func callerMessages(prefix string, n int) []*Message {
 	return msgs
 }
 
-// TestWriterGathersConcurrentCallers: after a shared batch, callers arriving one by one while the
-// writer lingers go into one commit, and every one of them is answered with its own seq.
-func TestWriterGathersConcurrentCallers(t *testing.T) {
+// holdIntakeSyncs replaces the intake log's fsync with one that reports each call on entered and
+// returns only once release is closed (then with err), and counts the calls.
+func holdIntakeSyncs(t *testing.T, s *Store, err error) (entered <-chan struct{}, release func(), calls *atomic.Int64) {
+	t.Helper()
+	if s.intake.noSync {
+		t.Fatal("store opened without fsync")
+	}
+	in := make(chan struct{}, 64)
+	gate := make(chan struct{})
+	n := new(atomic.Int64)
+	// Set while no Append runs: the intake goroutine reads it only in flush.
+	s.intake.sync = func(f *os.File) error {
+		n.Add(1)
+		in <- struct{}{}
+		<-gate
+		if err != nil {
+			return err
+		}
+		return f.Sync()
+	}
+	var once sync.Once
+	return in, func() { once.Do(func() { close(gate) }) }, n
+}
+
+// holdWriter makes the writer stop before it applies its next batch until release is called.
+func holdWriter(s *Store) (held <-chan struct{}, release func()) {
+	h, gate := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	s.applying = func() {
+		if first.CompareAndSwap(false, true) {
+			close(h)
+			<-gate
+		}
+	}
+	var once sync.Once
+	return h, func() { once.Do(func() { close(gate) }) }
+}
+
+// TestIntakeGathersConcurrentCallers: callers queued while the intake log writes go into one
+// write and one fsync, and each is answered with its own seq.
+func TestIntakeGathersConcurrentCallers(t *testing.T) {
 	const callers = 12
-	s := lingerStore(t, callers)
-	commitsBefore := s.wal.completed.Load()
-	msgs := callerMessages("g", callers)
-	for i, done := range appendEach(s, msgs) {
-		if err := waitFor(t, done, "an Append of the gathered batch"); err != nil {
+	s, _ := openTestStore(t, false)
+	var msgs [][]*Message
+	for _, m := range callerMessages("g", callers) {
+		msgs = append(msgs, []*Message{m})
+	}
+	before := s.wal.completed.Load()
+	for i, err := range appendInOneBatch(t, s, msgs) {
+		if err != nil {
 			t.Fatalf("caller %d: %v", i, err)
 		}
 	}
-	if commits := s.wal.completed.Load() - commitsBefore; commits != 1 {
-		t.Fatalf("%d callers took %d commits, want 1", callers, commits)
-	}
 	seen := map[int64]bool{}
-	for _, m := range msgs {
+	for _, call := range msgs {
+		m := call[0]
 		if m.Seq == 0 || seen[m.Seq] {
 			t.Fatalf("message %s has seq %d (seen before: %v)", m.MsgID, m.Seq, seen[m.Seq])
 		}
@@ -72,40 +96,23 @@ func TestWriterGathersConcurrentCallers(t *testing.T) {
 			t.Fatalf("Get(%s) = seq %d, %v; want seq %d", m.MsgID, got.Seq, err, m.Seq)
 		}
 	}
-}
-
-// TestWriterLoneCallerIsNotHeld: a caller whose batches are never shared is committed at once,
-// however long the writer may linger.
-func TestWriterLoneCallerIsNotHeld(t *testing.T) {
-	s, _ := openTestStore(t, false)
-	s.commitDelay, s.lingerBelow = time.Hour, 64
-	for i, m := range callerMessages("lone", 5) {
-		done := appendEach(s, []*Message{m})[0]
-		if err := waitFor(t, done, fmt.Sprintf("lone append %d", i)); err != nil {
-			t.Fatal(err)
-		}
+	// The holding append and the gathered calls: at most two transactions.
+	if commits := s.wal.completed.Load() - before; commits > 2 {
+		t.Fatalf("%d callers took %d commits, want at most 2", callers, commits)
 	}
 }
 
-// TestWriterGatheredBatchAnswersAfterFsync: no caller of a gathered batch is answered before the
-// fsync that covers the batch has returned.
-func TestWriterGatheredBatchAnswersAfterFsync(t *testing.T) {
-	const callers = 8
-	s := lingerStore(t, callers)
-	entered, release := holdSyncs(t, s, nil)
+// TestIntakeAnswersAfterFsync: no Append returns before the fsync of the intake log that covers it.
+func TestIntakeAnswersAfterFsync(t *testing.T) {
+	s, _ := openTestStore(t, false)
+	entered, release, _ := holdIntakeSyncs(t, s, nil)
 	defer release()
-	msgs := callerMessages("d", callers)
-	results := appendEach(s, msgs)
-	waitFor(t, entered, "the fsync of the gathered batch")
-	// The batch is committed (its rows are visible) while its fsync is held.
-	waitUntil(t, func() bool {
-		ok, err := s.Has(context.Background(), msgs[callers-1].MsgID)
-		return err == nil && ok
-	})
+	results := appendEach(s, callerMessages("d", 4))
+	waitFor(t, entered, "the intake log's fsync")
 	for i, done := range results {
 		select {
 		case err := <-done:
-			t.Fatalf("caller %d answered (%v) before the fsync covering its commit returned", i, err)
+			t.Fatalf("caller %d answered (%v) before the fsync covering it returned", i, err)
 		default:
 		}
 	}
@@ -117,57 +124,245 @@ func TestWriterGatheredBatchAnswersAfterFsync(t *testing.T) {
 	}
 }
 
-// TestWriterGatheredBatchFailsEveryCaller: when the fsync covering a gathered batch fails, every
-// caller of the batch gets the error (none is told its message is durable), and so do later ones.
-func TestWriterGatheredBatchFailsEveryCaller(t *testing.T) {
-	const callers = 8
-	s := lingerStore(t, callers)
+// TestIntakeFsyncFailureIsSticky: a failed fsync of the intake log fails the calls it covered and
+// every later Append, since what reached the disk is unknown after it.
+func TestIntakeFsyncFailureIsSticky(t *testing.T) {
+	s, _ := openTestStore(t, false)
 	diskErr := errors.New("disk on fire")
-	entered, release := holdSyncs(t, s, diskErr)
-	results := appendEach(s, callerMessages("f", callers))
-	waitFor(t, entered, "the fsync of the gathered batch")
+	_, release, _ := holdIntakeSyncs(t, s, diskErr)
 	release()
-	for i, done := range results {
-		if err := waitFor(t, done, "an Append of the failed batch"); !errors.Is(err, diskErr) {
-			t.Fatalf("caller %d = %v, want %v", i, err, diskErr)
-		}
+	if err := s.Append(context.Background(), newMsg("m1", "#c", at(0), "one")); !errors.Is(err, diskErr) {
+		t.Fatalf("Append with a failing fsync = %v, want %v", err, diskErr)
 	}
-	s.commitDelay = 0 // the later call comes alone: no lingering for company
-	if err := s.Append(context.Background(), newMsg("later", "#c", at(time.Hour), "x")); !errors.Is(err, diskErr) {
-		t.Fatalf("Append after the failed batch = %v, want %v", err, diskErr)
+	if err := s.Append(context.Background(), newMsg("m2", "#c", at(time.Second), "two")); !errors.Is(err, diskErr) {
+		t.Fatalf("Append after a failed fsync = %v, want %v", err, diskErr)
+	}
+	if ok, err := s.Has(context.Background(), "m1"); err != nil || ok {
+		t.Fatalf("Has(m1) = %v, %v after its append failed; want false", ok, err)
 	}
 }
 
-// TestWriterGatheredBatchNoLossNoDuplicates: callers racing with the same msgids while the writer
-// lingers store each msgid once; exactly one caller per msgid succeeds and the others are told it
-// is a duplicate.
-func TestWriterGatheredBatchNoLossNoDuplicates(t *testing.T) {
-	const ids = 6
-	s := lingerStore(t, 2*ids)
+// TestIntakeNoLossNoDuplicates: callers racing with the same msgids store each msgid once; exactly
+// one caller per msgid succeeds and the others are told it is a duplicate, whether the first copy
+// is applied, waiting for the writer, or earlier in the same batch.
+func TestIntakeNoLossNoDuplicates(t *testing.T) {
+	s, _ := openTestStore(t, false)
+	_, release := holdWriter(s)
+	defer release()
+	mustAppend(t, s, newMsg("dup-applied", "#c", at(0), "first")) // held at the writer: pending
 	var msgs []*Message
-	for round := range 2 {
-		for _, m := range callerMessages("dup", ids) {
+	var calls [][]*Message
+	for round := range 3 {
+		for _, m := range callerMessages("dup", 6) {
 			m.Text = fmt.Sprintf("round %d", round)
 			msgs = append(msgs, m)
+			calls = append(calls, []*Message{m})
 		}
+		again := newMsg("dup-applied", "#c", at(0), "again")
+		msgs = append(msgs, again)
+		calls = append(calls, []*Message{again})
 	}
 	won := map[string]int{}
-	for i, done := range appendEach(s, msgs) {
-		err := waitFor(t, done, "an Append")
+	for i, err := range appendInOneBatch(t, s, calls) {
 		switch {
 		case err == nil:
 			won[msgs[i].MsgID]++
 		case errors.Is(err, ErrDuplicate):
+			if msgs[i].Seq != 0 {
+				t.Fatalf("duplicate %s given seq %d", msgs[i].MsgID, msgs[i].Seq)
+			}
 		default:
 			t.Fatalf("append %d: %v", i, err)
 		}
 	}
-	for _, m := range callerMessages("dup", ids) {
+	release()
+	if won["dup-applied"] != 0 {
+		t.Fatalf("a pending msgid was stored again %d times", won["dup-applied"])
+	}
+	for _, m := range callerMessages("dup", 6) {
 		if won[m.MsgID] != 1 {
 			t.Fatalf("%s stored by %d callers, want 1", m.MsgID, won[m.MsgID])
 		}
-		if _, err := s.Get(context.Background(), m.MsgID); err != nil {
-			t.Fatalf("Get(%s): %v", m.MsgID, err)
+	}
+	// Once applied, the database answers for them.
+	for _, m := range append(callerMessages("dup", 6), newMsg("dup-applied", "#c", at(0), "x")) {
+		if err := s.Append(context.Background(), m); !errors.Is(err, ErrDuplicate) {
+			t.Fatalf("Append(%s) after it was applied = %v, want ErrDuplicate", m.MsgID, err)
 		}
 	}
+	if n, err := s.Count(context.Background()); err != nil || n != 8 { // with appendInOneBatch's own
+		t.Fatalf("Count = %d, %v; want 8", n, err)
+	}
+}
+
+// TestReadsWaitForTheWriter: an Append returns once the intake log holds it, before the database
+// does; a read started after it waits for the writer and sees the message.
+func TestReadsWaitForTheWriter(t *testing.T) {
+	s, _ := openTestStore(t, false)
+	held, release := holdWriter(s)
+	defer release()
+	m := newMsg("waited", "#c", at(0), "hello")
+	if err := s.Append(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, held, "the writer to take the batch")
+	read := make(chan bool, 1)
+	go func() {
+		ok, err := s.Has(context.Background(), "waited")
+		if err != nil {
+			t.Error(err)
+		}
+		read <- ok
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := s.Get(ctx, "waited"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get while the writer is held = %v, want the caller's deadline", err)
+	}
+	select {
+	case ok := <-read:
+		t.Fatalf("Has returned %v before the writer applied the message", ok)
+	default:
+	}
+	release()
+	if !waitFor(t, read, "Has after the writer applied") {
+		t.Fatal("Has = false after the message was applied")
+	}
+}
+
+// TestIntakeRecovery: messages acknowledged but not applied before a crash are applied when the
+// store opens, under the seqs they were given; a torn last frame is ignored; later seqs follow.
+func TestIntakeRecovery(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.db")
+	s, err := Open(context.Background(), Options{Path: path, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, newMsg("before", "#c", at(0), "applied before the crash"))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What a crash leaves: a segment holding two acknowledged records and half of a third.
+	l, err := openIntake(intakeDir(path), 0, 7, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"lost-1", "lost-2"} {
+		p := pendingMessage{Message: *newMsg(id, "#c", at(time.Duration(i+1)*time.Second), "word"+id), tagsJSON: `{"+x":"y"}`}
+		l.add(&p, int64(7+i))
+	}
+	if err := l.flush(7); err != nil {
+		t.Fatal(err)
+	}
+	torn := pendingMessage{Message: *newMsg("torn", "#c", at(3*time.Second), "never acknowledged")}
+	l.add(&torn, 9)
+	if _, err := l.f.Write(l.buf[:len(l.buf)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.close(false); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(context.Background(), Options{Path: path, Logger: quietLogger})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i, id := range []string{"lost-1", "lost-2"} {
+		got, err := s.Get(ctx, id)
+		if err != nil || got.Seq != int64(7+i) || got.Tags["+x"] != "y" || got.Text != "word"+id {
+			t.Fatalf("Get(%s) = %+v, %v; want seq %d with its text and tags", id, got, err, 7+i)
+		}
+	}
+	if hits, err := s.Search(ctx, "#c", "wordlost-2", 0, 5); err != nil || len(hits) != 1 {
+		t.Fatalf("search for a recovered message = %v, %v", ids(hits), err)
+	}
+	if ok, _ := s.Has(ctx, "torn"); ok {
+		t.Fatal("the torn record was applied")
+	}
+	next := newMsg("after", "#c", at(4*time.Second), "after")
+	mustAppend(t, s, next)
+	if next.Seq != 9 {
+		t.Fatalf("the next message got seq %d, want 9", next.Seq)
+	}
+	if err := s.Append(ctx, newMsg("lost-1", "#c", at(0), "again")); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("Append of a recovered msgid = %v, want ErrDuplicate", err)
+	}
+}
+
+// TestIntakeSegmentsGo: the intake log starts new segments as it grows and removes those the
+// database holds durably; a clean Close leaves none.
+func TestIntakeSegmentsGo(t *testing.T) {
+	defer func(old int64) { intakeSegmentBytes = old }(intakeSegmentBytes)
+	intakeSegmentBytes = 4 << 10
+	s, path := openTestStore(t, false)
+	for i := range 400 {
+		mustAppend(t, s, newMsg(fmt.Sprintf("seg-%03d", i), "#c", at(time.Duration(i)*time.Millisecond), "some text to fill the segments"))
+	}
+	// A delete is answered after the database's fsync, which covers every append before it; the
+	// next append then lets the log drop the segments that fsync covers.
+	if err := s.Delete(context.Background(), "seg-000", at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, newMsg("seg-last", "#c", at(time.Second), "the last"))
+	// 400 records of ~150 bytes fill ~15 segments of 4 KiB; what is left is the segment being
+	// written, the spare made ahead of it, and at most the one before. (The intake goroutine
+	// removes segments after it has answered, so this waits for it.)
+	waitUntil(t, func() bool { return segmentCount(t, path) <= 3 })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := segmentCount(t, path); n != 0 {
+		t.Fatalf("%d intake segments after a clean Close, want none", n)
+	}
+}
+
+func segmentCount(t *testing.T, dbPath string) int {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(intakeDir(dbPath), "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(segs)
+}
+
+// TestIntakeLogIsLocked: a second store on the same database is refused while the first is open
+// (each would apply and remove the other's segments), and opens once it is closed.
+func TestIntakeLogIsLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.db")
+	s, err := Open(context.Background(), Options{Path: path, Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err := Open(context.Background(), Options{Path: path, Logger: quietLogger}); err == nil {
+		other.Close()
+		t.Fatal("a second store opened on a database in use")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(context.Background(), Options{Path: path, Logger: quietLogger})
+	if err != nil {
+		t.Fatalf("reopen after Close: %v", err)
+	}
+	again.Close()
+}
+
+func FuzzDecodeIntakeRecord(f *testing.F) {
+	p := pendingMessage{Message: *newMsg("01FUZZ", "#c", at(0), "hello"), tagsJSON: `{"a":"b"}`}
+	f.Add(appendIntakeRecord(nil, &p, 42))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeIntakeRecord(b)
+		if err != nil {
+			return
+		}
+		again := appendIntakeRecord(nil, &m, m.jseq)
+		back, err := decodeIntakeRecord(again)
+		if err != nil || back.MsgID != m.MsgID || back.Text != m.Text || back.jseq != m.jseq || !back.Time.Equal(m.Time) {
+			t.Fatalf("round trip of a decoded record: %+v, %v; want %+v", back, err, m)
+		}
+	})
 }
