@@ -33,7 +33,7 @@ const applyBatchFactor = 8
 
 // defaultApplyLinger is how long the writer gathers acknowledged messages before it commits them,
 // when no read waits for them (see runWriter).
-const defaultApplyLinger = 50 * time.Millisecond
+const defaultApplyLinger = 10 * time.Millisecond
 
 // Store is a node's event store. It is safe for concurrent use.
 type Store struct {
