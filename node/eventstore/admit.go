@@ -13,10 +13,10 @@ import (
 // runIntake takes the queued requests in order. For a batch of Append calls it decides which
 // messages are new (a msgid neither stored in the database nor waiting in the intake log, nor
 // earlier in the batch), gives each new one the next seq, writes them to the intake log with one
-// write and one fsync, and answers the callers; then it hands the batch, in order, to the writer,
-// which applies it to the database. A Delete is not logged: it goes to the writer in its place in
-// the order and is answered once applied and durable there. Requests queue up while an fsync
-// runs, so one fsync covers every call that arrived meanwhile.
+// write and one fdatasync, and answers the callers; then it hands the batch, in order, to the
+// writer, which applies it to the database. A Delete is not logged: it goes to the writer in its
+// place in the order and is answered once applied and durable there. Requests queue up while a
+// sync runs, so one sync covers every call that arrived meanwhile.
 //
 // Reads wait for the writer (waitApplied): a read that starts after an Append returned sees its
 // messages. The wait is the time the writer is behind the log, milliseconds when it keeps up; the
