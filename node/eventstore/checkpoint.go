@@ -29,9 +29,9 @@ import (
 // idle does not give the checkpointer the chance to achieve; the writer then copies what is left
 // (little: the checkpointer has copied the rest) and the log restarts.
 //
-// Durability does not change: an acknowledgement still waits for the store's own fsync of the log
-// (walsync.go), and a checkpoint copies only committed frames, syncing the log first, as SQLite's
-// own checkpoints do.
+// Durability does not change: an acknowledgement still waits for an fsync (the intake log's for an
+// append, the store's own of the database's log for a delete or a direct write; walsync.go), and
+// a checkpoint copies only committed frames, syncing the log first, as SQLite's own checkpoints do.
 const (
 	checkpointPause       = 50 * time.Millisecond
 	writerCheckpointPages = 16384

@@ -15,11 +15,12 @@ import (
 // but does not fsync it (checkpoints still sync the WAL before copying it into the database and
 // the database after, and the WAL header is synced when the file is reused, so NORMAL never loses
 // a transaction that was synced). The store then fsyncs the WAL itself, through a descriptor of
-// its own, before it acknowledges the transaction: a call returns only after its transaction's
-// frames reached the disk, exactly as with synchronous=FULL. What changes is who waits for the
-// disk: the group-commit writer hands a committed batch to the syncer goroutine and goes on with
-// the next batch, so the CPU work of batch n+1 overlaps the fsync of batch n, and one fsync
-// covers every batch committed while the previous one ran.
+// its own, before it answers a call that waits for the database (a delete, a direct write): such a
+// call returns only after its transaction's frames reached the disk, exactly as with
+// synchronous=FULL. Appends are acknowledged earlier, by the intake log (intake.go); for them the
+// WAL's fsync only lets the log drop segments, so the syncer does it at most every
+// databaseSyncEvery. Either way the writer hands a committed batch to the syncer goroutine and
+// goes on with the next batch, so the CPU work of batch n+1 overlaps the fsync of batch n.
 //
 // A committed but not yet synced transaction is visible to readers for about one fsync. Readers
 // whose answers leave the node as a log position (the exchange's OriginAfter, DeletionsAfter,

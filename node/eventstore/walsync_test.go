@@ -112,7 +112,7 @@ func TestFsyncFailureIsSticky(t *testing.T) {
 	}
 }
 
-// TestDirectWritesAreSynced: reactions and cursors, written outside the group commit, are fsynced
+// TestDirectWritesAreSynced: reactions and cursors, written outside the writer's batches, are fsynced
 // before their calls return.
 func TestDirectWritesAreSynced(t *testing.T) {
 	s, _ := openTestStore(t, false)
@@ -144,8 +144,8 @@ const crashChildEnv = "EVENTSTORE_CRASH_CHILD_DB"
 // TestKillNineKeepsAcknowledgedAppends runs a writer process that prints each msgid once its
 // Append has returned, kills it with SIGKILL in full flight, and checks that the reopened store
 // holds (and finds by search) every msgid it printed. A killed process leaves the page cache
-// behind, so this checks the WAL recovery path; TestAppendAnswersAfterFsync checks that no call
-// returns before its fsync.
+// behind, so this checks the recovery paths (the intake log's records applied at Open, the WAL's
+// frames); TestIntakeAnswersAfterFsync checks that no call returns before its sync.
 func TestKillNineKeepsAcknowledgedAppends(t *testing.T) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		runCrashChild(path)
