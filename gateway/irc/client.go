@@ -100,14 +100,14 @@ func (s *Server) newClient(conn transport.Conn) *client {
 // Handle serves one connection until it closes. Every transport calls it.
 //
 // The calling goroutine becomes the connection's reader, parked in a read while the connection
-// idles; everything else runs on short-lived goroutines (see readLoop) and this frame stays small,
+// idles; everything else runs on the server's handlers (see readLoop) and this frame stays small,
 // so that the reader keeps the runtime's smallest stack.
 func (s *Server) Handle(conn transport.Conn) {
 	s.startServing()
 	var c *client
-	offReader(func() { c = s.connect(conn) })
+	s.handlers.runAndWait(func() { c = s.connect(conn) })
 	reason := c.readLoop()
-	offReader(func() { c.disconnect(reason) })
+	s.handlers.runAndWait(func() { c.disconnect(reason) })
 }
 
 // connect sets up the session of a new connection.
@@ -137,15 +137,16 @@ func (c *client) disconnect(reason string) {
 
 // readLoop reads the connection's lines and returns the reason the session ended.
 //
-// The goroutine that waits in ReadLine only reads: each line is handled on a short-lived goroutine
-// while the reader waits for it, so lines are still handled one at a time and in order. Handling
-// a command goes deep (proposals, rendering, replies) and grows a goroutine's stack to 8 KiB or
-// more; the runtime gives a grown stack back only by halves, at a GC, and only while little of it
-// is in use, so a reader that handled commands itself would keep that stack for as long as its
-// connection idles. A reader that never handles anything stays at its small starting stack.
+// The goroutine that waits in ReadLine only reads: each line is handled on one of the server's
+// handlers (handlers.go) while the reader waits for it, so lines are still handled one at a time
+// and in order. Handling a command goes deep (proposals, rendering, replies) and grows a
+// goroutine's stack to 8 KiB or more; the runtime gives a grown stack back only by halves, at a
+// GC, and only while little of it is in use, so a reader that handled commands itself would keep
+// that stack for as long as its connection idles. A reader that never handles anything stays at
+// its small starting stack.
 func (c *client) readLoop() string {
 	h := &lineHandoff{c: c}
-	// Bound once: a go statement with a method call would allocate a closure per line, and an
+	// Bound once: a method value made per line would allocate a closure per line, and an
 	// allocation on the reader can go deep into the runtime (a span refill, the start of a GC).
 	run := h.run
 	for {
@@ -154,7 +155,7 @@ func (c *client) readLoop() string {
 			return c.closeReason()
 		}
 		h.done.Add(1)
-		go run()
+		c.s.handlers.run(run)
 		h.done.Wait()
 		if h.stop {
 			return h.reason
@@ -181,17 +182,6 @@ func (h *lineHandoff) run() {
 		}
 	}()
 	h.reason, h.stop = h.c.handleInput(h.line, h.readErr)
-}
-
-// offReader runs f on a short-lived goroutine and waits for it, keeping f's stack growth off the
-// connection's reader goroutine (see readLoop).
-func offReader(f func()) {
-	done := make(chan struct{})
-	go func() {
-		f()
-		close(done)
-	}()
-	<-done
 }
 
 // closeReason is the QUIT reason of a connection whose input ended.

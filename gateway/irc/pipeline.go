@@ -36,7 +36,7 @@ type queuedCommand struct {
 	step *sendStep // nil for a command that only has replies
 }
 
-// pipeline is one connection's queue of commands in flight. Its worker goroutine exists only
+// pipeline is one connection's queue of commands in flight. Its worker (a handler) runs only
 // while the queue is not empty.
 type pipeline struct {
 	c *client
@@ -46,11 +46,13 @@ type pipeline struct {
 	queue    []queuedCommand
 	inFlight int // queued plus being completed by the worker
 	running  bool
+	runFn    func() // run, bound once
 }
 
 func (p *pipeline) init(c *client) {
 	p.c = c
 	p.changed.L = &p.mu
+	p.runFn = p.run
 }
 
 // submit queues a command after the ones in flight, waiting while maxInFlight are.
@@ -61,11 +63,12 @@ func (p *pipeline) submit(qc queuedCommand) {
 	}
 	p.queue = append(p.queue, qc)
 	p.inFlight++
-	if !p.running {
-		p.running = true
-		go p.run()
-	}
+	start := !p.running
+	p.running = true
 	p.mu.Unlock()
+	if start { // outside p.mu, a leaf lock: the handlers' pool takes its own
+		p.c.s.handlers.run(p.runFn)
+	}
 }
 
 // wait returns once every queued command has been completed.

@@ -157,6 +157,8 @@ type Server struct {
 
 	keepalive *keepalive // pings idle connections (keepalive.go)
 
+	handlers handlerPool // goroutines that handle lines and run pipelines (handlers.go)
+
 	whowas        whowasLog        // former nicks for WHOWAS (whowas.go)
 	maxUsers      maxCounts        // the most users seen, for LUSERS (queries.go)
 	nickSkeletons confusable.Index // skeletons of the nicks in use and owned (nickname.go)
@@ -204,6 +206,7 @@ func New(cfg Config, state State, proposer Proposer, history History, verifier *
 	go s.sweepKeys(cfg.KeySweepEvery)
 	s.keepalive = newKeepalive()
 	go s.keepalive.run(ctx, cfg.PingAfter, cfg.PingTimeout)
+	go s.handlers.expireEvery(ctx, time.Second, handlerIdle)
 	return s
 }
 
