@@ -36,8 +36,8 @@ type handlerPool struct {
 	onEnd  func()           // tests: called when a handler ends
 }
 
-// pooledHandler is one pooled goroutine. Its job channel holds one slot, so a run never waits for the
-// handler to reach its receive.
+// pooledHandler is one pooled goroutine. Its job channel holds one slot, so a run never waits for
+// the handler to reach its receive.
 type pooledHandler struct {
 	job   chan func() // nil: end
 	since time.Time   // when it parked
