@@ -230,9 +230,7 @@ func (c *client) finish(reason string) {
 	}
 	s.forgetClient(c)
 	s.mu.Lock()
-	if s.clients[c.id] == c {
-		delete(s.clients, c.id)
-	}
+	s.dropClient(c)
 	c.authMu.Lock()
 	if c.tokenHash != "" && s.pending[c.tokenHash] == c {
 		delete(s.pending, c.tokenHash)

@@ -23,7 +23,8 @@ func TestChannelMessageReachesAMemberWhoJoinedDuringTheStore(t *testing.T) {
 	alice.nick, alice.user = "alice", "a"
 	bob.nick, bob.user = "bob", "b"
 	s.mu.Lock()
-	s.clients[alice.id], s.clients[bob.id] = alice, bob
+	s.addClient(alice)
+	s.addClient(bob)
 	s.mu.Unlock()
 	state.MustOK(t, fsmtest.Session(alice.id, "alice", ""), fsmtest.Session(bob.id, "bob", ""),
 		fsm.Join{Session: alice.id, Channel: "#c"})

@@ -51,7 +51,7 @@ func addClient(t *testing.T, s *Server, state *fsmtest.Machine, nick string, cap
 	c.caps.Store(uint32(caps))
 	c.registered.Store(true)
 	s.mu.Lock()
-	s.clients[c.id] = c
+	s.addClient(c)
 	s.mu.Unlock()
 	if state != nil {
 		state.MustOK(t, fsmtest.Session(c.id, nick, ""))

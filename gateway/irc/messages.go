@@ -155,13 +155,13 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		// The members are read now, after the store, not when the message was checked: a member
 		// whose JOIN applied in between would otherwise get it neither live nor from a history
 		// request made before the message was stored.
-		members := c.s.localMembers(name, c.id)
+		members := c.s.localMembers(name) // shared: read only; the sender is among them
 		if status != "" {
 			members = c.s.statusMembers(name, status, c.id)
 		}
 		inline := len(members) <= inlineFanOut
 		for _, rc := range members {
-			if cmd == "TAGMSG" && !rc.has(capMessageTags) {
+			if rc == c || cmd == "TAGMSG" && !rc.has(capMessageTags) {
 				continue
 			}
 			rc.deliverLive(out, false, inline)
@@ -170,25 +170,6 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 			rb.addOut(out, c.capBits())
 		}
 	}}
-}
-
-// localMembers lists the clients connected to this node that are members of a channel, but for
-// the session except.
-func (s *Server) localMembers(channel, except string) []*client {
-	var out []*client
-	s.state.Read(func(st *fsm.State) {
-		s.mu.RLock()
-		for id := range st.LocalMembers(channel) {
-			if id == except {
-				continue
-			}
-			if rc := s.clients[id]; rc != nil {
-				out = append(out, rc)
-			}
-		}
-		s.mu.RUnlock()
-	})
-	return out
 }
 
 // privateMessage finds the recipients of a message to a nick or to every session of a DID and

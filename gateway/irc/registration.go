@@ -267,7 +267,7 @@ func derivedNick(nick, did string, attempt int) string {
 func (c *client) completeRegistration(rb *respBuf, did, tokenHash string) {
 	s := c.s
 	s.mu.Lock()
-	s.clients[c.id] = c
+	s.addClient(c)
 	if tokenHash != "" && s.pending[tokenHash] == c {
 		delete(s.pending, tokenHash)
 	}

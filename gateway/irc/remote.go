@@ -33,20 +33,26 @@ func (s *Server) DeliverRemote(m eventstore.Message) {
 	}
 	if !strings.HasPrefix(m.Venue, "dm:") {
 		base.msg.Params[0] = m.Status + m.Venue
+		var members []*client
+		if m.Status == "" {
+			members = s.localMembers(m.Venue) // shared: read only
+		}
 		need := statusRank(m.Status)
-		var ids []string
 		s.state.Read(func(st *fsm.State) {
 			base.bot = st.NickIsBot(m.SenderNick, m.SenderDID)
+			if m.Status == "" {
+				return
+			}
 			for id, mem := range st.LocalMembers(m.Venue) {
-				if memberRank(mem) >= need {
-					ids = append(ids, id)
+				if c := s.localClient(id); c != nil && memberRank(mem) >= need {
+					members = append(members, c)
 				}
 			}
 		})
 		out := &base
-		inline := len(ids) <= inlineFanOut
-		for _, id := range ids {
-			if c := s.localClient(id); c != nil && (m.Command != "TAGMSG" || c.has(capMessageTags)) {
+		inline := len(members) <= inlineFanOut
+		for _, c := range members {
+			if m.Command != "TAGMSG" || c.has(capMessageTags) {
 				c.deliverLive(out, false, inline)
 			}
 		}

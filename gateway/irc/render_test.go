@@ -36,7 +36,7 @@ func (e *renderEnv) client(nick string) (*client, *recordConn) {
 	c.nick, c.user = nick, "u"
 	c.registered.Store(true)
 	e.s.mu.Lock()
-	e.s.clients[c.id] = c
+	e.s.addClient(c)
 	e.s.mu.Unlock()
 	reg := fsmtest.Session(c.id, nick, "")
 	reg.Host = c.host
@@ -246,7 +246,7 @@ func BenchmarkRenderJoin(b *testing.B) {
 					bits |= capExtendedJoin | capAccountTag
 				}
 				c.caps.Store(uint32(bits))
-				s.clients[c.id] = c
+				s.addClient(c)
 				state.MustOK(b, fsmtest.Session(c.id, c.nick, ""), fsm.Join{Session: c.id, Channel: "#big"})
 				joiner = c
 			}

@@ -138,8 +138,13 @@ type Server struct {
 
 	// lock tier 4: the local session registry; taken under the state read lock
 	mu      sync.RWMutex
-	clients map[string]*client // registered local sessions by session id
+	clients map[string]*client // registered local sessions by session id (addClient, dropClient)
 	pending map[string]*client // bearer token hash → unregistered client that minted it
+	// clientsGen moves with every change to clients: the member lists (members) are built under
+	// one generation.
+	clientsGen uint64
+
+	members memberLists // the channels' local members, for the fan-out (members.go)
 
 	conns    atomic.Int64
 	batchSeq atomic.Uint64

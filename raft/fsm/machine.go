@@ -154,6 +154,7 @@ func (m *Machine) Restore(r io.Reader) error {
 	}
 	m.mu.Lock()
 	st.node = m.state.node
+	st.localVersion = m.state.localVersion // normalize moves it on: it never repeats
 	st.normalize()
 	m.state = st
 	hook := m.onRestore

@@ -63,6 +63,7 @@ func (a *Applier) renameChannel(c RenameChannel) Result {
 	if byID, ok := a.st.local[old]; ok { // this node's members of it (view.go)
 		delete(a.st.local, old)
 		a.st.local[ch.Name] = byID
+		a.st.localVersion++
 	}
 	for id := range ch.members {
 		if m := a.st.sessions[id]; m != nil {

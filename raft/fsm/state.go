@@ -46,6 +46,9 @@ type State struct {
 	// values): derived, never encoded, kept by join and removeMember, rebuilt by normalize.
 	node  string
 	local map[string]map[string]*Member
+	// localVersion changes with every change to local (LocalMembersVersion): derived, never
+	// encoded, carried over by Restore so that it never repeats within one Machine.
+	localVersion uint64
 	// nickJournal keeps the latest changes to the nicks in use and owned, for readers that
 	// index them (nickjournal.go): derived, never encoded, new with every State.
 	nickJournal nickJournal

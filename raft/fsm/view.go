@@ -112,6 +112,11 @@ func (s *State) Favorites(did string) []string { return slices.Clone(s.favorites
 // RemoteMembers iterates over the users of peer servers present in linked channels.
 func (s *State) RemoteMembers() iter.Seq[*RemoteMember] { return maps.Values(s.remoteMembers) }
 
+// LocalMembersVersion changes whenever the set of local members of any channel changes (a join,
+// a part, a rename, a restore): a reader that kept LocalMembers' ids may keep using them while it
+// reads the same version.
+func (s *State) LocalMembersVersion() uint64 { return s.localVersion }
+
 // LocalMembers iterates over the members of a channel whose sessions are on this node (the node
 // named by Machine.SetLocalNode): session id and prefixes. Nothing when no such channel exists.
 func (s *State) LocalMembers(channel string) iter.Seq2[string, Member] {
@@ -191,11 +196,15 @@ func (s *State) indexMember(channel string, se *Session, m *Member) {
 		s.local[channel] = byID
 	}
 	byID[se.ID] = m
+	s.localVersion++
 }
 
 // unindexMember drops a membership from the local index.
 func (s *State) unindexMember(channel, id string) {
 	if byID := s.local[channel]; byID != nil {
+		if _, ok := byID[id]; ok {
+			s.localVersion++
+		}
 		delete(byID, id)
 		if len(byID) == 0 {
 			delete(s.local, channel)
@@ -206,6 +215,7 @@ func (s *State) unindexMember(channel, id string) {
 // rebuildLocal derives the local index from the whole state.
 func (s *State) rebuildLocal() {
 	s.local = nil
+	s.localVersion++
 	if s.node == "" {
 		return
 	}

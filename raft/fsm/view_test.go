@@ -46,12 +46,36 @@ func TestLocalMembersIndex(t *testing.T) {
 				}
 			})
 		}
+		// LocalMembersVersion must move with every change to the index (a reader keeps member
+		// lists while it stays), and should stay when the index does not change.
+		var version uint64
+		var index map[string]map[string]bool
+		moved, stayed := 0, 0
+		checkVersion := func(m *Machine, at int) {
+			m.Read(func(st *State) {
+				now := localSets(st)
+				v := st.LocalMembersVersion()
+				if v == version && !maps.EqualFunc(now, index, maps.Equal) {
+					t.Fatalf("seed %d entry %d: the local index changed and its version stayed %d", seed, at, v)
+				}
+				if v == version {
+					stayed++
+				} else {
+					moved++
+				}
+				version, index = v, now
+			})
+		}
 		for i, e := range randomLog(seed, 1500) {
 			m.Apply(uint64(i+1), e)
 			check(m, i+1)
+			checkVersion(m, i+1)
 		}
 		if checked == 0 {
 			t.Fatalf("seed %d: no local member was ever checked", seed)
+		}
+		if moved == 0 || stayed == 0 {
+			t.Fatalf("seed %d: the version moved at %d entries and stayed at %d: the log does not exercise it", seed, moved, stayed)
 		}
 		restored := New(quietLogger())
 		restored.SetLocalNode("node-a")
@@ -59,7 +83,30 @@ func TestLocalMembersIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(restored, -1)
+		// A restore over the same machine moves the version, even to a state with the same index.
+		before := version
+		if err := m.Restore(bytes.NewReader(snapshotBytes(t, m))); err != nil {
+			t.Fatal(err)
+		}
+		m.Read(func(st *State) {
+			if st.LocalMembersVersion() <= before {
+				t.Fatalf("seed %d: version %d after a restore, %d before it", seed, st.LocalMembersVersion(), before)
+			}
+		})
 	}
+}
+
+// localSets is the local index as channel → session ids.
+func localSets(st *State) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for name, byID := range st.local {
+		ids := map[string]bool{}
+		for id := range byID {
+			ids[id] = true
+		}
+		out[name] = ids
+	}
+	return out
 }
 
 // TestReadAPI checks the accessors against a small state built through Apply.
