@@ -341,6 +341,29 @@ func (c *client) deliverLive(o *outMsg, own, inline bool) {
 	c.q.post(o.bytesFor(c.capBits()), inline)
 }
 
+// deliverLines is deliverLive for several lines of other clients' messages at once (batchFanOut):
+// one append to the queue, or to the lines held back while this client's own command runs.
+func (c *client) deliverLines(lines [][]byte) {
+	c.rbMu.Lock()
+	if c.rb != nil {
+		n := 0
+		for _, l := range lines {
+			n += len(l)
+		}
+		if c.pendingBytes+n > c.s.cfg.SendQBytes {
+			c.rbMu.Unlock()
+			c.q.exceed()
+			return
+		}
+		c.pending = append(c.pending, lines...)
+		c.pendingBytes += n
+		c.rbMu.Unlock()
+		return
+	}
+	c.rbMu.Unlock()
+	c.q.enqueue(lines...)
+}
+
 // endCommand sends a command's replies, then the traffic held back while it ran. A command that
 // left a message to store, or that follows messages still in flight, is queued on the
 // connection's pipeline instead: its replies follow theirs.

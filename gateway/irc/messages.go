@@ -151,25 +151,29 @@ func (c *client) channelMessage(cmd, status, name, text string, tags map[string]
 		out.msg.Params = append(out.msg.Params, text)
 		out.msg.ForceTrailing = true
 	}
-	return &sendStep{write: w, deliver: func() {
-		// The members are read now, after the store, not when the message was checked: a member
-		// whose JOIN applied in between would otherwise get it neither live nor from a history
-		// request made before the message was stored.
-		members := c.s.localMembers(name) // shared: read only; the sender is among them
-		if status != "" {
-			members = c.s.statusMembers(name, status, c.id)
-		}
-		inline := len(members) <= inlineFanOut
-		for _, rc := range members {
-			if rc == c || cmd == "TAGMSG" && !rc.has(capMessageTags) {
-				continue
-			}
-			rc.deliverLive(out, false, inline)
-		}
+	echo := func() {
 		if c.has(capEchoMessage) && (cmd != "TAGMSG" || c.has(capMessageTags)) {
 			rb.addOut(out, c.capBits())
 		}
+	}
+	step := &sendStep{write: w, deliver: func() {
+		// The members are read now, after the store, not when the message was checked: a member
+		// whose JOIN applied in between would otherwise get it neither live nor from a history
+		// request made before the message was stored.
+		if status != "" {
+			c.deliverToMembers(c.s.statusMembers(name, status, c.id), out)
+		} else {
+			c.deliverToMembers(c.s.localMembers(name), out)
+		}
+		echo()
 	}}
+	if status == "" {
+		step.gather = func(fo *batchFanOut) {
+			fo.add(name, out)
+			echo()
+		}
+	}
+	return step
 }
 
 // privateMessage finds the recipients of a message to a nick or to every session of a DID and

@@ -28,6 +28,10 @@ const maxInFlight = 32
 type sendStep struct {
 	write   *chat.Write // committed first (stored, published) by the chat service
 	deliver func()      // delivers and echoes; runs only after write is committed
+	// gather, when set, is deliver for a step committed with others (completeQueued): it adds
+	// the message to the batch's fan-out, which sends it with the batch's other messages to the
+	// same channel, and echoes.
+	gather func(*batchFanOut)
 }
 
 // queuedCommand is a command whose replies wait for the connection's earlier messages.
@@ -114,12 +118,30 @@ func (p *pipeline) complete(batch []queuedCommand) {
 }
 
 // completeQueued commits the batch's writes in one call (its messages in one durable commit),
-// then completes each command in order.
+// then completes each command in order. Consecutive messages of the batch to one channel reach
+// its members through one fan-out (batchFanOut); a write delivered on its own sends what was
+// gathered before it first, so that every member gets the messages in the order they were sent.
 func (c *client) completeQueued(batch []queuedCommand) {
 	var writes []*chat.Write
+	var fan *batchFanOut
+	if len(batch) > 1 {
+		fan = &batchFanOut{sender: c}
+	}
 	for _, qc := range batch {
-		if qc.step != nil {
-			writes = append(writes, qc.step.commitWrite())
+		if st := qc.step; st != nil {
+			w := st.commitWrite()
+			if fan != nil {
+				if st.gather != nil {
+					w.Deliver = func() { st.gather(fan) }
+				} else if deliver := w.Deliver; deliver != nil {
+					w.Deliver = func() {
+						fan.flush()
+						deliver()
+					}
+				}
+				w.AfterDeliver = fan.flush
+			}
+			writes = append(writes, w)
 		}
 	}
 	refusals := c.s.msgs.Commit(c.s.ctx, writes...)

@@ -14,6 +14,7 @@ type recordConn struct {
 	mu     sync.Mutex
 	lines  []string
 	writes int
+	sizes  []int // lines per write
 	closed bool
 	gate   chan struct{} // when set, each write waits for a value
 }
@@ -26,6 +27,7 @@ func (c *recordConn) WriteLines(lines [][]byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.writes++
+	c.sizes = append(c.sizes, len(lines))
 	for _, l := range lines {
 		c.lines = append(c.lines, string(l))
 	}

@@ -2,6 +2,8 @@ package chat
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/palaver-chat/palaver/node/eventstore"
@@ -147,5 +149,50 @@ func TestServiceStampsWhatIsNotYetDelivered(t *testing.T) {
 	}
 	if page, err := f.store.ResumeAfter(ctx, "#c", later.Event.MsgID, 10); err != nil || len(page) != 0 {
 		t.Fatalf("resuming after the newest = %v, %v; want nothing", page, err)
+	}
+}
+
+// Commit runs AfterDeliver once every written write's Deliver ran, for the written writes only,
+// in their order, and before their messages count as delivered.
+func TestCommitRunsAfterDeliverLast(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	prepare := func(text string) *Write {
+		w, r := f.svc.Prepare(ctx, Draft{Sender: f.op, Command: "PRIVMSG", Venue: "#c", Text: text})
+		if r != nil {
+			t.Fatal(r)
+		}
+		return w
+	}
+	stored := prepare("stored before")
+	if r := f.svc.Commit(ctx, stored)[0]; r != nil {
+		t.Fatal(r)
+	}
+	again := prepare("a msgid already stored")
+	again.Event.MsgID = stored.Event.MsgID
+	writes := []*Write{prepare("one"), again, prepare("two")}
+	var got []string
+	var during int64 // what a message stored during the first AfterDeliver is stamped with
+	for i, w := range writes {
+		name := strconv.Itoa(i)
+		w.Deliver = func() { got = append(got, "deliver "+name) }
+		w.AfterDeliver = func() {
+			if len(got) == 2 {
+				m := msgIn("#c")
+				f.svc.dl.stored(f.svc.dl.begin([]*eventstore.Message{m}), nil)
+				during = m.ResumeFrom
+			}
+			got = append(got, "after "+name)
+		}
+	}
+	refusals := f.svc.Commit(ctx, writes...)
+	if refusals[0] != nil || refusals[1] == nil || refusals[1].Code != "EVENTID_IN_USE" || refusals[2] != nil {
+		t.Fatalf("refusals %v, want only the second (EVENTID_IN_USE)", refusals)
+	}
+	if want := []string{"deliver 0", "deliver 2", "after 0", "after 2"}; !slices.Equal(got, want) {
+		t.Fatalf("calls %q, want %q", got, want)
+	}
+	if during != writes[0].Event.Seq {
+		t.Errorf("during AfterDeliver a message is stamped %d, want the first write's seq %d (not yet delivered)", during, writes[0].Event.Seq)
 	}
 }

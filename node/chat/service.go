@@ -202,7 +202,12 @@ type Write struct {
 	// their messages as delivered (see delivery.go). A stored message without it counts as
 	// delivered when Commit returns; its caller delivers it then.
 	Deliver func()
-	failCmd string
+	// AfterDeliver, when set, runs once every written write's Deliver has run, before the
+	// messages count as delivered, for each written write that has it, in their order: a caller
+	// whose Deliver only gathers (one fan-out for several messages) sends what it gathered here.
+	// Writes may share one; it must then do nothing when there is nothing left to send.
+	AfterDeliver func()
+	failCmd      string
 }
 
 // failCommand is the command a FAIL about the write names: EDIT for an edit.
@@ -369,6 +374,11 @@ func (s *Service) Commit(ctx context.Context, writes ...*Write) []*Refusal {
 	for i, w := range writes {
 		if out[i] == nil && w.Deliver != nil {
 			w.Deliver()
+		}
+	}
+	for i, w := range writes {
+		if out[i] == nil && w.AfterDeliver != nil {
+			w.AfterDeliver()
 		}
 	}
 	return out
