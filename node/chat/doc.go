@@ -18,7 +18,8 @@
 // deletes and reactions, are relayed live only.
 //
 // The service also keeps, in memory, which stored messages have not reached this node's readers
-// yet (delivery.go): a local write is delivered by Commit itself (Write.Deliver), a remote one
+// yet (delivery.go): a local write is delivered by Commit itself (Write.Deliver, then
+// Write.AfterDeliver for a caller that sends several writes' lines together), a remote one
 // once the Stored stream's subscribers have handled it. Each message is stored with the oldest
 // seq of its venue still on its way then (eventstore.Message.ResumeFrom), where a reader that
 // resumes after it starts (CHATHISTORY AFTER msgid=, eventstore.Store.ResumeAfter).
