@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/palaver-chat/palaver/raft/fsm"
 	"github.com/palaver-chat/palaver/raft/fsm/fsmtest"
 )
 
@@ -16,24 +15,16 @@ import (
 func TestBatchFanOutKeepsOrderAndCapabilities(t *testing.T) {
 	state := fsmtest.New()
 	s := quietServer(t, Config{}, state, &fakeHistory{})
-	join := func(nick string, caps capBits, conn *recordConn) *client {
-		c := s.newClient(conn)
-		c.nick, c.user = nick, "u"
-		c.caps.Store(uint32(caps))
-		c.registered.Store(true)
-		s.mu.Lock()
-		s.addClient(c)
-		s.mu.Unlock()
-		state.MustOK(t, fsmtest.Session(c.id, nick, ""), fsm.Join{Session: c.id, Channel: "#c"})
-		return c
+	join := func(nick string, caps capBits) (*client, *recordConn) {
+		c, conn := addClient(t, s, state, nick, caps)
+		joinState(t, state, "#c", c)
+		return c, conn
 	}
-	alice := join("alice", capMessageTags|capEchoMessage, &recordConn{})
-	plainConn := &recordConn{}
-	join("plain", 0, plainConn) // no message-tags; also the target of the direct message
-	tagsConn := &recordConn{}
-	join("tagged", capMessageTags, tagsConn)
+	alice, _ := join("alice", capMessageTags|capEchoMessage)
+	_, plainConn := join("plain", 0) // no message-tags; also the target of the direct message
+	_, tagsConn := join("tagged", capMessageTags)
 	for i := range inlineFanOut {
-		join(fmt.Sprintf("m%d", i), capMessageTags|capServerTime, &recordConn{})
+		join(fmt.Sprintf("m%d", i), capMessageTags|capServerTime)
 	}
 
 	sends := []struct{ cmd, target, text string }{
