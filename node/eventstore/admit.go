@@ -2,8 +2,9 @@ package eventstore
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
 	"fmt"
+	"math/bits"
 	"os"
 	"strings"
 )
@@ -29,8 +30,23 @@ import (
 // bounds the messages acknowledged and not applied.
 const applyQueueBatches = 256
 
-// sqlStoredMsgIDs lists which of a JSON array of msgids are stored.
-const sqlStoredMsgIDs = `SELECT msgid FROM messages WHERE msgid IN (SELECT value FROM json_each(?))`
+// sqlStoredMsgIDs lists which of up to n msgids are stored; a NULL parameter is padding (it matches
+// nothing). A statement exists for 1, 2, 4, ..., maxStoredIDsChunk msgids (storedIDChunks); a batch
+// asks the smallest that holds its msgids, one index lookup each, with no document to encode and
+// parse (a JSON array and json_each cost more than the lookups).
+func sqlStoredMsgIDs(n int) string {
+	return `SELECT msgid FROM messages WHERE msgid IN (?` + strings.Repeat(",?", n-1) + `)`
+}
+
+const (
+	storedIDsChunkSizes = 10 // statements for 1 to maxStoredIDsChunk msgids
+	maxStoredIDsChunk   = 1 << (storedIDsChunkSizes - 1)
+)
+
+// storedIDChunks are the sqlStoredMsgIDs statements, prepared on the readers.
+type storedIDChunks [storedIDsChunkSizes]*sql.Stmt
+
+func (c *storedIDChunks) all() []namedStatement { return chunkStatements(c[:], sqlStoredMsgIDs) }
 
 func (s *Store) runIntake() {
 	defer close(s.applyQ)
@@ -191,33 +207,47 @@ func (s *Store) admit(appends []*writeRequest) error {
 
 // storedMsgIDs reports which of ids the database holds.
 func (s *Store) storedMsgIDs(ids []string) (map[string]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
+	var out map[string]bool
+	args := make([]any, 0, min(len(ids), maxStoredIDsChunk))
+	for len(ids) > 0 {
+		n := min(len(ids), maxStoredIDsChunk)
+		level := bits.Len(uint(n - 1)) // the smallest statement that holds them
+		args = args[:0]
+		for _, id := range ids[:n] {
+			args = append(args, id)
+		}
+		for range 1<<level - n {
+			args = append(args, nil)
+		}
+		ids = ids[n:]
+		if err := s.collectStored(s.storedIDs[level], args, &out); err != nil {
+			return nil, err
+		}
 	}
-	doc, err := json.Marshal(ids)
+	return out, nil
+}
+
+// collectStored runs one sqlStoredMsgIDs statement and adds the msgids it finds to *out.
+func (s *Store) collectStored(stmt *sql.Stmt, args []any, out *map[string]bool) error {
+	rows, err := stmt.QueryContext(context.Background(), args...)
 	if err != nil {
-		return nil, fmt.Errorf("eventstore: encode msgids: %w", err)
-	}
-	rows, err := s.storedIDs.QueryContext(context.Background(), string(doc))
-	if err != nil {
-		return nil, fmt.Errorf("eventstore: look up msgids: %w", err)
+		return fmt.Errorf("eventstore: look up msgids: %w", err)
 	}
 	defer rows.Close()
-	var out map[string]bool
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("eventstore: look up msgids: %w", err)
+			return fmt.Errorf("eventstore: look up msgids: %w", err)
 		}
-		if out == nil {
-			out = map[string]bool{}
+		if *out == nil {
+			*out = map[string]bool{}
 		}
-		out[id] = true
+		(*out)[id] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("eventstore: look up msgids: %w", err)
+		return fmt.Errorf("eventstore: look up msgids: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 func maxIntakeSeq(reqs []*writeRequest) int64 {

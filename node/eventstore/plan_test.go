@@ -24,6 +24,8 @@ func TestQueryPlans(t *testing.T) {
 	var all []namedStatement
 	all = append(all, s.w.all()...)
 	all = append(all, s.rootChunks.all()...)
+	all = append(all, s.ftsChunks.all()...)
+	all = append(all, s.storedIDs.all()...)
 	all = append(all, s.r.all()...)
 	for _, st := range all {
 		t.Run(firstLine(st.query), func(t *testing.T) {

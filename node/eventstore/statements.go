@@ -43,10 +43,6 @@ const (
 	sqlMarkDeleted       = `UPDATE messages SET deleted_at_ms = ? WHERE seq = ?`
 	sqlDeleteRevisionsOf = `UPDATE messages SET deleted_at_ms = ?1
 		WHERE replaces_msgid = ?2 AND deleted_at_ms IS NULL`
-	// sqlFTSInsertMany takes a JSON array of [root okey, venue token, body] rows, and indexes them
-	// in that order under -okey.
-	sqlFTSInsertMany = `INSERT INTO messages_fts(rowid, venue, body)
-		SELECT -(j.value ->> 0), j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j`
 	sqlFTSDelete = `DELETE FROM messages_fts WHERE rowid = -?` // takes okey
 	// sqlRecordDeletion files a delete made on this node in the deletions log, which the event
 	// exchange copies to the other nodes.
@@ -102,7 +98,7 @@ const (
 // transaction with Tx.StmtContext (which reuses the connection's prepared statement).
 type writeStatements struct {
 	insertRoot, insertEdit, findRow, latestEdit, countEdits, setRevision *sql.Stmt
-	markDeleted, deleteRevisionsOf, ftsInsertMany, ftsDelete             *sql.Stmt
+	markDeleted, deleteRevisionsOf, ftsDelete                            *sql.Stmt
 	recordDeletion, seqByOkey                                            *sql.Stmt
 }
 
@@ -110,7 +106,7 @@ func (w *writeStatements) all() []namedStatement {
 	return []namedStatement{
 		{&w.insertRoot, sqlInsertRoot}, {&w.insertEdit, sqlInsertEdit}, {&w.findRow, sqlFindRow},
 		{&w.latestEdit, sqlLatestEdit}, {&w.countEdits, sqlCountEdits}, {&w.setRevision, sqlSetRevision}, {&w.markDeleted, sqlMarkDeleted},
-		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsInsertMany, sqlFTSInsertMany}, {&w.ftsDelete, sqlFTSDelete},
+		{&w.deleteRevisionsOf, sqlDeleteRevisionsOf}, {&w.ftsDelete, sqlFTSDelete},
 		{&w.recordDeletion, sqlRecordDeletion}, {&w.seqByOkey, sqlSeqByOkey},
 	}
 }
@@ -119,12 +115,15 @@ func (w *writeStatements) all() []namedStatement {
 // (roots.go). A transaction binds them only when it uses them.
 type rootChunkStatements [rootChunkSizes]*sql.Stmt
 
-func (c *rootChunkStatements) all() []namedStatement {
-	stmts := make([]namedStatement, len(c))
-	for level := range c {
-		stmts[level] = namedStatement{&c[level], sqlInsertRoots(1 << level)}
+func (c *rootChunkStatements) all() []namedStatement { return chunkStatements(c[:], sqlInsertRoots) }
+
+// chunkStatements names a family of multi-row statements: stmts[level] runs sqlFor(1 << level).
+func chunkStatements(stmts []*sql.Stmt, sqlFor func(rows int) string) []namedStatement {
+	named := make([]namedStatement, len(stmts))
+	for level := range stmts {
+		named[level] = namedStatement{&stmts[level], sqlFor(1 << level)}
 	}
-	return stmts
+	return named
 }
 
 // readStatements are prepared on the reader pool; database/sql re-prepares them lazily per

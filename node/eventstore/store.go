@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type Store struct {
 	readDB     *sql.DB // a pool of query_only connections
 	w          writeStatements
 	rootChunks rootChunkStatements // the writer's multi-row root inserts (roots.go)
+	ftsChunks  ftsChunkStatements  // the writer's multi-row search-index inserts (ftsrows.go)
 	r          readStatements
 
 	reqs       chan *writeRequest // the intake queue; closed by Close
@@ -72,7 +74,7 @@ type Store struct {
 	waitingReaders atomic.Int32
 	readerWaiting  chan struct{}
 	applyLinger    time.Duration
-	storedIDs      *sql.Stmt // sqlStoredMsgIDs on the readers
+	storedIDs      storedIDChunks // sqlStoredMsgIDs on the readers
 	// keepIntake is set when the writer failed to apply an acknowledged message: from then on no
 	// segment of the intake log is removed, so that the next start applies it.
 	keepIntake atomic.Bool
@@ -232,7 +234,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 		return fmt.Errorf("eventstore: read the greatest seq: %w", err)
 	}
 	s.seqs = newRecentSeqs(maxSeq)
-	if err = prepareAll(ctx, s.writeDB, append(s.w.all(), s.rootChunks.all()...)); err != nil {
+	if err = prepareAll(ctx, s.writeDB, slices.Concat(s.w.all(), s.rootChunks.all(), s.ftsChunks.all())); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 	if !noSync {
@@ -259,7 +261,7 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 	s.readDB.SetMaxIdleConns(readers)
 	s.readDB.SetConnMaxIdleTime(0)
 	s.readDB.SetConnMaxLifetime(0)
-	if err = prepareAll(ctx, s.readDB, append(s.r.all(), namedStatement{&s.storedIDs, sqlStoredMsgIDs})); err != nil {
+	if err = prepareAll(ctx, s.readDB, append(s.r.all(), s.storedIDs.all()...)); err != nil {
 		return fmt.Errorf("eventstore: %w", err)
 	}
 	return chmodPrivate(abs+"-wal", abs+"-shm") // created by the opening (filemode.go)
@@ -267,10 +269,8 @@ func (s *Store) openDatabases(ctx context.Context, abs string, noSync bool) (err
 
 func (s *Store) closeDatabases() error {
 	var errs []error
-	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()), closeAll(s.rootChunks.all()))
-	if s.storedIDs != nil {
-		errs = append(errs, s.storedIDs.Close())
-	}
+	errs = append(errs, closeAll(s.r.all()), closeAll(s.w.all()), closeAll(s.rootChunks.all()), closeAll(s.ftsChunks.all()),
+		closeAll(s.storedIDs.all()))
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}

@@ -1,24 +1,20 @@
 package eventstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 )
 
 // writeTxn is what one group-commit transaction does: the writer's statements bound to the
 // transaction, the search-index rows it will add, and its count of orphan edits.
 //
-// New index rows are queued and written by one statement at the end (flushIndex). FTS5 flushes its
-// pending changes into a new segment at every statement that writes to it inside a transaction,
-// so one insert per message would make one segment per message and keep the merger busy; one
-// insert per batch makes one segment per batch.
+// New index rows are queued and written at the end with as few statements as there can be
+// (flushIndex, ftsrows.go): FTS5 flushes its pending changes into a new segment at every statement
+// that writes to it inside a transaction, so one insert per message would make one segment per
+// message and keep the merger busy.
 //
 // Orphan edits (whose root is not stored yet) are counted so that storing a root looks for early
 // revisions only while some exist: the count starts from the store's, and the store adopts the
@@ -26,16 +22,18 @@ import (
 // new roots are queued in a run and stored together (roots.go).
 type writeTxn struct {
 	writeStatements
-	sqlTx    *sql.Tx
-	chunkSrc *rootChunkStatements // the store's, prepared on the write connection
-	chunks   rootChunkStatements  // those bound to sqlTx so far
-	run      []*pendingMessage    // new roots queued for flushRoots
-	args     []any                // flushRoots' parameter buffer
-	toIndex  map[int64]indexRow   // by root okey
-	orphans  int64
-	maxOkey  int64
-	recent   *recentKeys     // the store's, as of the transaction's start
-	keys     map[int64]int64 // millisecond → greatest okey this transaction gave a root in it
+	sqlTx     *sql.Tx
+	chunkSrc  *rootChunkStatements // the store's, prepared on the write connection
+	chunks    rootChunkStatements  // those bound to sqlTx so far
+	ftsSrc    *ftsChunkStatements  // the store's multi-row index inserts (ftsrows.go)
+	ftsChunks ftsChunkStatements   // those bound to sqlTx so far
+	run       []*pendingMessage    // new roots queued for flushRoots
+	args      []any                // flushRoots' parameter buffer
+	toIndex   map[int64]indexRow   // by root okey
+	orphans   int64
+	maxOkey   int64
+	recent    *recentKeys     // the store's, as of the transaction's start
+	keys      map[int64]int64 // millisecond → greatest okey this transaction gave a root in it
 }
 
 type indexRow struct {
@@ -56,7 +54,7 @@ func (s *Store) newWriteTxn(ctx context.Context, tx *sql.Tx) *writeTxn {
 		s.scratch.keys = make(map[int64]int64)
 	}
 	bound := &writeTxn{
-		sqlTx: tx, chunkSrc: &s.rootChunks, run: s.scratch.run, args: s.scratch.args, toIndex: s.scratch.toIndex,
+		sqlTx: tx, chunkSrc: &s.rootChunks, ftsSrc: &s.ftsChunks, run: s.scratch.run, args: s.scratch.args, toIndex: s.scratch.toIndex,
 		orphans: s.orphanEdits, maxOkey: s.maxOkey, recent: &s.recent, keys: s.scratch.keys,
 	}
 	dst, src := bound.all(), s.w.all()
@@ -90,31 +88,6 @@ func (tx *writeTxn) unindex(ctx context.Context, okey int64) error {
 	if _, err := tx.ftsDelete.ExecContext(ctx, okey); err != nil {
 		return fmt.Errorf("unindex okey %d: %w", okey, err)
 	}
-	return nil
-}
-
-// flushIndex writes the queued index rows with one statement.
-func (tx *writeTxn) flushIndex(ctx context.Context) error {
-	if len(tx.toIndex) == 0 {
-		return nil
-	}
-	// FTS5 flushes its pending data whenever a rowid is not greater than the previous one, so the
-	// rows go in ascending rowid (-okey) order: newest (time, seq) first.
-	okeys := slices.Collect(maps.Keys(tx.toIndex))
-	slices.SortFunc(okeys, func(a, b int64) int { return cmp.Compare(b, a) })
-	rows := make([][3]any, 0, len(okeys))
-	for _, okey := range okeys {
-		r := tx.toIndex[okey]
-		rows = append(rows, [3]any{okey, venueToken(r.venue), r.body})
-	}
-	doc, err := json.Marshal(rows)
-	if err != nil {
-		return fmt.Errorf("eventstore: encode index rows: %w", err)
-	}
-	if _, err := tx.ftsInsertMany.ExecContext(ctx, string(doc)); err != nil {
-		return fmt.Errorf("eventstore: index %d messages: %w", len(rows), err)
-	}
-	clear(tx.toIndex)
 	return nil
 }
 
