@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,7 @@ type commonBenchFlags struct {
 	spawnCluster                               int
 	clusterPprof                               bool
 	clusterIRC, clusterHTTP                    string
+	cpuProfile                                 string
 }
 
 func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
@@ -102,6 +104,7 @@ func defineCommonBenchFlags(fs *flag.FlagSet) *commonBenchFlags {
 	fs.BoolVar(&c.clusterPprof, "cluster-pprof", false, "with --spawn-cluster: give every node its own --pprof-addr on a free loopback port (printed in the progress lines) to profile one node during the run")
 	fs.StringVar(&c.clusterIRC, "cluster-irc", "", "cluster scenarios without --spawn-cluster: comma-separated IRC addresses of the nodes")
 	fs.StringVar(&c.clusterHTTP, "cluster-http", "", "cluster scenarios without --spawn-cluster: comma-separated HTTP base URLs of the same nodes, in the same order (for /api/v1/health)")
+	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a CPU profile of this load client over all runs to this file (go tool pprof), to see what the client itself spends")
 	return c
 }
 
@@ -179,6 +182,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		} else {
 			fmt.Fprintf(stderr, "open-file limit: %d\n", limit)
 		}
+	}
+
+	if common.cpuProfile != "" {
+		stop, err := startCPUProfile(common.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "palaver bench %s: %v\n", scenario.name, err)
+			return 2
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "palaver bench %s: %v\n", scenario.name, err)
+			}
+		}()
 	}
 
 	report := load.Report{
@@ -666,4 +682,24 @@ func defineCrossNodeBench(fs *flag.FlagSet) *benchCase {
 			return res.Run(), nil
 		},
 	}
+}
+
+// startCPUProfile starts profiling this process's CPU into path; the returned function stops it
+// and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,7 @@ func TestRunBenchUsageErrors(t *testing.T) {
 		{"B3 with a fixed rate that is no number", []string{"b3", "--rates", "100,fast"}, 2},
 		{"B3 with a NaN fixed rate", []string{"b3", "--rates", "NaN"}, 2},
 		{"B3 with an empty fixed rate", []string{"b3", "--rates", "100,,400"}, 2},
+		{"CPU profile in a missing directory", []string{"b2", "--cpu-profile", filepath.Join(t.TempDir(), "missing", "cpu.pprof"), "--target", "127.0.0.1:1", "--runs", "1"}, 2},
 		// Past validation: fixed rates accepted, the run fails to connect (exit 1).
 		{"B3 with fixed rates", []string{"b3", "--rates", "100, 190,400", "--target", "127.0.0.1:1", "--runs", "1"}, 1},
 		// Past validation: the run itself fails to connect (exit 1), not a usage error (2).
@@ -53,9 +56,15 @@ func TestRunBenchLoginStormJSON(t *testing.T) {
 	n := nodetest.Start(t, nil)
 
 	var stdout, stderr bytes.Buffer
-	args := []string{"b2", "--target", n.IRCAddr(), "--count", "10", "--concurrency", "4", "--keys", "4", "--runs", "2", "--json"}
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	args := []string{"b2", "--target", n.IRCAddr(), "--count", "10", "--concurrency", "4", "--keys", "4", "--runs", "2", "--json",
+		"--cpu-profile", profile}
 	if code := runBench(ctx, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	// A CPU profile is a gzipped protocol buffer (go tool pprof reads it).
+	if b, err := os.ReadFile(profile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpu-profile wrote %d bytes (%v), want a gzipped profile", len(b), err)
 	}
 	var out struct {
 		Reports []struct {
