@@ -17,7 +17,43 @@ type outMsg struct {
 	account    string
 	batch      string // batch reference, sent to batch clients
 	bot        bool   // the sender is in bot mode: the bot tag, to message-tags clients
-	variants   [64][]byte
+	// rendered holds the wire form of each variant rendered so far (bytesFor). A message goes out
+	// in one to three variants as a rule, so the first two are kept inline and a message costs no
+	// table of every possible variant (64 slices, 1.5 KB, zeroed per message).
+	rendered     [2]variantLine
+	moreRendered []variantLine
+}
+
+// variantLine is a message's wire form for one variant (variantOf); line is nil until rendered.
+type variantLine struct {
+	variant int
+	line    []byte
+}
+
+// renderedFor returns the wire form of variant v rendered so far, or nil.
+func (o *outMsg) renderedFor(v int) []byte {
+	for i := range o.rendered {
+		if o.rendered[i].line != nil && o.rendered[i].variant == v {
+			return o.rendered[i].line
+		}
+	}
+	for _, r := range o.moreRendered {
+		if r.variant == v {
+			return r.line
+		}
+	}
+	return nil
+}
+
+// keepRendered records the wire form of variant v.
+func (o *outMsg) keepRendered(v int, line []byte) {
+	for i := range o.rendered {
+		if o.rendered[i].line == nil {
+			o.rendered[i] = variantLine{variant: v, line: line}
+			return
+		}
+	}
+	o.moreRendered = append(o.moreRendered, variantLine{variant: v, line: line})
 }
 
 func variantOf(caps capBits) int {
@@ -75,14 +111,14 @@ func (o *outMsg) forCaps(caps capBits) ircmsg.Message {
 // bytesFor returns the wire form for a client with caps, rendering it on first use.
 func (o *outMsg) bytesFor(caps capBits) []byte {
 	v := variantOf(caps)
-	if b := o.variants[v]; b != nil {
+	if b := o.renderedFor(v); b != nil {
 		return b
 	}
 	var b []byte
 	for _, m := range o.expand(caps) { // one line, or the lines of a multiline message
 		b = m.AppendTo(b)
 	}
-	o.variants[v] = b
+	o.keepRendered(v, b)
 	return b
 }
 
