@@ -38,6 +38,9 @@ func sqlStoredMsgIDs(n int) string {
 	return `SELECT msgid FROM messages WHERE msgid IN (?` + strings.Repeat(",?", n-1) + `)`
 }
 
+// sqlGreatestMsgID is the greatest msgid stored, "" for none: one step down the msgid index.
+const sqlGreatestMsgID = `SELECT coalesce(max(msgid), '') FROM messages`
+
 const (
 	storedIDsChunkSizes = 10 // statements for 1 to maxStoredIDsChunk msgids
 	maxStoredIDsChunk   = 1 << (storedIDsChunkSizes - 1)
@@ -121,18 +124,22 @@ func (s *Store) admit(appends []*writeRequest) error {
 	}
 	// A msgid pending now is a duplicate. One that is not is either new or already applied, and an
 	// applied one is in the database by the time the query below runs (the writer commits before
-	// it lets go of a pending msgid).
+	// it lets go of a pending msgid); one above storedCeiling is new.
 	marks := make([][]bool, len(appends))
 	var ask []string
 	s.pendingMu.Lock()
 	for i, req := range appends {
 		marks[i] = make([]bool, len(req.msgs))
 		for j := range req.msgs {
-			if _, ok := s.pendingIDs[req.msgs[j].MsgID]; ok {
+			id := req.msgs[j].MsgID
+			if _, ok := s.pendingIDs[id]; ok {
 				marks[i][j] = true
 				continue
 			}
-			ask = append(ask, req.msgs[j].MsgID)
+			if id > s.storedCeiling {
+				continue
+			}
+			ask = append(ask, id)
 		}
 	}
 	s.pendingMu.Unlock()
@@ -270,7 +277,9 @@ func (s *Store) markApplied(reqs []*writeRequest) {
 	s.pendingMu.Lock()
 	for _, r := range reqs {
 		for i := range r.msgs {
-			delete(s.pendingIDs, r.msgs[i].MsgID)
+			id := r.msgs[i].MsgID
+			delete(s.pendingIDs, id)
+			s.storedCeiling = max(s.storedCeiling, id)
 		}
 	}
 	s.pendingMu.Unlock()
@@ -380,6 +389,9 @@ func (s *Store) recoverIntake(ctx context.Context, abs string, noSync bool) (err
 		return err
 	}
 	s.intake.lock = lock
+	if err := s.writeDB.QueryRowContext(ctx, sqlGreatestMsgID).Scan(&s.storedCeiling); err != nil {
+		return fmt.Errorf("eventstore: read the greatest msgid: %w", err)
+	}
 	s.nextSeq = top + 1
 	s.seqs = newRecentSeqs(top) // complete above every row stored now
 	s.ackedSeq.Store(top)

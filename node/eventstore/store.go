@@ -63,11 +63,17 @@ type Store struct {
 	applyQ     chan []*writeRequest
 	pendingMu  sync.Mutex
 	pendingIDs map[string]struct{}
-	ackedSeq   atomic.Int64
-	appliedSeq atomic.Int64
-	durableSeq atomic.Int64
-	appliedMu  sync.Mutex
-	appliedCh  chan struct{}
+	// storedCeiling (under pendingMu) is at least the greatest msgid in the database that is not
+	// pending: the greatest stored when the store opened, raised as the writer lets go of pending
+	// msgids. A msgid above it and not pending is new, so admit does not ask the database about
+	// it. msgids are ULIDs and a node mints its own in increasing order, so a node's own messages
+	// are above it but for the few minted before a message the writer has applied since.
+	storedCeiling string
+	ackedSeq      atomic.Int64
+	appliedSeq    atomic.Int64
+	durableSeq    atomic.Int64
+	appliedMu     sync.Mutex
+	appliedCh     chan struct{}
 	// waitingReaders counts the reads waiting for the writer, and readerWaiting (buffered, 1)
 	// wakes the writer when one starts; applyLinger is how long it gathers acknowledged batches
 	// while none waits (see runWriter).
