@@ -21,9 +21,14 @@ const (
 	// busyLag is how late a writer must run for its queue to coalesce.
 	busyLag = 1 * time.Millisecond
 	// coalesceWindow is the shortest time between the starts of two writes of a coalescing queue,
-	// and so the longest a line waits for company. B3's members receive a line every tick of the
-	// load generator (5 ms); 20 ms makes one write carry ~4 ticks' lines, well inside its 50 ms p99.
-	coalesceWindow = 20 * time.Millisecond
+	// and so the longest a line waits for company. A queue coalesces only when the process is short
+	// of CPU, and there the window sets how many writes the server makes (one per member per
+	// window) and its members' clients read: at 1,000 members, 20 ms meant 50,000 writes/s, which
+	// with the clients' reads kept two cores full at 100 msg/s, and the queueing that followed cost
+	// more than the window (B3 p99 60–66 ms at 100 msg/s). 40 ms halves the writes: p99 45–46 ms at
+	// 100 msg/s and 82–104 ms instead of 164–193 ms at 800 (BENCHMARKS.md, B3). 30 and 50 ms
+	// measured worse at the high and the low rates respectively.
+	coalesceWindow = 40 * time.Millisecond
 	// coalesceBytes is the queued size at which a queue writes without waiting for its window: one
 	// write buffer of the stream transport (16 KiB) is as much as one write carries.
 	coalesceBytes = 16 << 10
