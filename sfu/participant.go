@@ -147,7 +147,7 @@ func (p *Participant) answer(sdp string) error {
 	}
 	if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: p.call.sfu.filterSDP(sdp)}); err != nil {
 		p.negMu.Unlock()
-		return fmt.Errorf("%w: answer: %v", ErrBadSignal, err)
+		return p.refusal("answer", err)
 	}
 	p.awaiting = false
 	cands := p.remoteCands
@@ -182,9 +182,19 @@ func (p *Participant) remoteCandidate(c webrtc.ICECandidateInit) error {
 	}
 	p.negMu.Unlock()
 	if err := p.pc.AddICECandidate(c); err != nil {
-		return fmt.Errorf("%w: candidate: %v", ErrBadSignal, err)
+		return p.refusal("candidate", err)
 	}
 	return nil
+}
+
+// refusal is the error for a signal the peer connection refused: ErrClosed when the participant
+// was closed meanwhile (an operator ends the call as the client answers; the connection then
+// refuses because it is closed, and the client is owed no error for it), else ErrBadSignal.
+func (p *Participant) refusal(what string, err error) error {
+	if p.closing.Load() {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: %s: %v", ErrBadSignal, what, err)
 }
 
 // localCandidate sends a gathered candidate, after the offer that started its gathering.

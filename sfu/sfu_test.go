@@ -281,3 +281,68 @@ func TestCallFull(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 }
+
+// TestSignalMeetingTheEnd: a client's answer or candidate that the peer connection refuses
+// because the call ended while it was applied is ErrClosed (the signalling then closes quietly),
+// not a bad signal reported to a client whose call is already over.
+func TestSignalMeetingTheEnd(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s := newSFU(t)
+	defer s.Close()
+	api := clientAPI(t)
+	answerTo := func(t *testing.T, offer sfu.Signal) (string, *webrtc.PeerConnection) {
+		t.Helper()
+		pc, err := api.NewPeerConnection(webrtc.Configuration{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := pc.CreateAnswer(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.SetLocalDescription(answer); err != nil {
+			t.Fatal(err)
+		}
+		return answer.SDP, pc
+	}
+	cand := webrtc.ICECandidateInit{Candidate: "candidate:1 1 udp 2130706431 127.0.0.1 9 typ host"}
+	for _, tc := range []struct {
+		name     string
+		answered bool // the answer went in before the end; the late signal is a candidate
+	}{
+		{"an answer", false},
+		{"a candidate after the answer", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := make(chan sfu.Signal, 64)
+			p, err := s.Join("#end", "C-"+tc.name, "acct", func(sig sfu.Signal) error { out <- sig; return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			offer := <-out
+			if offer.Type != sfu.SignalOffer {
+				t.Fatalf("first signal %+v", offer)
+			}
+			sdp, pc := answerTo(t, offer)
+			defer pc.Close()
+			late := sfu.Signal{Type: sfu.SignalAnswer, SDP: sdp}
+			if tc.answered {
+				if err := p.Handle(late); err != nil {
+					t.Fatalf("answer: %v", err)
+				}
+				late = sfu.Signal{Type: sfu.SignalCandidate, Candidate: &cand}
+			}
+			if !s.End("#end", "C-"+tc.name, "over") {
+				t.Fatal("end")
+			}
+			<-p.Done()
+			err = p.HandleUnchecked(late)
+			if !errors.Is(err, sfu.ErrClosed) || errors.Is(err, sfu.ErrBadSignal) {
+				t.Fatalf("late %s: %v, want ErrClosed", late.Type, err)
+			}
+		})
+	}
+}
