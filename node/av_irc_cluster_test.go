@@ -54,6 +54,8 @@ func TestAVCallsFromIRCInCluster(t *testing.T) {
 	}
 
 	// Carol, the operator, ends it from node c.
+	callsEnding.Store(ac, struct{}{})
+	callsEnding.Store(bc, struct{}{})
 	sendLines(t, carol, "@+freeq.at/av-end;+freeq.at/av-reason=wrap\\sup TAGMSG #call")
 	waitClosed(t, ac, "alice", "wrap up")
 	waitClosed(t, bc, "bob", "wrap up")
@@ -88,6 +90,7 @@ func TestAVCallsFromIRCInCluster(t *testing.T) {
 	if resp, body := httpDo(t, http.MethodPost, baseB+"/api/v1/sessions/"+next.ID+"/end", bres.Token, nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("bob ends: %d %s", resp.StatusCode, body)
 	}
+	callsEnding.Store(nc, struct{}{})
 	resp, body := httpDo(t, http.MethodPost, baseC+"/api/v1/sessions/"+next.ID+"/end", cres.Token, strings.NewReader(`{"reason":"over"}`))
 	var s av.Session
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &s) != nil || s.State != "Ended" || s.EndedAt == nil {

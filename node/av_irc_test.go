@@ -162,6 +162,7 @@ func TestAVCallsFromIRC(t *testing.T) {
 	callToken(t, base, cres.Token, id, http.StatusOK) // she may come back
 
 	// The channel operator ends it: bob's signalling closes, the roster ends, members see it.
+	callsEnding.Store(bc, struct{}{})
 	sendLines(t, alice, "@+freeq.at/av-end;+freeq.at/av-reason=meeting\\sover TAGMSG #call")
 	readUntil(t, alice, "the echo of the end", func(m ircmsg.Message) bool {
 		_, end := m.Tags[av.TagEnd]
@@ -234,6 +235,7 @@ func TestAVEndOverREST(t *testing.T) {
 	}
 
 	// The channel operator ends it.
+	callsEnding.Store(bc, struct{}{})
 	resp, body := end(ares.Token, call.ID, `{"reason":"time is up"}`)
 	var s av.Session
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &s) != nil || s.State != "Ended" || s.EndedBy == nil ||
