@@ -94,8 +94,10 @@ func checkDownloads(t *testing.T, n *node.Node, path string, content []byte) {
 		return resp, body
 	}
 	size := len(content)
-	if resp, body := get(""); resp.StatusCode != http.StatusOK || !bytes.Equal(body, content) {
-		t.Fatalf("download on %s: %d, %d bytes of %d", nodeName(n), resp.StatusCode, len(body), size)
+	if resp, body := get(""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("download on %s: %d %s", nodeName(n), resp.StatusCode, body)
+	} else if !bytes.Equal(body, content) {
+		t.Fatalf("download on %s: %d bytes of %d, not the upload", nodeName(n), len(body), size)
 	}
 	for _, c := range []struct {
 		rng        string
