@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -260,7 +261,7 @@ func (c *testCluster) leader() *testNode {
 func (c *testCluster) waitLeader(among ...string) *testNode {
 	c.t.Helper()
 	var found *testNode
-	waitFor(c.t, "an agreed leader", func() bool {
+	poll.UntilShowing(c.t, "an agreed leader", func() bool {
 		found = nil
 		nodes := c.live()
 		if len(among) > 0 {
@@ -280,8 +281,23 @@ func (c *testCluster) waitLeader(among ...string) *testNode {
 			}
 		}
 		return true
-	})
+	}, func() string { return c.describe(among) })
 	return found
+}
+
+// describe lists what the live nodes (those named in among, when given) say of their role, term,
+// leader and configuration, for a failure message.
+func (c *testCluster) describe(among []string) string {
+	var out []string
+	for _, n := range c.live() {
+		if len(among) > 0 && !slices.Contains(among, n.id) {
+			continue
+		}
+		st := n.store.Status()
+		out = append(out, fmt.Sprintf("%s %s term %d leader %q voters %d non-voters %d commit %d last %d",
+			n.id, st.Role, st.Term, st.LeaderID, st.Voters, st.NonVoters, st.CommitIndex, st.LastLogIndex))
+	}
+	return strings.Join(out, "; ")
 }
 
 // waitConfigured waits until the leader's configuration holds n servers,

@@ -46,10 +46,12 @@ func TestHandlerPoolReusesAParkedHandler(t *testing.T) {
 	if got := p.parkedCount(); got != 1 {
 		t.Fatalf("parked after the first run: %d, want 1", got)
 	}
-	p.run(func() { ran.Add(1) })
+	hold := make(chan struct{})
+	p.run(func() { ran.Add(1); <-hold }) // held, so that it cannot park again before the count
 	if got := p.parkedCount(); got != 0 {
 		t.Fatalf("parked while the second run runs: %d, want 0 (the parked handler took it)", got)
 	}
+	close(hold)
 	<-parked
 	if got := p.parkedCount(); got != 1 {
 		t.Fatalf("parked after the second run: %d, want 1 (no second handler)", got)

@@ -26,6 +26,15 @@ func Within(tb testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// UntilShowing is Until that, when it times out, also reports state(): what the test saw last,
+// so that a failure on a loaded machine says more than that it waited.
+func UntilShowing(tb testing.TB, what string, cond func() bool, state func() string) {
+	tb.Helper()
+	if !wait(Timeout, cond) {
+		tb.Fatalf("timed out after %s waiting for %s; last seen: %s", Timeout, what, state())
+	}
+}
+
 // wait polls cond until it holds (true) or timeout passes (false). cond is always asked once
 // more after the deadline, so a condition that became true meanwhile is not reported late.
 func wait(timeout time.Duration, cond func() bool) bool {
