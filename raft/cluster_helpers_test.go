@@ -300,23 +300,35 @@ func (c *testCluster) describe(among []string) string {
 	return strings.Join(out, "; ")
 }
 
-// waitConfigured waits until the leader's configuration holds n servers,
-// as many of them voters as MaxVoters allows (joiners are promoted once
-// caught up), and every live node has heard of a leader.
+// waitConfigured waits until the leader's configuration holds n servers, as many
+// of them voters as MaxVoters allows (joiners are promoted once caught up), every
+// live node's log holds the entries the leader has committed, and every live node
+// has heard of a leader. The logs too, not only the leader's count: a follower
+// that has not yet received a promotion refuses the promoted node's votes, so a
+// test that cuts the leader off right after its configuration changed could leave
+// the other two unable to elect anyone.
 func (c *testCluster) waitConfigured(n int) {
 	c.t.Helper()
 	maxVoters := c.maxVoters
 	if maxVoters == 0 {
 		maxVoters = defaultMaxVoters
 	}
-	waitFor(c.t, fmt.Sprintf("%d servers configured, %d of them voters", n, min(n, maxVoters)), func() bool {
+	poll.UntilShowing(c.t, fmt.Sprintf("%d servers configured, %d of them voters, in every log", n, min(n, maxVoters)), func() bool {
 		leader := c.leader()
 		if leader == nil {
 			return false
 		}
 		st := leader.store.Status()
-		return st.Voters+st.NonVoters == n && st.Voters == min(n, maxVoters)
-	})
+		if st.Voters+st.NonVoters != n || st.Voters != min(n, maxVoters) {
+			return false
+		}
+		for _, node := range c.live() {
+			if node.store.Status().LastLogIndex < st.CommitIndex {
+				return false
+			}
+		}
+		return true
+	}, func() string { return c.describe(nil) })
 	c.waitLeader()
 }
 
